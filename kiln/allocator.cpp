@@ -1,0 +1,274 @@
+#include "kiln/allocator.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <new>
+#include <stdexcept>
+#include <utility>
+#include <string>
+
+#include "kiln/backend/gpu.h"
+#include "kiln/device.h"
+
+namespace kiln {
+
+namespace {
+
+// Caching host allocator. Large blocks are kept after free and reused for requests of up
+// to the same size: a fresh large malloc is an mmap whose pages fault on first touch, which
+// costs as much as a memory-bound op over the same bytes.
+class HostAllocator {
+ public:
+  static constexpr size_t kAlign = 64;
+  static constexpr size_t kSmall = 1 << 14;  // below this, plain malloc (glibc caches)
+
+  HostAllocator() {
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    total_ = pages > 0 && page > 0 ? static_cast<size_t>(pages) * page : (size_t(8) << 30);
+    limit_ = total_;
+    cache_limit_ = total_ / 4;
+    const char* poison = std::getenv("KILN_POISON");
+    poison_ = poison && *poison && *poison != '0';
+  }
+
+  // With KILN_POISON=1 every new buffer is filled with 0xFF bytes (NaN for floats, -1 for
+  // integers), so tests catch output elements a kernel never wrote.
+  void* poisoned(void* p, size_t size) {
+    if (poison_) std::memset(p, 0xFF, size);
+    return p;
+  }
+
+  void* malloc(size_t nbytes) {
+    size_t size = round(nbytes);
+    {
+      std::lock_guard lk(mu_);
+      if (size > kSmall) {
+        // Reuse the smallest cached block that fits and wastes at most a quarter of itself.
+        auto it = free_.lower_bound(size);
+        if (it != free_.end() && it->first - size <= it->first / 4) {
+          void* p = it->second.ptr;
+          size_t got = it->first;
+          free_.erase(it);
+          cached_ -= got;
+          note_alloc(got);
+          sizes_[p] = got;
+          return poisoned(p, got);
+        }
+      }
+      if (active_ + size > limit_) {
+        release_cache_locked(cached_);
+        if (active_ + size > limit_) {
+          throw std::runtime_error(
+              "[malloc] Allocating " + std::to_string(nbytes) + " bytes would exceed the host " +
+              "memory limit of " + std::to_string(limit_) + " bytes (" +
+              std::to_string(active_) + " in use).");
+        }
+      }
+    }
+    void* p = std::aligned_alloc(kAlign, size);
+    if (!p) {
+      std::lock_guard lk(mu_);
+      release_cache_locked(cached_);
+      p = std::aligned_alloc(kAlign, size);
+      if (!p) {
+        throw std::runtime_error(
+            "[malloc] Out of host memory allocating " + std::to_string(nbytes) + " bytes.");
+      }
+    }
+    std::lock_guard lk(mu_);
+    note_alloc(size);
+    if (size > kSmall) sizes_[p] = size;
+    return poisoned(p, size);
+  }
+
+  void free(void* p, size_t nbytes) {
+    if (!p) return;
+    std::lock_guard lk(mu_);
+    size_t size = round(nbytes);
+    if (size > kSmall) {
+      auto it = sizes_.find(p);
+      size = it->second;
+      sizes_.erase(it);
+    }
+    active_ -= size;
+    if (size > kSmall && size <= cache_limit_) {
+      free_.emplace(size, Block{p});
+      cached_ += size;
+      if (cached_ > cache_limit_) release_cache_locked(cached_ - cache_limit_);
+    } else {
+      std::free(p);
+    }
+  }
+
+  size_t active() {
+    std::lock_guard lk(mu_);
+    return active_;
+  }
+  size_t peak() {
+    std::lock_guard lk(mu_);
+    return peak_;
+  }
+  void reset_peak() {
+    std::lock_guard lk(mu_);
+    peak_ = active_;
+  }
+  size_t cache() {
+    std::lock_guard lk(mu_);
+    return cached_;
+  }
+  size_t set_limit(size_t l) {
+    std::lock_guard lk(mu_);
+    return std::exchange(limit_, l);
+  }
+  size_t limit() {
+    std::lock_guard lk(mu_);
+    return limit_;
+  }
+  size_t set_cache_limit(size_t l) {
+    std::lock_guard lk(mu_);
+    size_t old = std::exchange(cache_limit_, l);
+    if (cached_ > cache_limit_) release_cache_locked(cached_ - cache_limit_);
+    return old;
+  }
+  void clear() {
+    std::lock_guard lk(mu_);
+    release_cache_locked(cached_);
+  }
+
+ private:
+  struct Block {
+    void* ptr;
+  };
+
+  static size_t round(size_t n) {
+    n = std::max<size_t>(n, 1);
+    if (n <= kSmall) return (n + kAlign - 1) & ~(kAlign - 1);
+    return (n + 4095) & ~size_t(4095);  // pages
+  }
+
+  void note_alloc(size_t size) {
+    active_ += size;
+    peak_ = std::max(peak_, active_);
+  }
+
+  // Frees at least `bytes` of cache, largest blocks first.
+  void release_cache_locked(size_t bytes) {
+    while (bytes > 0 && !free_.empty()) {
+      auto it = std::prev(free_.end());
+      std::free(it->second.ptr);
+      bytes -= std::min(bytes, it->first);
+      cached_ -= it->first;
+      free_.erase(it);
+    }
+  }
+
+  std::mutex mu_;
+  std::multimap<size_t, Block> free_;
+  std::map<void*, size_t> sizes_;  // large live blocks: their real (rounded) size
+  size_t total_, limit_, cache_limit_;
+  bool poison_ = false;
+  size_t active_ = 0, peak_ = 0, cached_ = 0;
+};
+
+HostAllocator& host_allocator() {
+  static auto* a = new HostAllocator;  // never destroyed: buffers may outlive statics
+  return *a;
+}
+
+}  // namespace
+
+namespace allocator {
+
+void* host_malloc(size_t nbytes) { return host_allocator().malloc(nbytes); }
+void host_free(void* ptr, size_t nbytes) { host_allocator().free(ptr, nbytes); }
+
+}  // namespace allocator
+
+std::shared_ptr<Storage> Storage::host(size_t nbytes) {
+  std::shared_ptr<Storage> s(new Storage(nbytes));
+  s->host_.store(allocator::host_malloc(nbytes), std::memory_order_relaxed);
+  return s;
+}
+
+std::shared_ptr<Storage> Storage::wrap_host(void* ptr, size_t nbytes, Deleter deleter) {
+  std::shared_ptr<Storage> s(new Storage(nbytes));
+  s->host_.store(ptr, std::memory_order_relaxed);
+  s->host_deleter_ = deleter ? std::move(deleter) : [](void*) {};
+  return s;
+}
+
+std::shared_ptr<Storage> Storage::device(std::unique_ptr<DeviceCopy> copy, size_t nbytes) {
+  std::shared_ptr<Storage> s(new Storage(nbytes));
+  s->device_ = std::move(copy);
+  return s;
+}
+
+Storage::~Storage() {
+  void* p = host_.load(std::memory_order_relaxed);
+  if (!p) return;
+  if (host_deleter_) host_deleter_(p);
+  else allocator::host_free(p, nbytes_);
+}
+
+void* Storage::materialize_host() {
+  std::lock_guard lk(mu_);
+  void* p = host_.load(std::memory_order_acquire);
+  if (p) return p;
+  if (!device_) throw std::runtime_error("[Storage] Buffer has neither a host nor a device copy.");
+  p = allocator::host_malloc(nbytes_);
+  try {
+    device_->copy_to_host(p, nbytes_);
+  } catch (...) {
+    allocator::host_free(p, nbytes_);
+    throw;
+  }
+  host_.store(p, std::memory_order_release);
+  return p;
+}
+
+// Memory statistics: the host allocator for the CPU, the GPU backend for GPUs.
+#define KILN_MEM_DISPATCH(CPU_EXPR, GPU_EXPR) \
+  return d.type == Device::cpu ? (CPU_EXPR) : (GPU_EXPR)
+
+size_t get_active_memory(const Device& d) {
+  KILN_MEM_DISPATCH(host_allocator().active(), gpu::get_active_memory(d.index));
+}
+size_t get_peak_memory(const Device& d) {
+  KILN_MEM_DISPATCH(host_allocator().peak(), gpu::get_peak_memory(d.index));
+}
+void reset_peak_memory(const Device& d) {
+  if (d.type == Device::cpu) host_allocator().reset_peak();
+  else gpu::reset_peak_memory(d.index);
+}
+size_t get_cache_memory(const Device& d) {
+  KILN_MEM_DISPATCH(host_allocator().cache(), gpu::get_cache_memory(d.index));
+}
+size_t set_memory_limit(const Device& d, size_t limit) {
+  KILN_MEM_DISPATCH(host_allocator().set_limit(limit), gpu::set_memory_limit(d.index, limit));
+}
+size_t get_memory_limit(const Device& d) {
+  KILN_MEM_DISPATCH(host_allocator().limit(), gpu::get_memory_limit(d.index));
+}
+size_t set_cache_limit(const Device& d, size_t limit) {
+  KILN_MEM_DISPATCH(host_allocator().set_cache_limit(limit), gpu::set_cache_limit(d.index, limit));
+}
+void clear_cache(const Device& d) {
+  if (d.type == Device::cpu) host_allocator().clear();
+  else gpu::clear_cache(d.index);
+}
+#undef KILN_MEM_DISPATCH
+
+size_t get_active_memory() { return get_active_memory(default_device()); }
+size_t get_peak_memory() { return get_peak_memory(default_device()); }
+void reset_peak_memory() { reset_peak_memory(default_device()); }
+size_t get_cache_memory() { return get_cache_memory(default_device()); }
+size_t set_memory_limit(size_t limit) { return set_memory_limit(default_device(), limit); }
+size_t get_memory_limit() { return get_memory_limit(default_device()); }
+size_t set_cache_limit(size_t limit) { return set_cache_limit(default_device(), limit); }
+void clear_cache() { clear_cache(default_device()); }
+
+}  // namespace kiln

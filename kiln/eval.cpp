@@ -1,0 +1,52 @@
+// eval / async_eval: an iterative topological sort of the unevaluated graph, then
+// submission to the per-stream executors.
+#include <unordered_set>
+
+#include "kiln/primitive.h"
+#include "kiln/scheduler.h"
+#include "kiln/transforms.h"
+
+namespace kiln {
+
+namespace {
+
+// Post-order DFS with an explicit stack, so a chain of 10^5 ops cannot overflow the
+// call stack. Each graph node (shared by sibling outputs) becomes one task.
+std::vector<scheduler::Task> build_tape(const std::vector<array>& outputs) {
+  std::vector<scheduler::Task> tape;
+  std::unordered_set<const void*> seen;
+  std::vector<std::pair<array, size_t>> stack;
+  for (const auto& out : outputs) {
+    if (out.status() != array::Status::unscheduled) continue;
+    if (!seen.insert(out.graph_node()).second) continue;
+    stack.emplace_back(out, 0);
+    while (!stack.empty()) {
+      auto& [a, next] = stack.back();
+      auto& ins = a.inputs();
+      if (next < ins.size()) {
+        const array& in = ins[next++];
+        if (in.status() == array::Status::unscheduled && seen.insert(in.graph_node()).second) {
+          array child = in;  // copy before push_back invalidates references
+          stack.emplace_back(std::move(child), 0);
+        }
+      } else {
+        tape.push_back(scheduler::Task{std::move(a), {}});
+        stack.pop_back();
+      }
+    }
+  }
+  return tape;
+}
+
+}  // namespace
+
+void async_eval(std::vector<array> outputs) {
+  scheduler::submit(build_tape(outputs), /*run_inline=*/false);
+}
+
+void eval(std::vector<array> outputs) {
+  scheduler::submit(build_tape(outputs), /*run_inline=*/true);
+  for (auto& out : outputs) out.wait();
+}
+
+}  // namespace kiln

@@ -1,0 +1,15 @@
+// Umbrella header: everything a kiln user needs.
+#pragma once
+
+#include "kiln/array.h"
+#include "kiln/device.h"
+#include "kiln/dtype.h"
+#include "kiln/ops.h"
+#include "kiln/transforms.h"
+#include "kiln/utils.h"
+#if __has_include("kiln/random.h")
+#include "kiln/random.h"
+#endif
+#if __has_include("kiln/fast.h")
+#include "kiln/fast.h"
+#endif

@@ -1,0 +1,256 @@
+#include "kiln/scheduler.h"
+
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "kiln/backend/cpu/eval.h"
+#include "kiln/backend/gpu.h"
+#include "kiln/primitive.h"
+
+namespace kiln::scheduler {
+
+namespace {
+
+class Executor;
+Executor& get_executor(const Stream& s);
+
+class Executor {
+ public:
+  explicit Executor(Stream s) : stream_(s), is_gpu_(s.device.type == Device::gpu) {}
+
+  // Both called with the global submit lock held, so values follow one global order.
+  uint64_t reserve(size_t n) {
+    uint64_t first = next_;
+    next_ += n;
+    return first;
+  }
+  uint64_t last_reserved() const { return next_ - 1; }
+
+  void push(std::deque<std::pair<uint64_t, Task>>&& items) {
+    {
+      std::lock_guard lk(mu_);
+      for (auto& it : items) queue_.push_back(std::move(it));
+      if (!thread_.joinable()) thread_ = std::thread([this] { worker_loop(); });
+    }
+    cv_.notify_one();
+  }
+
+  // Claims the stream for the calling thread if it is idle (nothing queued or running).
+  std::unique_lock<std::mutex> try_claim() {
+    std::unique_lock run(run_mu_, std::try_to_lock);
+    if (run.owns_lock()) {
+      std::lock_guard lk(mu_);
+      if (!queue_.empty()) run.unlock();
+    }
+    return run;
+  }
+
+  // Runs tasks on the calling thread, which holds the claim from try_claim().
+  void run_claimed(std::deque<std::pair<uint64_t, Task>>& items) {
+    uint64_t last = 0;
+    while (!items.empty()) {
+      auto [value, task] = std::move(items.front());
+      items.pop_front();
+      execute(task);
+      last = value;
+      if (!is_gpu_) mark_done(value);
+    }
+    if (is_gpu_ && last) {
+      gpu::commit(stream_, last);
+      mark_done(last);
+    }
+  }
+
+  void wait_done(uint64_t value) {
+    if (done_.load(std::memory_order_acquire) >= value) return;
+    std::unique_lock lk(done_mu_);
+    ++waiters_;
+    done_cv_.wait(lk, [&] { return done_.load(std::memory_order_acquire) >= value; });
+    --waiters_;
+  }
+  bool is_done(uint64_t value) const { return done_.load(std::memory_order_acquire) >= value; }
+  bool is_gpu() const { return is_gpu_; }
+
+ private:
+  void worker_loop() {
+    while (true) {
+      {
+        std::unique_lock lk(mu_);
+        cv_.wait(lk, [&] { return !queue_.empty(); });
+      }
+      drain();
+    }
+  }
+
+  void drain() {
+    std::lock_guard run(run_mu_);
+    uint64_t last = 0;
+    while (true) {
+      std::optional<std::pair<uint64_t, Task>> item;
+      {
+        std::lock_guard lk(mu_);
+        if (queue_.empty()) break;
+        item.emplace(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+      execute(item->second);
+      last = item->first;
+      item.reset();  // release the task's arrays before the next one runs
+      if (!is_gpu_) mark_done(last);
+    }
+    if (is_gpu_ && last) {
+      gpu::commit(stream_, last);
+      mark_done(last);
+    }
+  }
+
+  void execute(Task& task) {
+    array& arr = task.arr;
+    try {
+      for (auto& e : task.deps) {
+        if (is_gpu_ && e.stream().device.type == Device::gpu) {
+          // GPU to GPU: make the stream wait on the device, not the host.
+          get_executor(e.stream()).wait_done(e.value());
+          gpu::wait_on_stream(stream_, e.stream(), e.value());
+        } else {
+          e.wait();
+        }
+      }
+      for (auto& in : arr.inputs()) {
+        if (auto err = in.error()) std::rethrow_exception(err);
+      }
+      if (is_gpu_) gpu::eval(arr);
+      else cpu::eval(arr);
+    } catch (...) {
+      auto err = std::current_exception();
+      for (auto& out : arr.outputs()) out.set_error(err);
+    }
+    if (!arr.is_tracer()) arr.detach();
+  }
+
+  void mark_done(uint64_t value) {
+    done_.store(value, std::memory_order_release);
+    if (waiters_.load(std::memory_order_acquire) > 0) {
+      std::lock_guard lk(done_mu_);
+      done_cv_.notify_all();
+    }
+  }
+
+  Stream stream_;
+  bool is_gpu_;
+  uint64_t next_ = 1;
+
+  std::mutex mu_;  // guards queue_ and thread_ start
+  std::condition_variable cv_;
+  std::deque<std::pair<uint64_t, Task>> queue_;
+  std::thread thread_;
+
+  std::mutex run_mu_;  // held by whichever thread executes this stream's tasks
+
+  std::atomic<uint64_t> done_{0};
+  std::atomic<int> waiters_{0};
+  std::mutex done_mu_;
+  std::condition_variable done_cv_;
+};
+
+constexpr int kMaxStreams = 1024;
+
+// Executors live for the whole process (never destroyed) so that worker threads never
+// race with static destruction at exit.
+std::array<std::atomic<Executor*>, kMaxStreams>& executors() {
+  static auto* e = new std::array<std::atomic<Executor*>, kMaxStreams>{};
+  return *e;
+}
+
+std::mutex& submit_mutex() {
+  static auto* m = new std::mutex;
+  return *m;
+}
+
+Executor& get_executor(const Stream& s) {
+  if (s.index < 0 || s.index >= kMaxStreams) {
+    throw std::invalid_argument("[scheduler] Invalid stream index " + std::to_string(s.index) + ".");
+  }
+  Executor* e = executors()[s.index].load(std::memory_order_acquire);
+  if (!e) {
+    throw std::invalid_argument("[scheduler] Stream " + std::to_string(s.index) + " does not exist.");
+  }
+  return *e;
+}
+
+}  // namespace
+
+void add_stream(const Stream& s) {
+  if (s.index < 0 || s.index >= kMaxStreams) {
+    throw std::invalid_argument(
+        "[new_stream] At most " + std::to_string(kMaxStreams) + " streams are supported.");
+  }
+  auto& slot = executors()[s.index];
+  if (!slot.load()) slot.store(new Executor(s), std::memory_order_release);
+}
+
+void submit(std::vector<Task>&& tasks, bool run_inline) {
+  if (tasks.empty()) return;
+  // Group by stream, keeping topological order within each stream.
+  std::vector<std::pair<Executor*, std::deque<std::pair<uint64_t, Task>>>> groups;
+  auto group_of = [&](Executor* e) -> std::deque<std::pair<uint64_t, Task>>& {
+    for (auto& g : groups)
+      if (g.first == e) return g.second;
+    groups.emplace_back(e, std::deque<std::pair<uint64_t, Task>>{});
+    return groups.back().second;
+  };
+
+  std::unique_lock lk(submit_mutex());
+  for (auto& t : tasks) {
+    const Stream& s = t.arr.primitive().stream();
+    Executor& ex = get_executor(s);
+    uint64_t value = ex.reserve(1);
+    Event ev(s, value);
+    for (auto& in : t.arr.inputs()) {
+      if (in.status() == array::Status::scheduled && in.event().stream().index != s.index) {
+        t.deps.push_back(in.event());
+      }
+    }
+    for (auto& out : t.arr.outputs()) {
+      out.set_event(ev);
+      out.set_status(array::Status::scheduled);
+    }
+    group_of(&ex).emplace_back(value, std::move(t));
+  }
+  tasks.clear();
+  // A blocking eval on one idle stream runs on this thread: no hand-off latency. The
+  // claim is taken under the submit lock, so later submissions queue behind these tasks.
+  if (run_inline && groups.size() == 1) {
+    auto& [ex, items] = groups[0];
+    if (auto claim = ex->try_claim(); claim.owns_lock()) {
+      lk.unlock();
+      ex->run_claimed(items);
+      return;
+    }
+  }
+  for (auto& [ex, items] : groups) ex->push(std::move(items));
+}
+
+void wait(const Stream& stream, uint64_t value) {
+  auto& ex = get_executor(stream);
+  ex.wait_done(value);
+  if (ex.is_gpu()) gpu::wait(stream, value);
+}
+
+bool is_done(const Stream& stream, uint64_t value) {
+  auto& ex = get_executor(stream);
+  if (!ex.is_done(value)) return false;
+  return !ex.is_gpu() || gpu::is_done(stream, value);
+}
+
+uint64_t last_value(const Stream& stream) {
+  std::lock_guard lk(submit_mutex());
+  return get_executor(stream).last_reserved();
+}
+
+}  // namespace kiln::scheduler

@@ -1,0 +1,155 @@
+// The evaluation machinery: deep graphs, multi-output nodes, memory release, errors,
+// async evaluation and concurrent evaluation from several threads.
+#include <atomic>
+#include <thread>
+
+#include "kiln/primitive.h"
+#include "test_utils.h"
+
+using namespace kiln;
+
+namespace {
+
+// A two-output primitive for the tests: (x + 1, x * 2), float32 on the CPU.
+class PlusOneTimesTwo : public Primitive {
+ public:
+  explicit PlusOneTimesTwo(Stream s) : Primitive(s) {}
+  void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override {
+    ++evaluations;
+    const array& x = inputs[0];
+    for (auto& o : outputs) o.set_data(Storage::host(o.nbytes()));
+    auto px = x.data<float>();
+    for (size_t i = 0; i < x.size(); ++i) {
+      outputs[0].data<float>()[i] = px[elem_to_loc(i, x.shape(), x.strides())] + 1;
+      outputs[1].data<float>()[i] = px[elem_to_loc(i, x.shape(), x.strides())] * 2;
+    }
+  }
+  void eval_gpu(const std::vector<array>&, std::vector<array>&) override {
+    throw std::runtime_error("cpu only");
+  }
+  const char* name() const override { return "PlusOneTimesTwo"; }
+  static inline std::atomic<int> evaluations{0};
+};
+
+// A primitive whose evaluation throws.
+class Fails : public UnaryPrimitive {
+ public:
+  explicit Fails(Stream s) : UnaryPrimitive(s) {}
+  void eval_cpu(const std::vector<array>&, array&) override {
+    throw std::runtime_error("[Fails] deliberate failure");
+  }
+  void eval_gpu(const std::vector<array>&, array&) override {}
+  const char* name() const override { return "Fails"; }
+};
+
+std::vector<array> plus_one_times_two(const array& x) {
+  return array::make_arrays({x.shape(), x.shape()}, {float32, float32},
+                            std::make_shared<PlusOneTimesTwo>(default_stream(Device::cpu)), {x});
+}
+
+}  // namespace
+
+TEST(Scheduler, DeepChainDoesNotOverflowTheStack) {
+  array x(0.0f);
+  array y = x;
+  for (int i = 0; i < 100000; ++i) y = add(y, array(1.0f), Device::cpu);
+  EXPECT_EQ(y.item<float>(), 100000.0f);
+  EXPECT_FALSE(y.has_primitive());  // evaluated arrays drop their graph
+}
+
+TEST(Scheduler, DroppingALongUnevaluatedChainIsIterative) {
+  array y(0.0f);
+  for (int i = 0; i < 200000; ++i) y = add(y, array(1.0f), Device::cpu);
+  y = array(0.0f);  // destroys the chain without recursion
+  SUCCEED();
+}
+
+TEST(Scheduler, ChainMemoryStaysAtAFewArrays) {
+  const int n = 1 << 20;  // 4 MiB per float32 array
+  array x = test::random_array({n}, float32);
+  x.eval();
+  synchronize();
+  reset_peak_memory(Device::cpu);
+  size_t base = get_active_memory(Device::cpu);
+  array y = x;
+  for (int i = 0; i < 200; ++i) y = exp(add(y, array(-1.0f), Device::cpu), Device::cpu);
+  y.eval();
+  size_t peak = get_peak_memory(Device::cpu) - base;
+  // 400 intermediates of 4 MiB each would be 1.6 GB; a few arrays is at most ~16 MiB.
+  EXPECT_LE(peak, 4u * n * sizeof(float)) << "peak " << peak;
+}
+
+TEST(Scheduler, MultiOutputPrimitiveRunsOnceForAllOutputs) {
+  array x({1.0f, 2.0f, 3.0f});
+  PlusOneTimesTwo::evaluations = 0;
+  auto outs = plus_one_times_two(x);
+  EXPECT_EQ(outs[0].siblings().size(), 1u);
+  EXPECT_EQ(outs[1].sibling_position(), 1u);
+  eval(outs);
+  EXPECT_EQ(PlusOneTimesTwo::evaluations.load(), 1);
+  EXPECT_EQ(outs[0].data<float>()[2], 4.0f);
+  EXPECT_EQ(outs[1].data<float>()[2], 6.0f);
+}
+
+TEST(Scheduler, DroppedSiblingIsStillComputed) {
+  array x({1.0f, 2.0f});
+  array first = plus_one_times_two(x)[0];  // the second output is dropped at once
+  EXPECT_EQ(first.siblings().size(), 1u);  // recreated on demand
+  first.eval();
+  EXPECT_EQ(first.data<float>()[1], 3.0f);
+}
+
+TEST(Scheduler, AsyncEvalThenWait) {
+  array x = test::random_array({1000}, float32);
+  array y = exp(x, Device::cpu);
+  async_eval(y);
+  EXPECT_NE(y.status(), array::Status::unscheduled);
+  y.wait();
+  EXPECT_TRUE(y.is_available());
+  auto xs = test::to_double(x);
+  test::expect_allclose(y, {1000}, test::map_ref(xs, [](double v) { return std::exp(v); }));
+}
+
+TEST(Scheduler, ErrorsPropagateAndLeaveOtherArraysUsable) {
+  array x({1.0f, 2.0f});
+  array bad(x.shape(), float32, std::make_shared<Fails>(default_stream(Device::cpu)), {x});
+  array downstream = add(bad, array(1.0f), Device::cpu);
+  array fine = add(x, array(1.0f), Device::cpu);
+  EXPECT_THROW(eval(downstream, fine), std::runtime_error);
+  EXPECT_EQ(fine.data<float>()[0], 2.0f);  // evaluated in the same graph, unaffected
+  EXPECT_THROW(downstream.eval(), std::runtime_error);
+  // The stream still works.
+  EXPECT_THROW(add(x, x, Device::cpu).data<float>(), std::invalid_argument);  // not evaluated
+  EXPECT_EQ(add(array(1.0f), array(2.0f), Device::cpu).item<float>(), 3.0f);
+}
+
+TEST(Scheduler, TwoThreadsOnIndependentGraphs) {
+  std::atomic<int> failures{0};
+  auto work = [&](float start) {
+    for (int round = 0; round < 50; ++round) {
+      array y(start);
+      for (int i = 0; i < 200; ++i) y = add(y, array(1.0f), Device::cpu);
+      if (round % 2) async_eval(y);
+      if (y.item<float>() != start + 200.0f) ++failures;
+    }
+  };
+  std::thread t1(work, 0.0f), t2(work, 1000.0f);
+  t1.join();
+  t2.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+TEST(Scheduler, TwoStreamsWithCrossDependencies) {
+  Stream s1 = new_stream(Device::cpu), s2 = new_stream(Device::cpu);
+  array x({1.0f, 2.0f, 3.0f});
+  array a = add(x, array(1.0f), s1);
+  array b = add(a, a, s2);  // depends on s1
+  array c = add(b, a, s1);  // depends on s2
+  for (int i = 0; i < 100; ++i) c = add(c, b, i % 2 ? s1 : s2);
+  eval(c);
+  // a = x+1, b = 2a, c = 3a + 100 * 2a = 203a
+  auto got = test::to_double(c);
+  EXPECT_EQ(got[0], 203.0 * 2);
+  EXPECT_EQ(got[2], 203.0 * 4);
+  synchronize();
+}
