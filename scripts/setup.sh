@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Installs what kiln's build and tests need, and only what is missing.
+#  - Debian/Ubuntu packages with apt-get when run as root (else prints the exact command).
+#  - Python packages: uses python3 when it already has them (e.g. the GPU machine, which has
+#    no network), else a project virtual environment .venv filled with pip.
+# Prints the Python interpreter to use on its last line of stdout (consumed by the Makefile).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { echo "[setup] $*" >&2; }
+
+# ---------------------------------------------------------------- system packages
+missing=()
+need() {  # need <debian-package> <test command...>
+  local pkg=$1; shift
+  if ! "$@" >/dev/null 2>&1; then missing+=("$pkg"); fi
+}
+has_header() { echo "#include <$1>" | ${CXX:-c++} -x c++ -E - "${@:2}" >/dev/null 2>&1; }
+has_lib() { ldconfig -p 2>/dev/null | grep -q "$1" || ls /usr/lib/*/"$1"* /usr/lib/"$1"* /usr/local/lib/"$1"* >/dev/null 2>&1; }
+
+need cmake command -v cmake
+need ninja-build command -v ninja
+need g++ command -v g++
+need libopenblas-dev bash -c 'has_header() { echo "#include <$1>" | c++ -x c++ -E - -I/usr/include/openblas -I/usr/include/x86_64-linux-gnu/openblas-pthread >/dev/null 2>&1; }; has_header cblas.h'
+need libopenblas-dev bash -c 'ldconfig -p | grep -q libopenblas'
+need libgtest-dev bash -c 'ls /usr/lib/*/cmake/GTest/GTestConfig.cmake /usr/lib/cmake/GTest/GTestConfig.cmake /usr/local/lib/cmake/GTest/GTestConfig.cmake /usr/lib/*/libgtest.a 2>/dev/null | grep -q .'
+need python3 command -v python3
+# De-duplicate.
+if ((${#missing[@]})); then
+  mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
+fi
+
+optional=()
+command -v ccache >/dev/null 2>&1 || optional+=(ccache)
+
+if ((${#missing[@]})); then
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+    log "installing: ${missing[*]} ${optional[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >&2
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+    if ((${#optional[@]})); then apt-get install -y -qq --no-install-recommends "${optional[@]}" >&2 || true; fi
+  else
+    log "missing system packages: ${missing[*]}"
+    log "install them with:  sudo apt-get install -y ${missing[*]} ${optional[*]}"
+    exit 1
+  fi
+fi
+
+# ---------------------------------------------------------------- Python
+# Required: numpy, pybind11 >= 3, pytest. Optional extras are installed into .venv only.
+py_ok() {
+  "$1" - <<'PY' >/dev/null 2>&1
+import numpy, pytest, pybind11
+assert int(pybind11.__version__.split(".")[0]) >= 3
+PY
+}
+PY_REQS=(numpy "pybind11>=3" pytest)
+PY_EXTRAS=(ml_dtypes scikit-learn matplotlib)
+
+if py_ok python3; then
+  PY=$(command -v python3)
+  log "using $PY (it has numpy, pybind11>=3 and pytest)"
+elif [[ -x .venv/bin/python ]] && py_ok .venv/bin/python; then
+  PY=$PWD/.venv/bin/python
+  log "using the project environment $PY"
+else
+  if [[ ! -x .venv/bin/python ]]; then
+    log "creating .venv"
+    if ! python3 -m venv .venv >&2; then
+      if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+        apt-get install -y -qq python3-venv >&2 && python3 -m venv .venv >&2
+      else
+        log "python3 cannot create a virtual environment; install it with:  sudo apt-get install -y python3-venv"
+        exit 1
+      fi
+    fi
+  fi
+  PY=$PWD/.venv/bin/python
+  log "installing into .venv: ${PY_REQS[*]} ${PY_EXTRAS[*]}"
+  "$PY" -m pip install -q --disable-pip-version-check "${PY_REQS[@]}" "${PY_EXTRAS[@]}" >&2
+  py_ok "$PY" || { log "the Python packages did not install"; exit 1; }
+fi
+echo "$PY"
