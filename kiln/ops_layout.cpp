@@ -1,5 +1,7 @@
-// Layout ops: dtype conversion, copies, broadcasting, reshapes and axis permutations.
+// Layout ops: dtype conversion, copies, broadcasting, reshapes, axis permutations, slicing,
+// and joining, splitting, tiling and padding built on those.
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <numeric>
 
@@ -12,7 +14,8 @@ namespace kiln {
 array astype(array a, Dtype dtype, StreamOrDevice s) {
   if (a.dtype() == dtype) return a;
   auto shape = a.shape();
-  return array(std::move(shape), dtype, std::make_shared<AsType>(to_stream(s), dtype), {std::move(a)});
+  return array(std::move(shape), dtype, std::make_shared<AsType>(to_stream(s), dtype),
+               {std::move(a)});
 }
 
 array copy(array a, StreamOrDevice s) {
@@ -78,7 +81,8 @@ array reshape(const array& a, Shape shape, StreamOrDevice s) {
   }
   if (shape == a.shape()) return a;
   Shape out_shape = shape;
-  return array(std::move(out_shape), a.dtype(), std::make_shared<Reshape>(to_stream(s), std::move(shape)), {a});
+  return array(std::move(out_shape), a.dtype(),
+               std::make_shared<Reshape>(to_stream(s), std::move(shape)), {a});
 }
 
 array flatten(const array& a, int start_axis, int end_axis, StreamOrDevice s) {
@@ -87,8 +91,8 @@ array flatten(const array& a, int start_axis, int end_axis, StreamOrDevice s) {
   int start = normalize_axis(start_axis, nd, "flatten");
   int end = normalize_axis(end_axis, nd, "flatten");
   if (start > end) {
-    throw std::invalid_argument(msg("[flatten] start_axis ", start_axis,
-                                    " must not come after end_axis ", end_axis, "."));
+    throw std::invalid_argument(
+        msg("[flatten] start_axis ", start_axis, " must not come after end_axis ", end_axis, "."));
   }
   Shape shape(a.shape().begin(), a.shape().begin() + start);
   int64_t merged = 1;
@@ -148,8 +152,8 @@ array expand_dims(const array& a, int axis, StreamOrDevice s) {
 array transpose(const array& a, std::vector<int> axes, StreamOrDevice s) {
   int nd = static_cast<int>(a.ndim());
   if (static_cast<int>(axes.size()) != nd) {
-    throw std::invalid_argument(msg("[transpose] Got ", axes.size(), " axes for an array with ",
-                                    nd, " dimensions."));
+    throw std::invalid_argument(
+        msg("[transpose] Got ", axes.size(), " axes for an array with ", nd, " dimensions."));
   }
   axes = normalize_axes(axes, nd, "transpose", /*sort=*/false);
   bool identity = true;
@@ -159,7 +163,8 @@ array transpose(const array& a, std::vector<int> axes, StreamOrDevice s) {
     shape[i] = a.shape()[axes[i]];
   }
   if (identity) return a;
-  return array(std::move(shape), a.dtype(), std::make_shared<Transpose>(to_stream(s), std::move(axes)), {a});
+  return array(std::move(shape), a.dtype(),
+               std::make_shared<Transpose>(to_stream(s), std::move(axes)), {a});
 }
 
 array transpose(const array& a, StreamOrDevice s) {
@@ -186,6 +191,248 @@ array moveaxis(const array& a, int source, int destination, StreamOrDevice s) {
     if (i != src) axes.push_back(i);
   axes.insert(axes.begin() + dst, src);
   return transpose(a, std::move(axes), s);
+}
+
+array contiguous(const array& a, bool allow_col_major, StreamOrDevice s) {
+  auto shape = a.shape();
+  return array(std::move(shape), a.dtype(),
+               std::make_shared<Contiguous>(to_stream(s), allow_col_major), {a});
+}
+
+array as_strided(array a, Shape shape, Strides strides, size_t offset, StreamOrDevice s) {
+  if (shape.size() != strides.size()) {
+    throw std::invalid_argument(msg("[as_strided] Got ", strides.size(), " strides for shape ",
+                                    shape_str(shape), "; need one per dimension."));
+  }
+  for (auto d : shape) {
+    if (d < 0) {
+      throw std::invalid_argument(
+          msg("[as_strided] Negative dimension ", d, " in shape ", shape_str(shape), "."));
+    }
+  }
+  Shape out_shape = shape;
+  auto dtype = a.dtype();
+  return array(std::move(out_shape), dtype,
+               std::make_shared<AsStrided>(to_stream(s), std::move(shape), std::move(strides),
+                                           static_cast<int64_t>(offset)),
+               {std::move(a)});
+}
+
+array slice(const array& a, Shape start, Shape stop, Shape strides, StreamOrDevice s) {
+  auto b = SliceBounds::normalize(a.shape(), std::move(start), std::move(stop), std::move(strides),
+                                  "slice");
+  Shape shape = b.shape();
+  if (shape == a.shape() &&
+      std::all_of(b.strides.begin(), b.strides.end(), [](int st) { return st == 1; })) {
+    return a;  // the whole array
+  }
+  return array(std::move(shape), a.dtype(), std::make_shared<Slice>(to_stream(s), std::move(b)),
+               {a});
+}
+
+array slice(const array& a, Shape start, Shape stop, StreamOrDevice s) {
+  Shape strides(a.ndim(), 1);
+  return slice(a, std::move(start), std::move(stop), std::move(strides), s);
+}
+
+array slice_update(const array& src, const array& update, Shape start, Shape stop, Shape strides,
+                   StreamOrDevice s) {
+  auto b = SliceBounds::normalize(src.shape(), std::move(start), std::move(stop),
+                                  std::move(strides), "slice_update");
+  Shape shape = b.shape();
+  bool ok = update.ndim() <= shape.size();
+  for (size_t i = 0; ok && i < update.ndim(); ++i) {
+    int du = update.shape()[update.ndim() - 1 - i];
+    ok = du == 1 || du == shape[shape.size() - 1 - i];
+  }
+  if (!ok) {
+    throw std::invalid_argument(msg("[slice_update] An update of shape ", shape_str(update.shape()),
+                                    " cannot be broadcast to the slice shape ", shape_str(shape),
+                                    "."));
+  }
+  auto stream = to_stream(s);
+  array upd = broadcast_to(astype(update, src.dtype(), stream), shape, stream);
+  return array(src.shape(), src.dtype(), std::make_shared<SliceUpdate>(stream, std::move(b)),
+               {src, std::move(upd)});
+}
+
+array slice_update(const array& src, const array& update, Shape start, Shape stop,
+                   StreamOrDevice s) {
+  Shape strides(src.ndim(), 1);
+  return slice_update(src, update, std::move(start), std::move(stop), std::move(strides), s);
+}
+
+std::vector<array> split(const array& a, const Shape& indices, int axis, StreamOrDevice s) {
+  int ax = normalize_axis(axis, static_cast<int>(a.ndim()), "split");
+  // Part i is a[indices[i-1]:indices[i]] along the axis with Python slicing (NumPy's rule):
+  // negative indices count from the end, out-of-range ones clamp, decreasing ones give
+  // empty parts.
+  std::vector<array> parts;
+  parts.reserve(indices.size() + 1);
+  Shape start(a.ndim(), 0), stop = a.shape();
+  for (size_t i = 0; i <= indices.size(); ++i) {
+    start[ax] = i == 0 ? 0 : indices[i - 1];
+    stop[ax] = i == indices.size() ? a.shape(ax) : indices[i];
+    parts.push_back(slice(a, start, stop, s));
+  }
+  return parts;
+}
+
+std::vector<array> split(const array& a, const Shape& indices, StreamOrDevice s) {
+  return split(a, indices, 0, s);
+}
+
+std::vector<array> split(const array& a, int num_splits, int axis, StreamOrDevice s) {
+  int ax = normalize_axis(axis, static_cast<int>(a.ndim()), "split");
+  int n = a.shape(ax);
+  if (num_splits <= 0 || n % num_splits != 0) {
+    throw std::invalid_argument(msg("[split] An axis of size ", n, " (axis ", axis, " of shape ",
+                                    shape_str(a.shape()), ") cannot be split into ", num_splits,
+                                    " equal parts."));
+  }
+  Shape indices;
+  for (int i = 1; i < num_splits; ++i) indices.push_back(i * (n / num_splits));
+  return split(a, indices, ax, s);
+}
+
+std::vector<array> split(const array& a, int num_splits, StreamOrDevice s) {
+  return split(a, num_splits, 0, s);
+}
+
+array concatenate(std::vector<array> arrays, int axis, StreamOrDevice s) {
+  if (arrays.empty()) {
+    throw std::invalid_argument("[concatenate] Need at least one array to concatenate.");
+  }
+  const array& first = arrays[0];
+  if (first.ndim() == 0) {
+    throw std::invalid_argument(
+        "[concatenate] Zero-dimensional arrays cannot be concatenated; flatten them first.");
+  }
+  int ax = normalize_axis(axis, static_cast<int>(first.ndim()), "concatenate");
+  Shape shape = first.shape();
+  shape[ax] = 0;
+  Dtype dtype = first.dtype();
+  for (const auto& a : arrays) {
+    if (a.ndim() != first.ndim()) {
+      throw std::invalid_argument(
+          msg("[concatenate] All arrays must have the same number of dimensions; got ",
+              shape_str(first.shape()), " and ", shape_str(a.shape()), "."));
+    }
+    for (int i = 0; i < static_cast<int>(a.ndim()); ++i) {
+      if (i != ax && a.shape()[i] != first.shape()[i]) {
+        throw std::invalid_argument(msg("[concatenate] Shapes ", shape_str(first.shape()), " and ",
+                                        shape_str(a.shape()), " differ outside the axis ", axis,
+                                        "."));
+      }
+    }
+    int64_t total = static_cast<int64_t>(shape[ax]) + a.shape()[ax];
+    if (total > std::numeric_limits<int32_t>::max()) {
+      throw std::invalid_argument(
+          msg("[concatenate] The result would have ", total, " elements along axis ", axis, "."));
+    }
+    shape[ax] = static_cast<int32_t>(total);
+    dtype = promote_types(dtype, a.dtype());
+  }
+  if (arrays.size() == 1) return astype(std::move(arrays[0]), dtype, s);
+  auto stream = to_stream(s);
+  for (auto& a : arrays) a = astype(std::move(a), dtype, stream);
+  return array(std::move(shape), dtype, std::make_shared<Concatenate>(stream, ax),
+               std::move(arrays));
+}
+
+array concatenate(std::vector<array> arrays, StreamOrDevice s) {
+  for (auto& a : arrays) a = reshape(a, {-1}, s);
+  return concatenate(std::move(arrays), 0, s);
+}
+
+array stack(const std::vector<array>& arrays, int axis, StreamOrDevice s) {
+  if (arrays.empty()) {
+    throw std::invalid_argument("[stack] Need at least one array to stack.");
+  }
+  for (const auto& a : arrays) {
+    if (a.shape() != arrays[0].shape()) {
+      throw std::invalid_argument(msg("[stack] All arrays must have the same shape; got ",
+                                      shape_str(arrays[0].shape()), " and ", shape_str(a.shape()),
+                                      "."));
+    }
+  }
+  int ax = normalize_axis(axis, static_cast<int>(arrays[0].ndim()) + 1, "stack");
+  std::vector<array> expanded;
+  expanded.reserve(arrays.size());
+  for (const auto& a : arrays) expanded.push_back(expand_dims(a, ax, s));
+  return concatenate(std::move(expanded), ax, s);
+}
+
+array stack(const std::vector<array>& arrays, StreamOrDevice s) {
+  return stack(arrays, 0, s);
+}
+
+array tile(const array& a, std::vector<int> reps, StreamOrDevice s) {
+  for (int r : reps) {
+    if (r < 0) {
+      throw std::invalid_argument(
+          msg("[tile] Repetitions must be non-negative; got ", shape_str(Shape(reps)), "."));
+    }
+  }
+  // NumPy: the shorter of reps and shape is padded with leading ones.
+  Shape shape = a.shape();
+  size_t nd = std::max(shape.size(), reps.size());
+  shape.insert(shape.begin(), nd - shape.size(), 1);
+  reps.insert(reps.begin(), nd - reps.size(), 1);
+  // View a as (1, d0, 1, d1, ...), broadcast to (r0, d0, r1, d1, ...), merge pairs.
+  Shape expanded, tiled, out;
+  for (size_t i = 0; i < nd; ++i) {
+    expanded.insert(expanded.end(), {1, shape[i]});
+    tiled.insert(tiled.end(), {reps[i], shape[i]});
+    out.push_back(reps[i] * shape[i]);
+  }
+  return reshape(broadcast_to(reshape(a, expanded, s), tiled, s), out, s);
+}
+
+array repeat(const array& a, int repeats, int axis, StreamOrDevice s) {
+  if (repeats < 0) {
+    throw std::invalid_argument(
+        msg("[repeat] The number of repeats must be non-negative; got ", repeats, "."));
+  }
+  int ax = normalize_axis(axis, static_cast<int>(a.ndim()), "repeat");
+  // View a with a size-1 axis after `ax`, broadcast it to `repeats`, merge the two.
+  Shape expanded = a.shape(), tiled = a.shape(), out = a.shape();
+  expanded.insert(expanded.begin() + ax + 1, 1);
+  tiled.insert(tiled.begin() + ax + 1, repeats);
+  out[ax] *= repeats;
+  return reshape(broadcast_to(reshape(a, expanded, s), tiled, s), out, s);
+}
+
+array repeat(const array& a, int repeats, StreamOrDevice s) {
+  return repeat(reshape(a, {-1}, s), repeats, 0, s);
+}
+
+array pad(const array& a, const std::vector<std::pair<int, int>>& pad_width, const array& pad_value,
+          StreamOrDevice s) {
+  // One (before, after) pair applies to every axis, as NumPy's ((before, after),).
+  if (pad_width.size() != a.ndim() && pad_width.size() != 1) {
+    throw std::invalid_argument(msg("[pad] Got ", pad_width.size(),
+                                    " (before, after) pairs for an array of shape ",
+                                    shape_str(a.shape()), "; need one per dimension or one."));
+  }
+  if (pad_value.size() != 1) {
+    throw std::invalid_argument(
+        msg("[pad] The pad value must be a scalar; got shape ", shape_str(pad_value.shape()), "."));
+  }
+  Shape out = a.shape(), lo(a.ndim()), hi(a.ndim());
+  for (size_t i = 0; i < a.ndim(); ++i) {
+    auto [before, after] = pad_width.size() == 1 ? pad_width[0] : pad_width[i];
+    if (before < 0 || after < 0) {
+      throw std::invalid_argument(msg("[pad] Pad widths must be non-negative; got (", before, ", ",
+                                      after, ") for axis ", i, "."));
+    }
+    lo[i] = before;
+    hi[i] = before + a.shape()[i];
+    out[i] += before + after;
+  }
+  auto stream = to_stream(s);
+  array filled = full(out, astype(reshape(pad_value, {}, stream), a.dtype(), stream), stream);
+  return slice_update(filled, a, lo, hi, stream);
 }
 
 }  // namespace kiln

@@ -4,44 +4,74 @@
 #include <numeric>
 
 #include "kiln/ops.h"
+#include "kiln/utils.h"
 
 namespace kiln {
+
+namespace {
+// Slice nodes from bounds that are already normalized (the ops would re-normalize them,
+// and a stop of -1 means "past index 0" here but "the last index" to Python).
+array slice_node(const array& a, SliceBounds b, const Stream& s) {
+  Shape shape = b.shape();
+  return array(std::move(shape), a.dtype(), std::make_shared<Slice>(s, std::move(b)), {a});
+}
+array slice_update_node(const array& src, const array& update, SliceBounds b, const Stream& s) {
+  return array(src.shape(), src.dtype(), std::make_shared<SliceUpdate>(s, std::move(b)),
+               {src, update});
+}
+// The same bounds with a leading batch axis of size n taken whole.
+SliceBounds with_batch_axis(const SliceBounds& b, int n) {
+  SliceBounds out = b;
+  out.start.insert(out.start.begin(), 0);
+  out.stop.insert(out.stop.begin(), n);
+  out.strides.insert(out.strides.begin(), 1);
+  return out;
+}
+// `x` with its mapped axis moved to 0, or broadcast along a new axis 0 of size n.
+array batch_first(const array& x, int axis, int n, const Stream& s) {
+  if (axis >= 0) return moveaxis(x, axis, 0, s);
+  Shape shape{n};
+  shape.insert(shape.end(), x.shape().begin(), x.shape().end());
+  return broadcast_to(expand_dims(x, 0, s), shape, s);
+}
+// The batch size of the mapped inputs (vmap guarantees they agree), or -1.
+int batch_size(const std::vector<array>& inputs, const std::vector<int>& axes) {
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (axes[i] >= 0) return inputs[i].shape(axes[i]);
+  return -1;
+}
+}  // namespace
 
 // ---------------------------------------------------------------- AsType
 bool AsType::is_equivalent(const Primitive& other) const {
   auto* o = dynamic_cast<const AsType*>(&other);
   return o && o->dtype_ == dtype_;
 }
-std::vector<array> AsType::jvp(
-    const std::vector<array>&, const std::vector<array>& tangents, const std::vector<int>&) {
+std::vector<array> AsType::jvp(const std::vector<array>&, const std::vector<array>& tangents,
+                               const std::vector<int>&) {
   return {astype(tangents[0], dtype_, stream())};
 }
-std::vector<array> AsType::vjp(
-    const std::vector<array>& primals,
-    const std::vector<array>& cotangents,
-    const std::vector<int>&,
-    const std::vector<array>&) {
+std::vector<array> AsType::vjp(const std::vector<array>& primals,
+                               const std::vector<array>& cotangents, const std::vector<int>&,
+                               const std::vector<array>&) {
   return {astype(cotangents[0], primals[0].dtype(), stream())};
 }
-std::pair<std::vector<array>, std::vector<int>> AsType::vmap(
-    const std::vector<array>& inputs, const std::vector<int>& axes) {
+std::pair<std::vector<array>, std::vector<int>> AsType::vmap(const std::vector<array>& inputs,
+                                                             const std::vector<int>& axes) {
   return {{astype(inputs[0], dtype_, stream())}, axes};
 }
 
 // ---------------------------------------------------------------- Copy
-std::vector<array> Copy::jvp(
-    const std::vector<array>&, const std::vector<array>& tangents, const std::vector<int>&) {
+std::vector<array> Copy::jvp(const std::vector<array>&, const std::vector<array>& tangents,
+                             const std::vector<int>&) {
   return {tangents[0]};
 }
-std::vector<array> Copy::vjp(
-    const std::vector<array>&,
-    const std::vector<array>& cotangents,
-    const std::vector<int>&,
-    const std::vector<array>&) {
+std::vector<array> Copy::vjp(const std::vector<array>&, const std::vector<array>& cotangents,
+                             const std::vector<int>&, const std::vector<array>&) {
   return {cotangents[0]};
 }
-std::pair<std::vector<array>, std::vector<int>> Copy::vmap(
-    const std::vector<array>& inputs, const std::vector<int>& axes) {
+std::pair<std::vector<array>, std::vector<int>> Copy::vmap(const std::vector<array>& inputs,
+                                                           const std::vector<int>& axes) {
   return {{copy(inputs[0], stream())}, axes};
 }
 
@@ -50,15 +80,13 @@ bool Broadcast::is_equivalent(const Primitive& other) const {
   auto* o = dynamic_cast<const Broadcast*>(&other);
   return o && o->shape_ == shape_;
 }
-std::vector<array> Broadcast::jvp(
-    const std::vector<array>&, const std::vector<array>& tangents, const std::vector<int>&) {
+std::vector<array> Broadcast::jvp(const std::vector<array>&, const std::vector<array>& tangents,
+                                  const std::vector<int>&) {
   return {broadcast_to(tangents[0], shape_, stream())};
 }
-std::vector<array> Broadcast::vjp(
-    const std::vector<array>& primals,
-    const std::vector<array>& cotangents,
-    const std::vector<int>&,
-    const std::vector<array>&) {
+std::vector<array> Broadcast::vjp(const std::vector<array>& primals,
+                                  const std::vector<array>& cotangents, const std::vector<int>&,
+                                  const std::vector<array>&) {
   // Sum over the added leading axes and the stretched size-1 axes.
   const Shape& in = primals[0].shape();
   int added = static_cast<int>(shape_.size() - in.size());
@@ -69,8 +97,8 @@ std::vector<array> Broadcast::vjp(
   array g = axes.empty() ? cotangents[0] : sum(cotangents[0], axes, true, stream());
   return {reshape(g, in, stream())};
 }
-std::pair<std::vector<array>, std::vector<int>> Broadcast::vmap(
-    const std::vector<array>& inputs, const std::vector<int>& axes) {
+std::pair<std::vector<array>, std::vector<int>> Broadcast::vmap(const std::vector<array>& inputs,
+                                                                const std::vector<int>& axes) {
   int ax = axes[0];
   if (ax < 0) return {{broadcast_to(inputs[0], shape_, stream())}, {-1}};
   // Batch axis first, then pad the input's rank to the target's with size-1 axes.
@@ -88,19 +116,17 @@ bool Reshape::is_equivalent(const Primitive& other) const {
   auto* o = dynamic_cast<const Reshape*>(&other);
   return o && o->shape_ == shape_;
 }
-std::vector<array> Reshape::jvp(
-    const std::vector<array>&, const std::vector<array>& tangents, const std::vector<int>&) {
+std::vector<array> Reshape::jvp(const std::vector<array>&, const std::vector<array>& tangents,
+                                const std::vector<int>&) {
   return {reshape(tangents[0], shape_, stream())};
 }
-std::vector<array> Reshape::vjp(
-    const std::vector<array>& primals,
-    const std::vector<array>& cotangents,
-    const std::vector<int>&,
-    const std::vector<array>&) {
+std::vector<array> Reshape::vjp(const std::vector<array>& primals,
+                                const std::vector<array>& cotangents, const std::vector<int>&,
+                                const std::vector<array>&) {
   return {reshape(cotangents[0], primals[0].shape(), stream())};
 }
-std::pair<std::vector<array>, std::vector<int>> Reshape::vmap(
-    const std::vector<array>& inputs, const std::vector<int>& axes) {
+std::pair<std::vector<array>, std::vector<int>> Reshape::vmap(const std::vector<array>& inputs,
+                                                              const std::vector<int>& axes) {
   if (axes[0] < 0) return {{reshape(inputs[0], shape_, stream())}, {-1}};
   array x = moveaxis(inputs[0], axes[0], 0, stream());
   Shape shape{x.shape()[0]};
@@ -127,8 +153,10 @@ std::optional<Strides> Reshape::view_strides(const array& in, const Shape& shape
   while (ni < nn && oi < on) {
     int64_t np = shape[ni], op = od[oi];
     while (np != op) {
-      if (np < op) np *= shape[nj++];
-      else op *= od[oj++];
+      if (np < op)
+        np *= shape[nj++];
+      else
+        op *= od[oj++];
     }
     for (int ok = oi; ok < oj - 1; ++ok) {
       if (os[ok] != od[ok + 1] * os[ok + 1]) return std::nullopt;
@@ -154,26 +182,247 @@ std::vector<Shape> Transpose::output_shapes(const std::vector<array>& inputs) {
   for (size_t i = 0; i < axes_.size(); ++i) shape[i] = inputs[0].shape()[axes_[i]];
   return {shape};
 }
-std::vector<array> Transpose::jvp(
-    const std::vector<array>&, const std::vector<array>& tangents, const std::vector<int>&) {
+std::vector<array> Transpose::jvp(const std::vector<array>&, const std::vector<array>& tangents,
+                                  const std::vector<int>&) {
   return {transpose(tangents[0], axes_, stream())};
 }
-std::vector<array> Transpose::vjp(
-    const std::vector<array>&,
-    const std::vector<array>& cotangents,
-    const std::vector<int>&,
-    const std::vector<array>&) {
+std::vector<array> Transpose::vjp(const std::vector<array>&, const std::vector<array>& cotangents,
+                                  const std::vector<int>&, const std::vector<array>&) {
   std::vector<int> inverse(axes_.size());
   for (size_t i = 0; i < axes_.size(); ++i) inverse[axes_[i]] = static_cast<int>(i);
   return {transpose(cotangents[0], inverse, stream())};
 }
-std::pair<std::vector<array>, std::vector<int>> Transpose::vmap(
-    const std::vector<array>& inputs, const std::vector<int>& axes) {
+std::pair<std::vector<array>, std::vector<int>> Transpose::vmap(const std::vector<array>& inputs,
+                                                                const std::vector<int>& axes) {
   if (axes[0] < 0) return {{transpose(inputs[0], axes_, stream())}, {-1}};
   array x = moveaxis(inputs[0], axes[0], 0, stream());
   std::vector<int> perm{0};
   for (int a : axes_) perm.push_back(a + 1);
   return {{transpose(x, perm, stream())}, {0}};
+}
+
+// ---------------------------------------------------------------- Contiguous
+bool Contiguous::is_equivalent(const Primitive& other) const {
+  auto* o = dynamic_cast<const Contiguous*>(&other);
+  return o && o->allow_col_major_ == allow_col_major_;
+}
+std::vector<array> Contiguous::jvp(const std::vector<array>&, const std::vector<array>& tangents,
+                                   const std::vector<int>&) {
+  return {tangents[0]};
+}
+std::vector<array> Contiguous::vjp(const std::vector<array>&, const std::vector<array>& cotangents,
+                                   const std::vector<int>&, const std::vector<array>&) {
+  return {cotangents[0]};
+}
+std::pair<std::vector<array>, std::vector<int>> Contiguous::vmap(const std::vector<array>& inputs,
+                                                                 const std::vector<int>& axes) {
+  return {{contiguous(inputs[0], allow_col_major_, stream())}, axes};
+}
+
+// ---------------------------------------------------------------- AsStrided
+bool AsStrided::is_equivalent(const Primitive& other) const {
+  auto* o = dynamic_cast<const AsStrided*>(&other);
+  return o && o->shape_ == shape_ && o->strides_ == strides_ && o->offset_ == offset_;
+}
+std::vector<array> AsStrided::jvp(const std::vector<array>&, const std::vector<array>& tangents,
+                                  const std::vector<int>&) {
+  return {as_strided(tangents[0], shape_, strides_, offset_, stream())};
+}
+std::vector<array> AsStrided::vjp(const std::vector<array>& primals,
+                                  const std::vector<array>& cotangents, const std::vector<int>&,
+                                  const std::vector<array>&) {
+  // The adjoint of a gather at fixed positions: scatter-add the cotangent back to the
+  // (row-major) input positions each output element reads; overlapping views accumulate.
+  const array& in = primals[0];
+  const array& cot = cotangents[0];
+  const size_t n = shape_size(shape_);
+  array flat = zeros({static_cast<int32_t>(in.size())}, cot.dtype(), stream());
+  if (n > 0) {
+    std::vector<int64_t> positions(n);
+    for (size_t i = 0; i < n; ++i) {
+      positions[i] = offset_ + elem_to_loc(static_cast<int64_t>(i), shape_, strides_);
+    }
+    array idx(positions.begin(), {static_cast<int32_t>(n)}, int64);
+    array upd = reshape(cot, {static_cast<int32_t>(n), 1}, stream());
+    flat = scatter_add(flat, {idx}, upd, {0}, stream());
+  }
+  return {reshape(flat, in.shape(), stream())};
+}
+std::pair<std::vector<array>, std::vector<int>> AsStrided::vmap(const std::vector<array>& inputs,
+                                                                const std::vector<int>& axes) {
+  if (axes[0] < 0) return {{as_strided(inputs[0], shape_, strides_, offset_, stream())}, {-1}};
+  // Batch first: batch b starts `per_batch` elements after batch b - 1 in row-major order.
+  array x = moveaxis(inputs[0], axes[0], 0, stream());
+  int64_t per_batch = x.shape(0) ? static_cast<int64_t>(x.size() / x.shape(0)) : 0;
+  Shape shape{x.shape(0)};
+  shape.insert(shape.end(), shape_.begin(), shape_.end());
+  Strides strides{per_batch};
+  strides.insert(strides.end(), strides_.begin(), strides_.end());
+  return {{as_strided(x, std::move(shape), std::move(strides), offset_, stream())}, {0}};
+}
+
+// ---------------------------------------------------------------- SliceBounds
+Shape SliceBounds::shape() const {
+  Shape out(start.size());
+  for (size_t i = 0; i < start.size(); ++i) {
+    int64_t st = strides[i], b = start[i], e = stop[i];
+    if (st > 0)
+      out[i] = e > b ? static_cast<int32_t>((e - b + st - 1) / st) : 0;
+    else
+      out[i] = b > e ? static_cast<int32_t>((b - e - st - 1) / -st) : 0;
+  }
+  return out;
+}
+
+SliceBounds SliceBounds::normalize(const Shape& shape, Shape start, Shape stop, Shape strides,
+                                   const char* op) {
+  const size_t nd = shape.size();
+  auto check_size = [&](const Shape& v, const char* what) {
+    if (v.size() != nd) {
+      throw std::invalid_argument(msg("[", op, "] Got ", v.size(), " ", what, " ", shape_str(v),
+                                      " for an array of shape ", shape_str(shape),
+                                      "; need one per dimension."));
+    }
+  };
+  check_size(start, "start indices");
+  check_size(stop, "stop indices");
+  check_size(strides, "strides");
+  for (size_t i = 0; i < nd; ++i) {
+    if (strides[i] == 0) {
+      throw std::invalid_argument(
+          msg("[", op, "] Slice step must be non-zero; got strides ", shape_str(strides), "."));
+    }
+  }
+  // Python's slice.indices(n), in 64 bits so that start + n cannot overflow.
+  for (size_t i = 0; i < nd; ++i) {
+    const int64_t n = shape[i];
+    const bool forward = strides[i] > 0;
+    auto clamp = [&](int64_t v) -> int64_t {
+      if (v < 0) v += n;
+      if (forward) return std::clamp<int64_t>(v, 0, n);
+      return std::clamp<int64_t>(v, -1, n - 1);
+    };
+    int64_t b = clamp(start[i]), e = clamp(stop[i]);
+    bool empty = forward ? e <= b : b <= e;
+    // Empty slices get in-bounds bounds so that the view's offset stays inside the buffer.
+    start[i] = empty ? 0 : static_cast<int32_t>(b);
+    stop[i] = empty ? 0 : static_cast<int32_t>(e);
+  }
+  return {std::move(start), std::move(stop), std::move(strides)};
+}
+
+// ---------------------------------------------------------------- Slice
+bool Slice::is_equivalent(const Primitive& other) const {
+  auto* o = dynamic_cast<const Slice*>(&other);
+  return o && o->bounds_ == bounds_;
+}
+std::vector<array> Slice::jvp(const std::vector<array>&, const std::vector<array>& tangents,
+                              const std::vector<int>&) {
+  return {slice_node(tangents[0], bounds_, stream())};
+}
+std::vector<array> Slice::vjp(const std::vector<array>& primals,
+                              const std::vector<array>& cotangents, const std::vector<int>&,
+                              const std::vector<array>&) {
+  // Every input element outside the slice got no gradient.
+  array zero = zeros(primals[0].shape(), cotangents[0].dtype(), stream());
+  return {slice_update_node(zero, cotangents[0], bounds_, stream())};
+}
+std::pair<std::vector<array>, std::vector<int>> Slice::vmap(const std::vector<array>& inputs,
+                                                            const std::vector<int>& axes) {
+  if (axes[0] < 0) return {{slice_node(inputs[0], bounds_, stream())}, {-1}};
+  array x = moveaxis(inputs[0], axes[0], 0, stream());
+  return {{slice_node(x, with_batch_axis(bounds_, x.shape(0)), stream())}, {0}};
+}
+
+// ---------------------------------------------------------------- SliceUpdate
+bool SliceUpdate::is_equivalent(const Primitive& other) const {
+  auto* o = dynamic_cast<const SliceUpdate*>(&other);
+  return o && o->bounds_ == bounds_;
+}
+std::vector<array> SliceUpdate::jvp(const std::vector<array>& primals,
+                                    const std::vector<array>& tangents,
+                                    const std::vector<int>& argnums) {
+  // Linear in (src, update) jointly: a missing tangent is zero.
+  std::vector<array> t;
+  for (int i = 0; i < 2; ++i) {
+    auto it = std::find(argnums.begin(), argnums.end(), i);
+    t.push_back(it != argnums.end() ? tangents[it - argnums.begin()]
+                                    : zeros_like(primals[i], stream()));
+  }
+  return {slice_update_node(t[0], t[1], bounds_, stream())};
+}
+std::vector<array> SliceUpdate::vjp(const std::vector<array>& primals,
+                                    const std::vector<array>& cotangents,
+                                    const std::vector<int>& argnums, const std::vector<array>&) {
+  const array& cot = cotangents[0];
+  std::vector<array> out;
+  for (int arg : argnums) {
+    if (arg == 0) {
+      // Overwritten elements of src do not reach the output.
+      array zero = zeros(primals[1].shape(), cot.dtype(), stream());
+      out.push_back(slice_update_node(cot, zero, bounds_, stream()));
+    } else {
+      out.push_back(slice_node(cot, bounds_, stream()));
+    }
+  }
+  return out;
+}
+std::pair<std::vector<array>, std::vector<int>> SliceUpdate::vmap(const std::vector<array>& inputs,
+                                                                  const std::vector<int>& axes) {
+  int n = batch_size(inputs, axes);
+  if (n < 0) return {{slice_update_node(inputs[0], inputs[1], bounds_, stream())}, {-1}};
+  array src = batch_first(inputs[0], axes[0], n, stream());
+  array upd = batch_first(inputs[1], axes[1], n, stream());
+  return {{slice_update_node(src, upd, with_batch_axis(bounds_, n), stream())}, {0}};
+}
+
+// ---------------------------------------------------------------- Concatenate
+bool Concatenate::is_equivalent(const Primitive& other) const {
+  auto* o = dynamic_cast<const Concatenate*>(&other);
+  return o && o->axis_ == axis_;
+}
+std::vector<Shape> Concatenate::output_shapes(const std::vector<array>& inputs) {
+  Shape shape = inputs[0].shape();
+  shape[axis_] = 0;
+  for (const auto& in : inputs) shape[axis_] += in.shape(axis_);
+  return {shape};
+}
+std::vector<array> Concatenate::jvp(const std::vector<array>& primals,
+                                    const std::vector<array>& tangents,
+                                    const std::vector<int>& argnums) {
+  std::vector<array> t;
+  for (size_t i = 0; i < primals.size(); ++i) t.push_back(zeros_like(primals[i], stream()));
+  for (size_t j = 0; j < argnums.size(); ++j) t[argnums[j]] = tangents[j];
+  auto shape = output_shapes(primals)[0];
+  Dtype dtype = t[0].dtype();
+  return {
+      array(std::move(shape), dtype, std::make_shared<Concatenate>(stream(), axis_), std::move(t))};
+}
+std::vector<array> Concatenate::vjp(const std::vector<array>& primals,
+                                    const std::vector<array>& cotangents,
+                                    const std::vector<int>& argnums, const std::vector<array>&) {
+  // Each input's cotangent is its part of the output's.
+  const array& cot = cotangents[0];
+  std::vector<int32_t> offsets{0};
+  for (const auto& p : primals) offsets.push_back(offsets.back() + p.shape(axis_));
+  std::vector<array> out;
+  for (int arg : argnums) {
+    SliceBounds b{Shape(cot.ndim(), 0), cot.shape(), Shape(cot.ndim(), 1)};
+    b.start[axis_] = offsets[arg];
+    b.stop[axis_] = offsets[arg + 1];
+    out.push_back(slice_node(cot, std::move(b), stream()));
+  }
+  return out;
+}
+std::pair<std::vector<array>, std::vector<int>> Concatenate::vmap(const std::vector<array>& inputs,
+                                                                  const std::vector<int>& axes) {
+  int n = batch_size(inputs, axes);
+  if (n < 0) return {{concatenate(inputs, axis_, stream())}, {-1}};
+  std::vector<array> batched;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    batched.push_back(batch_first(inputs[i], axes[i], n, stream()));
+  }
+  return {{concatenate(std::move(batched), axis_ + 1, stream())}, {0}};
 }
 
 }  // namespace kiln

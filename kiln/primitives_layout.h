@@ -1,4 +1,5 @@
-// Layout primitives: dtype conversion, copies and views (broadcast, reshape, transpose).
+// Layout primitives: dtype conversion, copies, views (broadcast, reshape, transpose, slice,
+// as_strided) and the ops that assemble one buffer from parts (concatenate, slice_update).
 // Views share their input's buffer; only `eval` decides whether a copy is needed.
 #pragma once
 
@@ -70,7 +71,8 @@ class Reshape : public UnaryPrimitive {
 /** A view with permuted axes: output axis i is input axis axes[i]. */
 class Transpose : public UnaryPrimitive {
  public:
-  Transpose(Stream stream, std::vector<int> axes) : UnaryPrimitive(stream), axes_(std::move(axes)) {}
+  Transpose(Stream stream, std::vector<int> axes)
+      : UnaryPrimitive(stream), axes_(std::move(axes)) {}
   KILN_PRIMITIVE_EVAL_UNARY()
   KILN_PRIMITIVE_GRADS()
   KILN_PRIMITIVE_VMAP()
@@ -81,6 +83,117 @@ class Transpose : public UnaryPrimitive {
 
  private:
   std::vector<int> axes_;
+};
+
+/** The input if it is row-contiguous (or column-contiguous when allowed), else a
+ * row-contiguous copy. Layout is only known at eval, hence a primitive. */
+class Contiguous : public UnaryPrimitive {
+ public:
+  Contiguous(Stream stream, bool allow_col_major)
+      : UnaryPrimitive(stream), allow_col_major_(allow_col_major) {}
+  KILN_PRIMITIVE_EVAL_UNARY()
+  KILN_PRIMITIVE_GRADS()
+  KILN_PRIMITIVE_VMAP()
+  KILN_PRIMITIVE_NAME(Contiguous)
+  KILN_PRIMITIVE_SAME_SHAPE()
+  bool is_equivalent(const Primitive& other) const override;
+
+ private:
+  bool allow_col_major_;
+};
+
+/**
+ * A view with explicit shape, strides and offset (elements), measured in the row-major
+ * element order of the input (a non-row-contiguous input is copied first, as MLX's
+ * as_strided flattens it).
+ */
+class AsStrided : public UnaryPrimitive {
+ public:
+  AsStrided(Stream stream, Shape shape, Strides strides, int64_t offset)
+      : UnaryPrimitive(stream),
+        shape_(std::move(shape)),
+        strides_(std::move(strides)),
+        offset_(offset) {}
+  KILN_PRIMITIVE_EVAL_UNARY()
+  KILN_PRIMITIVE_GRADS()
+  KILN_PRIMITIVE_VMAP()
+  KILN_PRIMITIVE_NAME(AsStrided)
+  bool is_equivalent(const Primitive& other) const override;
+  std::vector<Shape> output_shapes(const std::vector<array>&) override { return {shape_}; }
+
+ private:
+  Shape shape_;
+  Strides strides_;
+  int64_t offset_;
+};
+
+/**
+ * Bounds of a strided slice, already normalized by the op (Python's clamping): per axis,
+ * `start` is the first index taken, then every `strides`-th up to `stop` (exclusive; -1 for
+ * a negative step that runs through index 0). Never re-normalize these.
+ */
+struct SliceBounds {
+  Shape start;
+  Shape stop;
+  Shape strides;
+
+  /** Elements taken per axis. */
+  Shape shape() const;
+  bool operator==(const SliceBounds&) const = default;
+  /** Normalizes Python-style bounds for `shape`; throws `[op]` errors for bad sizes or a
+   * zero step. */
+  static SliceBounds normalize(const Shape& shape, Shape start, Shape stop, Shape strides,
+                               const char* op);
+};
+
+/** A strided view of a part of the input (negative steps walk backwards). */
+class Slice : public UnaryPrimitive {
+ public:
+  Slice(Stream stream, SliceBounds bounds) : UnaryPrimitive(stream), bounds_(std::move(bounds)) {}
+  KILN_PRIMITIVE_EVAL_UNARY()
+  KILN_PRIMITIVE_GRADS()
+  KILN_PRIMITIVE_VMAP()
+  KILN_PRIMITIVE_NAME(Slice)
+  bool is_equivalent(const Primitive& other) const override;
+  std::vector<Shape> output_shapes(const std::vector<array>&) override { return {bounds_.shape()}; }
+  const SliceBounds& bounds() const { return bounds_; }
+
+ private:
+  SliceBounds bounds_;
+};
+
+/** inputs {src, update}: src with the slice `bounds` replaced by update (same dtype as src,
+ * already broadcast to the slice's shape). Writes into src's buffer when it is donated. */
+class SliceUpdate : public UnaryPrimitive {
+ public:
+  SliceUpdate(Stream stream, SliceBounds bounds)
+      : UnaryPrimitive(stream), bounds_(std::move(bounds)) {}
+  KILN_PRIMITIVE_EVAL_UNARY()
+  KILN_PRIMITIVE_GRADS()
+  KILN_PRIMITIVE_VMAP()
+  KILN_PRIMITIVE_NAME(SliceUpdate)
+  KILN_PRIMITIVE_SAME_SHAPE()
+  bool is_equivalent(const Primitive& other) const override;
+  const SliceBounds& bounds() const { return bounds_; }
+
+ private:
+  SliceBounds bounds_;
+};
+
+/** Joins its inputs (same dtype and rank, equal shapes outside `axis`) along `axis`. */
+class Concatenate : public UnaryPrimitive {
+ public:
+  Concatenate(Stream stream, int axis) : UnaryPrimitive(stream), axis_(axis) {}
+  KILN_PRIMITIVE_EVAL_UNARY()
+  KILN_PRIMITIVE_GRADS()
+  KILN_PRIMITIVE_VMAP()
+  KILN_PRIMITIVE_NAME(Concatenate)
+  bool is_equivalent(const Primitive& other) const override;
+  std::vector<Shape> output_shapes(const std::vector<array>& inputs) override;
+  int axis() const { return axis_; }
+
+ private:
+  int axis_;
 };
 
 }  // namespace kiln

@@ -3,7 +3,12 @@
 namespace kiln {
 KILN_NO_GPU(AsType)
 KILN_NO_GPU(Copy)
+KILN_NO_GPU(Contiguous)
 KILN_NO_GPU(Broadcast)
 KILN_NO_GPU(Reshape)
 KILN_NO_GPU(Transpose)
+KILN_NO_GPU(AsStrided)
+KILN_NO_GPU(Slice)
+KILN_NO_GPU(SliceUpdate)
+KILN_NO_GPU(Concatenate)
 }  // namespace kiln
