@@ -1,0 +1,6 @@
+#include "kiln/backend/no_cuda/no_gpu.h"
+
+namespace kiln {
+KILN_NO_GPU(Matmul)
+KILN_NO_GPU(AddMM)
+}  // namespace kiln
