@@ -68,8 +68,10 @@ array arange(double start, double stop, double step, Dtype dtype, StreamOrDevice
     throw std::invalid_argument(
         msg("[arange] step must be non-zero; got start=", start, ", stop=", stop, ", step=0."));
   }
-  // NumPy's length rule; (stop - start) may overflow to inf, which fails the bound too.
-  double len = std::ceil((stop - start) / step);
+  // NumPy's length rule; (stop - start) may overflow to inf, which fails the bound too. A
+  // quotient that underflows to zero still has one element when it points forward (NumPy).
+  double span = stop - start, ratio = span / step;
+  double len = ratio == 0 && span != 0 ? (std::signbit(ratio) ? 0 : 1) : std::ceil(ratio);
   if (!(len <= std::numeric_limits<int32_t>::max())) {
     throw std::invalid_argument(msg("[arange] The range from ", start, " to ", stop, " by ", step,
                                     " has ", len, " elements, more than the maximum ",
