@@ -1,0 +1,129 @@
+// Custom kernels from source strings (kiln's headline feature).
+//
+// The user writes only the body of a kernel, in CUDA C++ (`cuda_kernel`) or in the Metal
+// Shading Language (`metal_kernel`, the bodies MLX users already have). kiln generates the
+// signature from the inputs, outputs, template arguments and the attributes the body uses,
+// compiles it at run time (NVRTC on the GPU, the host C++ compiler on the CPU), caches it
+// in memory and on disk, and runs it as a node (`CustomKernel`) of the lazy graph.
+//
+// Semantics follow MLX's `mx.fast.metal_kernel` / `mx.fast.cuda_kernel`:
+// - The signature lists the inputs in order, then the outputs. An input `x` also gets
+//   `x_shape` (const int32_t*), `x_strides` (const int64_t*, in elements) and `x_ndim`
+//   (int) when the source mentions them. Outputs are row-contiguous.
+// - `grid` counts threads, not blocks; `threadgroup` is clipped to the grid. Metal bodies
+//   keep Metal's dispatch: threads outside the grid never run the body and an edge
+//   threadgroup reports its real size. CUDA bodies keep CUDA's: every thread of
+//   ceil(grid / threadgroup) blocks runs, and the body checks its bounds.
+// - Template arguments (dtype, int or bool) become `template <...>` parameters of the
+//   generated kernel and are instantiated at the call.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "kiln/array.h"
+#include "kiln/device.h"
+
+namespace kiln::fast {
+
+/** A template argument of a custom kernel: a dtype (a type parameter), an int or a bool. */
+using TemplateArg = std::variant<int, bool, Dtype>;
+
+/** Which language a kernel body is written in. */
+enum class KernelFlavour { cuda, metal };
+
+/**
+ * A custom kernel, callable like a function. Thread-safe; copies share the definition.
+ */
+class KernelFunction {
+ public:
+  /**
+   * Builds the kernel's outputs (lazy). `output_shapes[i]`/`output_dtypes[i]` describe
+   * output i; `grid` and `threadgroup` are (x, y, z) thread counts; `template_args` are
+   * (name, value) pairs; `init_value` fills every output before the kernel runs (without
+   * it outputs start uninitialized); `verbose` prints the generated source.
+   *
+   * Throws std::invalid_argument ("[metal_kernel] ...") for a wrong number of inputs,
+   * output shapes or dtypes, a threadgroup above 1024 threads, a zero-sized grid or
+   * threadgroup, a template value of the wrong kind, or an input with more dimensions
+   * than kernels support (kMaxNdim). Compile errors raise KernelCompileError when the
+   * kernel is compiled (at the call on the CPU when a compiler is missing, else at eval).
+   */
+  std::vector<array> operator()(
+      const std::vector<array>& inputs,
+      const std::vector<Shape>& output_shapes,
+      const std::vector<Dtype>& output_dtypes,
+      std::tuple<int, int, int> grid,
+      std::tuple<int, int, int> threadgroup,
+      const std::vector<std::pair<std::string, TemplateArg>>& template_args = {},
+      std::optional<float> init_value = std::nullopt,
+      bool verbose = false,
+      StreamOrDevice s = {}) const;
+
+  /**
+   * Generates and compiles the kernel without running it, for inputs of the given dtypes
+   * and ranks, and returns the generated source. `target` is a GPU architecture
+   * ("sm_90", the default) or "cpu". Needs no GPU: this is how CI and users on machines
+   * without one check kernels. Throws KernelCompileError on compile errors.
+   */
+  std::string compile(
+      const std::vector<Dtype>& input_dtypes,
+      const std::vector<int>& input_ndims,
+      const std::vector<Dtype>& output_dtypes,
+      const std::vector<std::pair<std::string, TemplateArg>>& template_args = {},
+      const std::string& target = "sm_90") const;
+
+  const std::string& name() const;
+
+  struct Definition;
+  explicit KernelFunction(std::shared_ptr<const Definition> def) : def_(std::move(def)) {}
+
+ private:
+  std::shared_ptr<const Definition> def_;
+};
+
+/** The most dimensions an input of a custom kernel may have. */
+inline constexpr int kMaxNdim = 10;
+
+/**
+ * A kernel whose body is CUDA C++. `shared_memory` bytes of dynamic shared memory are
+ * available as `extern __shared__` storage (the limit is raised above 48 KB when asked).
+ * With `atomic_outputs`, outputs are plain pointers usable with atomicAdd and friends.
+ */
+KernelFunction cuda_kernel(
+    const std::string& name,
+    const std::vector<std::string>& input_names,
+    const std::vector<std::string>& output_names,
+    const std::string& source,
+    const std::string& header = "",
+    bool ensure_row_contiguous = true,
+    bool atomic_outputs = false,
+    int shared_memory = 0);
+
+/**
+ * A kernel whose body is Metal Shading Language, compiled for NVIDIA GPUs (and the CPU)
+ * through kiln's Metal compatibility layer. With `atomic_outputs`, outputs are
+ * `device atomic<T>*`.
+ */
+KernelFunction metal_kernel(
+    const std::string& name,
+    const std::vector<std::string>& input_names,
+    const std::vector<std::string>& output_names,
+    const std::string& source,
+    const std::string& header = "",
+    bool ensure_row_contiguous = true,
+    bool atomic_outputs = false);
+
+/** A custom kernel's source failed to compile. The message names the kernel, gives the
+ * compiler's messages with line numbers of the user's own source and header, and shows
+ * the generated signature. */
+class KernelCompileError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace kiln::fast
