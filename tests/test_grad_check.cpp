@@ -1,0 +1,753 @@
+// The transformation check table: one row per op of kiln/ops.h (several for ops with
+// variants), each a function building the op from inputs, the inputs' shapes and domains.
+//
+// Ops/GradCheck.VjpJvp/<row>: on random float64 inputs, vjp and jvp against the Jacobian from
+// central finite differences, and <vjp(u), v> == <u, jvp(v)>. Integer and bool outputs
+// have zero derivatives. Complex arrays (complex64, so looser tolerances) pair cotangents
+// with tangents by Re(sum(u * v)), the convention of the seed Exp::vjp (MLX's and JAX's).
+// Ops/VmapCheck.Loop/<row>: vmap against a loop of the op over the mapped axis, with the mapped
+// axis first, second and last in every input, and with only the first or last input mapped.
+//
+// A row whose op (or an op its transforms use) has not landed yet is skipped with the
+// placeholder's "[op] is not implemented yet." message; that is the only reason to skip.
+// GradCheckTable.EveryOpHasARow fails when an op of kiln/ops.h has no row.
+#include <algorithm>
+#include <complex>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include <gtest/gtest-spi.h>
+
+#include "test_utils.h"
+
+using namespace kiln;
+
+namespace {
+
+using cd = std::complex<double>;
+
+// ---------------------------------------------------------------- the table's types
+
+struct Input {
+  Shape shape;
+  Dtype dtype = float64;
+  double lo = -2.0, hi = 2.0;  // domain of the random values; integers take [lo, hi)
+};
+
+struct Row {
+  std::string op;       // the function of kiln/ops.h
+  std::string variant;  // what tells rows of one op apart
+  ArrayFn fn;
+  std::vector<Input> inputs;
+  double eps = 1e-6;        // finite-difference step
+  double rtol = 1e-6;       // derivatives: |got - want| <= rtol * (1 + |want|)
+  bool zero_grad = false;   // derivative zero by definition (stop_gradient)
+  std::string unique_name;  // test name, set when the table is built
+
+  Row& fd(double step, double tol) {
+    eps = step;
+    rtol = tol;
+    return *this;
+  }
+  Row& zero_derivative() {
+    zero_grad = true;
+    return *this;
+  }
+};
+
+void PrintTo(const Row& r, std::ostream* os) { *os << r.unique_name; }
+
+Input F(Shape s, double lo = -2.0, double hi = 2.0) { return {std::move(s), float64, lo, hi}; }
+Input I(Shape s, double lo, double hi) { return {std::move(s), int32, lo, hi}; }
+Input B(Shape s) { return {std::move(s), bool_, 0, 1}; }
+Input C(Shape s) { return {std::move(s), complex64, -1.0, 1.0}; }
+
+Row row(std::string op, std::string variant, ArrayFn fn, std::vector<Input> inputs) {
+  return Row{std::move(op), std::move(variant), std::move(fn), std::move(inputs)};
+}
+ArrayFn f1(std::function<array(const array&)> f) {
+  return [f](const std::vector<array>& a) { return std::vector<array>{f(a[0])}; };
+}
+ArrayFn f2(std::function<array(const array&, const array&)> f) {
+  return [f](const std::vector<array>& a) { return std::vector<array>{f(a[0], a[1])}; };
+}
+ArrayFn f3(std::function<array(const array&, const array&, const array&)> f) {
+  return [f](const std::vector<array>& a) { return std::vector<array>{f(a[0], a[1], a[2])}; };
+}
+
+// ---------------------------------------------------------------- the table
+
+#define UNARY(NAME, LO, HI) \
+  row(#NAME, "", f1([](const array& a) { return NAME(a); }), {F({3, 4}, LO, HI)})
+#define BINARY(NAME, LA, HA, LB, HB)                                                  \
+  row(#NAME, "", f2([](const array& a, const array& b) { return NAME(a, b); }), \
+      {F({3, 4}, LA, HA), F({3, 4}, LB, HB)})
+#define BINARY_BROADCAST(NAME, LA, HA, LB, HB)                                                 \
+  row(#NAME, "broadcast", f2([](const array& a, const array& b) { return NAME(a, b); }), \
+      {F({3, 1}, LA, HA), F({4}, LB, HB)})
+#define INT_BINARY(NAME, LA, HA, LB, HB)                                              \
+  row(#NAME, "", f2([](const array& a, const array& b) { return NAME(a, b); }), \
+      {I({3, 4}, LA, HA), I({3, 4}, LB, HB)})
+#define OPERATOR1(OP, IN) \
+  row("operator" #OP, "", f1([](const array& a) { return OP a; }), {IN})
+#define OPERATOR2(OP, IA, IB) \
+  row("operator" #OP, "", f2([](const array& a, const array& b) { return a OP b; }), {IA, IB})
+// A reduction over all axes, one axis, and several axes keeping them.
+#define REDUCTION(NAME, LO, HI)                                                                  \
+  row(#NAME, "all", f1([](const array& a) { return NAME(a); }), {F({2, 3, 4}, LO, HI)}),         \
+      row(#NAME, "axis1", f1([](const array& a) { return NAME(a, 1); }), {F({2, 3, 4}, LO, HI)}), \
+      row(#NAME, "axes02_keepdims",                                                              \
+          f1([](const array& a) { return NAME(a, std::vector<int>{0, 2}, true); }),              \
+          {F({2, 3, 4}, LO, HI)})
+
+std::vector<Row> creation_rows() {
+  return {
+      row("arange", "float", f1([](const array& a) { return multiply(a, arange(0.5, 4.5, 1.0, float64)); }), {F({3, 4})}),
+      row("arange", "int", f1([](const array& a) { return multiply(a, arange(4)); }), {F({3, 4})}),
+      row("linspace", "", f1([](const array& a) { return multiply(a, linspace(-1.0, 1.0, 4, float64)); }), {F({3, 4})}),
+      row("full", "", f1([](const array& a) { return full({3, 4}, a); }), {F({4})}),
+      row("full", "dtype", f1([](const array& a) { return full({2, 3}, a, float64); }), {F({})}),
+      row("zeros", "", f1([](const array& a) { return add(a, zeros({3, 4}, float64)); }), {F({4})}),
+      row("ones", "", f1([](const array& a) { return multiply(a, ones({3, 4}, float64)); }), {F({4})}),
+      row("zeros_like", "", f1([](const array& a) { return zeros_like(a); }), {F({3, 4})}),
+      row("ones_like", "", f1([](const array& a) { return ones_like(a); }), {F({3, 4})}),
+      row("full_like", "", f2([](const array& a, const array& v) { return full_like(a, v); }), {F({3, 4}), F({})}),
+      row("eye", "", f1([](const array& a) { return multiply(a, eye(4, 5, 1, float64)); }), {F({4, 5})}),
+      row("identity", "", f1([](const array& a) { return multiply(a, identity(4, float64)); }), {F({4, 4})}),
+      row("tril", "", f1([](const array& a) { return tril(a, -1); }), {F({4, 5})}),
+      row("tril", "batched", f1([](const array& a) { return tril(a); }), {F({2, 3, 3})}),
+      row("triu", "", f1([](const array& a) { return triu(a, 1); }), {F({4, 5})}),
+  };
+}
+
+std::vector<Row> layout_rows() {
+  return {
+      row("astype", "float32", f1([](const array& a) { return astype(a, float32); }), {F({3, 4})}).fd(1e-2, 1e-4),
+      row("astype", "float16", f1([](const array& a) { return astype(a, float16); }), {F({3, 4})}).fd(0.25, 3e-2),
+      row("astype", "int32", f1([](const array& a) { return astype(a, int32); }), {F({3, 4})}),
+      row("astype", "from_int", f1([](const array& a) { return astype(a, float64); }), {I({3, 4}, -5, 5)}),
+      row("copy", "", f1([](const array& a) { return copy(a); }), {F({3, 4})}),
+      row("contiguous", "transposed", f1([](const array& a) { return contiguous(transpose(a)); }), {F({3, 4})}),
+      row("as_strided", "windows", f1([](const array& a) { return as_strided(a, {4, 3}, {2, 1}, 1); }), {F({12})}),
+      row("reshape", "", f1([](const array& a) { return reshape(a, {2, 6}); }), {F({3, 4})}),
+      row("reshape", "infer", f1([](const array& a) { return reshape(a, {-1}); }), {F({3, 4})}),
+      row("flatten", "", f1([](const array& a) { return flatten(a, 1, 2); }), {F({2, 3, 2})}),
+      row("squeeze", "axis", f1([](const array& a) { return squeeze(a, 1); }), {F({3, 1, 4})}),
+      row("squeeze", "all", f1([](const array& a) { return squeeze(a); }), {F({3, 1, 4, 1})}),
+      row("expand_dims", "", f1([](const array& a) { return expand_dims(a, {0, 2}); }), {F({3, 4})}),
+      row("transpose", "axes", f1([](const array& a) { return transpose(a, {1, 2, 0}); }), {F({2, 3, 4})}),
+      row("transpose", "reverse", f1([](const array& a) { return transpose(a); }), {F({2, 3, 4})}),
+      row("swapaxes", "", f1([](const array& a) { return swapaxes(a, 0, 2); }), {F({2, 3, 4})}),
+      row("moveaxis", "", f1([](const array& a) { return moveaxis(a, 0, -1); }), {F({2, 3, 4})}),
+      row("broadcast_to", "", f1([](const array& a) { return broadcast_to(a, {2, 3, 4}); }), {F({3, 1})}),
+      row("broadcast_arrays", "",
+          [](const std::vector<array>& a) { return broadcast_arrays({a[0], a[1]}); }, {F({3, 1}), F({4})}),
+      row("slice", "steps", f1([](const array& a) { return slice(a, {1, 0}, {3, 5}, {1, 2}); }), {F({4, 5})}),
+      row("slice", "negative_steps", f1([](const array& a) { return slice(a, {3, 4}, {0, 0}, {-1, -2}); }), {F({4, 5})}),
+      row("slice", "", f1([](const array& a) { return slice(a, {1, 1}, {3, 4}); }), {F({4, 5})}),
+      row("slice_update", "steps",
+          f2([](const array& s, const array& u) { return slice_update(s, u, {1, 1}, {3, 5}, {1, 2}); }),
+          {F({4, 5}), F({2, 2})}),
+      row("slice_update", "broadcast",
+          f2([](const array& s, const array& u) { return slice_update(s, u, {0, 1}, {4, 3}); }),
+          {F({4, 5}), F({2})}),
+      row("split", "equal", [](const std::vector<array>& a) { return split(a[0], 3, 1); }, {F({2, 6})}),
+      row("split", "indices", [](const std::vector<array>& a) { return split(a[0], Shape{1, 4}, 1); }, {F({2, 6})}),
+      row("concatenate", "axis", f2([](const array& a, const array& b) { return concatenate({a, b}, 1); }),
+          {F({2, 3}), F({2, 2})}),
+      row("concatenate", "flat", f2([](const array& a, const array& b) { return concatenate({a, b}); }),
+          {F({2, 3}), F({4})}),
+      row("stack", "", f2([](const array& a, const array& b) { return stack({a, b}, 1); }), {F({2, 3}), F({2, 3})}),
+      row("tile", "", f1([](const array& a) { return tile(a, {2, 1, 3}); }), {F({2, 3})}),
+      row("repeat", "axis", f1([](const array& a) { return repeat(a, 2, 1); }), {F({2, 3})}),
+      row("repeat", "flat", f1([](const array& a) { return repeat(a, 3); }), {F({2, 3})}),
+      row("pad", "", f2([](const array& a, const array& v) { return pad(a, {{1, 2}, {0, 1}}, v); }),
+          {F({2, 3}), F({})}),
+  };
+}
+
+std::vector<Row> unary_rows() {
+  std::vector<Row> rows = {
+      UNARY(abs, -2, 2), UNARY(negative, -2, 2), UNARY(sign, -2, 2), UNARY(square, -2, 2),
+      UNARY(sqrt, 0.1, 3), UNARY(rsqrt, 0.1, 3), UNARY(reciprocal, 0.5, 2), UNARY(exp, -2, 2),
+      UNARY(expm1, -2, 2), UNARY(log, 0.1, 3), UNARY(log1p, -0.5, 2), UNARY(log2, 0.1, 3),
+      UNARY(log10, 0.1, 3), UNARY(sin, -3, 3), UNARY(cos, -3, 3), UNARY(tan, -1.2, 1.2),
+      UNARY(arcsin, -0.9, 0.9), UNARY(arccos, -0.9, 0.9), UNARY(arctan, -3, 3), UNARY(sinh, -2, 2),
+      UNARY(cosh, -2, 2), UNARY(tanh, -2, 2), UNARY(arcsinh, -3, 3), UNARY(arccosh, 1.1, 3),
+      UNARY(arctanh, -0.9, 0.9), UNARY(erf, -2, 2), UNARY(erfinv, -0.9, 0.9), UNARY(sigmoid, -3, 3),
+      UNARY(floor, -3, 3), UNARY(ceil, -3, 3), UNARY(logical_not, -2, 2), UNARY(isnan, -2, 2),
+      UNARY(isinf, -2, 2), UNARY(isfinite, -2, 2), UNARY(isposinf, -2, 2), UNARY(isneginf, -2, 2),
+      UNARY(real, -2, 2), UNARY(imag, -2, 2), UNARY(conjugate, -2, 2),
+      UNARY(stop_gradient, -2, 2).zero_derivative(),
+      row("round", "", f1([](const array& a) { return round(a); }), {F({3, 4}, -3, 3)}),
+      row("round", "decimals", f1([](const array& a) { return round(a, 1); }), {F({3, 4}, -3, 3)}),
+      row("bitwise_invert", "", f1([](const array& a) { return bitwise_invert(a); }), {I({3, 4}, -8, 8)}),
+  };
+  // Complex inputs.
+  for (auto [name, fn] : std::vector<std::pair<std::string, ArrayFn>>{
+           {"real", f1([](const array& a) { return real(a); })},
+           {"imag", f1([](const array& a) { return imag(a); })},
+           {"conjugate", f1([](const array& a) { return conjugate(a); })},
+           {"exp", f1([](const array& a) { return exp(a); })},
+           {"abs", f1([](const array& a) { return abs(a); })},
+           {"square", f1([](const array& a) { return square(a); })},
+       }) {
+    rows.push_back(row(name, "complex", fn, {C({2, 3})}).fd(1e-2, 2e-3));
+  }
+  return rows;
+}
+
+std::vector<Row> binary_rows() {
+  std::vector<Row> rows = {
+      BINARY(add, -2, 2, -2, 2), BINARY_BROADCAST(add, -2, 2, -2, 2),
+      BINARY(subtract, -2, 2, -2, 2), BINARY_BROADCAST(subtract, -2, 2, -2, 2),
+      BINARY(multiply, -2, 2, -2, 2), BINARY_BROADCAST(multiply, -2, 2, -2, 2),
+      BINARY(divide, -2, 2, 0.5, 2), BINARY_BROADCAST(divide, -2, 2, 0.5, 2),
+      BINARY(floor_divide, -3, 3, 0.5, 2), BINARY(remainder, -3, 3, 0.5, 2),
+      BINARY(power, 0.5, 2, -2, 2), BINARY_BROADCAST(power, 0.5, 2, -2, 2),
+      BINARY(maximum, -2, 2, -2, 2), BINARY_BROADCAST(maximum, -2, 2, -2, 2),
+      BINARY(minimum, -2, 2, -2, 2),
+      BINARY(equal, -2, 2, -2, 2), BINARY(not_equal, -2, 2, -2, 2), BINARY(less, -2, 2, -2, 2),
+      BINARY(less_equal, -2, 2, -2, 2), BINARY(greater, -2, 2, -2, 2),
+      BINARY(greater_equal, -2, 2, -2, 2), BINARY(logical_and, -2, 2, -2, 2),
+      BINARY(logical_or, -2, 2, -2, 2), BINARY(arctan2, -2, 2, -2, 2),
+      BINARY(logaddexp, -2, 2, -2, 2),
+      INT_BINARY(bitwise_and, -16, 16, -16, 16), INT_BINARY(bitwise_or, -16, 16, -16, 16),
+      INT_BINARY(bitwise_xor, -16, 16, -16, 16), INT_BINARY(left_shift, 0, 16, 0, 4),
+      INT_BINARY(right_shift, 0, 64, 0, 4),
+      row("multiply", "complex", f2([](const array& a, const array& b) { return multiply(a, b); }),
+          {C({2, 3}), C({2, 3})}).fd(1e-2, 2e-3),
+      row("where", "", f3([](const array& c, const array& x, const array& y) { return where(c, x, y); }),
+          {B({3, 4}), F({3, 4}), F({4})}),
+      row("clip", "both", f3([](const array& a, const array& lo, const array& hi) { return clip(a, lo, hi); }),
+          {F({3, 4}), F({4}, -1, 0), F({3, 1}, 0.1, 1)}),
+      row("clip", "min", f2([](const array& a, const array& lo) { return clip(a, lo, std::nullopt); }),
+          {F({3, 4}), F({3, 4})}),
+      row("clip", "max", f2([](const array& a, const array& hi) { return clip(a, std::nullopt, hi); }),
+          {F({3, 4}), F({3, 4})}),
+      row("isclose", "", f2([](const array& a, const array& b) { return isclose(a, b, 0.5, 0.1); }),
+          {F({3, 4}), F({3, 4})}),
+      row("allclose", "", f2([](const array& a, const array& b) { return allclose(a, b, 0.5, 0.1); }),
+          {F({3, 4}), F({3, 4})}),
+      row("array_equal", "", f1([](const array& a) { return array_equal(a, a); }), {F({3, 4})}),
+      OPERATOR1(-, F({3, 4})), OPERATOR1(!, B({3, 4})), OPERATOR1(~, I({3, 4}, -8, 8)),
+      OPERATOR2(+, F({3, 4}), F({4})), OPERATOR2(-, F({3, 4}), F({4})),
+      OPERATOR2(*, F({3, 4}), F({4})), OPERATOR2(/, F({3, 4}), F({4}, 0.5, 2)),
+      OPERATOR2(%, F({3, 4}), F({4}, 0.5, 2)), OPERATOR2(==, F({3, 4}), F({4})),
+      OPERATOR2(!=, F({3, 4}), F({4})), OPERATOR2(<, F({3, 4}), F({4})),
+      OPERATOR2(<=, F({3, 4}), F({4})), OPERATOR2(>, F({3, 4}), F({4})),
+      OPERATOR2(>=, F({3, 4}), F({4})), OPERATOR2(&&, B({3, 4}), B({4})),
+      OPERATOR2(||, B({3, 4}), B({4})), OPERATOR2(&, I({3, 4}, -8, 8), I({4}, -8, 8)),
+      OPERATOR2(|, I({3, 4}, -8, 8), I({4}, -8, 8)), OPERATOR2(^, I({3, 4}, -8, 8), I({4}, -8, 8)),
+      OPERATOR2(<<, I({3, 4}, 0, 8), I({4}, 0, 4)), OPERATOR2(>>, I({3, 4}, 0, 64), I({4}, 0, 4)),
+  };
+  return rows;
+}
+
+std::vector<Row> reduction_rows() {
+  std::vector<Row> rows = {
+      REDUCTION(sum, -2, 2), REDUCTION(prod, 0.5, 1.5), REDUCTION(max, -2, 2),
+      REDUCTION(min, -2, 2), REDUCTION(mean, -2, 2), REDUCTION(logsumexp, -2, 2),
+      row("all", "", f1([](const array& a) { return all(a); }), {B({2, 3})}),
+      row("all", "axis", f1([](const array& a) { return all(a, 1, true); }), {B({2, 3})}),
+      row("any", "", f1([](const array& a) { return any(a); }), {B({2, 3})}),
+      row("any", "axes", f1([](const array& a) { return any(a, std::vector<int>{0, 1}); }), {B({2, 3})}),
+      row("var", "all", f1([](const array& a) { return var(a); }), {F({2, 3, 4})}),
+      row("var", "axis_ddof1", f1([](const array& a) { return var(a, 1, true, 1); }), {F({2, 3, 4})}),
+      row("var", "axes", f1([](const array& a) { return var(a, std::vector<int>{0, 2}); }), {F({2, 3, 4})}),
+      row("std", "all", f1([](const array& a) { return kiln::std(a); }), {F({2, 3, 4})}),
+      row("std", "axis_ddof1", f1([](const array& a) { return kiln::std(a, 2, false, 1); }), {F({2, 3, 4})}),
+      row("std", "axes", f1([](const array& a) { return kiln::std(a, std::vector<int>{0, 1}, true); }), {F({2, 3, 4})}),
+      row("argmax", "all", f1([](const array& a) { return argmax(a); }), {F({3, 4})}),
+      row("argmax", "axis", f1([](const array& a) { return argmax(a, 1, true); }), {F({3, 4})}),
+      row("argmin", "all", f1([](const array& a) { return argmin(a); }), {F({3, 4})}),
+      row("argmin", "axis", f1([](const array& a) { return argmin(a, 0); }), {F({3, 4})}),
+      row("softmax", "last", f1([](const array& a) { return softmax(a); }), {F({3, 4})}),
+      row("softmax", "axes", f1([](const array& a) { return softmax(a, std::vector<int>{0, 1}); }), {F({3, 4})}),
+      row("cumsum", "", f1([](const array& a) { return cumsum(a, 1); }), {F({3, 4})}),
+      row("cumsum", "reverse_exclusive", f1([](const array& a) { return cumsum(a, 0, true, false); }), {F({3, 4})}),
+      row("cumprod", "", f1([](const array& a) { return cumprod(a, 1); }), {F({3, 4}, 0.5, 1.5)}),
+      row("cumprod", "reverse", f1([](const array& a) { return cumprod(a, 0, true); }), {F({3, 4}, 0.5, 1.5)}),
+      row("cumprod", "exclusive", f1([](const array& a) { return cumprod(a, 1, false, false); }), {F({3, 4}, 0.5, 1.5)}),
+  };
+  return rows;
+}
+
+std::vector<Row> linalg_rows() {
+  auto mm = f2([](const array& a, const array& b) { return matmul(a, b); });
+  return {
+      row("matmul", "2d", mm, {F({3, 4}), F({4, 2})}),
+      row("matmul", "batched_broadcast", mm, {F({2, 3, 4}), F({4, 5})}),
+      row("matmul", "batch_broadcast_both", mm, {F({1, 3, 4}), F({2, 4, 2})}),
+      row("matmul", "vector_matrix", mm, {F({4}), F({4, 3})}),
+      row("matmul", "matrix_vector", mm, {F({3, 4}), F({4})}),
+      row("matmul", "vector_vector", mm, {F({4}), F({4})}),
+      row("addmm", "", f3([](const array& c, const array& a, const array& b) { return addmm(c, a, b, 0.5f, 2.0f); }),
+          {F({3, 2}), F({3, 4}), F({4, 2})}),
+      row("addmm", "broadcast_c", f3([](const array& c, const array& a, const array& b) { return addmm(c, a, b); }),
+          {F({2}), F({3, 4}), F({4, 2})}),
+      row("inner", "vectors", f2([](const array& a, const array& b) { return inner(a, b); }), {F({4}), F({4})}),
+      row("inner", "matrices", f2([](const array& a, const array& b) { return inner(a, b); }), {F({2, 4}), F({3, 4})}),
+      row("outer", "", f2([](const array& a, const array& b) { return outer(a, b); }), {F({3}), F({4})}),
+  };
+}
+
+std::vector<Row> indexing_rows() {
+  // Scatters that keep one of several updates for a duplicate index have no well-defined
+  // derivative there: those rows use fixed, distinct indices.
+  static const array rows_perm({4, 0, 2}, int32);
+  static const array cols_perm({0, 2, 3, 1, 1, 0}, {3, 2}, int32);
+  auto scatter_row = [](std::string name, auto op) {
+    return row(name, "", f2([op](const array& a, const array& u) { return op(a, {rows_perm}, u, {0}); }),
+               {F({5, 3}, 0.5, 2), F({3, 1, 3}, 0.5, 2)});
+  };
+  using Op = array (*)(const array&, const std::vector<array>&, const array&, const std::vector<int>&, StreamOrDevice);
+  auto wrap = [](Op op) {
+    return [op](const array& a, const std::vector<array>& i, const array& u, const std::vector<int>& ax) {
+      return op(a, i, u, ax, {});
+    };
+  };
+  return {
+      row("take", "flat", f2([](const array& a, const array& i) { return take(a, i); }), {F({3, 4}), I({5}, -12, 12)}),
+      row("take", "axis", f2([](const array& a, const array& i) { return take(a, i, 1); }), {F({3, 4}), I({2, 2}, 0, 4)}),
+      row("take", "index", f1([](const array& a) { return take(a, -1, 1); }), {F({3, 4})}),
+      row("take_along_axis", "", f2([](const array& a, const array& i) { return take_along_axis(a, i, 1); }),
+          {F({3, 4}), I({3, 2}, 0, 4)}),
+      row("put_along_axis", "",
+          f2([](const array& a, const array& v) { return put_along_axis(a, cols_perm, v, 1); }),
+          {F({3, 4}), F({3, 2})}),
+      row("gather", "", f3([](const array& a, const array& i0, const array& i1) {
+            return gather(a, {i0, i1}, {0, 1}, {1, 1, 3});
+          }), {F({5, 4, 3}), I({2, 3}, 0, 5), I({2, 3}, 0, 4)}),
+      scatter_row("scatter", wrap(scatter)),
+      row("scatter_add", "duplicates",
+          f3([](const array& a, const array& i, const array& u) { return scatter_add(a, {i}, u, {0}); }),
+          {F({5, 3}), I({4}, 0, 5), F({4, 1, 3})}),
+      scatter_row("scatter_add", wrap(scatter_add)),
+      scatter_row("scatter_prod", wrap(scatter_prod)),
+      scatter_row("scatter_max", wrap(scatter_max)),
+      scatter_row("scatter_min", wrap(scatter_min)),
+      row("sort", "axis", f1([](const array& a) { return sort(a, 1); }), {F({3, 4})}),
+      row("sort", "flat", f1([](const array& a) { return sort(a); }), {F({3, 4})}),
+      row("argsort", "axis", f1([](const array& a) { return argsort(a, 0); }), {F({3, 4})}),
+      row("argsort", "flat", f1([](const array& a) { return argsort(a); }), {F({3, 4})}),
+  };
+}
+
+const std::vector<Row>& all_rows() {
+  static const std::vector<Row> rows = [] {
+    std::vector<Row> r;
+    for (auto part : {creation_rows(), layout_rows(), unary_rows(), binary_rows(), reduction_rows(),
+                      linalg_rows(), indexing_rows()}) {
+      r.insert(r.end(), part.begin(), part.end());
+    }
+    std::set<std::string> used;
+    for (auto& x : r) {
+      std::string base = x.op, name;
+      // Operators get readable names: operator+ -> operator_plus.
+      static const std::map<std::string, std::string> words = {
+          {"<<", "lshift"}, {">>", "rshift"}, {"<=", "le"}, {">=", "ge"}, {"==", "eq"},
+          {"!=", "ne"}, {"&&", "land"}, {"||", "lor"}, {"+", "plus"}, {"-", "minus"},
+          {"*", "times"}, {"/", "div"}, {"%", "mod"}, {"<", "lt"}, {">", "gt"}, {"!", "not"},
+          {"~", "invert"}, {"&", "and"}, {"|", "or"}, {"^", "xor"}};
+      if (auto w = words.find(x.op.substr(std::min<size_t>(8, x.op.size()))); x.op.rfind("operator", 0) == 0 && w != words.end()) {
+        base = "operator_" + (x.op == "operator-" && x.inputs.size() == 1 ? "negate" : w->second);
+      }
+      if (!x.variant.empty()) base += "_" + x.variant;
+      for (char c : base) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+      std::string unique = name;
+      for (int k = 2; !used.insert(unique).second; ++k) unique = name + "_" + std::to_string(k);
+      x.unique_name = unique;
+    }
+    return r;
+  }();
+  return rows;
+}
+
+// ---------------------------------------------------------------- host values
+
+// An array's values as complex doubles (real arrays have zero imaginary parts).
+std::vector<cd> host(const array& a) {
+  if (a.dtype() == complex64) return test::to_complex(a);
+  auto v = test::to_double(a);
+  return std::vector<cd>(v.begin(), v.end());
+}
+
+array from_host(const std::vector<cd>& v, const Shape& shape, Dtype dtype) {
+  if (dtype == complex64) {
+    std::vector<complex64_t> c(v.begin(), v.end());
+    return array(c.begin(), shape, dtype);
+  }
+  std::vector<double> r(v.size());
+  for (size_t i = 0; i < v.size(); ++i) r[i] = v[i].real();
+  return array(r.begin(), shape, dtype);
+}
+
+array make_input(const Input& in, const Shape& shape) {
+  if (in.dtype == bool_) return test::random_array(shape, bool_);
+  if (is_integral(in.dtype)) {
+    std::uniform_int_distribution<int64_t> u(static_cast<int64_t>(in.lo), static_cast<int64_t>(in.hi) - 1);
+    std::vector<double> v(shape_size(shape));
+    for (auto& x : v) x = static_cast<double>(u(test::rng()));
+    return array(v.begin(), shape, in.dtype);
+  }
+  return test::random_array(shape, in.dtype, in.lo, in.hi);
+}
+
+// Real coordinates of the floating outputs: one per real element, two per complex element.
+std::vector<double> coords(const std::vector<array>& outs) {
+  std::vector<double> c;
+  for (const auto& o : outs) {
+    if (!is_inexact(o.dtype())) continue;
+    for (auto v : host(o)) {
+      c.push_back(v.real());
+      if (o.dtype() == complex64) c.push_back(v.imag());
+    }
+  }
+  return c;
+}
+
+bool close(double got, double want, double rtol) {
+  if (std::isnan(want)) return std::isnan(got);
+  return std::abs(got - want) <= rtol * (1.0 + std::abs(want));
+}
+
+// Runs `body`; a placeholder op ("[op] is not implemented yet.") becomes a skip message.
+std::optional<std::string> unless_pending(const std::function<void()>& body) {
+  try {
+    body();
+  } catch (const std::logic_error& e) {
+    if (std::string(e.what()).find("not implemented yet") == std::string::npos) throw;
+    return std::string(e.what());
+  }
+  return std::nullopt;
+}
+
+// ---------------------------------------------------------------- vjp and jvp
+
+void check_derivatives(const Row& row) {
+  std::vector<array> xs;
+  for (const auto& in : row.inputs) xs.push_back(make_input(in, in.shape));
+  auto outs = row.fn(xs);
+  eval(outs);
+  const size_t m = coords(outs).size();
+
+  // Jacobian by central differences, one column per real coordinate of each floating input.
+  struct Column {
+    size_t input, elem;
+    bool imag;
+    std::vector<double> d;  // d outputs / d this coordinate
+  };
+  std::vector<Column> cols;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (!is_inexact(xs[i].dtype())) continue;
+    auto base = host(xs[i]);
+    for (size_t k = 0; k < base.size(); ++k) {
+      for (bool imag : {false, true}) {
+        if (imag && xs[i].dtype() != complex64) continue;
+        Column col{i, k, imag, std::vector<double>(m, 0.0)};
+        if (!row.zero_grad) {
+          auto at = [&](double h) {
+            auto v = base;
+            v[k] += imag ? cd(0, h) : cd(h, 0);
+            auto args = xs;
+            args[i] = from_host(v, xs[i].shape(), xs[i].dtype());
+            return coords(row.fn(args));
+          };
+          auto plus = at(row.eps), minus = at(-row.eps);
+          for (size_t r = 0; r < m; ++r) col.d[r] = (plus[r] - minus[r]) / (2 * row.eps);
+        }
+        cols.push_back(std::move(col));
+      }
+    }
+  }
+
+  // Random cotangents and tangents; integer and bool arrays get zeros of their dtype.
+  auto random_like = [](const array& a) {
+    return is_inexact(a.dtype()) ? test::random_array(a.shape(), a.dtype(), -1, 1)
+                                 : astype(array(0), a.dtype());
+  };
+  std::vector<array> us, vs;
+  for (const auto& o : outs) {
+    array u = random_like(o);
+    us.push_back(u.shape() == o.shape() ? u : broadcast_to(u, o.shape()));
+  }
+  for (const auto& x : xs) {
+    array v = random_like(x);
+    vs.push_back(v.shape() == x.shape() ? v : broadcast_to(v, x.shape()));
+  }
+  auto [vjp_outs, grads] = vjp(row.fn, xs, us);
+  auto [jvp_outs, tangents] = jvp(row.fn, xs, vs);
+  ASSERT_EQ(grads.size(), xs.size());
+  ASSERT_EQ(tangents.size(), outs.size());
+
+  // The real pairing of cotangent coordinates: Re(u * w) = ur wr - ui wi.
+  std::vector<double> upair;
+  for (const auto& u : us) {
+    if (!is_inexact(u.dtype())) continue;
+    for (auto c : host(u)) {
+      upair.push_back(c.real());
+      if (u.dtype() == complex64) upair.push_back(-c.imag());
+    }
+  }
+  // vjp: each real coordinate of each floating input against u^T J.
+  std::vector<std::vector<cd>> g;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    EXPECT_EQ(grads[i].shape(), xs[i].shape()) << "vjp of input " << i;
+    EXPECT_EQ(grads[i].dtype(), xs[i].dtype()) << "vjp of input " << i;
+    g.push_back(host(grads[i]));
+    if (!is_inexact(xs[i].dtype())) {
+      for (auto v : g.back()) EXPECT_EQ(v, cd(0)) << "an integer input must get a zero cotangent";
+    }
+  }
+  int reported = 0;
+  for (const auto& col : cols) {
+    double want = 0;
+    for (size_t r = 0; r < m; ++r) want += upair[r] * col.d[r];
+    // Re(w v) pairs w's real part with v's real part and -Im(w) with Im(v).
+    cd w = g[col.input][col.elem];
+    double got = col.imag ? -w.imag() : w.real();
+    if (!close(got, want, row.rtol) && reported++ < 5) {
+      ADD_FAILURE() << row.unique_name << ": vjp of input " << col.input << " element " << col.elem
+                    << (col.imag ? " (imaginary part)" : "") << " is " << got
+                    << ", finite differences give " << want << " (seed " << test::seed() << ")";
+    }
+  }
+  // jvp: J v per output coordinate.
+  std::vector<double> want_t(m, 0.0);
+  for (const auto& col : cols) {
+    cd v = host(vs[col.input])[col.elem];
+    double vc = col.imag ? v.imag() : v.real();
+    for (size_t r = 0; r < m; ++r) want_t[r] += col.d[r] * vc;
+  }
+  for (size_t j = 0; j < outs.size(); ++j) {
+    EXPECT_EQ(tangents[j].shape(), outs[j].shape()) << "jvp of output " << j;
+    EXPECT_EQ(tangents[j].dtype(), outs[j].dtype()) << "jvp of output " << j;
+    if (!is_inexact(outs[j].dtype())) {
+      for (auto v : host(tangents[j])) EXPECT_EQ(v, cd(0)) << "an integer output must get a zero tangent";
+    }
+  }
+  auto got_t = coords(tangents);
+  ASSERT_EQ(got_t.size(), m);
+  reported = 0;
+  for (size_t r = 0; r < m; ++r) {
+    if (!close(got_t[r], want_t[r], row.rtol) && reported++ < 5) {
+      ADD_FAILURE() << row.unique_name << ": jvp coordinate " << r << " is " << got_t[r]
+                    << ", finite differences give " << want_t[r] << " (seed " << test::seed() << ")";
+    }
+  }
+  // <vjp(u), v> == <u, jvp(v)>, independent of finite differences.
+  double lhs = 0, rhs = 0, scale = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    auto vv = host(vs[i]);
+    for (size_t k = 0; k < vv.size(); ++k) {
+      lhs += (g[i][k] * vv[k]).real();
+      scale += std::abs(g[i][k] * vv[k]);
+    }
+  }
+  for (size_t r = 0; r < m; ++r) rhs += upair[r] * got_t[r];
+  EXPECT_LE(std::abs(lhs - rhs), std::max(row.rtol, 1e-10) * (1 + scale))
+      << row.unique_name << ": <vjp(u), v> = " << lhs << " but <u, jvp(v)> = " << rhs;
+}
+
+// ---------------------------------------------------------------- vmap
+
+// Slice `b` of host values of `shape` along `axis`.
+std::vector<cd> host_slice(const std::vector<cd>& v, const Shape& shape, int axis, int b) {
+  size_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; ++d) outer *= shape[d];
+  for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
+  std::vector<cd> out;
+  out.reserve(outer * inner);
+  for (size_t o = 0; o < outer; ++o)
+    for (size_t i = 0; i < inner; ++i) out.push_back(v[(o * shape[axis] + b) * inner + i]);
+  return out;
+}
+
+void check_vmap(const Row& row, const std::vector<int>& axes) {
+  const int batch = 3;
+  std::vector<array> xs;
+  for (size_t i = 0; i < row.inputs.size(); ++i) {
+    Shape s = row.inputs[i].shape;
+    if (axes[i] >= 0) s.insert(s.begin() + axes[i], batch);
+    xs.push_back(make_input(row.inputs[i], s));
+  }
+  auto batched = vmap(row.fn, axes)(xs);
+  eval(batched);
+  std::vector<std::vector<cd>> xh;
+  for (const auto& x : xs) xh.push_back(host(x));
+  for (int b = 0; b < batch; ++b) {
+    std::vector<array> args;
+    for (size_t i = 0; i < xs.size(); ++i) {
+      if (axes[i] < 0) {
+        args.push_back(xs[i]);
+        continue;
+      }
+      args.push_back(from_host(host_slice(xh[i], xs[i].shape(), axes[i], b), row.inputs[i].shape,
+                               xs[i].dtype()));
+    }
+    auto outs = row.fn(args);
+    ASSERT_EQ(batched.size(), outs.size());
+    for (size_t j = 0; j < outs.size(); ++j) {
+      Shape expect = outs[j].shape();
+      expect.insert(expect.begin(), batch);
+      ASSERT_EQ(batched[j].shape(), expect) << row.unique_name << " output " << j;
+      ASSERT_EQ(batched[j].dtype(), outs[j].dtype()) << row.unique_name << " output " << j;
+      auto got = host_slice(host(batched[j]), batched[j].shape(), 0, b);
+      auto want = host(outs[j]);
+      double tol = is_inexact(outs[j].dtype()) ? 10 * test::tolerance(outs[j].dtype()) : 0.0;
+      int reported = 0;
+      for (size_t k = 0; k < want.size(); ++k) {
+        bool ok = std::isnan(want[k].real()) ? std::isnan(got[k].real())
+                                             : std::abs(got[k] - want[k]) <= tol * (1 + std::abs(want[k]));
+        if (!ok && reported++ < 5) {
+          ADD_FAILURE() << row.unique_name << ": vmap output " << j << " slice " << b << " element "
+                        << k << " is " << got[k] << ", the loop gives " << want[k] << " (seed "
+                        << test::seed() << ")";
+        }
+      }
+    }
+  }
+}
+
+std::string axes_str(const std::vector<int>& axes) {
+  std::string s = "in_axes (";
+  for (size_t i = 0; i < axes.size(); ++i) s += (i ? ", " : "") + std::to_string(axes[i]);
+  return s + ")";
+}
+
+// Mapped axis first, second (where the input has one) and last in every input, then only
+// the first and only the last input mapped.
+std::vector<std::vector<int>> vmap_cases(const Row& row) {
+  std::vector<std::vector<int>> cases;
+  const size_t n = row.inputs.size();
+  for (int kind : {0, 1, 2}) {
+    std::vector<int> axes;
+    for (const auto& in : row.inputs) {
+      int nd = static_cast<int>(in.shape.size());
+      axes.push_back(kind == 0 ? 0 : kind == 1 ? std::min(1, nd) : nd);
+    }
+    cases.push_back(axes);
+  }
+  if (n > 1) {
+    std::vector<int> first(n, -1), last(n, -1);
+    first[0] = 0;
+    last[n - 1] = static_cast<int>(row.inputs[n - 1].shape.size());
+    cases.push_back(first);
+    cases.push_back(last);
+  }
+  std::sort(cases.begin(), cases.end());
+  cases.erase(std::unique(cases.begin(), cases.end()), cases.end());
+  return cases;
+}
+
+std::vector<Row> differentiable_rows() {
+  std::vector<Row> out;
+  for (const auto& r : all_rows()) {
+    if (std::any_of(r.inputs.begin(), r.inputs.end(), [](const Input& in) { return is_inexact(in.dtype); })) {
+      out.push_back(r);
+    }
+  }
+  return out;
+}
+
+class GradCheck : public ::testing::TestWithParam<Row> {};
+class VmapCheck : public ::testing::TestWithParam<Row> {};
+
+TEST_P(GradCheck, VjpJvp) {
+  const Row& row = GetParam();
+  if (auto pending = unless_pending([&] { check_derivatives(row); })) GTEST_SKIP() << *pending;
+}
+
+TEST_P(VmapCheck, Loop) {
+  const Row& row = GetParam();
+  for (const auto& axes : vmap_cases(row)) {
+    SCOPED_TRACE(axes_str(axes));
+    if (auto pending = unless_pending([&] { check_vmap(row, axes); })) GTEST_SKIP() << *pending;
+  }
+}
+
+std::string row_name(const ::testing::TestParamInfo<Row>& info) { return info.param.unique_name; }
+
+INSTANTIATE_TEST_SUITE_P(Ops, GradCheck, ::testing::ValuesIn(differentiable_rows()), row_name);
+INSTANTIATE_TEST_SUITE_P(Ops, VmapCheck, ::testing::ValuesIn(all_rows()), row_name);
+
+}  // namespace
+
+// The checks can fail: a function whose attached transforms are wrong (2x with the
+// derivative of x, or a batched rule computing x) is caught by each of them.
+namespace {
+Row wrong_rule(std::optional<CustomVjpFn> v, std::optional<CustomJvpFn> j, std::optional<CustomVmapFn> m) {
+  ArrayFn twice = [](const std::vector<array>& a) { return std::vector<array>{add(a[0], a[0])}; };
+  Row r = row("custom_function", "wrong", custom_function(twice, v, j, m), {F({3})});
+  r.unique_name = "wrong_rule";
+  return r;
+}
+void check_wrong_vjp() {
+  check_derivatives(wrong_rule(
+      [](const std::vector<array>&, const std::vector<array>& c, const std::vector<array>&) { return c; },
+      std::nullopt, std::nullopt));
+}
+void check_wrong_jvp() {
+  check_derivatives(wrong_rule(
+      std::nullopt,
+      [](const std::vector<array>&, const std::vector<array>& t, const std::vector<int>&) { return t; },
+      std::nullopt));
+}
+void check_wrong_vmap() {
+  check_vmap(wrong_rule(std::nullopt, std::nullopt,
+                        [](const std::vector<array>& x, const std::vector<int>& ax) {
+                          return std::make_pair(x, ax);
+                        }),
+             {0});
+}
+// Failures `check` reports whose message contains `fragment` (intercepted, not counted).
+int failures_of(void (*check)(), const std::string& fragment) {
+  ::testing::TestPartResultArray results;
+  {
+    ::testing::ScopedFakeTestPartResultReporter intercept(
+        ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &results);
+    check();
+  }
+  int n = 0;
+  for (int i = 0; i < results.size(); ++i) {
+    n += std::string(results.GetTestPartResult(i).message()).find(fragment) != std::string::npos;
+  }
+  return n;
+}
+}  // namespace
+
+TEST(GradCheckTable, TheChecksCatchWrongTransforms) {
+  EXPECT_EQ(failures_of(check_wrong_vjp, "finite differences give"), 3);
+  EXPECT_EQ(failures_of(check_wrong_vjp, "<vjp(u), v>"), 1);
+  EXPECT_EQ(failures_of(check_wrong_jvp, "jvp coordinate"), 3);
+  EXPECT_EQ(failures_of(check_wrong_jvp, "<vjp(u), v>"), 1);
+  EXPECT_GE(failures_of(check_wrong_vmap, "the loop gives"), 3);
+}
+
+// Every op declared in kiln/ops.h has at least one row.
+TEST(GradCheckTable, EveryOpHasARow) {
+  auto header = std::filesystem::path(__FILE__).parent_path().parent_path() / "kiln" / "ops.h";
+  std::ifstream file(header);
+  ASSERT_TRUE(file) << "cannot read " << header;
+  std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  std::set<std::string> declared;
+  std::regex fn(R"(^\s*(?:inline\s+)?(?:array|std::vector<array>)\s+(operator\S+?|\w+)\()");
+  std::regex reduction(R"(^KILN_REDUCTION\((\w+)\))");
+  std::smatch m;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (std::regex_search(line, m, fn) || std::regex_search(line, m, reduction)) {
+      if (m[1] != "NAME") declared.insert(m[1]);
+    }
+  }
+  EXPECT_GT(declared.size(), 100u) << "the parser of ops.h found too few ops";
+  std::set<std::string> covered;
+  for (const auto& r : all_rows()) covered.insert(r.op);
+  for (const auto& name : declared) EXPECT_TRUE(covered.count(name)) << name << " has no row";
+}
