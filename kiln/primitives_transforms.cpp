@@ -12,21 +12,17 @@ array detail::zeros_view(const Shape& shape, Dtype dtype, StreamOrDevice s) {
   return broadcast_to(array(0.0, dtype), shape, s);
 }
 
-
 // ---------------------------------------------------------------- TraceInput
-std::vector<array> TraceInput::jvp(
-    const std::vector<array>&, const std::vector<array>& tangents, const std::vector<int>&) {
+std::vector<array> TraceInput::jvp(const std::vector<array>&, const std::vector<array>& tangents,
+                                   const std::vector<int>&) {
   return {tangents[0]};
 }
-std::vector<array> TraceInput::vjp(
-    const std::vector<array>&,
-    const std::vector<array>& cotangents,
-    const std::vector<int>&,
-    const std::vector<array>&) {
+std::vector<array> TraceInput::vjp(const std::vector<array>&, const std::vector<array>& cotangents,
+                                   const std::vector<int>&, const std::vector<array>&) {
   return {cotangents[0]};
 }
-std::pair<std::vector<array>, std::vector<int>> TraceInput::vmap(
-    const std::vector<array>& inputs, const std::vector<int>& axes) {
+std::pair<std::vector<array>, std::vector<int>> TraceInput::vmap(const std::vector<array>& inputs,
+                                                                 const std::vector<int>& axes) {
   return {inputs, axes};
 }
 
@@ -38,22 +34,21 @@ void VmapInput::eval_cpu(const std::vector<array>&, array& out) {
           "function (eval, item or data of an array of shape ",
           shape_str(out.shape()), " without its mapped axis)."));
 }
-void VmapInput::eval_gpu(const std::vector<array>& inputs, array& out) { eval_cpu(inputs, out); }
+void VmapInput::eval_gpu(const std::vector<array>& inputs, array& out) {
+  eval_cpu(inputs, out);
+}
 
 // ---------------------------------------------------------------- StopGradient
-std::vector<array> StopGradient::jvp(
-    const std::vector<array>& primals, const std::vector<array>&, const std::vector<int>&) {
+std::vector<array> StopGradient::jvp(const std::vector<array>& primals, const std::vector<array>&,
+                                     const std::vector<int>&) {
   return {detail::zeros_view(primals[0].shape(), primals[0].dtype(), stream())};
 }
-std::vector<array> StopGradient::vjp(
-    const std::vector<array>& primals,
-    const std::vector<array>&,
-    const std::vector<int>&,
-    const std::vector<array>&) {
+std::vector<array> StopGradient::vjp(const std::vector<array>& primals, const std::vector<array>&,
+                                     const std::vector<int>&, const std::vector<array>&) {
   return {detail::zeros_view(primals[0].shape(), primals[0].dtype(), stream())};
 }
-std::pair<std::vector<array>, std::vector<int>> StopGradient::vmap(
-    const std::vector<array>& inputs, const std::vector<int>& axes) {
+std::pair<std::vector<array>, std::vector<int>> StopGradient::vmap(const std::vector<array>& inputs,
+                                                                   const std::vector<int>& axes) {
   return {{stop_gradient(inputs[0], stream())}, axes};
 }
 
@@ -63,10 +58,9 @@ std::vector<Shape> Depends::output_shapes(const std::vector<array>& inputs) {
   for (int i = 0; i < n_; ++i) shapes.push_back(inputs[i].shape());
   return shapes;
 }
-std::vector<array> Depends::jvp(
-    const std::vector<array>& primals,
-    const std::vector<array>& tangents,
-    const std::vector<int>& argnums) {
+std::vector<array> Depends::jvp(const std::vector<array>& primals,
+                                const std::vector<array>& tangents,
+                                const std::vector<int>& argnums) {
   std::vector<array> out;
   for (int i = 0; i < n_; ++i) {
     auto it = std::find(argnums.begin(), argnums.end(), i);
@@ -76,11 +70,9 @@ std::vector<array> Depends::jvp(
   }
   return out;
 }
-std::vector<array> Depends::vjp(
-    const std::vector<array>& primals,
-    const std::vector<array>& cotangents,
-    const std::vector<int>& argnums,
-    const std::vector<array>&) {
+std::vector<array> Depends::vjp(const std::vector<array>& primals,
+                                const std::vector<array>& cotangents,
+                                const std::vector<int>& argnums, const std::vector<array>&) {
   std::vector<array> out;
   for (int a : argnums) {
     out.push_back(a < n_ ? cotangents[a]
@@ -88,8 +80,8 @@ std::vector<array> Depends::vjp(
   }
   return out;
 }
-std::pair<std::vector<array>, std::vector<int>> Depends::vmap(
-    const std::vector<array>& inputs, const std::vector<int>& axes) {
+std::pair<std::vector<array>, std::vector<int>> Depends::vmap(const std::vector<array>& inputs,
+                                                              const std::vector<int>& axes) {
   // Keep the ordering in the batched graph: the same node over the batched inputs.
   std::vector<Shape> shapes;
   std::vector<Dtype> dtypes;
@@ -97,28 +89,30 @@ std::pair<std::vector<array>, std::vector<int>> Depends::vmap(
     shapes.push_back(inputs[i].shape());
     dtypes.push_back(inputs[i].dtype());
   }
-  auto outs = array::make_arrays(std::move(shapes), dtypes, std::make_shared<Depends>(stream(), n_), inputs);
+  auto outs = array::make_arrays(std::move(shapes), dtypes, std::make_shared<Depends>(stream(), n_),
+                                 inputs);
   return {std::move(outs), std::vector<int>(axes.begin(), axes.begin() + n_)};
 }
 
 // ---------------------------------------------------------------- CustomTransforms
 std::vector<Shape> CustomTransforms::output_shapes(const std::vector<array>& inputs) {
   std::vector<Shape> shapes;
-  for (size_t i = inputs.size() - num_outputs_; i < inputs.size(); ++i) shapes.push_back(inputs[i].shape());
+  for (size_t i = inputs.size() - num_outputs_; i < inputs.size(); ++i)
+    shapes.push_back(inputs[i].shape());
   return shapes;
 }
 
-std::vector<array> CustomTransforms::vjp(
-    const std::vector<array>& primals,
-    const std::vector<array>& cotangents,
-    const std::vector<int>& argnums,
-    const std::vector<array>& outputs) {
+std::vector<array> CustomTransforms::vjp(const std::vector<array>& primals,
+                                         const std::vector<array>& cotangents,
+                                         const std::vector<int>& argnums,
+                                         const std::vector<array>& outputs) {
   const size_t m = primals.size() - num_outputs_;
   std::vector<array> args(primals.begin(), primals.begin() + m);
   auto all = vjp_(args, cotangents, outputs);
   if (all.size() != m) {
-    throw std::invalid_argument(msg("[custom_function] The vjp of ", name_, " returned ", all.size(),
-                                    " cotangents for a function of ", m, " arguments."));
+    throw std::invalid_argument(msg("[custom_function] The vjp of ", name_, " returned ",
+                                    all.size(), " cotangents for a function of ", m,
+                                    " arguments."));
   }
   std::vector<array> out;
   for (int a : argnums) {
@@ -139,10 +133,9 @@ std::vector<array> CustomTransforms::vjp(
   return out;
 }
 
-std::vector<array> CustomTransforms::jvp(
-    const std::vector<array>& primals,
-    const std::vector<array>& tangents,
-    const std::vector<int>& argnums) {
+std::vector<array> CustomTransforms::jvp(const std::vector<array>& primals,
+                                         const std::vector<array>& tangents,
+                                         const std::vector<int>& argnums) {
   const int m = static_cast<int>(primals.size()) - num_outputs_;
   std::vector<array> args(primals.begin(), primals.begin() + m);
   std::vector<array> arg_tangents;
@@ -155,8 +148,9 @@ std::vector<array> CustomTransforms::jvp(
   }
   auto out = jvp_(args, arg_tangents, arg_nums);
   if (static_cast<int>(out.size()) != num_outputs_) {
-    throw std::invalid_argument(msg("[custom_function] The jvp of ", name_, " returned ", out.size(),
-                                    " tangents for a function of ", num_outputs_, " outputs."));
+    throw std::invalid_argument(msg("[custom_function] The jvp of ", name_, " returned ",
+                                    out.size(), " tangents for a function of ", num_outputs_,
+                                    " outputs."));
   }
   for (int i = 0; i < num_outputs_; ++i) {
     const array& o = primals[m + i];
@@ -179,13 +173,12 @@ std::pair<std::vector<array>, std::vector<int>> CustomTransforms::vmap(
     return {std::vector<array>(inputs.begin() + m, inputs.end()),
             std::vector<int>(axes.begin() + m, axes.end())};
   }
-  auto [out, out_axes] = vmap_(
-      std::vector<array>(inputs.begin(), inputs.begin() + m),
-      std::vector<int>(axes.begin(), axes.begin() + m));
+  auto [out, out_axes] = vmap_(std::vector<array>(inputs.begin(), inputs.begin() + m),
+                               std::vector<int>(axes.begin(), axes.begin() + m));
   if (static_cast<int>(out.size()) != num_outputs_ || out_axes.size() != out.size()) {
-    throw std::invalid_argument(msg("[custom_function] The vmap of ", name_, " returned ", out.size(),
-                                    " outputs and ", out_axes.size(), " axes for a function of ",
-                                    num_outputs_, " outputs."));
+    throw std::invalid_argument(msg("[custom_function] The vmap of ", name_, " returned ",
+                                    out.size(), " outputs and ", out_axes.size(),
+                                    " axes for a function of ", num_outputs_, " outputs."));
   }
   return {std::move(out), std::move(out_axes)};
 }

@@ -76,13 +76,8 @@ class Depends : public Primitive {
  */
 class CustomTransforms : public Primitive {
  public:
-  CustomTransforms(
-      Stream stream,
-      int num_outputs,
-      CustomVjpFn vjp,
-      CustomJvpFn jvp,
-      CustomVmapFn vmap,
-      std::string name = "CustomTransforms")
+  CustomTransforms(Stream stream, int num_outputs, CustomVjpFn vjp, CustomJvpFn jvp,
+                   CustomVmapFn vmap, std::string name = "CustomTransforms")
       : Primitive(stream),
         num_outputs_(num_outputs),
         vjp_(std::move(vjp)),

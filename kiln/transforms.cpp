@@ -33,7 +33,9 @@ Stream stream_of(const array& a) {
   return a.has_primitive() ? a.primitive().stream() : to_stream(StreamOrDevice{});
 }
 
-bool is_stop_gradient(const array& a) { return typeid(a.primitive()) == typeid(StopGradient); }
+bool is_stop_gradient(const array& a) {
+  return typeid(a.primitive()) == typeid(StopGradient);
+}
 
 // The graph nodes reachable from `roots` through tracer arrays, inputs before their users,
 // one array per node (post-order DFS with an explicit stack). A non-tracer cannot depend on
@@ -125,12 +127,8 @@ void release_evaluated(Trace& t) {
 
 // Checks what a primitive's transform returned against the arrays it belongs to: a wrong
 // shape or dtype here is a bug in that primitive, reported with its name.
-void check_transformed(
-    const char* what,
-    const array& node,
-    const std::vector<array>& got,
-    const std::vector<array>& expected,
-    const std::vector<int>& positions) {
+void check_transformed(const char* what, const array& node, const std::vector<array>& got,
+                       const std::vector<array>& expected, const std::vector<int>& positions) {
   const char* name = node.primitive().name();
   if (got.size() != positions.size()) {
     throw std::logic_error(msg("[", what, "] Primitive ", name, " returned ", got.size(),
@@ -157,11 +155,10 @@ std::vector<int> iota(size_t n) {
 using SeedFn = std::function<std::vector<array>(const std::vector<array>& outputs)>;
 
 // Reverse mode over the traced graph; returns (outputs, gradients of primals[argnums]).
-std::pair<std::vector<array>, std::vector<array>> vjp_impl(
-    const ArrayFn& fun,
-    const std::vector<array>& primals,
-    const std::vector<int>& argnums,
-    const SeedFn& seed) {
+std::pair<std::vector<array>, std::vector<array>> vjp_impl(const ArrayFn& fun,
+                                                           const std::vector<array>& primals,
+                                                           const std::vector<int>& argnums,
+                                                           const SeedFn& seed) {
   Trace t = trace(fun, primals);
   auto cotangents = seed(t.outputs);
 
@@ -200,7 +197,8 @@ std::pair<std::vector<array>, std::vector<array>> vjp_impl(
   for (auto it = tape.rbegin(); it != tape.rend(); ++it) {
     auto& [a, args] = *it;
     auto outs = a.outputs();
-    bool reached = std::any_of(outs.begin(), outs.end(), [&](auto& o) { return cotan.count(o.id()); });
+    bool reached =
+        std::any_of(outs.begin(), outs.end(), [&](auto& o) { return cotan.count(o.id()); });
     if (!reached) continue;
     const Stream s = a.primitive().stream();
     std::vector<array> cts;
@@ -231,8 +229,9 @@ std::pair<std::vector<array>, std::vector<array>> vjp_impl(
   return {t.outputs, std::move(grads)};
 }
 
-std::pair<std::vector<array>, std::vector<array>> jvp_impl(
-    const ArrayFn& fun, const std::vector<array>& primals, const std::vector<array>& tangents) {
+std::pair<std::vector<array>, std::vector<array>> jvp_impl(const ArrayFn& fun,
+                                                           const std::vector<array>& primals,
+                                                           const std::vector<array>& tangents) {
   Trace t = trace(fun, primals);
   end_trace(t);
 
@@ -292,7 +291,8 @@ std::vector<int> check_argnums(const std::vector<int>& argnums, const std::vecto
     }
     if (!is_inexact(inputs[a].dtype())) {
       throw std::invalid_argument(msg("[grad] argnums[", i, "] selects argument ", a, " of dtype ",
-                                      inputs[a].dtype(), " and shape ", shape_str(inputs[a].shape()),
+                                      inputs[a].dtype(), " and shape ",
+                                      shape_str(inputs[a].shape()),
                                       "; only floating-point and complex arrays have gradients."));
     }
     out.push_back(a);
@@ -303,30 +303,29 @@ std::vector<int> check_argnums(const std::vector<int>& argnums, const std::vecto
 // The cotangent 1 of grad's loss, after checking it is a floating scalar.
 std::vector<array> loss_seed(const std::vector<array>& outputs) {
   if (outputs.empty()) {
-    throw std::invalid_argument("[grad] The function returned no outputs; its first output must be the loss.");
+    throw std::invalid_argument(
+        "[grad] The function returned no outputs; its first output must be the loss.");
   }
   const array& loss = outputs[0];
   if (loss.size() != 1) {
-    throw std::invalid_argument(msg("[grad] The function must return a scalar loss (one element) "
-                                    "as its first output; got shape ",
-                                    shape_str(loss.shape()), "."));
+    throw std::invalid_argument(
+        msg("[grad] The function must return a scalar loss (one element) "
+            "as its first output; got shape ",
+            shape_str(loss.shape()), "."));
   }
   if (!is_inexact(loss.dtype())) {
-    throw std::invalid_argument(msg("[grad] The loss must be floating-point or complex; got dtype ",
-                                    loss.dtype(), "."));
+    throw std::invalid_argument(
+        msg("[grad] The loss must be floating-point or complex; got dtype ", loss.dtype(), "."));
   }
   return {broadcast_to(array(1.0, loss.dtype()), loss.shape(), stream_of(loss))};
 }
 
-std::vector<array> vmap_impl(
-    const ArrayFn& fun,
-    const std::vector<array>& inputs,
-    std::vector<int> in_axes,
-    std::vector<int> out_axes) {
+std::vector<array> vmap_impl(const ArrayFn& fun, const std::vector<array>& inputs,
+                             std::vector<int> in_axes, std::vector<int> out_axes) {
   if (in_axes.empty()) in_axes.assign(inputs.size(), 0);
   if (in_axes.size() != inputs.size()) {
-    throw std::invalid_argument(msg("[vmap] Got ", in_axes.size(), " in_axes for ", inputs.size(),
-                                    " inputs."));
+    throw std::invalid_argument(
+        msg("[vmap] Got ", in_axes.size(), " in_axes for ", inputs.size(), " inputs."));
   }
   // Placeholders of one slice stand for the mapped inputs; unmapped ones are used as is.
   int batch = -1, first = -1;
@@ -346,9 +345,9 @@ std::vector<array> vmap_impl(
                                       ", which is 0-d; use -1 to leave it unmapped."));
     }
     if (ax < -1 || ax >= nd) {
-      throw std::invalid_argument(msg("[vmap] in_axes[", i, "] = ", ax, " is out of range for input ",
-                                      i, " of shape ", shape_str(x.shape()), "; use 0 to ", nd - 1,
-                                      ", or -1 to leave it unmapped."));
+      throw std::invalid_argument(
+          msg("[vmap] in_axes[", i, "] = ", ax, " is out of range for input ", i, " of shape ",
+              shape_str(x.shape()), "; use 0 to ", nd - 1, ", or -1 to leave it unmapped."));
     }
     if (batch >= 0 && x.shape(ax) != batch) {
       throw std::invalid_argument(msg("[vmap] Mapped axes differ in size: input ", first,
@@ -373,16 +372,16 @@ std::vector<array> vmap_impl(
   auto outputs = fun(s_inputs);
   if (out_axes.empty()) out_axes.assign(outputs.size(), 0);
   if (out_axes.size() != outputs.size()) {
-    throw std::invalid_argument(msg("[vmap] Got ", out_axes.size(), " out_axes for a function with ",
-                                    outputs.size(), " outputs."));
+    throw std::invalid_argument(msg("[vmap] Got ", out_axes.size(),
+                                    " out_axes for a function with ", outputs.size(), " outputs."));
   }
   for (size_t j = 0; j < outputs.size(); ++j) {
     const int nd = static_cast<int>(outputs[j].ndim());
     if (out_axes[j] < 0 || out_axes[j] > nd) {
       throw std::invalid_argument(msg("[vmap] out_axes[", j, "] = ", out_axes[j],
                                       " is out of range for output ", j, " of shape ",
-                                      shape_str(outputs[j].shape()), " (without the mapped axis); use 0 to ",
-                                      nd, "."));
+                                      shape_str(outputs[j].shape()),
+                                      " (without the mapped axis); use 0 to ", nd, "."));
     }
   }
 
@@ -407,19 +406,20 @@ std::vector<array> vmap_impl(
     auto [v_out, v_out_axes] = a.primitive().vmap(v_in, v_axes);
     if (v_out.size() != outs.size() || v_out_axes.size() != outs.size()) {
       throw std::logic_error(msg("[vmap] Primitive ", a.primitive().name(), " returned ",
-                                 v_out.size(), " arrays and ", v_out_axes.size(),
-                                 " axes for ", outs.size(), " outputs."));
+                                 v_out.size(), " arrays and ", v_out_axes.size(), " axes for ",
+                                 outs.size(), " outputs."));
     }
     for (size_t j = 0; j < outs.size(); ++j) {
       Shape expected = outs[j].shape();
       const int ax = v_out_axes[j];
-      if (ax >= 0 && ax <= static_cast<int>(expected.size())) expected.insert(expected.begin() + ax, batch);
+      if (ax >= 0 && ax <= static_cast<int>(expected.size()))
+        expected.insert(expected.begin() + ax, batch);
       if (ax < -1 || v_out[j].shape() != expected || v_out[j].dtype() != outs[j].dtype()) {
-        throw std::logic_error(msg("[vmap] Primitive ", a.primitive().name(), " returned output ", j,
-                                   " of shape ", shape_str(v_out[j].shape()), " and dtype ",
-                                   v_out[j].dtype(), " mapped at axis ", ax, " for an output of shape ",
-                                   shape_str(outs[j].shape()), " and dtype ", outs[j].dtype(),
-                                   " with ", batch, " slices."));
+        throw std::logic_error(msg("[vmap] Primitive ", a.primitive().name(), " returned output ",
+                                   j, " of shape ", shape_str(v_out[j].shape()), " and dtype ",
+                                   v_out[j].dtype(), " mapped at axis ", ax,
+                                   " for an output of shape ", shape_str(outs[j].shape()),
+                                   " and dtype ", outs[j].dtype(), " with ", batch, " slices."));
       }
       mapped.try_emplace(outs[j].id(), std::move(v_out[j]), ax);
     }
@@ -465,19 +465,20 @@ std::vector<array> depends(const std::vector<array>& inputs, const std::vector<a
 // The rules custom_function uses when the user gives none: transform `fun` itself.
 CustomVjpFn default_vjp(ArrayFn fun) {
   return [fun = std::move(fun)](const std::vector<array>& primals,
-                                const std::vector<array>& cotangents,
-                                const std::vector<array>&) { return vjp(fun, primals, cotangents).second; };
+                                const std::vector<array>& cotangents, const std::vector<array>&) {
+    return vjp(fun, primals, cotangents).second;
+  };
 }
 
 CustomJvpFn default_jvp(ArrayFn fun) {
-  return [fun = std::move(fun)](const std::vector<array>& primals,
-                                const std::vector<array>& tangents,
-                                const std::vector<int>& argnums) {
-    std::vector<array> all;
-    for (const auto& p : primals) all.push_back(zeros_view(p.shape(), p.dtype(), stream_of(p)));
-    for (size_t i = 0; i < argnums.size(); ++i) all[argnums[i]] = tangents[i];
-    return jvp(fun, primals, all).second;
-  };
+  return
+      [fun = std::move(fun)](const std::vector<array>& primals, const std::vector<array>& tangents,
+                             const std::vector<int>& argnums) {
+        std::vector<array> all;
+        for (const auto& p : primals) all.push_back(zeros_view(p.shape(), p.dtype(), stream_of(p)));
+        for (size_t i = 0; i < argnums.size(); ++i) all[argnums[i]] = tangents[i];
+        return jvp(fun, primals, all).second;
+      };
 }
 
 CustomVmapFn default_vmap(ArrayFn fun) {
@@ -487,7 +488,8 @@ CustomVmapFn default_vmap(ArrayFn fun) {
   };
 }
 
-ArrayFn make_custom(ArrayFn fun, CustomVjpFn fvjp, CustomJvpFn fjvp, CustomVmapFn fvmap, std::string name) {
+ArrayFn make_custom(ArrayFn fun, CustomVjpFn fvjp, CustomJvpFn fjvp, CustomVmapFn fvmap,
+                    std::string name) {
   return [=](const std::vector<array>& args) {
     auto outputs = fun(args);
     if (outputs.empty()) return outputs;
@@ -511,8 +513,9 @@ ArrayFn make_custom(ArrayFn fun, CustomVjpFn fvjp, CustomJvpFn fjvp, CustomVmapF
 
 // ---------------------------------------------------------------- vjp and jvp
 
-std::pair<std::vector<array>, std::vector<array>> vjp(
-    const ArrayFn& fun, const std::vector<array>& primals, const std::vector<array>& cotangents) {
+std::pair<std::vector<array>, std::vector<array>> vjp(const ArrayFn& fun,
+                                                      const std::vector<array>& primals,
+                                                      const std::vector<array>& cotangents) {
   auto seed = [&](const std::vector<array>& outputs) {
     if (cotangents.size() != outputs.size()) {
       throw std::invalid_argument(msg("[vjp] Got ", cotangents.size(),
@@ -526,8 +529,9 @@ std::pair<std::vector<array>, std::vector<array>> vjp(
                                         " has shape ", shape_str(outputs[i].shape()), "."));
       }
       if (cotangents[i].dtype() != outputs[i].dtype()) {
-        throw std::invalid_argument(msg("[vjp] cotangents[", i, "] has dtype ", cotangents[i].dtype(),
-                                        " but output ", i, " has dtype ", outputs[i].dtype(), "."));
+        throw std::invalid_argument(msg("[vjp] cotangents[", i, "] has dtype ",
+                                        cotangents[i].dtype(), " but output ", i, " has dtype ",
+                                        outputs[i].dtype(), "."));
       }
     }
     return cotangents;
@@ -536,16 +540,18 @@ std::pair<std::vector<array>, std::vector<array>> vjp(
 }
 
 std::pair<array, array> vjp(const UnaryFn& fun, const array& primal, const array& cotangent) {
-  auto [outs, vjps] = vjp([&](const std::vector<array>& x) { return std::vector<array>{fun(x[0])}; },
-                          {primal}, {cotangent});
+  auto [outs, vjps] =
+      vjp([&](const std::vector<array>& x) { return std::vector<array>{fun(x[0])}; }, {primal},
+          {cotangent});
   return {outs[0], vjps[0]};
 }
 
-std::pair<std::vector<array>, std::vector<array>> jvp(
-    const ArrayFn& fun, const std::vector<array>& primals, const std::vector<array>& tangents) {
+std::pair<std::vector<array>, std::vector<array>> jvp(const ArrayFn& fun,
+                                                      const std::vector<array>& primals,
+                                                      const std::vector<array>& tangents) {
   if (tangents.size() != primals.size()) {
-    throw std::invalid_argument(msg("[jvp] Got ", tangents.size(), " tangents for ", primals.size(),
-                                    " primals."));
+    throw std::invalid_argument(
+        msg("[jvp] Got ", tangents.size(), " tangents for ", primals.size(), " primals."));
   }
   for (size_t i = 0; i < primals.size(); ++i) {
     if (tangents[i].shape() != primals[i].shape()) {
@@ -562,8 +568,9 @@ std::pair<std::vector<array>, std::vector<array>> jvp(
 }
 
 std::pair<array, array> jvp(const UnaryFn& fun, const array& primal, const array& tangent) {
-  auto [outs, jvps] = jvp([&](const std::vector<array>& x) { return std::vector<array>{fun(x[0])}; },
-                          {primal}, {tangent});
+  auto [outs, jvps] =
+      jvp([&](const std::vector<array>& x) { return std::vector<array>{fun(x[0])}; }, {primal},
+          {tangent});
   return {outs[0], jvps[0]};
 }
 
@@ -571,7 +578,8 @@ std::pair<array, array> jvp(const UnaryFn& fun, const array& primal, const array
 
 ValueAndGradFn value_and_grad(const ArrayFn& fun, const std::vector<int>& argnums) {
   if (argnums.empty()) {
-    throw std::invalid_argument("[grad] argnums is empty; give at least one argument to differentiate.");
+    throw std::invalid_argument(
+        "[grad] argnums is empty; give at least one argument to differentiate.");
   }
   return [fun, argnums](const std::vector<array>& inputs) {
     return vjp_impl(fun, inputs, check_argnums(argnums, inputs), loss_seed);
@@ -608,7 +616,9 @@ ArrayFn grad(const ScalarFn& fun, const std::vector<int>& argnums) {
   return [vg](const std::vector<array>& inputs) { return vg(inputs).second; };
 }
 
-ArrayFn grad(const ScalarFn& fun, int argnum) { return grad(fun, std::vector<int>{argnum}); }
+ArrayFn grad(const ScalarFn& fun, int argnum) {
+  return grad(fun, std::vector<int>{argnum});
+}
 
 UnaryFn grad(const UnaryFn& fun) {
   auto vg = value_and_grad(fun);
@@ -617,16 +627,15 @@ UnaryFn grad(const UnaryFn& fun) {
 
 // ---------------------------------------------------------------- vmap
 
-ArrayFn vmap(const ArrayFn& fun, const std::vector<int>& in_axes, const std::vector<int>& out_axes) {
+ArrayFn vmap(const ArrayFn& fun, const std::vector<int>& in_axes,
+             const std::vector<int>& out_axes) {
   return [fun, in_axes, out_axes](const std::vector<array>& inputs) {
     return vmap_impl(fun, inputs, in_axes, out_axes);
   };
 }
 
 std::function<array(const array&, const array&)> vmap(
-    const std::function<array(const array&, const array&)>& fun,
-    int in_axis_a,
-    int in_axis_b,
+    const std::function<array(const array&, const array&)>& fun, int in_axis_a, int in_axis_b,
     int out_axis) {
   ArrayFn f = [fun](const std::vector<array>& x) { return std::vector<array>{fun(x[0], x[1])}; };
   auto vf = vmap(f, {in_axis_a, in_axis_b}, {out_axis});
@@ -641,11 +650,8 @@ UnaryFn vmap(const UnaryFn& fun, int in_axis, int out_axis) {
 
 // ---------------------------------------------------------------- custom transforms
 
-ArrayFn custom_function(
-    ArrayFn fun,
-    std::optional<CustomVjpFn> fun_vjp,
-    std::optional<CustomJvpFn> fun_jvp,
-    std::optional<CustomVmapFn> fun_vmap) {
+ArrayFn custom_function(ArrayFn fun, std::optional<CustomVjpFn> fun_vjp,
+                        std::optional<CustomJvpFn> fun_jvp, std::optional<CustomVmapFn> fun_vmap) {
   if (!fun_vjp && !fun_jvp && !fun_vmap) return fun;
   auto fvjp = fun_vjp ? std::move(*fun_vjp) : default_vjp(fun);
   auto fjvp = fun_jvp ? std::move(*fun_jvp) : default_jvp(fun);

@@ -35,14 +35,12 @@ void eval(std::vector<array> outputs);
 void async_eval(std::vector<array> outputs);
 
 template <typename... Arrays>
-  requires(std::is_same_v<std::decay_t<Arrays>, array> && ...)
-void eval(Arrays&&... outputs) {
+requires(std::is_same_v<std::decay_t<Arrays>, array>&&...) void eval(Arrays&&... outputs) {
   eval(std::vector<array>{std::forward<Arrays>(outputs)...});
 }
 
 template <typename... Arrays>
-  requires(std::is_same_v<std::decay_t<Arrays>, array> && ...)
-void async_eval(Arrays&&... outputs) {
+requires(std::is_same_v<std::decay_t<Arrays>, array>&&...) void async_eval(Arrays&&... outputs) {
   async_eval(std::vector<array>{std::forward<Arrays>(outputs)...});
 }
 
@@ -63,13 +61,14 @@ using SimpleValueAndGradFn =
 // ---------------------------------------------------------------- vjp and jvp
 
 /**
- * Reverse mode: `fun(primals)` and the vector-Jacobian product of each primal, sum over outputs j of cotangents[j]^T d fun_j / d primal. Returns
- * (outputs, vjps) with `vjps[i]` of `primals[i]`'s shape and dtype (zeros when the outputs
- * do not depend on it, and for integer or bool primals).
+ * Reverse mode: `fun(primals)` and the vector-Jacobian product of each primal, sum over outputs j
+ * of cotangents[j]^T d fun_j / d primal. Returns (outputs, vjps) with `vjps[i]` of `primals[i]`'s
+ * shape and dtype (zeros when the outputs do not depend on it, and for integer or bool primals).
  * Throws [vjp] unless there is one cotangent per output with the output's shape and dtype.
  */
-std::pair<std::vector<array>, std::vector<array>> vjp(
-    const ArrayFn& fun, const std::vector<array>& primals, const std::vector<array>& cotangents);
+std::pair<std::vector<array>, std::vector<array>> vjp(const ArrayFn& fun,
+                                                      const std::vector<array>& primals,
+                                                      const std::vector<array>& cotangents);
 /** vjp of a function of one array. */
 std::pair<array, array> vjp(const UnaryFn& fun, const array& primal, const array& cotangent);
 
@@ -80,8 +79,9 @@ std::pair<array, array> vjp(const UnaryFn& fun, const array& primal, const array
  * for integer or bool outputs). Throws [jvp] unless there is one tangent per primal with
  * the primal's shape and dtype.
  */
-std::pair<std::vector<array>, std::vector<array>> jvp(
-    const ArrayFn& fun, const std::vector<array>& primals, const std::vector<array>& tangents);
+std::pair<std::vector<array>, std::vector<array>> jvp(const ArrayFn& fun,
+                                                      const std::vector<array>& primals,
+                                                      const std::vector<array>& tangents);
 /** jvp of a function of one array. */
 std::pair<array, array> jvp(const UnaryFn& fun, const array& primal, const array& tangent);
 
@@ -120,30 +120,26 @@ UnaryFn grad(const UnaryFn& fun);
  * Throws [vmap] when in_axes or out_axes have the wrong length or an axis out of range,
  * when no input is mapped, and when mapped sizes differ.
  */
-ArrayFn vmap(
-    const ArrayFn& fun, const std::vector<int>& in_axes = {}, const std::vector<int>& out_axes = {});
+ArrayFn vmap(const ArrayFn& fun, const std::vector<int>& in_axes = {},
+             const std::vector<int>& out_axes = {});
 /** vmap of a function of two arrays. */
 std::function<array(const array&, const array&)> vmap(
-    const std::function<array(const array&, const array&)>& fun,
-    int in_axis_a = 0,
-    int in_axis_b = 0,
-    int out_axis = 0);
+    const std::function<array(const array&, const array&)>& fun, int in_axis_a = 0,
+    int in_axis_b = 0, int out_axis = 0);
 /** vmap of a function of one array. */
 UnaryFn vmap(const UnaryFn& fun, int in_axis = 0, int out_axis = 0);
 
 // ---------------------------------------------------------------- custom transforms
 
 /** vjp rule: (primals, cotangents of the outputs, outputs) -> one cotangent per primal. */
-using CustomVjpFn = std::function<std::vector<array>(
-    const std::vector<array>& primals,
-    const std::vector<array>& cotangents,
-    const std::vector<array>& outputs)>;
+using CustomVjpFn = std::function<std::vector<array>(const std::vector<array>& primals,
+                                                     const std::vector<array>& cotangents,
+                                                     const std::vector<array>& outputs)>;
 /** jvp rule: (primals, tangents of primals[argnums[i]], argnums) -> one tangent per
  * output. */
-using CustomJvpFn = std::function<std::vector<array>(
-    const std::vector<array>& primals,
-    const std::vector<array>& tangents,
-    const std::vector<int>& argnums)>;
+using CustomJvpFn = std::function<std::vector<array>(const std::vector<array>& primals,
+                                                     const std::vector<array>& tangents,
+                                                     const std::vector<int>& argnums)>;
 /** vmap rule: (inputs, mapped axis of each or -1) -> (outputs, mapped axis of each). */
 using CustomVmapFn = std::function<std::pair<std::vector<array>, std::vector<int>>(
     const std::vector<array>& inputs, const std::vector<int>& axes)>;
@@ -156,11 +152,9 @@ using CustomVmapFn = std::function<std::pair<std::vector<array>, std::vector<int
  * must return arrays of the shapes of the primals (vjp) or outputs (jvp); other dtypes are
  * cast. Throws [custom_function] when a rule returns the wrong number or shape of arrays.
  */
-ArrayFn custom_function(
-    ArrayFn fun,
-    std::optional<CustomVjpFn> fun_vjp = std::nullopt,
-    std::optional<CustomJvpFn> fun_jvp = std::nullopt,
-    std::optional<CustomVmapFn> fun_vmap = std::nullopt);
+ArrayFn custom_function(ArrayFn fun, std::optional<CustomVjpFn> fun_vjp = std::nullopt,
+                        std::optional<CustomJvpFn> fun_jvp = std::nullopt,
+                        std::optional<CustomVmapFn> fun_vmap = std::nullopt);
 /** custom_function with a vjp rule only. */
 ArrayFn custom_vjp(ArrayFn fun, CustomVjpFn fun_vjp);
 

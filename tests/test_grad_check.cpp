@@ -60,12 +60,22 @@ struct Row {
   }
 };
 
-void PrintTo(const Row& r, std::ostream* os) { *os << r.unique_name; }
+void PrintTo(const Row& r, std::ostream* os) {
+  *os << r.unique_name;
+}
 
-Input F(Shape s, double lo = -2.0, double hi = 2.0) { return {std::move(s), float64, lo, hi}; }
-Input I(Shape s, double lo, double hi) { return {std::move(s), int32, lo, hi}; }
-Input B(Shape s) { return {std::move(s), bool_, 0, 1}; }
-Input C(Shape s) { return {std::move(s), complex64, -1.0, 1.0}; }
+Input F(Shape s, double lo = -2.0, double hi = 2.0) {
+  return {std::move(s), float64, lo, hi};
+}
+Input I(Shape s, double lo, double hi) {
+  return {std::move(s), int32, lo, hi};
+}
+Input B(Shape s) {
+  return {std::move(s), bool_, 0, 1};
+}
+Input C(Shape s) {
+  return {std::move(s), complex64, -1.0, 1.0};
+}
 
 Row row(std::string op, std::string variant, ArrayFn fn, std::vector<Input> inputs) {
   return Row{std::move(op), std::move(variant), std::move(fn), std::move(inputs)};
@@ -79,123 +89,144 @@ ArrayFn f2(std::function<array(const array&, const array&)> f) {
 ArrayFn f3(std::function<array(const array&, const array&, const array&)> f) {
   return [f](const std::vector<array>& a) { return std::vector<array>{f(a[0], a[1], a[2])}; };
 }
+// Rows' functions of inputs a, b, c.
+#define FN1(...) f1([](const array& a) { return __VA_ARGS__; })
+#define FN2(...) f2([](const array& a, const array& b) { return __VA_ARGS__; })
+#define FN3(...) f3([](const array& a, const array& b, const array& c) { return __VA_ARGS__; })
+#define FNV(...) [](const std::vector<array>& x) { return __VA_ARGS__; }
 
 // ---------------------------------------------------------------- the table
 
-#define UNARY(NAME, LO, HI) \
-  row(#NAME, "", f1([](const array& a) { return NAME(a); }), {F({3, 4}, LO, HI)})
-#define BINARY(NAME, LA, HA, LB, HB)                                                  \
-  row(#NAME, "", f2([](const array& a, const array& b) { return NAME(a, b); }), \
-      {F({3, 4}, LA, HA), F({3, 4}, LB, HB)})
-#define BINARY_BROADCAST(NAME, LA, HA, LB, HB)                                                 \
-  row(#NAME, "broadcast", f2([](const array& a, const array& b) { return NAME(a, b); }), \
-      {F({3, 1}, LA, HA), F({4}, LB, HB)})
-#define INT_BINARY(NAME, LA, HA, LB, HB)                                              \
-  row(#NAME, "", f2([](const array& a, const array& b) { return NAME(a, b); }), \
-      {I({3, 4}, LA, HA), I({3, 4}, LB, HB)})
-#define OPERATOR1(OP, IN) \
-  row("operator" #OP, "", f1([](const array& a) { return OP a; }), {IN})
-#define OPERATOR2(OP, IA, IB) \
-  row("operator" #OP, "", f2([](const array& a, const array& b) { return a OP b; }), {IA, IB})
+#define UNARY(NAME, LO, HI) row(#NAME, "", FN1(NAME(a)), {F({3, 4}, LO, HI)})
+#define BINARY(NAME, LA, HA, LB, HB) \
+  row(#NAME, "", FN2(NAME(a, b)), {F({3, 4}, LA, HA), F({3, 4}, LB, HB)})
+#define BINARY_BROADCAST(NAME, LA, HA, LB, HB) \
+  row(#NAME, "broadcast", FN2(NAME(a, b)), {F({3, 1}, LA, HA), F({4}, LB, HB)})
+#define INT_BINARY(NAME, LA, HA, LB, HB) \
+  row(#NAME, "", FN2(NAME(a, b)), {I({3, 4}, LA, HA), I({3, 4}, LB, HB)})
+#define OPERATOR1(OP, IN) row("operator" #OP, "", FN1(OP a), {IN})
+#define OPERATOR2(OP, IA, IB) row("operator" #OP, "", FN2(a OP b), {IA, IB})
 // A reduction over all axes, one axis, and several axes keeping them.
-#define REDUCTION(NAME, LO, HI)                                                                  \
-  row(#NAME, "all", f1([](const array& a) { return NAME(a); }), {F({2, 3, 4}, LO, HI)}),         \
-      row(#NAME, "axis1", f1([](const array& a) { return NAME(a, 1); }), {F({2, 3, 4}, LO, HI)}), \
-      row(#NAME, "axes02_keepdims",                                                              \
-          f1([](const array& a) { return NAME(a, std::vector<int>{0, 2}, true); }),              \
+#define REDUCTION(NAME, LO, HI)                                                 \
+  row(#NAME, "all", FN1(NAME(a)), {F({2, 3, 4}, LO, HI)}),                      \
+      row(#NAME, "axis1", FN1(NAME(a, 1)), {F({2, 3, 4}, LO, HI)}),             \
+      row(#NAME, "axes02_keepdims", FN1(NAME(a, std::vector<int>{0, 2}, true)), \
           {F({2, 3, 4}, LO, HI)})
 
 std::vector<Row> creation_rows() {
   return {
-      row("arange", "float", f1([](const array& a) { return multiply(a, arange(0.5, 4.5, 1.0, float64)); }), {F({3, 4})}),
-      row("arange", "int", f1([](const array& a) { return multiply(a, arange(4)); }), {F({3, 4})}),
-      row("linspace", "", f1([](const array& a) { return multiply(a, linspace(-1.0, 1.0, 4, float64)); }), {F({3, 4})}),
-      row("full", "", f1([](const array& a) { return full({3, 4}, a); }), {F({4})}),
-      row("full", "dtype", f1([](const array& a) { return full({2, 3}, a, float64); }), {F({})}),
-      row("zeros", "", f1([](const array& a) { return add(a, zeros({3, 4}, float64)); }), {F({4})}),
-      row("ones", "", f1([](const array& a) { return multiply(a, ones({3, 4}, float64)); }), {F({4})}),
-      row("zeros_like", "", f1([](const array& a) { return zeros_like(a); }), {F({3, 4})}),
-      row("ones_like", "", f1([](const array& a) { return ones_like(a); }), {F({3, 4})}),
-      row("full_like", "", f2([](const array& a, const array& v) { return full_like(a, v); }), {F({3, 4}), F({})}),
-      row("eye", "", f1([](const array& a) { return multiply(a, eye(4, 5, 1, float64)); }), {F({4, 5})}),
-      row("identity", "", f1([](const array& a) { return multiply(a, identity(4, float64)); }), {F({4, 4})}),
-      row("tril", "", f1([](const array& a) { return tril(a, -1); }), {F({4, 5})}),
-      row("tril", "batched", f1([](const array& a) { return tril(a); }), {F({2, 3, 3})}),
-      row("triu", "", f1([](const array& a) { return triu(a, 1); }), {F({4, 5})}),
+      row("arange", "float", FN1(multiply(a, arange(0.5, 4.5, 1.0, float64))), {F({3, 4})}),
+      row("arange", "int", FN1(multiply(a, arange(4))), {F({3, 4})}),
+      row("linspace", "", FN1(multiply(a, linspace(-1.0, 1.0, 4, float64))), {F({3, 4})}),
+      row("full", "", FN1(full({3, 4}, a)), {F({4})}),
+      row("full", "dtype", FN1(full({2, 3}, a, float64)), {F({})}),
+      row("zeros", "", FN1(add(a, zeros({3, 4}, float64))), {F({4})}),
+      row("ones", "", FN1(multiply(a, ones({3, 4}, float64))), {F({4})}),
+      row("zeros_like", "", FN1(zeros_like(a)), {F({3, 4})}),
+      row("ones_like", "", FN1(ones_like(a)), {F({3, 4})}),
+      row("full_like", "", FN2(full_like(a, b)), {F({3, 4}), F({})}),
+      row("eye", "", FN1(multiply(a, eye(4, 5, 1, float64))), {F({4, 5})}),
+      row("identity", "", FN1(multiply(a, identity(4, float64))), {F({4, 4})}),
+      row("tril", "", FN1(tril(a, -1)), {F({4, 5})}),
+      row("tril", "batched", FN1(tril(a)), {F({2, 3, 3})}),
+      row("triu", "", FN1(triu(a, 1)), {F({4, 5})}),
   };
 }
 
 std::vector<Row> layout_rows() {
   return {
-      row("astype", "float32", f1([](const array& a) { return astype(a, float32); }), {F({3, 4})}).fd(1e-2, 1e-4),
-      row("astype", "float16", f1([](const array& a) { return astype(a, float16); }), {F({3, 4})}).fd(0.25, 3e-2),
-      row("astype", "int32", f1([](const array& a) { return astype(a, int32); }), {F({3, 4})}),
-      row("astype", "from_int", f1([](const array& a) { return astype(a, float64); }), {I({3, 4}, -5, 5)}),
-      row("copy", "", f1([](const array& a) { return copy(a); }), {F({3, 4})}),
-      row("contiguous", "transposed", f1([](const array& a) { return contiguous(transpose(a)); }), {F({3, 4})}),
-      row("as_strided", "windows", f1([](const array& a) { return as_strided(a, {4, 3}, {2, 1}, 1); }), {F({12})}),
-      row("reshape", "", f1([](const array& a) { return reshape(a, {2, 6}); }), {F({3, 4})}),
-      row("reshape", "infer", f1([](const array& a) { return reshape(a, {-1}); }), {F({3, 4})}),
-      row("flatten", "", f1([](const array& a) { return flatten(a, 1, 2); }), {F({2, 3, 2})}),
-      row("squeeze", "axis", f1([](const array& a) { return squeeze(a, 1); }), {F({3, 1, 4})}),
-      row("squeeze", "all", f1([](const array& a) { return squeeze(a); }), {F({3, 1, 4, 1})}),
-      row("expand_dims", "", f1([](const array& a) { return expand_dims(a, {0, 2}); }), {F({3, 4})}),
-      row("transpose", "axes", f1([](const array& a) { return transpose(a, {1, 2, 0}); }), {F({2, 3, 4})}),
-      row("transpose", "reverse", f1([](const array& a) { return transpose(a); }), {F({2, 3, 4})}),
-      row("swapaxes", "", f1([](const array& a) { return swapaxes(a, 0, 2); }), {F({2, 3, 4})}),
-      row("moveaxis", "", f1([](const array& a) { return moveaxis(a, 0, -1); }), {F({2, 3, 4})}),
-      row("broadcast_to", "", f1([](const array& a) { return broadcast_to(a, {2, 3, 4}); }), {F({3, 1})}),
-      row("broadcast_arrays", "",
-          [](const std::vector<array>& a) { return broadcast_arrays({a[0], a[1]}); }, {F({3, 1}), F({4})}),
-      row("slice", "steps", f1([](const array& a) { return slice(a, {1, 0}, {3, 5}, {1, 2}); }), {F({4, 5})}),
-      row("slice", "negative_steps", f1([](const array& a) { return slice(a, {3, 4}, {0, 0}, {-1, -2}); }), {F({4, 5})}),
-      row("slice", "", f1([](const array& a) { return slice(a, {1, 1}, {3, 4}); }), {F({4, 5})}),
-      row("slice_update", "steps",
-          f2([](const array& s, const array& u) { return slice_update(s, u, {1, 1}, {3, 5}, {1, 2}); }),
+      row("astype", "float32", FN1(astype(a, float32)), {F({3, 4})}).fd(1e-2, 1e-4),
+      row("astype", "float16", FN1(astype(a, float16)), {F({3, 4})}).fd(0.25, 3e-2),
+      row("astype", "int32", FN1(astype(a, int32)), {F({3, 4})}),
+      row("astype", "from_int", FN1(astype(a, float64)), {I({3, 4}, -5, 5)}),
+      row("copy", "", FN1(copy(a)), {F({3, 4})}),
+      row("contiguous", "transposed", FN1(contiguous(transpose(a))), {F({3, 4})}),
+      row("as_strided", "windows", FN1(as_strided(a, {4, 3}, {2, 1}, 1)), {F({12})}),
+      row("reshape", "", FN1(reshape(a, {2, 6})), {F({3, 4})}),
+      row("reshape", "infer", FN1(reshape(a, {-1})), {F({3, 4})}),
+      row("flatten", "", FN1(flatten(a, 1, 2)), {F({2, 3, 2})}),
+      row("squeeze", "axis", FN1(squeeze(a, 1)), {F({3, 1, 4})}),
+      row("squeeze", "all", FN1(squeeze(a)), {F({3, 1, 4, 1})}),
+      row("expand_dims", "", FN1(expand_dims(a, {0, 2})), {F({3, 4})}),
+      row("transpose", "axes", FN1(transpose(a, {1, 2, 0})), {F({2, 3, 4})}),
+      row("transpose", "reverse", FN1(transpose(a)), {F({2, 3, 4})}),
+      row("swapaxes", "", FN1(swapaxes(a, 0, 2)), {F({2, 3, 4})}),
+      row("moveaxis", "", FN1(moveaxis(a, 0, -1)), {F({2, 3, 4})}),
+      row("broadcast_to", "", FN1(broadcast_to(a, {2, 3, 4})), {F({3, 1})}),
+      row("broadcast_arrays", "", FNV(broadcast_arrays({x[0], x[1]})), {F({3, 1}), F({4})}),
+      row("slice", "steps", FN1(slice(a, {1, 0}, {3, 5}, {1, 2})), {F({4, 5})}),
+      row("slice", "negative_steps", FN1(slice(a, {3, 4}, {0, 0}, {-1, -2})), {F({4, 5})}),
+      row("slice", "", FN1(slice(a, {1, 1}, {3, 4})), {F({4, 5})}),
+      row("slice_update", "steps", FN2(slice_update(a, b, {1, 1}, {3, 5}, {1, 2})),
           {F({4, 5}), F({2, 2})}),
-      row("slice_update", "broadcast",
-          f2([](const array& s, const array& u) { return slice_update(s, u, {0, 1}, {4, 3}); }),
+      row("slice_update", "broadcast", FN2(slice_update(a, b, {0, 1}, {4, 3})),
           {F({4, 5}), F({2})}),
-      row("split", "equal", [](const std::vector<array>& a) { return split(a[0], 3, 1); }, {F({2, 6})}),
-      row("split", "indices", [](const std::vector<array>& a) { return split(a[0], Shape{1, 4}, 1); }, {F({2, 6})}),
-      row("concatenate", "axis", f2([](const array& a, const array& b) { return concatenate({a, b}, 1); }),
-          {F({2, 3}), F({2, 2})}),
-      row("concatenate", "flat", f2([](const array& a, const array& b) { return concatenate({a, b}); }),
-          {F({2, 3}), F({4})}),
-      row("stack", "", f2([](const array& a, const array& b) { return stack({a, b}, 1); }), {F({2, 3}), F({2, 3})}),
-      row("tile", "", f1([](const array& a) { return tile(a, {2, 1, 3}); }), {F({2, 3})}),
-      row("repeat", "axis", f1([](const array& a) { return repeat(a, 2, 1); }), {F({2, 3})}),
-      row("repeat", "flat", f1([](const array& a) { return repeat(a, 3); }), {F({2, 3})}),
-      row("pad", "", f2([](const array& a, const array& v) { return pad(a, {{1, 2}, {0, 1}}, v); }),
-          {F({2, 3}), F({})}),
+      row("split", "equal", FNV(split(x[0], 3, 1)), {F({2, 6})}),
+      row("split", "indices", FNV(split(x[0], Shape{1, 4}, 1)), {F({2, 6})}),
+      row("concatenate", "axis", FN2(concatenate({a, b}, 1)), {F({2, 3}), F({2, 2})}),
+      row("concatenate", "flat", FN2(concatenate({a, b})), {F({2, 3}), F({4})}),
+      row("stack", "", FN2(stack({a, b}, 1)), {F({2, 3}), F({2, 3})}),
+      row("tile", "", FN1(tile(a, {2, 1, 3})), {F({2, 3})}),
+      row("repeat", "axis", FN1(repeat(a, 2, 1)), {F({2, 3})}),
+      row("repeat", "flat", FN1(repeat(a, 3)), {F({2, 3})}),
+      row("pad", "", FN2(pad(a, {{1, 2}, {0, 1}}, b)), {F({2, 3}), F({})}),
   };
 }
 
 std::vector<Row> unary_rows() {
   std::vector<Row> rows = {
-      UNARY(abs, -2, 2), UNARY(negative, -2, 2), UNARY(sign, -2, 2), UNARY(square, -2, 2),
-      UNARY(sqrt, 0.1, 3), UNARY(rsqrt, 0.1, 3), UNARY(reciprocal, 0.5, 2), UNARY(exp, -2, 2),
-      UNARY(expm1, -2, 2), UNARY(log, 0.1, 3), UNARY(log1p, -0.5, 2), UNARY(log2, 0.1, 3),
-      UNARY(log10, 0.1, 3), UNARY(sin, -3, 3), UNARY(cos, -3, 3), UNARY(tan, -1.2, 1.2),
-      UNARY(arcsin, -0.9, 0.9), UNARY(arccos, -0.9, 0.9), UNARY(arctan, -3, 3), UNARY(sinh, -2, 2),
-      UNARY(cosh, -2, 2), UNARY(tanh, -2, 2), UNARY(arcsinh, -3, 3), UNARY(arccosh, 1.1, 3),
-      UNARY(arctanh, -0.9, 0.9), UNARY(erf, -2, 2), UNARY(erfinv, -0.9, 0.9), UNARY(sigmoid, -3, 3),
-      UNARY(floor, -3, 3), UNARY(ceil, -3, 3), UNARY(logical_not, -2, 2), UNARY(isnan, -2, 2),
-      UNARY(isinf, -2, 2), UNARY(isfinite, -2, 2), UNARY(isposinf, -2, 2), UNARY(isneginf, -2, 2),
-      UNARY(real, -2, 2), UNARY(imag, -2, 2), UNARY(conjugate, -2, 2),
+      UNARY(abs, -2, 2),
+      UNARY(negative, -2, 2),
+      UNARY(sign, -2, 2),
+      UNARY(square, -2, 2),
+      UNARY(sqrt, 0.1, 3),
+      UNARY(rsqrt, 0.1, 3),
+      UNARY(reciprocal, 0.5, 2),
+      UNARY(exp, -2, 2),
+      UNARY(expm1, -2, 2),
+      UNARY(log, 0.1, 3),
+      UNARY(log1p, -0.5, 2),
+      UNARY(log2, 0.1, 3),
+      UNARY(log10, 0.1, 3),
+      UNARY(sin, -3, 3),
+      UNARY(cos, -3, 3),
+      UNARY(tan, -1.2, 1.2),
+      UNARY(arcsin, -0.9, 0.9),
+      UNARY(arccos, -0.9, 0.9),
+      UNARY(arctan, -3, 3),
+      UNARY(sinh, -2, 2),
+      UNARY(cosh, -2, 2),
+      UNARY(tanh, -2, 2),
+      UNARY(arcsinh, -3, 3),
+      UNARY(arccosh, 1.1, 3),
+      UNARY(arctanh, -0.9, 0.9),
+      UNARY(erf, -2, 2),
+      UNARY(erfinv, -0.9, 0.9),
+      UNARY(sigmoid, -3, 3),
+      UNARY(floor, -3, 3),
+      UNARY(ceil, -3, 3),
+      UNARY(logical_not, -2, 2),
+      UNARY(isnan, -2, 2),
+      UNARY(isinf, -2, 2),
+      UNARY(isfinite, -2, 2),
+      UNARY(isposinf, -2, 2),
+      UNARY(isneginf, -2, 2),
+      UNARY(real, -2, 2),
+      UNARY(imag, -2, 2),
+      UNARY(conjugate, -2, 2),
       UNARY(stop_gradient, -2, 2).zero_derivative(),
-      row("round", "", f1([](const array& a) { return round(a); }), {F({3, 4}, -3, 3)}),
-      row("round", "decimals", f1([](const array& a) { return round(a, 1); }), {F({3, 4}, -3, 3)}),
-      row("bitwise_invert", "", f1([](const array& a) { return bitwise_invert(a); }), {I({3, 4}, -8, 8)}),
+      row("round", "", FN1(round(a)), {F({3, 4}, -3, 3)}),
+      row("round", "decimals", FN1(round(a, 1)), {F({3, 4}, -3, 3)}),
+      row("bitwise_invert", "", FN1(bitwise_invert(a)), {I({3, 4}, -8, 8)}),
   };
   // Complex inputs.
   for (auto [name, fn] : std::vector<std::pair<std::string, ArrayFn>>{
-           {"real", f1([](const array& a) { return real(a); })},
-           {"imag", f1([](const array& a) { return imag(a); })},
-           {"conjugate", f1([](const array& a) { return conjugate(a); })},
-           {"exp", f1([](const array& a) { return exp(a); })},
-           {"abs", f1([](const array& a) { return abs(a); })},
-           {"square", f1([](const array& a) { return square(a); })},
+           {"real", FN1(real(a))},
+           {"imag", FN1(imag(a))},
+           {"conjugate", FN1(conjugate(a))},
+           {"exp", FN1(exp(a))},
+           {"abs", FN1(abs(a))},
+           {"square", FN1(square(a))},
        }) {
     rows.push_back(row(name, "complex", fn, {C({2, 3})}).fd(1e-2, 2e-3));
   }
@@ -204,82 +235,104 @@ std::vector<Row> unary_rows() {
 
 std::vector<Row> binary_rows() {
   std::vector<Row> rows = {
-      BINARY(add, -2, 2, -2, 2), BINARY_BROADCAST(add, -2, 2, -2, 2),
-      BINARY(subtract, -2, 2, -2, 2), BINARY_BROADCAST(subtract, -2, 2, -2, 2),
-      BINARY(multiply, -2, 2, -2, 2), BINARY_BROADCAST(multiply, -2, 2, -2, 2),
-      BINARY(divide, -2, 2, 0.5, 2), BINARY_BROADCAST(divide, -2, 2, 0.5, 2),
-      BINARY(floor_divide, -3, 3, 0.5, 2), BINARY(remainder, -3, 3, 0.5, 2),
-      BINARY(power, 0.5, 2, -2, 2), BINARY_BROADCAST(power, 0.5, 2, -2, 2),
-      BINARY(maximum, -2, 2, -2, 2), BINARY_BROADCAST(maximum, -2, 2, -2, 2),
+      BINARY(add, -2, 2, -2, 2),
+      BINARY_BROADCAST(add, -2, 2, -2, 2),
+      BINARY(subtract, -2, 2, -2, 2),
+      BINARY_BROADCAST(subtract, -2, 2, -2, 2),
+      BINARY(multiply, -2, 2, -2, 2),
+      BINARY_BROADCAST(multiply, -2, 2, -2, 2),
+      BINARY(divide, -2, 2, 0.5, 2),
+      BINARY_BROADCAST(divide, -2, 2, 0.5, 2),
+      BINARY(floor_divide, -3, 3, 0.5, 2),
+      BINARY(remainder, -3, 3, 0.5, 2),
+      BINARY(power, 0.5, 2, -2, 2),
+      BINARY_BROADCAST(power, 0.5, 2, -2, 2),
+      BINARY(maximum, -2, 2, -2, 2),
+      BINARY_BROADCAST(maximum, -2, 2, -2, 2),
       BINARY(minimum, -2, 2, -2, 2),
-      BINARY(equal, -2, 2, -2, 2), BINARY(not_equal, -2, 2, -2, 2), BINARY(less, -2, 2, -2, 2),
-      BINARY(less_equal, -2, 2, -2, 2), BINARY(greater, -2, 2, -2, 2),
-      BINARY(greater_equal, -2, 2, -2, 2), BINARY(logical_and, -2, 2, -2, 2),
-      BINARY(logical_or, -2, 2, -2, 2), BINARY(arctan2, -2, 2, -2, 2),
+      BINARY(equal, -2, 2, -2, 2),
+      BINARY(not_equal, -2, 2, -2, 2),
+      BINARY(less, -2, 2, -2, 2),
+      BINARY(less_equal, -2, 2, -2, 2),
+      BINARY(greater, -2, 2, -2, 2),
+      BINARY(greater_equal, -2, 2, -2, 2),
+      BINARY(logical_and, -2, 2, -2, 2),
+      BINARY(logical_or, -2, 2, -2, 2),
+      BINARY(arctan2, -2, 2, -2, 2),
       BINARY(logaddexp, -2, 2, -2, 2),
-      INT_BINARY(bitwise_and, -16, 16, -16, 16), INT_BINARY(bitwise_or, -16, 16, -16, 16),
-      INT_BINARY(bitwise_xor, -16, 16, -16, 16), INT_BINARY(left_shift, 0, 16, 0, 4),
+      INT_BINARY(bitwise_and, -16, 16, -16, 16),
+      INT_BINARY(bitwise_or, -16, 16, -16, 16),
+      INT_BINARY(bitwise_xor, -16, 16, -16, 16),
+      INT_BINARY(left_shift, 0, 16, 0, 4),
       INT_BINARY(right_shift, 0, 64, 0, 4),
-      row("multiply", "complex", f2([](const array& a, const array& b) { return multiply(a, b); }),
-          {C({2, 3}), C({2, 3})}).fd(1e-2, 2e-3),
-      row("where", "", f3([](const array& c, const array& x, const array& y) { return where(c, x, y); }),
-          {B({3, 4}), F({3, 4}), F({4})}),
-      row("clip", "both", f3([](const array& a, const array& lo, const array& hi) { return clip(a, lo, hi); }),
-          {F({3, 4}), F({4}, -1, 0), F({3, 1}, 0.1, 1)}),
-      row("clip", "min", f2([](const array& a, const array& lo) { return clip(a, lo, std::nullopt); }),
-          {F({3, 4}), F({3, 4})}),
-      row("clip", "max", f2([](const array& a, const array& hi) { return clip(a, std::nullopt, hi); }),
-          {F({3, 4}), F({3, 4})}),
-      row("isclose", "", f2([](const array& a, const array& b) { return isclose(a, b, 0.5, 0.1); }),
-          {F({3, 4}), F({3, 4})}),
-      row("allclose", "", f2([](const array& a, const array& b) { return allclose(a, b, 0.5, 0.1); }),
-          {F({3, 4}), F({3, 4})}),
-      row("array_equal", "", f1([](const array& a) { return array_equal(a, a); }), {F({3, 4})}),
-      OPERATOR1(-, F({3, 4})), OPERATOR1(!, B({3, 4})), OPERATOR1(~, I({3, 4}, -8, 8)),
-      OPERATOR2(+, F({3, 4}), F({4})), OPERATOR2(-, F({3, 4}), F({4})),
-      OPERATOR2(*, F({3, 4}), F({4})), OPERATOR2(/, F({3, 4}), F({4}, 0.5, 2)),
-      OPERATOR2(%, F({3, 4}), F({4}, 0.5, 2)), OPERATOR2(==, F({3, 4}), F({4})),
-      OPERATOR2(!=, F({3, 4}), F({4})), OPERATOR2(<, F({3, 4}), F({4})),
-      OPERATOR2(<=, F({3, 4}), F({4})), OPERATOR2(>, F({3, 4}), F({4})),
-      OPERATOR2(>=, F({3, 4}), F({4})), OPERATOR2(&&, B({3, 4}), B({4})),
-      OPERATOR2(||, B({3, 4}), B({4})), OPERATOR2(&, I({3, 4}, -8, 8), I({4}, -8, 8)),
-      OPERATOR2(|, I({3, 4}, -8, 8), I({4}, -8, 8)), OPERATOR2(^, I({3, 4}, -8, 8), I({4}, -8, 8)),
-      OPERATOR2(<<, I({3, 4}, 0, 8), I({4}, 0, 4)), OPERATOR2(>>, I({3, 4}, 0, 64), I({4}, 0, 4)),
+      row("multiply", "complex", FN2(multiply(a, b)), {C({2, 3}), C({2, 3})}).fd(1e-2, 2e-3),
+      row("where", "", FN3(where(a, b, c)), {B({3, 4}), F({3, 4}), F({4})}),
+      row("clip", "both", FN3(clip(a, b, c)), {F({3, 4}), F({4}, -1, 0), F({3, 1}, 0.1, 1)}),
+      row("clip", "min", FN2(clip(a, b, std::nullopt)), {F({3, 4}), F({3, 4})}),
+      row("clip", "max", FN2(clip(a, std::nullopt, b)), {F({3, 4}), F({3, 4})}),
+      row("isclose", "", FN2(isclose(a, b, 0.5, 0.1)), {F({3, 4}), F({3, 4})}),
+      row("allclose", "", FN2(allclose(a, b, 0.5, 0.1)), {F({3, 4}), F({3, 4})}),
+      row("array_equal", "", FN1(array_equal(a, a)), {F({3, 4})}),
+      OPERATOR1(-, F({3, 4})),
+      OPERATOR1(!, B({3, 4})),
+      OPERATOR1(~, I({3, 4}, -8, 8)),
+      OPERATOR2(+, F({3, 4}), F({4})),
+      OPERATOR2(-, F({3, 4}), F({4})),
+      OPERATOR2(*, F({3, 4}), F({4})),
+      OPERATOR2(/, F({3, 4}), F({4}, 0.5, 2)),
+      OPERATOR2(%, F({3, 4}), F({4}, 0.5, 2)),
+      OPERATOR2(==, F({3, 4}), F({4})),
+      OPERATOR2(!=, F({3, 4}), F({4})),
+      OPERATOR2(<, F({3, 4}), F({4})),
+      OPERATOR2(<=, F({3, 4}), F({4})),
+      OPERATOR2(>, F({3, 4}), F({4})),
+      OPERATOR2(>=, F({3, 4}), F({4})),
+      OPERATOR2(&&, B({3, 4}), B({4})),
+      OPERATOR2(||, B({3, 4}), B({4})),
+      OPERATOR2(&, I({3, 4}, -8, 8), I({4}, -8, 8)),
+      OPERATOR2(|, I({3, 4}, -8, 8), I({4}, -8, 8)),
+      OPERATOR2(^, I({3, 4}, -8, 8), I({4}, -8, 8)),
+      OPERATOR2(<<, I({3, 4}, 0, 8), I({4}, 0, 4)),
+      OPERATOR2(>>, I({3, 4}, 0, 64), I({4}, 0, 4)),
   };
   return rows;
 }
 
 std::vector<Row> reduction_rows() {
   std::vector<Row> rows = {
-      REDUCTION(sum, -2, 2), REDUCTION(prod, 0.5, 1.5), REDUCTION(max, -2, 2),
-      REDUCTION(min, -2, 2), REDUCTION(mean, -2, 2), REDUCTION(logsumexp, -2, 2),
-      row("all", "", f1([](const array& a) { return all(a); }), {B({2, 3})}),
-      row("all", "axis", f1([](const array& a) { return all(a, 1, true); }), {B({2, 3})}),
-      row("any", "", f1([](const array& a) { return any(a); }), {B({2, 3})}),
-      row("any", "axes", f1([](const array& a) { return any(a, std::vector<int>{0, 1}); }), {B({2, 3})}),
-      row("var", "all", f1([](const array& a) { return var(a); }), {F({2, 3, 4})}),
-      row("var", "axis_ddof1", f1([](const array& a) { return var(a, 1, true, 1); }), {F({2, 3, 4})}),
-      row("var", "axes", f1([](const array& a) { return var(a, std::vector<int>{0, 2}); }), {F({2, 3, 4})}),
-      row("std", "all", f1([](const array& a) { return kiln::std(a); }), {F({2, 3, 4})}),
-      row("std", "axis_ddof1", f1([](const array& a) { return kiln::std(a, 2, false, 1); }), {F({2, 3, 4})}),
-      row("std", "axes", f1([](const array& a) { return kiln::std(a, std::vector<int>{0, 1}, true); }), {F({2, 3, 4})}),
-      row("argmax", "all", f1([](const array& a) { return argmax(a); }), {F({3, 4})}),
-      row("argmax", "axis", f1([](const array& a) { return argmax(a, 1, true); }), {F({3, 4})}),
-      row("argmin", "all", f1([](const array& a) { return argmin(a); }), {F({3, 4})}),
-      row("argmin", "axis", f1([](const array& a) { return argmin(a, 0); }), {F({3, 4})}),
-      row("softmax", "last", f1([](const array& a) { return softmax(a); }), {F({3, 4})}),
-      row("softmax", "axes", f1([](const array& a) { return softmax(a, std::vector<int>{0, 1}); }), {F({3, 4})}),
-      row("cumsum", "", f1([](const array& a) { return cumsum(a, 1); }), {F({3, 4})}),
-      row("cumsum", "reverse_exclusive", f1([](const array& a) { return cumsum(a, 0, true, false); }), {F({3, 4})}),
-      row("cumprod", "", f1([](const array& a) { return cumprod(a, 1); }), {F({3, 4}, 0.5, 1.5)}),
-      row("cumprod", "reverse", f1([](const array& a) { return cumprod(a, 0, true); }), {F({3, 4}, 0.5, 1.5)}),
-      row("cumprod", "exclusive", f1([](const array& a) { return cumprod(a, 1, false, false); }), {F({3, 4}, 0.5, 1.5)}),
+      REDUCTION(sum, -2, 2),
+      REDUCTION(prod, 0.5, 1.5),
+      REDUCTION(max, -2, 2),
+      REDUCTION(min, -2, 2),
+      REDUCTION(mean, -2, 2),
+      REDUCTION(logsumexp, -2, 2),
+      row("all", "", FN1(all(a)), {B({2, 3})}),
+      row("all", "axis", FN1(all(a, 1, true)), {B({2, 3})}),
+      row("any", "", FN1(any(a)), {B({2, 3})}),
+      row("any", "axes", FN1(any(a, std::vector<int>{0, 1})), {B({2, 3})}),
+      row("var", "all", FN1(var(a)), {F({2, 3, 4})}),
+      row("var", "axis_ddof1", FN1(var(a, 1, true, 1)), {F({2, 3, 4})}),
+      row("var", "axes", FN1(var(a, std::vector<int>{0, 2})), {F({2, 3, 4})}),
+      row("std", "all", FN1(kiln::std(a)), {F({2, 3, 4})}),
+      row("std", "axis_ddof1", FN1(kiln::std(a, 2, false, 1)), {F({2, 3, 4})}),
+      row("std", "axes", FN1(kiln::std(a, std::vector<int>{0, 1}, true)), {F({2, 3, 4})}),
+      row("argmax", "all", FN1(argmax(a)), {F({3, 4})}),
+      row("argmax", "axis", FN1(argmax(a, 1, true)), {F({3, 4})}),
+      row("argmin", "all", FN1(argmin(a)), {F({3, 4})}),
+      row("argmin", "axis", FN1(argmin(a, 0)), {F({3, 4})}),
+      row("softmax", "last", FN1(softmax(a)), {F({3, 4})}),
+      row("softmax", "axes", FN1(softmax(a, std::vector<int>{0, 1})), {F({3, 4})}),
+      row("cumsum", "", FN1(cumsum(a, 1)), {F({3, 4})}),
+      row("cumsum", "reverse_exclusive", FN1(cumsum(a, 0, true, false)), {F({3, 4})}),
+      row("cumprod", "", FN1(cumprod(a, 1)), {F({3, 4}, 0.5, 1.5)}),
+      row("cumprod", "reverse", FN1(cumprod(a, 0, true)), {F({3, 4}, 0.5, 1.5)}),
+      row("cumprod", "exclusive", FN1(cumprod(a, 1, false, false)), {F({3, 4}, 0.5, 1.5)}),
   };
   return rows;
 }
 
 std::vector<Row> linalg_rows() {
-  auto mm = f2([](const array& a, const array& b) { return matmul(a, b); });
+  auto mm = FN2(matmul(a, b));
   return {
       row("matmul", "2d", mm, {F({3, 4}), F({4, 2})}),
       row("matmul", "batched_broadcast", mm, {F({2, 3, 4}), F({4, 5})}),
@@ -287,13 +340,11 @@ std::vector<Row> linalg_rows() {
       row("matmul", "vector_matrix", mm, {F({4}), F({4, 3})}),
       row("matmul", "matrix_vector", mm, {F({3, 4}), F({4})}),
       row("matmul", "vector_vector", mm, {F({4}), F({4})}),
-      row("addmm", "", f3([](const array& c, const array& a, const array& b) { return addmm(c, a, b, 0.5f, 2.0f); }),
-          {F({3, 2}), F({3, 4}), F({4, 2})}),
-      row("addmm", "broadcast_c", f3([](const array& c, const array& a, const array& b) { return addmm(c, a, b); }),
-          {F({2}), F({3, 4}), F({4, 2})}),
-      row("inner", "vectors", f2([](const array& a, const array& b) { return inner(a, b); }), {F({4}), F({4})}),
-      row("inner", "matrices", f2([](const array& a, const array& b) { return inner(a, b); }), {F({2, 4}), F({3, 4})}),
-      row("outer", "", f2([](const array& a, const array& b) { return outer(a, b); }), {F({3}), F({4})}),
+      row("addmm", "", FN3(addmm(a, b, c, 0.5f, 2.0f)), {F({3, 2}), F({3, 4}), F({4, 2})}),
+      row("addmm", "broadcast_c", FN3(addmm(a, b, c)), {F({2}), F({3, 4}), F({4, 2})}),
+      row("inner", "vectors", FN2(inner(a, b)), {F({4}), F({4})}),
+      row("inner", "matrices", FN2(inner(a, b)), {F({2, 4}), F({3, 4})}),
+      row("outer", "", FN2(outer(a, b)), {F({3}), F({4})}),
   };
 }
 
@@ -302,40 +353,28 @@ std::vector<Row> indexing_rows() {
   // derivative there: those rows use fixed, distinct indices.
   static const array rows_perm({4, 0, 2}, int32);
   static const array cols_perm({0, 2, 3, 1, 1, 0}, {3, 2}, int32);
-  auto scatter_row = [](std::string name, auto op) {
-    return row(name, "", f2([op](const array& a, const array& u) { return op(a, {rows_perm}, u, {0}); }),
-               {F({5, 3}, 0.5, 2), F({3, 1, 3}, 0.5, 2)});
-  };
-  using Op = array (*)(const array&, const std::vector<array>&, const array&, const std::vector<int>&, StreamOrDevice);
-  auto wrap = [](Op op) {
-    return [op](const array& a, const std::vector<array>& i, const array& u, const std::vector<int>& ax) {
-      return op(a, i, u, ax, {});
-    };
-  };
+#define SCATTER(NAME)                                       \
+  row(#NAME, "distinct", FN2(NAME(a, {rows_perm}, b, {0})), \
+      {F({5, 3}, 0.5, 2), F({3, 1, 3}, 0.5, 2)})
   return {
-      row("take", "flat", f2([](const array& a, const array& i) { return take(a, i); }), {F({3, 4}), I({5}, -12, 12)}),
-      row("take", "axis", f2([](const array& a, const array& i) { return take(a, i, 1); }), {F({3, 4}), I({2, 2}, 0, 4)}),
-      row("take", "index", f1([](const array& a) { return take(a, -1, 1); }), {F({3, 4})}),
-      row("take_along_axis", "", f2([](const array& a, const array& i) { return take_along_axis(a, i, 1); }),
-          {F({3, 4}), I({3, 2}, 0, 4)}),
-      row("put_along_axis", "",
-          f2([](const array& a, const array& v) { return put_along_axis(a, cols_perm, v, 1); }),
-          {F({3, 4}), F({3, 2})}),
-      row("gather", "", f3([](const array& a, const array& i0, const array& i1) {
-            return gather(a, {i0, i1}, {0, 1}, {1, 1, 3});
-          }), {F({5, 4, 3}), I({2, 3}, 0, 5), I({2, 3}, 0, 4)}),
-      scatter_row("scatter", wrap(scatter)),
-      row("scatter_add", "duplicates",
-          f3([](const array& a, const array& i, const array& u) { return scatter_add(a, {i}, u, {0}); }),
+      row("take", "flat", FN2(take(a, b)), {F({3, 4}), I({5}, -12, 12)}),
+      row("take", "axis", FN2(take(a, b, 1)), {F({3, 4}), I({2, 2}, 0, 4)}),
+      row("take", "index", FN1(take(a, -1, 1)), {F({3, 4})}),
+      row("take_along_axis", "", FN2(take_along_axis(a, b, 1)), {F({3, 4}), I({3, 2}, 0, 4)}),
+      row("put_along_axis", "", FN2(put_along_axis(a, cols_perm, b, 1)), {F({3, 4}), F({3, 2})}),
+      row("gather", "", FN3(gather(a, {b, c}, {0, 1}, {1, 1, 3})),
+          {F({5, 4, 3}), I({2, 3}, 0, 5), I({2, 3}, 0, 4)}),
+      SCATTER(scatter),
+      row("scatter_add", "duplicates", FN3(scatter_add(a, {b}, c, {0})),
           {F({5, 3}), I({4}, 0, 5), F({4, 1, 3})}),
-      scatter_row("scatter_add", wrap(scatter_add)),
-      scatter_row("scatter_prod", wrap(scatter_prod)),
-      scatter_row("scatter_max", wrap(scatter_max)),
-      scatter_row("scatter_min", wrap(scatter_min)),
-      row("sort", "axis", f1([](const array& a) { return sort(a, 1); }), {F({3, 4})}),
-      row("sort", "flat", f1([](const array& a) { return sort(a); }), {F({3, 4})}),
-      row("argsort", "axis", f1([](const array& a) { return argsort(a, 0); }), {F({3, 4})}),
-      row("argsort", "flat", f1([](const array& a) { return argsort(a); }), {F({3, 4})}),
+      SCATTER(scatter_add),
+      SCATTER(scatter_prod),
+      SCATTER(scatter_max),
+      SCATTER(scatter_min),
+      row("sort", "axis", FN1(sort(a, 1)), {F({3, 4})}),
+      row("sort", "flat", FN1(sort(a)), {F({3, 4})}),
+      row("argsort", "axis", FN1(argsort(a, 0)), {F({3, 4})}),
+      row("argsort", "flat", FN1(argsort(a)), {F({3, 4})}),
   };
 }
 
@@ -351,11 +390,12 @@ const std::vector<Row>& all_rows() {
       std::string base = x.op, name;
       // Operators get readable names: operator+ -> operator_plus.
       static const std::map<std::string, std::string> words = {
-          {"<<", "lshift"}, {">>", "rshift"}, {"<=", "le"}, {">=", "ge"}, {"==", "eq"},
-          {"!=", "ne"}, {"&&", "land"}, {"||", "lor"}, {"+", "plus"}, {"-", "minus"},
-          {"*", "times"}, {"/", "div"}, {"%", "mod"}, {"<", "lt"}, {">", "gt"}, {"!", "not"},
-          {"~", "invert"}, {"&", "and"}, {"|", "or"}, {"^", "xor"}};
-      if (auto w = words.find(x.op.substr(std::min<size_t>(8, x.op.size()))); x.op.rfind("operator", 0) == 0 && w != words.end()) {
+          {"<<", "lshift"}, {">>", "rshift"}, {"<=", "le"},  {">=", "ge"},  {"==", "eq"},
+          {"!=", "ne"},     {"&&", "land"},   {"||", "lor"}, {"+", "plus"}, {"-", "minus"},
+          {"*", "times"},   {"/", "div"},     {"%", "mod"},  {"<", "lt"},   {">", "gt"},
+          {"!", "not"},     {"~", "invert"},  {"&", "and"},  {"|", "or"},   {"^", "xor"}};
+      if (auto w = words.find(x.op.substr(std::min<size_t>(8, x.op.size())));
+          x.op.rfind("operator", 0) == 0 && w != words.end()) {
         base = "operator_" + (x.op == "operator-" && x.inputs.size() == 1 ? "negate" : w->second);
       }
       if (!x.variant.empty()) base += "_" + x.variant;
@@ -391,7 +431,8 @@ array from_host(const std::vector<cd>& v, const Shape& shape, Dtype dtype) {
 array make_input(const Input& in, const Shape& shape) {
   if (in.dtype == bool_) return test::random_array(shape, bool_);
   if (is_integral(in.dtype)) {
-    std::uniform_int_distribution<int64_t> u(static_cast<int64_t>(in.lo), static_cast<int64_t>(in.hi) - 1);
+    std::uniform_int_distribution<int64_t> u(static_cast<int64_t>(in.lo),
+                                             static_cast<int64_t>(in.hi) - 1);
     std::vector<double> v(shape_size(shape));
     for (auto& x : v) x = static_cast<double>(u(test::rng()));
     return array(v.begin(), shape, in.dtype);
@@ -529,7 +570,8 @@ void check_derivatives(const Row& row) {
     EXPECT_EQ(tangents[j].shape(), outs[j].shape()) << "jvp of output " << j;
     EXPECT_EQ(tangents[j].dtype(), outs[j].dtype()) << "jvp of output " << j;
     if (!is_inexact(outs[j].dtype())) {
-      for (auto v : host(tangents[j])) EXPECT_EQ(v, cd(0)) << "an integer output must get a zero tangent";
+      for (auto v : host(tangents[j]))
+        EXPECT_EQ(v, cd(0)) << "an integer output must get a zero tangent";
     }
   }
   auto got_t = coords(tangents);
@@ -538,7 +580,8 @@ void check_derivatives(const Row& row) {
   for (size_t r = 0; r < m; ++r) {
     if (!close(got_t[r], want_t[r], row.rtol) && reported++ < 5) {
       ADD_FAILURE() << row.unique_name << ": jvp coordinate " << r << " is " << got_t[r]
-                    << ", finite differences give " << want_t[r] << " (seed " << test::seed() << ")";
+                    << ", finite differences give " << want_t[r] << " (seed " << test::seed()
+                    << ")";
     }
   }
   // <vjp(u), v> == <u, jvp(v)>, independent of finite differences.
@@ -603,8 +646,9 @@ void check_vmap(const Row& row, const std::vector<int>& axes) {
       double tol = is_inexact(outs[j].dtype()) ? 10 * test::tolerance(outs[j].dtype()) : 0.0;
       int reported = 0;
       for (size_t k = 0; k < want.size(); ++k) {
-        bool ok = std::isnan(want[k].real()) ? std::isnan(got[k].real())
-                                             : std::abs(got[k] - want[k]) <= tol * (1 + std::abs(want[k]));
+        bool ok = std::isnan(want[k].real())
+                      ? std::isnan(got[k].real())
+                      : std::abs(got[k] - want[k]) <= tol * (1 + std::abs(want[k]));
         if (!ok && reported++ < 5) {
           ADD_FAILURE() << row.unique_name << ": vmap output " << j << " slice " << b << " element "
                         << k << " is " << got[k] << ", the loop gives " << want[k] << " (seed "
@@ -649,7 +693,8 @@ std::vector<std::vector<int>> vmap_cases(const Row& row) {
 std::vector<Row> differentiable_rows() {
   std::vector<Row> out;
   for (const auto& r : all_rows()) {
-    if (std::any_of(r.inputs.begin(), r.inputs.end(), [](const Input& in) { return is_inexact(in.dtype); })) {
+    if (std::any_of(r.inputs.begin(), r.inputs.end(),
+                    [](const Input& in) { return is_inexact(in.dtype); })) {
       out.push_back(r);
     }
   }
@@ -672,7 +717,9 @@ TEST_P(VmapCheck, Loop) {
   }
 }
 
-std::string row_name(const ::testing::TestParamInfo<Row>& info) { return info.param.unique_name; }
+std::string row_name(const ::testing::TestParamInfo<Row>& info) {
+  return info.param.unique_name;
+}
 
 INSTANTIATE_TEST_SUITE_P(Ops, GradCheck, ::testing::ValuesIn(differentiable_rows()), row_name);
 INSTANTIATE_TEST_SUITE_P(Ops, VmapCheck, ::testing::ValuesIn(all_rows()), row_name);
@@ -682,21 +729,24 @@ INSTANTIATE_TEST_SUITE_P(Ops, VmapCheck, ::testing::ValuesIn(all_rows()), row_na
 // The checks can fail: a function whose attached transforms are wrong (2x with the
 // derivative of x, or a batched rule computing x) is caught by each of them.
 namespace {
-Row wrong_rule(std::optional<CustomVjpFn> v, std::optional<CustomJvpFn> j, std::optional<CustomVmapFn> m) {
+Row wrong_rule(std::optional<CustomVjpFn> v, std::optional<CustomJvpFn> j,
+               std::optional<CustomVmapFn> m) {
   ArrayFn twice = [](const std::vector<array>& a) { return std::vector<array>{add(a[0], a[0])}; };
   Row r = row("custom_function", "wrong", custom_function(twice, v, j, m), {F({3})});
   r.unique_name = "wrong_rule";
   return r;
 }
 void check_wrong_vjp() {
-  check_derivatives(wrong_rule(
-      [](const std::vector<array>&, const std::vector<array>& c, const std::vector<array>&) { return c; },
-      std::nullopt, std::nullopt));
+  check_derivatives(wrong_rule([](const std::vector<array>&, const std::vector<array>& c,
+                                  const std::vector<array>&) { return c; },
+                               std::nullopt, std::nullopt));
 }
 void check_wrong_jvp() {
   check_derivatives(wrong_rule(
       std::nullopt,
-      [](const std::vector<array>&, const std::vector<array>& t, const std::vector<int>&) { return t; },
+      [](const std::vector<array>&, const std::vector<array>& t, const std::vector<int>&) {
+        return t;
+      },
       std::nullopt));
 }
 void check_wrong_vmap() {

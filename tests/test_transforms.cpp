@@ -11,7 +11,9 @@ using namespace kiln;
 
 namespace {
 
-std::vector<double> vals(const array& a) { return test::to_double(a); }
+std::vector<double> vals(const array& a) {
+  return test::to_double(a);
+}
 
 // A two-output primitive: (x^2, x^3) of a float32 array, with all three transforms.
 class SquareCube : public Primitive {
@@ -125,8 +127,10 @@ TEST(Transforms, VjpSumsOverOutputsAndRepeatedOutputs) {
   array u = test::random_array({4}, float32), w = test::random_array({4}, float32);
   // d/dx <u, 2x> + <w, x> where the second output is the input itself.
   auto [outs, g] = vjp(
-      [](const std::vector<array>& a) { return std::vector<array>{add(a[0], a[0]), a[0]}; }, {x},
-      {u, w});
+      [](const std::vector<array>& a) {
+        return std::vector<array>{add(a[0], a[0]), a[0]};
+      },
+      {x}, {u, w});
   auto us = vals(u), ws = vals(w);
   std::vector<double> ref(4);
   for (int i = 0; i < 4; ++i) ref[i] = 2 * us[i] + ws[i];
@@ -190,8 +194,8 @@ TEST(Transforms, LossOfShapeOneIsAScalar) {
 
 TEST(Transforms, GradientsThroughBroadcasting) {
   array x = test::random_array({3, 1}, float32), y = test::random_array({4}, float32);
-  auto g = grad([](const std::vector<array>& a) { return sum(multiply(a[0], a[1])); }, {0, 1})(
-      {x, y});
+  auto g =
+      grad([](const std::vector<array>& a) { return sum(multiply(a[0], a[1])); }, {0, 1})({x, y});
   auto xs = vals(x), ys = vals(y);
   double sx = xs[0] + xs[1] + xs[2], sy = ys[0] + ys[1] + ys[2] + ys[3];
   test::expect_allclose(g[0], {3, 1}, {sy, sy, sy});
@@ -203,8 +207,8 @@ TEST(Transforms, GradientsThroughViews) {
   array x = test::random_array({4, 6}, float32);
   array w = test::random_array({3, 2}, float32);
   auto f = [&](const array& a) {
-    array t = transpose(reshape(a, {6, 4}));                // (4, 6), t[i][j] = flat[j*4 + i]
-    array s = slice(t, {1, 0}, {4, 6}, {1, 3});             // rows 1..3, columns 0 and 3
+    array t = transpose(reshape(a, {6, 4}));                   // (4, 6), t[i][j] = flat[j*4 + i]
+    array s = slice(t, {1, 0}, {4, 6}, {1, 3});                // rows 1..3, columns 0 and 3
     array b = broadcast_to(slice(a, {0, 0}, {1, 6}), {5, 6});  // the first row, 5 times
     return add(sum(multiply(s, w)), sum(b));
   };
@@ -240,7 +244,8 @@ TEST(Transforms, MultiOutputPrimitives) {
   test::expect_allclose(g2, {5}, test::map_ref(xs, [](double v) { return 3 * v * v; }));
   // Forward mode gives a tangent per output.
   array t = test::random_array({5}, float32);
-  auto [outs, tans] = jvp([](const std::vector<array>& a) { return SquareCube::make(a[0]); }, {x}, {t});
+  auto [outs, tans] =
+      jvp([](const std::vector<array>& a) { return SquareCube::make(a[0]); }, {x}, {t});
   auto ts = vals(t);
   std::vector<double> t0(5), t1(5);
   for (int i = 0; i < 5; ++i) {
@@ -255,9 +260,7 @@ TEST(Transforms, HalfPrecisionInputsGetGradientsOfTheirOwnDtype) {
   for (Dtype d : {float16, bfloat16}) {
     array x = test::random_array({8}, d, -1, 1);
     array y = test::random_array({8}, float32, -1, 1);
-    auto f = [](const std::vector<array>& a) {
-      return sum(multiply(astype(a[0], float32), a[1]));
-    };
+    auto f = [](const std::vector<array>& a) { return sum(multiply(astype(a[0], float32), a[1])); };
     auto g = grad(f, {0, 1})({x, y});
     EXPECT_EQ(g[0].dtype(), d);
     EXPECT_EQ(g[1].dtype(), float32);
@@ -279,7 +282,9 @@ TEST(Transforms, IntegerPathsCarryNoDerivative) {
   // vjp w.r.t. an integer primal is zero in its dtype.
   array idx({0, 2, 1}, int32);
   auto [outs, g2] = vjp(
-      [](const std::vector<array>& a) { return std::vector<array>{multiply(a[0], astype(a[1], float32))}; },
+      [](const std::vector<array>& a) {
+        return std::vector<array>{multiply(a[0], astype(a[1], float32))};
+      },
       {test::random_array({3}, float32), idx}, {test::random_array({3}, float32)});
   EXPECT_EQ(g2[1].dtype(), int32);
   test::expect_allclose(g2[1], {3}, {0, 0, 0});
@@ -328,7 +333,8 @@ TEST(Transforms, HessianVectorProductAsJvpOfGrad) {
   });
   auto [g, hv] = jvp(df, x, v);
   auto xs = vals(x), vs = vals(v);
-  test::expect_allclose(hv, {3}, {2 * xs[0] * vs[0] + vs[1], 2 * xs[1] * vs[1] + vs[0], 2 * xs[2] * vs[2]}, 1e-5);
+  test::expect_allclose(
+      hv, {3}, {2 * xs[0] * vs[0] + vs[1], 2 * xs[1] * vs[1] + vs[0], 2 * xs[2] * vs[2]}, 1e-5);
   // The same through reverse over reverse: grad of <grad f, v>.
   auto hv2 = grad([&](const array& a) { return sum(multiply(df(a), v)); })(x);
   test::expect_allclose(hv2, {3}, vals(hv), 1e-5);
@@ -376,7 +382,9 @@ TEST(Transforms, GradOfVmap) {
 TEST(Transforms, VjpOfJvp) {
   // Reverse over forward: d/dx <u, J(x) t> for f = sin: u * t * -sin(x)... per element.
   array x = test::random_array({4}, float32), t = test::random_array({4}, float32);
-  auto g = grad([&](const array& a) { return sum(jvp([](const array& b) { return sin(b); }, a, t).second); })(x);
+  auto g = grad([&](const array& a) {
+    return sum(jvp([](const array& b) { return sin(b); }, a, t).second);
+  })(x);
   auto xs = vals(x), ts = vals(t);
   std::vector<double> ref(4);
   for (int i = 0; i < 4; ++i) ref[i] = -std::sin(xs[i]) * ts[i];
@@ -415,20 +423,22 @@ TEST(Transforms, EvalInsideATracedFunction) {
   array kept(0.0f);
   auto f = [&](const array& a) {
     array y = exp(a);
-    y.eval();  // the function looks at a value mid-way
+    y.eval();                        // the function looks at a value mid-way
     EXPECT_TRUE(y.has_primitive());  // a tracer keeps its graph
     EXPECT_GT(sum(y).item<float>(), 0.0f);
     kept = y;
     return sum(multiply(y, a));
   };
   auto g = grad(f)(x);
-  test::expect_allclose(g, {5}, test::map_ref(vals(x), [](double v) { return std::exp(v) * (1 + v); }));
+  test::expect_allclose(g, {5},
+                        test::map_ref(vals(x), [](double v) { return std::exp(v) * (1 + v); }));
   // Once the transformation is done, the evaluated intermediate releases its graph.
   EXPECT_FALSE(kept.is_tracer());
   EXPECT_FALSE(kept.has_primitive());
   // Nested: the inner evaluation keeps what the outer transformation needs.
   auto gg = grad([&](const array& a) { return sum(grad(f)(a)); })(x);
-  test::expect_allclose(gg, {5}, test::map_ref(vals(x), [](double v) { return std::exp(v) * (2 + v); }), 1e-5);
+  test::expect_allclose(
+      gg, {5}, test::map_ref(vals(x), [](double v) { return std::exp(v) * (2 + v); }), 1e-5);
 }
 
 TEST(Transforms, TrainingLoopKeepsMemoryFlat) {
@@ -534,7 +544,8 @@ TEST(Transforms, CustomFunctionDefaultsTransformTheFunction) {
   auto f = custom_vjp(
       [](const std::vector<array>& a) { return std::vector<array>{multiply(a[0], sin(a[1]))}; },
       [](const std::vector<array>& p, const std::vector<array>& c, const std::vector<array>&) {
-        return std::vector<array>{multiply(c[0], sin(p[1])), multiply(c[0], multiply(p[0], cos(p[1])))};
+        return std::vector<array>{multiply(c[0], sin(p[1])),
+                                  multiply(c[0], multiply(p[0], cos(p[1])))};
       });
   array x = test::random_array({4}, float32), y = test::random_array({4}, float32);
   auto xs = vals(x), ys = vals(y);
@@ -567,11 +578,10 @@ TEST(Transforms, CustomFunctionRuleErrors) {
   array x = test::random_array({3}, float32);
   expect_invalid([&] { grad([&](const array& a) { return sum(wrong_count({a})[0]); })(x); },
                  "[custom_function]", "2 cotangents");
-  auto wrong_shape = custom_vjp(
-      [](const std::vector<array>& a) { return std::vector<array>{exp(a[0])}; },
-      [](const std::vector<array>&, const std::vector<array>& c, const std::vector<array>&) {
-        return std::vector<array>{sum(c[0])};
-      });
+  auto wrong_shape =
+      custom_vjp([](const std::vector<array>& a) { return std::vector<array>{exp(a[0])}; },
+                 [](const std::vector<array>&, const std::vector<array>& c,
+                    const std::vector<array>&) { return std::vector<array>{sum(c[0])}; });
   expect_invalid([&] { grad([&](const array& a) { return sum(wrong_shape({a})[0]); })(x); },
                  "[custom_function]", "(3,)");
   // The arrays and the functions stay usable.
@@ -626,8 +636,8 @@ TEST(Transforms, CheckpointLowersPeakMemory) {
   size_t plain = run(false), checkpointed = run(true);
   const size_t mib = n * sizeof(float);
   EXPECT_GE(plain, 90 * mib) << "the plain backward should keep ~100 intermediates";
-  EXPECT_LE(checkpointed, 40 * mib) << "plain " << plain / mib << " MiB, checkpointed "
-                                     << checkpointed / mib << " MiB";
+  EXPECT_LE(checkpointed, 40 * mib)
+      << "plain " << plain / mib << " MiB, checkpointed " << checkpointed / mib << " MiB";
 }
 
 // ---------------------------------------------------------------- bad input
@@ -669,7 +679,8 @@ TEST(Transforms, CotangentAndTangentErrors) {
 TEST(Transforms, APrimitiveReturningAWrongShapeIsNamed) {
   array x = test::random_array({3}, float32);
   auto f = [](const array& a) {
-    return sum(array(a.shape(), a.dtype(), std::make_shared<BadVjp>(default_stream(Device::cpu)), {a}));
+    return sum(
+        array(a.shape(), a.dtype(), std::make_shared<BadVjp>(default_stream(Device::cpu)), {a}));
   };
   try {
     grad(f)(x);

@@ -6,7 +6,9 @@ using namespace kiln;
 
 namespace {
 
-std::vector<double> vals(const array& a) { return test::to_double(a); }
+std::vector<double> vals(const array& a) {
+  return test::to_double(a);
+}
 
 template <typename F>
 void expect_invalid(F&& f, const std::string& fragment) {
@@ -73,7 +75,9 @@ TEST(Vmap, MappedAndUnmappedInputs) {
 TEST(Vmap, OutputsThatDoNotDependOnAMappedInputAreBroadcast) {
   array xs = test::random_array({5, 2}, float32), c = test::random_array({2}, float32);
   auto outs = vmap(
-      [&](const std::vector<array>& a) { return std::vector<array>{exp(c), a[1], a[0]}; },
+      [&](const std::vector<array>& a) {
+        return std::vector<array>{exp(c), a[1], a[0]};
+      },
       {0, -1}, {1, 0, 1})({xs, c});
   auto cv = vals(c), xv = vals(xs);
   std::vector<double> bc(10), rows(10), t(10);
