@@ -7,7 +7,6 @@
 #include <bit>
 #include <cstdint>
 
-#include "kiln/half_types.h"
 #include "kiln/primitive.h"
 
 namespace kiln {
@@ -55,18 +54,14 @@ constexpr Words2 stream_block(uint32_t k0, uint32_t k1, uint64_t i) {
 }
 
 // Uniform values in [0, 1) from random bits by mantissa filling: the top bits become the
-// mantissa of a number in [1, 2), from which 1 is subtracted (exact).
+// mantissa of a number in [1, 2), from which 1 is subtracted (exact). The half types use
+// unit_float: with their own 10 or 7 mantissa bits, 0 alone would come up once in 1024 or
+// 128 draws.
 constexpr float unit_float(uint32_t b) {
   return std::bit_cast<float>((b >> 9) | 0x3F800000u) - 1.0f;
 }
 constexpr double unit_double(uint64_t b) {
   return std::bit_cast<double>((b >> 12) | 0x3FF0000000000000ull) - 1.0;
-}
-constexpr float unit_float16(uint16_t b) {
-  return detail::half_bits_to_float(static_cast<uint16_t>((b >> 6) | 0x3C00u)) - 1.0f;
-}
-constexpr float unit_bfloat16(uint16_t b) {
-  return detail::bfloat_bits_to_float(static_cast<uint16_t>((b >> 9) | 0x3F80u)) - 1.0f;
 }
 
 /** An integer uniform in [0, range) from 64 random bits: the high word of bits * range
@@ -106,10 +101,12 @@ class RandomBits : public UnaryPrimitive {
 
 /**
  * Uniform values in [low, high) from random bits: inputs (bits, low, high) of one shape,
- * low and high of the output dtype. Floating outputs (bits of the dtype's width) fill the
- * mantissa (unit_float...) and map affinely, computing in float32 for the half types; a
- * result that rounds onto `high` moves to the next value toward `low`. Integer outputs
- * (uint64 bits) are low + bounded(bits, high - low), or low when high <= low.
+ * low and high of the output dtype. Floating outputs take low + (high - low) * u with u =
+ * unit_double(uint64 bits) for float64 and unit_float(uint32 bits) otherwise, computed in
+ * float32 for the half types and rounded once (without contraction into an fma, so every
+ * device rounds alike); a result that rounds onto `high` moves to the next value toward
+ * `low`. Integer outputs (uint64 bits) are low + bounded(bits, high - low), or low when
+ * high <= low.
  */
 class BitsToUniform : public UnaryPrimitive {
  public:

@@ -104,7 +104,8 @@ array make_bits(const Shape& shape, int width, const array& key, const Stream& s
 // Uniform values in [low, high) of `dtype` (floating or integer); arguments checked.
 array uniform_from_key(const array& low, const array& high, const Shape& shape, Dtype dtype,
                        const array& key, const Stream& s) {
-  const int width = is_floating_point(dtype) ? dtype.size : 8;
+  // See BitsToUniform: 8 bytes for float64 and integers, 4 for the other floats.
+  const int width = dtype == float64 || !is_floating_point(dtype) ? 8 : 4;
   array bits = make_bits(shape, width, key, s);
   array lo = broadcast_to(astype(low, dtype, s), shape, s);
   array hi = broadcast_to(astype(high, dtype, s), shape, s);

@@ -207,9 +207,10 @@ TEST(RandomUniform, RangeMomentsAndKolmogorovSmirnov) {
     // Mean 1, variance 64 / 12; the standard error of the mean is 0.007.
     EXPECT_NEAR(mean(v), 1.0, 0.05);
     EXPECT_NEAR(variance(v), 64.0 / 12, 0.15);
-    // KS: 1.95 / sqrt(n) is the 0.1% critical value; the half types add their resolution.
+    // KS: 2.5 / sqrt(n) is exceeded by chance with probability 1e-5; the half types add
+    // their resolution.
     double d = ks_statistic(v, [](double y) { return std::clamp((y + 3) / 8, 0.0, 1.0); });
-    EXPECT_LT(d, 1.95 / std::sqrt(n) + spacing(t, 5.0) / 8) << "KS statistic";
+    EXPECT_LT(d, 2.5 / std::sqrt(n) + spacing(t, 5.0) / 8) << "KS statistic";
   }
 }
 
@@ -276,7 +277,7 @@ TEST(RandomNormal, MomentsAndKolmogorovSmirnov) {
     EXPECT_NEAR(mean(v), 0.0, 0.02);
     EXPECT_NEAR(variance(v), 1.0, 0.03);
     double d = ks_statistic(v, normal_cdf);
-    EXPECT_LT(d, 1.95 / std::sqrt(n) + spacing(t, 1.0) / 2) << "KS statistic";
+    EXPECT_LT(d, 2.5 / std::sqrt(n) + spacing(t, 1.0) / 2) << "KS statistic";
   }
 }
 
@@ -299,7 +300,7 @@ TEST(RandomTruncatedNormal, StaysInBoundsWithTheRightMean) {
     double expected_mean = (normal_pdf(a) - normal_pdf(b)) / z;
     EXPECT_NEAR(mean(v), expected_mean, 0.02);
     auto cdf = [&](double y) { return (normal_cdf(y) - normal_cdf(a)) / z; };
-    EXPECT_LT(ks_statistic(v, cdf), 1.95 / std::sqrt(50000.0) + spacing(t, 2.0) / 2);
+    EXPECT_LT(ks_statistic(v, cdf), 2.5 / std::sqrt(50000.0) + spacing(t, 2.0) / 2);
   }
   // Bounds broadcast: per-column intervals.
   array lo({-1.0f, 0.0f, 5.0f}), hi({1.0f, 0.5f, 5.5f});
@@ -316,7 +317,7 @@ TEST(RandomGumbel, Moments) {
   auto v = test::to_double(rnd::gumbel({100000}, float32, fresh_key()));
   for (double y : v) ASSERT_TRUE(std::isfinite(y));
   EXPECT_NEAR(mean(v), std::numbers::egamma, 0.02);
-  EXPECT_NEAR(variance(v), std::numbers::pi * std::numbers::pi / 6, 0.05);
+  EXPECT_NEAR(variance(v), std::numbers::pi * std::numbers::pi / 6, 0.08);
   EXPECT_EQ(rnd::gumbel({3}, float16, fresh_key()).dtype(), float16);
 }
 

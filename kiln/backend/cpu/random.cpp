@@ -92,14 +92,13 @@ void BitsToUniform::eval_cpu(const std::vector<array>& inputs, array& out) {
           bits, low, high, out,
           [](uint64_t b, double l, double h) { return uniform_value(unit_double(b), l, h); });
     case Dtype::Val::float16:
-      return cpu::ternary_op<uint16_t, float16_t, float16_t, float16_t>(
-          bits, low, high, out, [](uint16_t b, float16_t l, float16_t h) {
-            return uniform_value(unit_float16(b), l, h);
-          });
+      return cpu::ternary_op<uint32_t, float16_t, float16_t, float16_t>(
+          bits, low, high, out,
+          [](uint32_t b, float16_t l, float16_t h) { return uniform_value(unit_float(b), l, h); });
     case Dtype::Val::bfloat16:
-      return cpu::ternary_op<uint16_t, bfloat16_t, bfloat16_t, bfloat16_t>(
-          bits, low, high, out, [](uint16_t b, bfloat16_t l, bfloat16_t h) {
-            return uniform_value(unit_bfloat16(b), l, h);
+      return cpu::ternary_op<uint32_t, bfloat16_t, bfloat16_t, bfloat16_t>(
+          bits, low, high, out, [](uint32_t b, bfloat16_t l, bfloat16_t h) {
+            return uniform_value(unit_float(b), l, h);
           });
     default:
       break;
