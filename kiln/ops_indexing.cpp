@@ -119,7 +119,9 @@ array take(const array& a, const array& indices, int axis, StreamOrDevice s) {
   array g = gather_impl(op, a, {indices}, {ax}, slice, stream);
   // (indices..., a[:ax]..., 1, a[ax+1:]...) -> (a[:ax]..., indices..., a[ax+1:]...).
   const int pd = static_cast<int>(indices.ndim());
-  g = squeeze(g, pd + ax, stream);
+  Shape squeezed = g.shape();
+  squeezed.erase(squeezed.begin() + pd + ax);
+  g = reshape(g, std::move(squeezed), stream);
   if (ax == 0) return g;
   std::vector<int> perm;
   for (int d = 0; d < ax; ++d) perm.push_back(pd + d);
@@ -239,7 +241,12 @@ array scatter_along_axis(
                                       " (the array's shape except along axis ", ax, ")."));
     }
   }
-  if (broadcast_shapes(values.shape(), target, op) != target) {
+  bool fits = values.ndim() <= target.size();
+  for (size_t d = 0; fits && d < values.ndim(); ++d) {
+    int v = values.shape(d), t = target[target.size() - values.ndim() + d];
+    fits = v == t || v == 1;
+  }
+  if (!fits) {
     throw std::invalid_argument(msg("[", op, "] Values of shape ", shape_str(values.shape()),
                                     " cannot be broadcast to the indices' shape ",
                                     shape_str(target), "."));
