@@ -1,0 +1,417 @@
+// eval_cpu of the reductions (Reduce, ArgReduce).
+//
+// make_reduce_plan orders the input's dimensions by memory layout, then one of three
+// paths runs:
+//  - everything reduced: chunks of the input reduce on separate threads, then combine;
+//  - rows (a reduced dimension is innermost): each output reduces runs of the input,
+//    outputs split across threads;
+//  - columns (a kept dimension is innermost): a tile of outputs accumulates whole input
+//    rows at once, which vectorizes across outputs; tiles split across threads.
+// Runs with unit stride are the vectorized fast path; any other stride (transposed,
+// sliced, broadcast) takes the same loops with a stride, the general fallback.
+#include <bit>
+#include <limits>
+#include <memory>
+
+#include "kiln/backend/cpu/reduce_utils.h"
+#include "kiln/backend/cpu/threading.h"
+#include "kiln/primitives_reduce.h"
+#include "kiln/utils.h"
+
+namespace kiln {
+
+namespace {
+
+using cpu::Odometer;
+
+constexpr int64_t kGrain = static_cast<int64_t>(cpu::kElementwiseGrain);
+// Float sums split runs longer than this in halves (pairwise summation): the error grows
+// with log(n) instead of n.
+constexpr int64_t kPairwiseBlock = 2048;
+// Outputs per column tile: the accumulators (and their block partials) stay in L1.
+constexpr int64_t kColumnTile = 1024;
+// Input rows folded into one partial row of a column tile before the partials combine
+// pairwise (RowCascade).
+constexpr int64_t kColumnBlock = 128;
+
+/** Folds n elements at `stride` into one accumulator. Several independent accumulators
+ * break the dependency chain and let the compiler keep them in vector registers. */
+template <typename Op, typename Acc, typename In>
+Acc reduce_block(const In* x, int64_t n, int64_t stride) {
+  constexpr int L = static_cast<int>(std::max<size_t>(4, 128 / sizeof(Acc)));
+  if (n < L) {
+    Acc acc = Op::template identity<Acc>();
+    for (int64_t i = 0; i < n; ++i) acc = Op::apply(acc, cpu::to_acc<Acc>(x[i * stride]));
+    return acc;
+  }
+  Acc acc[L];
+  for (int j = 0; j < L; ++j) acc[j] = Op::template identity<Acc>();
+  int64_t i = 0;
+  if (stride == 1) {
+    for (; i + L <= n; i += L) {
+      for (int j = 0; j < L; ++j) acc[j] = Op::apply(acc[j], cpu::to_acc<Acc>(x[i + j]));
+    }
+  } else {
+    for (; i + L <= n; i += L) {
+      for (int j = 0; j < L; ++j) {
+        acc[j] = Op::apply(acc[j], cpu::to_acc<Acc>(x[(i + j) * stride]));
+      }
+    }
+  }
+  for (; i < n; ++i) acc[0] = Op::apply(acc[0], cpu::to_acc<Acc>(x[i * stride]));
+  for (int w = L / 2; w > 0; w /= 2) {
+    for (int j = 0; j < w; ++j) acc[j] = Op::apply(acc[j], acc[j + w]);
+  }
+  return acc[0];
+}
+
+/** One run of n elements at `stride`; float sums go pairwise over blocks. */
+template <typename Op, typename Acc, typename In>
+Acc reduce_run(const In* x, int64_t n, int64_t stride) {
+  if constexpr (std::is_same_v<Op, cpu::SumOp> && cpu::is_float_acc_v<Acc>) {
+    if (n > kPairwiseBlock) {
+      int64_t h = (n / 2) & ~int64_t{63};
+      return reduce_run<Op, Acc>(x, h, stride) + reduce_run<Op, Acc>(x + h * stride, n - h, stride);
+    }
+  }
+  return reduce_block<Op, Acc>(x, n, stride);
+}
+
+/** The reduced dimensions split as the odometer needs them: outer ones, then the run. */
+struct Runs {
+  Shape outer_shape;
+  Strides outer_strides;
+  int64_t n, stride, total;
+
+  explicit Runs(const cpu::ReducePlan& p)
+      : outer_shape(p.red_shape.begin(), p.red_shape.end() - 1),
+        outer_strides(p.red_in.begin(), p.red_in.end() - 1),
+        n(p.red_shape.back()),
+        stride(p.red_in.back()),
+        total(p.red_size) {}
+};
+
+/** Elements [b, e) of the reduced dimensions (row-major over them) starting at x. */
+template <typename Op, typename Acc, typename In>
+Acc reduce_range(const In* x, const Runs& r, int64_t b, int64_t e) {
+  if (r.outer_shape.empty()) return reduce_run<Op, Acc>(x + b * r.stride, e - b, r.stride);
+  Acc acc = Op::template identity<Acc>();
+  Odometer<1> od(r.outer_shape, {&r.outer_strides}, b / r.n);
+  int64_t j = b % r.n;
+  for (int64_t pos = b; pos < e; od.next()) {
+    int64_t len = std::min(r.n - j, e - pos);
+    acc = Op::apply(acc, reduce_run<Op, Acc>(x + od.offset(0) + j * r.stride, len, r.stride));
+    pos += len;
+    j = 0;
+  }
+  return acc;
+}
+
+/** All reduced elements from x, in chunks on separate threads when there are many. */
+template <typename Op, typename Acc, typename In>
+Acc reduce_all(const In* x, const Runs& r) {
+  int64_t chunks = std::min<int64_t>(cpu::num_threads(), r.total / kGrain);
+  if (chunks <= 1) return reduce_range<Op, Acc>(x, r, 0, r.total);
+  auto partial = std::make_unique<Acc[]>(chunks);
+  cpu::parallel_for(chunks, 1, [&](size_t b, size_t e) {
+    for (size_t c = b; c < e; ++c) {
+      partial[c] = reduce_range<Op, Acc>(x, r, r.total * c / chunks, r.total * (c + 1) / chunks);
+    }
+  });
+  Acc acc = partial[0];
+  for (int64_t c = 1; c < chunks; ++c) acc = Op::apply(acc, partial[c]);
+  return acc;
+}
+
+/** Rows path: every output reduces its own runs. */
+template <typename Op, typename Acc, typename Out, typename In>
+void reduce_rows(const In* x, Out* y, const cpu::ReducePlan& p) {
+  Runs r(p);
+  auto kept = [&](int64_t start) {
+    return Odometer<2>(p.kept_shape, {&p.kept_in, &p.kept_out}, start);
+  };
+  if (p.kept_size < cpu::num_threads() && r.total >= 2 * kGrain) {
+    // A few long rows: split each row instead of the rows.
+    auto od = kept(0);
+    for (int64_t k = 0; k < p.kept_size; ++k, od.next()) {
+      y[od.offset(1)] = cpu::to_out<Out, In>(reduce_all<Op, Acc>(x + od.offset(0), r));
+    }
+    return;
+  }
+  size_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(r.total, 1));
+  cpu::parallel_for(p.kept_size, grain, [&](size_t b, size_t e) {
+    auto od = kept(b);
+    for (size_t k = b; k < e; ++k, od.next()) {
+      y[od.offset(1)] = cpu::to_out<Out, In>(reduce_range<Op, Acc>(x + od.offset(0), r, 0, r.total));
+    }
+  });
+}
+
+/**
+ * Pairwise combination of a stream of partial rows (one per block of input rows). Like a
+ * binary counter, level k holds the combination of 2^k blocks, so a float sum over many
+ * rows keeps an error growing with log(rows) instead of rows. Not std::vector for the
+ * buffers: vector<bool> has no data().
+ */
+template <typename Op, typename Acc>
+class RowCascade {
+ public:
+  RowCascade(int64_t width, int64_t max_blocks)
+      : width_(width), levels_(std::bit_width(static_cast<uint64_t>(max_blocks)) + 1) {
+    storage_ = std::make_unique<Acc[]>(width_ * (levels_ + 1));
+    level_.assign(levels_, nullptr);
+    for (int k = 0; k <= levels_; ++k) free_.push_back(storage_.get() + k * width_);
+  }
+
+  /** A buffer of w identities for the next block. */
+  Acc* next_block(int64_t w) {
+    w_ = w;
+    block_ = free_.back();
+    free_.pop_back();
+    std::fill_n(block_, w, Op::template identity<Acc>());
+    return block_;
+  }
+
+  /** Adds the filled block to the counter, combining equal-sized partials. */
+  void push() {
+    Acc* carry = block_;
+    int k = 0;
+    for (; level_[k]; ++k) {
+      for (int64_t j = 0; j < w_; ++j) carry[j] = Op::apply(level_[k][j], carry[j]);
+      free_.push_back(level_[k]);
+      level_[k] = nullptr;
+    }
+    level_[k] = carry;
+  }
+
+  /** Writes the combination of every block pushed (earliest first) and empties the counter. */
+  template <typename F>
+  void finish(F&& write) {
+    Acc* total = nullptr;
+    for (int k = levels_ - 1; k >= 0; --k) {
+      if (!level_[k]) continue;
+      if (!total) {
+        total = level_[k];
+      } else {
+        for (int64_t j = 0; j < w_; ++j) total[j] = Op::apply(total[j], level_[k][j]);
+        free_.push_back(level_[k]);
+      }
+      level_[k] = nullptr;
+    }
+    for (int64_t j = 0; j < w_; ++j) write(j, total ? total[j] : Op::template identity<Acc>());
+    if (total) free_.push_back(total);
+  }
+
+ private:
+  int64_t width_, w_ = 0;
+  int levels_;
+  std::unique_ptr<Acc[]> storage_;
+  std::vector<Acc*> level_, free_;
+  Acc* block_ = nullptr;
+};
+
+/** Columns path: tiles of the innermost kept dimension accumulate input rows together. */
+template <typename Op, typename Acc, typename Out, typename In>
+void reduce_columns(const In* x, Out* y, const cpu::ReducePlan& p) {
+  const int64_t cols = p.kept_shape.back(), cs = p.kept_in.back(), co = p.kept_out.back();
+  const Shape outer(p.kept_shape.begin(), p.kept_shape.end() - 1);
+  const Strides outer_in(p.kept_in.begin(), p.kept_in.end() - 1);
+  const Strides outer_out(p.kept_out.begin(), p.kept_out.end() - 1);
+  const int64_t width = std::min(cols, kColumnTile);
+  const int64_t tiles = (cols + width - 1) / width;
+  const int64_t items = (p.kept_size / cols) * tiles;
+  const int64_t rows = p.red_size;
+  size_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(width * rows, 1));
+  cpu::parallel_for(items, grain, [&](size_t b, size_t e) {
+    RowCascade<Op, Acc> cascade(width, (rows + kColumnBlock - 1) / kColumnBlock);
+    for (size_t item = b; item < e; ++item) {
+      Odometer<2> od(outer, {&outer_in, &outer_out}, item / tiles);
+      const int64_t c0 = (item % tiles) * width, w = std::min(width, cols - c0);
+      const In* base = x + od.offset(0) + c0 * cs;
+      Odometer<1> rod(p.red_shape, {&p.red_in});
+      for (int64_t r0 = 0; r0 < rows; r0 += kColumnBlock) {
+        Acc* blk = cascade.next_block(w);
+        for (int64_t r = r0; r < std::min(rows, r0 + kColumnBlock); ++r, rod.next()) {
+          const In* row = base + rod.offset(0);
+          if (cs == 1) {
+            for (int64_t j = 0; j < w; ++j) blk[j] = Op::apply(blk[j], cpu::to_acc<Acc>(row[j]));
+          } else {
+            for (int64_t j = 0; j < w; ++j) {
+              blk[j] = Op::apply(blk[j], cpu::to_acc<Acc>(row[j * cs]));
+            }
+          }
+        }
+        cascade.push();
+      }
+      Out* out = y + od.offset(1) + c0 * co;
+      cascade.finish([&](int64_t j, Acc v) { out[j * co] = cpu::to_out<Out, In>(v); });
+    }
+  });
+}
+
+template <typename In, typename Acc, typename Out, typename Op>
+void reduce(const array& in, array& out, const std::vector<int>& axes) {
+  if (out.dtype() != dtype_v<Out>) {
+    throw std::runtime_error(msg("[Reduce::eval_cpu] Unexpected output dtype ", out.dtype(),
+                                 " for input ", in.dtype(), "."));
+  }
+  out.set_data(Storage::host(out.nbytes()));
+  if (out.size() == 0) return;
+  Out* y = out.data<Out>();
+  const In* x = in.data<In>();
+  cpu::ReducePlan p = cpu::make_reduce_plan(in, axes);
+  if (p.red_size == 0) {
+    std::fill_n(y, out.size(), cpu::to_out<Out, In>(Op::template identity<Acc>()));
+  } else if (p.kept_shape.empty()) {
+    *y = cpu::to_out<Out, In>(reduce_all<Op, Acc>(x, Runs(p)));
+  } else if (p.rows) {
+    reduce_rows<Op, Acc, Out>(x, y, p);
+  } else {
+    reduce_columns<Op, Acc, Out>(x, y, p);
+  }
+}
+
+/** Sum and Prod: small integers widen (MLX), integers wrap in their unsigned type, half
+ * types accumulate in float. Sum also serves mean, which asks for float32 from half and
+ * integer inputs. */
+template <typename In, typename Op>
+void reduce_sum_like(const array& in, array& out, const std::vector<int>& axes) {
+  if constexpr (std::is_same_v<Op, cpu::SumOp> && !cpu::is_float_acc_v<In>) {
+    if (out.dtype() == float32) {
+      using Acc = std::conditional_t<is_half_v<In>, float, uint64_t>;
+      return reduce<In, Acc, float, Op>(in, out, axes);
+    }
+  }
+  using Types = cpu::SumTypes<In>;
+  reduce<In, typename Types::Acc, typename Types::Out, Op>(in, out, axes);
+}
+
+template <typename In, typename Op>
+void reduce_extreme(const array& in, array& out, const std::vector<int>& axes) {
+  if constexpr (is_complex_v<In>) {
+    throw std::invalid_argument("[Reduce::eval_cpu] max/min of complex64 are not supported.");
+  } else {
+    using Acc = std::conditional_t<is_half_v<In>, float, In>;
+    reduce<In, Acc, In, Op>(in, out, axes);
+  }
+}
+
+}  // namespace
+
+void Reduce::eval_cpu(const std::vector<array>& inputs, array& out) {
+  const array& in = inputs[0];
+  dispatch_dtype(in.dtype(), [&](auto tag) {
+    using In = decltype(tag);
+    switch (type_) {
+      case Sum: return reduce_sum_like<In, cpu::SumOp>(in, out, axes_);
+      case Prod: return reduce_sum_like<In, cpu::ProdOp>(in, out, axes_);
+      case Max: return reduce_extreme<In, cpu::MaxOp>(in, out, axes_);
+      case Min: return reduce_extreme<In, cpu::MinOp>(in, out, axes_);
+      case And: return reduce<In, bool, bool, cpu::AndOp>(in, out, axes_);
+      case Or: return reduce<In, bool, bool, cpu::OrOp>(in, out, axes_);
+    }
+  });
+}
+
+// ---------------------------------------------------------------- ArgReduce
+
+namespace {
+
+/** Whether v replaces the current best: strictly better (so the first occurrence wins),
+ * or the first NaN, which NumPy treats as both the largest and the smallest value. */
+template <bool kMax, typename V>
+bool better(V v, V best) {
+  if constexpr (std::is_floating_point_v<V>) {
+    if (v != v) return best == best;
+  }
+  if constexpr (kMax) return v > best;
+  else return v < best;
+}
+
+template <typename In, bool kMax>
+void arg_reduce(const array& in, array& out, int axis) {
+  using V = std::conditional_t<is_half_v<In>, float, In>;
+  out.set_data(Storage::host(out.nbytes()));
+  if (out.size() == 0) return;
+  uint32_t* y = out.data<uint32_t>();
+  const In* x = in.data<In>();
+  cpu::ReducePlan p = cpu::make_reduce_plan(in, {axis});
+  const int64_t n = p.red_size, s = p.red_in.back();
+  auto val = [](In v) { return static_cast<V>(v); };
+  if (p.kept_shape.empty()) {
+    p.kept_shape = {1};
+    p.kept_in = p.kept_out = {0};
+    p.rows = true;
+  }
+  if (p.rows) {
+    size_t grain = std::max<int64_t>(1, kGrain / n);
+    cpu::parallel_for(p.kept_size, grain, [&](size_t b, size_t e) {
+      Odometer<2> od(p.kept_shape, {&p.kept_in, &p.kept_out}, b);
+      for (size_t k = b; k < e; ++k, od.next()) {
+        const In* row = x + od.offset(0);
+        V best = val(row[0]);
+        uint32_t idx = 0;
+        for (int64_t i = 1; i < n; ++i) {
+          V v = val(row[i * s]);
+          if (better<kMax>(v, best)) {
+            best = v;
+            idx = static_cast<uint32_t>(i);
+          }
+        }
+        y[od.offset(1)] = idx;
+      }
+    });
+    return;
+  }
+  // Columns: a tile of outputs scans the axis together, one input row at a time.
+  const int64_t cols = p.kept_shape.back(), cs = p.kept_in.back(), co = p.kept_out.back();
+  const Shape outer(p.kept_shape.begin(), p.kept_shape.end() - 1);
+  const Strides outer_in(p.kept_in.begin(), p.kept_in.end() - 1);
+  const Strides outer_out(p.kept_out.begin(), p.kept_out.end() - 1);
+  const int64_t width = std::min(cols, kColumnTile);
+  const int64_t tiles = (cols + width - 1) / width;
+  size_t grain = std::max<int64_t>(1, kGrain / (width * n));
+  cpu::parallel_for((p.kept_size / cols) * tiles, grain, [&](size_t b, size_t e) {
+    auto best = std::make_unique<V[]>(width);
+    auto idx = std::make_unique<uint32_t[]>(width);
+    for (size_t item = b; item < e; ++item) {
+      Odometer<2> od(outer, {&outer_in, &outer_out}, item / tiles);
+      const int64_t c0 = (item % tiles) * width, w = std::min(width, cols - c0);
+      const In* base = x + od.offset(0) + c0 * cs;
+      for (int64_t j = 0; j < w; ++j) {
+        best[j] = val(base[j * cs]);
+        idx[j] = 0;
+      }
+      for (int64_t i = 1; i < n; ++i) {
+        const In* row = base + i * s;
+        for (int64_t j = 0; j < w; ++j) {
+          V v = val(row[j * cs]);
+          if (better<kMax>(v, best[j])) {
+            best[j] = v;
+            idx[j] = static_cast<uint32_t>(i);
+          }
+        }
+      }
+      uint32_t* o = y + od.offset(1) + c0 * co;
+      for (int64_t j = 0; j < w; ++j) o[j * co] = idx[j];
+    }
+  });
+}
+
+}  // namespace
+
+void ArgReduce::eval_cpu(const std::vector<array>& inputs, array& out) {
+  const array& in = inputs[0];
+  dispatch_dtype(in.dtype(), [&](auto tag) {
+    using In = decltype(tag);
+    if constexpr (is_complex_v<In>) {
+      throw std::invalid_argument("[ArgReduce::eval_cpu] complex64 is not supported.");
+    } else if (type_ == ArgMax) {
+      arg_reduce<In, true>(in, out, axis_);
+    } else {
+      arg_reduce<In, false>(in, out, axis_);
+    }
+  });
+}
+
+}  // namespace kiln

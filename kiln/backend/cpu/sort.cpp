@@ -1,0 +1,125 @@
+// eval_cpu of Sort and ArgSort: a stable sort of every line along the axis, NaN last (as
+// NumPy), lines split across threads. Each line is gathered into a buffer first, so any
+// input strides and any axis take the same path, and the sort itself runs on dense memory.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <utility>
+
+#include "kiln/backend/cpu/threading.h"
+#include "kiln/primitives_reduce.h"
+#include "kiln/utils.h"
+
+namespace kiln {
+
+namespace {
+
+constexpr int64_t kGrain = static_cast<int64_t>(cpu::kElementwiseGrain);
+
+/** Ascending order with NaN after every number. */
+template <typename T>
+bool less_nan_last(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) return !std::isnan(a) && (std::isnan(b) || a < b);
+  else return a < b;
+}
+
+/** The type lines are sorted in: half types as float (exact both ways, cheaper compares). */
+template <typename T>
+using SortType = std::conditional_t<is_half_v<T>, float, T>;
+
+/**
+ * Calls `f(src, src_stride, dst_offset)` for every line along `axis`: the line's first
+ * input element and its stride, and the offset of its first element in the row-contiguous
+ * output (whose stride along the axis is `inner`). Lines split across threads.
+ */
+template <typename F>
+void for_each_line(const array& in, int axis, F&& f) {
+  const Shape& shape = in.shape();
+  const int64_t n = shape[axis];
+  int64_t inner = 1;
+  for (size_t i = axis + 1; i < shape.size(); ++i) inner *= shape[i];
+  // The other dimensions, whose row-major enumeration numbers the lines.
+  Shape rest;
+  Strides rest_strides;
+  for (int i = 0; i < static_cast<int>(shape.size()); ++i) {
+    if (i == axis) continue;
+    rest.push_back(shape[i]);
+    rest_strides.push_back(in.strides()[i]);
+  }
+  const int64_t lines = static_cast<int64_t>(shape_size(rest));
+  const int64_t stride = in.strides()[axis];
+  size_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(8 * n, 1));
+  cpu::parallel_for(lines, grain, [&](size_t b, size_t e) {
+    for (size_t line = b; line < e; ++line) {
+      int64_t o = line / inner, i = line % inner;
+      f(elem_to_loc(line, rest, rest_strides), stride, o * n * inner + i);
+    }
+  });
+}
+
+template <typename T>
+void sort_lines(const array& in, array& out, int axis) {
+  const int64_t n = in.shape()[axis];
+  const int64_t inner = array::row_major_strides(in.shape())[axis];
+  const T* x = in.data<T>();
+  T* y = out.data<T>();
+  for_each_line(in, axis, [&](int64_t src, int64_t stride, int64_t dst) {
+    thread_local std::vector<SortType<T>> buf;
+    buf.resize(n);
+    for (int64_t k = 0; k < n; ++k) buf[k] = static_cast<SortType<T>>(x[src + k * stride]);
+    std::stable_sort(buf.begin(), buf.end(), less_nan_last<SortType<T>>);
+    for (int64_t k = 0; k < n; ++k) y[dst + k * inner] = static_cast<T>(buf[k]);
+  });
+}
+
+template <typename T>
+void argsort_lines(const array& in, array& out, int axis) {
+  const int64_t n = in.shape()[axis];
+  const int64_t inner = array::row_major_strides(in.shape())[axis];
+  const T* x = in.data<T>();
+  uint32_t* y = out.data<uint32_t>();
+  for_each_line(in, axis, [&](int64_t src, int64_t stride, int64_t dst) {
+    // Sorting (value, index) pairs keeps the comparisons on dense memory; stability keeps
+    // equal values in index order.
+    thread_local std::vector<std::pair<SortType<T>, uint32_t>> buf;
+    buf.resize(n);
+    for (int64_t k = 0; k < n; ++k) {
+      buf[k] = {static_cast<SortType<T>>(x[src + k * stride]), static_cast<uint32_t>(k)};
+    }
+    std::stable_sort(buf.begin(), buf.end(),
+                     [](const auto& a, const auto& b) { return less_nan_last(a.first, b.first); });
+    for (int64_t k = 0; k < n; ++k) y[dst + k * inner] = buf[k].second;
+  });
+}
+
+}  // namespace
+
+void Sort::eval_cpu(const std::vector<array>& inputs, array& out) {
+  const array& in = inputs[0];
+  out.set_data(Storage::host(out.nbytes()));
+  if (out.size() == 0) return;
+  dispatch_dtype(in.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (is_complex_v<T>) {
+      throw std::invalid_argument("[Sort::eval_cpu] complex64 is not supported.");
+    } else {
+      sort_lines<T>(in, out, axis_);
+    }
+  });
+}
+
+void ArgSort::eval_cpu(const std::vector<array>& inputs, array& out) {
+  const array& in = inputs[0];
+  out.set_data(Storage::host(out.nbytes()));
+  if (out.size() == 0) return;
+  dispatch_dtype(in.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (is_complex_v<T>) {
+      throw std::invalid_argument("[ArgSort::eval_cpu] complex64 is not supported.");
+    } else {
+      argsort_lines<T>(in, out, axis_);
+    }
+  });
+}
+
+}  // namespace kiln

@@ -1,0 +1,317 @@
+// Transformations and shape logic of the reduction, scan and sort primitives.
+#include "kiln/primitives_reduce.h"
+
+#include <numeric>
+#include <ostream>
+
+#include "kiln/ops.h"
+#include "kiln/utils.h"
+
+namespace kiln {
+
+namespace {
+
+/** `axes` of an unbatched input, renumbered for the input with a batch axis at `batch`. */
+std::vector<int> shift_axes(std::vector<int> axes, int batch) {
+  for (int& a : axes) a += a >= batch;
+  return axes;
+}
+
+int shift_axis(int axis, int batch) { return batch >= 0 && axis >= batch ? axis + 1 : axis; }
+
+/**
+ * For each element, the product of the other elements of its reduction group (the elements
+ * that share its output position). Exclusive products from both sides instead of y / x, so
+ * zeros are exact.
+ */
+array prod_of_others(const array& x, const std::vector<int>& axes, const Stream& s) {
+  const int nd = static_cast<int>(x.ndim());
+  // Reduced axes last, merged into one, so two exclusive scans cover each group.
+  std::vector<int> perm;
+  Shape flat;
+  for (int i = 0; i < nd; ++i) {
+    if (!std::binary_search(axes.begin(), axes.end(), i)) {
+      perm.push_back(i);
+      flat.push_back(x.shape()[i]);
+    }
+  }
+  int64_t group = 1;
+  for (int ax : axes) group *= x.shape()[ax];
+  perm.insert(perm.end(), axes.begin(), axes.end());
+  flat.push_back(static_cast<int32_t>(group));
+  array xt = transpose(x, perm, s);
+  array xr = reshape(xt, flat, s);
+  array others = multiply(cumprod(xr, -1, false, false, s), cumprod(xr, -1, true, false, s), s);
+  std::vector<int> inverse(nd);
+  for (int i = 0; i < nd; ++i) inverse[perm[i]] = i;
+  return transpose(reshape(others, xt.shape(), s), inverse, s);
+}
+
+/** 1 where `x` equals the (broadcast) extreme `y`, divided by how many share the output:
+ * the share of the gradient each tied position receives. */
+array extreme_share(const array& x, const array& y, const std::vector<int>& axes, Dtype dtype,
+                    const Stream& s) {
+  array mask = astype(equal(x, y, s), dtype, s);
+  return divide(mask, sum(mask, axes, true, s), s);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- Reduce
+
+const char* Reduce::name() const {
+  switch (type_) {
+    case And: return "All";
+    case Or: return "Any";
+    case Sum: return "Sum";
+    case Prod: return "Prod";
+    case Max: return "Max";
+    case Min: return "Min";
+  }
+  return "Reduce";
+}
+
+void Reduce::print(std::ostream& os) {
+  os << name() << "(axes=" << shape_str(Shape(axes_.begin(), axes_.end())) << ", " << out_dtype_
+     << ")";
+}
+
+bool Reduce::is_equivalent(const Primitive& other) const {
+  auto* o = dynamic_cast<const Reduce*>(&other);
+  return o && o->type_ == type_ && o->axes_ == axes_ && o->out_dtype_ == out_dtype_;
+}
+
+std::vector<Shape> Reduce::output_shapes(const std::vector<array>& inputs) {
+  Shape shape = inputs[0].shape();
+  for (int ax : axes_) shape[ax] = 1;
+  return {shape};
+}
+
+std::vector<array> Reduce::jvp(
+    const std::vector<array>& primals, const std::vector<array>& tangents, const std::vector<int>&) {
+  const array& x = primals[0];
+  const array& t = tangents[0];
+  auto s = stream();
+  switch (type_) {
+    case Sum:
+      return {detail::reduce_keepdims(t, Sum, axes_, out_dtype_, s)};
+    case Prod:
+      return {detail::reduce_keepdims(
+          multiply(t, prod_of_others(x, axes_, s), s), Sum, axes_, out_dtype_, s)};
+    case Max:
+    case Min: {
+      array y = detail::reduce_keepdims(x, type_, axes_, out_dtype_, s);
+      array share = extreme_share(x, y, axes_, t.dtype(), s);
+      return {sum(multiply(t, share, s), axes_, true, s)};
+    }
+    case And:
+    case Or:
+      break;
+  }
+  // Boolean outputs are piecewise constant: zero tangent.
+  return {zeros(output_shapes(primals)[0], out_dtype_, s)};
+}
+
+std::vector<array> Reduce::vjp(
+    const std::vector<array>& primals,
+    const std::vector<array>& cotangents,
+    const std::vector<int>&,
+    const std::vector<array>& outputs) {
+  const array& x = primals[0];
+  auto s = stream();
+  // The cotangent has the kept-dims shape, so it broadcasts over each reduction group.
+  array g = broadcast_to(cotangents[0], x.shape(), s);
+  switch (type_) {
+    case Sum:
+      return {astype(g, x.dtype(), s)};
+    case Prod:
+      return {astype(multiply(g, prod_of_others(x, axes_, s), s), x.dtype(), s)};
+    case Max:
+    case Min:
+      // Ties share the gradient equally.
+      return {multiply(g, extreme_share(x, outputs[0], axes_, g.dtype(), s), s)};
+    case And:
+    case Or:
+      break;
+  }
+  return {zeros_like(x, s)};  // boolean outputs: zero gradient
+}
+
+std::pair<std::vector<array>, std::vector<int>> Reduce::vmap(
+    const std::vector<array>& inputs, const std::vector<int>& axes) {
+  int b = axes[0];
+  auto red = b < 0 ? axes_ : shift_axes(axes_, b);
+  return {{detail::reduce_keepdims(inputs[0], type_, std::move(red), out_dtype_, stream())}, {b}};
+}
+
+// ---------------------------------------------------------------- ArgReduce
+
+const char* ArgReduce::name() const { return type_ == ArgMin ? "ArgMin" : "ArgMax"; }
+
+void ArgReduce::print(std::ostream& os) { os << name() << "(axis=" << axis_ << ")"; }
+
+bool ArgReduce::is_equivalent(const Primitive& other) const {
+  auto* o = dynamic_cast<const ArgReduce*>(&other);
+  return o && o->type_ == type_ && o->axis_ == axis_;
+}
+
+std::vector<Shape> ArgReduce::output_shapes(const std::vector<array>& inputs) {
+  Shape shape = inputs[0].shape();
+  shape[axis_] = 1;
+  return {shape};
+}
+
+// Integer (index) output: zero derivative everywhere it exists.
+std::vector<array> ArgReduce::jvp(
+    const std::vector<array>& primals, const std::vector<array>&, const std::vector<int>&) {
+  return {zeros(output_shapes(primals)[0], uint32, stream())};
+}
+
+std::vector<array> ArgReduce::vjp(
+    const std::vector<array>& primals,
+    const std::vector<array>&,
+    const std::vector<int>&,
+    const std::vector<array>&) {
+  return {zeros_like(primals[0], stream())};
+}
+
+std::pair<std::vector<array>, std::vector<int>> ArgReduce::vmap(
+    const std::vector<array>& inputs, const std::vector<int>& axes) {
+  int b = axes[0];
+  int axis = shift_axis(axis_, b);
+  Shape shape = inputs[0].shape();
+  shape[axis] = 1;
+  array r(std::move(shape), uint32, std::make_shared<ArgReduce>(stream(), type_, axis), {inputs[0]});
+  return {{r}, {b}};
+}
+
+// ---------------------------------------------------------------- Scan
+
+const char* Scan::name() const { return type_ == Sum ? "CumSum" : "CumProd"; }
+
+void Scan::print(std::ostream& os) {
+  os << name() << "(axis=" << axis_ << ", reverse=" << reverse_ << ", inclusive=" << inclusive_
+     << ")";
+}
+
+bool Scan::is_equivalent(const Primitive& other) const {
+  auto* o = dynamic_cast<const Scan*>(&other);
+  return o && o->type_ == type_ && o->axis_ == axis_ && o->reverse_ == reverse_ &&
+         o->inclusive_ == inclusive_;
+}
+
+// cumprod's derivatives divide by x only before the first zero of each scan line; at the
+// first zero they use the scan of x with that zero replaced by 1, and after it they vanish
+// (every product there contains the zero). Exact for any number of zeros.
+std::vector<array> Scan::jvp(
+    const std::vector<array>& primals, const std::vector<array>& tangents, const std::vector<int>&) {
+  auto s = stream();
+  const array& t = tangents[0];
+  if (type_ == Sum) return {cumsum(t, axis_, reverse_, inclusive_, s)};
+  const array& x = primals[0];
+  array zero(0, x.dtype()), one(1, x.dtype());
+  array is_zero = equal(x, zero, s);
+  array zeros_seen = cumsum(is_zero, axis_, reverse_, true, s);
+  array first_zero = logical_and(is_zero, equal(zeros_seen, array(1), s), s);
+  // Outputs whose product has no zero factor: y * scan_sum(t / x).
+  array zeros_in_product = cumsum(is_zero, axis_, reverse_, inclusive_, s);
+  array y = cumprod(x, axis_, reverse_, inclusive_, s);
+  array x_safe = where(is_zero, one, x, s);
+  array no_zero = multiply(y, cumsum(divide(t, x_safe, s), axis_, reverse_, inclusive_, s), s);
+  // Outputs past the first zero: only that zero's tangent survives.
+  array y_skip = cumprod(where(first_zero, one, x, s), axis_, reverse_, inclusive_, s);
+  array t_first = cumsum(where(first_zero, t, zeros_like(t, s), s), axis_, reverse_, inclusive_, s);
+  array past_zero = multiply(t_first, y_skip, s);
+  return {where(equal(zeros_in_product, array(0), s), no_zero, past_zero, s)};
+}
+
+std::vector<array> Scan::vjp(
+    const std::vector<array>& primals,
+    const std::vector<array>& cotangents,
+    const std::vector<int>&,
+    const std::vector<array>& outputs) {
+  auto s = stream();
+  const array& g = cotangents[0];
+  // The transpose of a scan sums the cotangents over the outputs each input reached: the
+  // same scan in the other direction.
+  auto scan_back = [&](const array& v) { return cumsum(v, axis_, !reverse_, inclusive_, s); };
+  if (type_ == Sum) return {scan_back(g)};
+  const array& x = primals[0];
+  const array& y = outputs[0];
+  array zero(0, x.dtype()), one(1, x.dtype());
+  array is_zero = equal(x, zero, s);
+  array zeros_seen = cumsum(is_zero, axis_, reverse_, true, s);
+  array first_zero = logical_and(is_zero, equal(zeros_seen, array(1), s), s);
+  array before_zero = equal(zeros_seen, array(0), s);
+  array x_safe = where(is_zero, one, x, s);
+  array grad_before = divide(scan_back(multiply(g, y, s)), x_safe, s);
+  array y_skip = cumprod(where(first_zero, one, x, s), axis_, reverse_, inclusive_, s);
+  array grad_first = scan_back(multiply(g, y_skip, s));
+  array none = zeros_like(grad_first, s);
+  return {where(before_zero, grad_before, where(first_zero, grad_first, none, s), s)};
+}
+
+std::pair<std::vector<array>, std::vector<int>> Scan::vmap(
+    const std::vector<array>& inputs, const std::vector<int>& axes) {
+  int axis = shift_axis(axis_, axes[0]);
+  array x = inputs[0];
+  array r = type_ == Sum ? cumsum(x, axis, reverse_, inclusive_, stream())
+                         : cumprod(x, axis, reverse_, inclusive_, stream());
+  return {{r}, {axes[0]}};
+}
+
+// ---------------------------------------------------------------- Sort, ArgSort
+
+bool Sort::is_equivalent(const Primitive& other) const {
+  auto* o = dynamic_cast<const Sort*>(&other);
+  return o && o->axis_ == axis_;
+}
+
+// sort(x) = take_along_axis(x, argsort(x)): tangents follow the same permutation, and
+// cotangents go back through its inverse (a scatter to the sorted positions).
+std::vector<array> Sort::jvp(
+    const std::vector<array>& primals, const std::vector<array>& tangents, const std::vector<int>&) {
+  array idx = argsort(primals[0], axis_, stream());
+  return {take_along_axis(tangents[0], idx, axis_, stream())};
+}
+
+std::vector<array> Sort::vjp(
+    const std::vector<array>& primals,
+    const std::vector<array>& cotangents,
+    const std::vector<int>&,
+    const std::vector<array>&) {
+  auto s = stream();
+  array idx = argsort(primals[0], axis_, s);
+  return {put_along_axis(zeros_like(cotangents[0], s), idx, cotangents[0], axis_, s)};
+}
+
+std::pair<std::vector<array>, std::vector<int>> Sort::vmap(
+    const std::vector<array>& inputs, const std::vector<int>& axes) {
+  return {{sort(inputs[0], shift_axis(axis_, axes[0]), stream())}, {axes[0]}};
+}
+
+bool ArgSort::is_equivalent(const Primitive& other) const {
+  auto* o = dynamic_cast<const ArgSort*>(&other);
+  return o && o->axis_ == axis_;
+}
+
+// Integer (index) output: zero derivative.
+std::vector<array> ArgSort::jvp(
+    const std::vector<array>& primals, const std::vector<array>&, const std::vector<int>&) {
+  return {zeros(primals[0].shape(), uint32, stream())};
+}
+
+std::vector<array> ArgSort::vjp(
+    const std::vector<array>& primals,
+    const std::vector<array>&,
+    const std::vector<int>&,
+    const std::vector<array>&) {
+  return {zeros_like(primals[0], stream())};
+}
+
+std::pair<std::vector<array>, std::vector<int>> ArgSort::vmap(
+    const std::vector<array>& inputs, const std::vector<int>& axes) {
+  return {{argsort(inputs[0], shift_axis(axis_, axes[0]), stream())}, {axes[0]}};
+}
+
+}  // namespace kiln
