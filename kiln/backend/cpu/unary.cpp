@@ -1,22 +1,115 @@
-// eval_cpu of the unary elementwise primitives.
-#include <cmath>
+// eval_cpu of the unary elementwise primitives: one dtype dispatcher over the functors of
+// unary_ops.h.
+#include <stdexcept>
+#include <type_traits>
 
 #include "kiln/backend/cpu/elementwise.h"
+#include "kiln/backend/cpu/simd_math.h"
+#include "kiln/backend/cpu/unary_ops.h"
 #include "kiln/primitives_unary.h"
+#include "kiln/utils.h"
 
 namespace kiln {
 
-void Exp::eval_cpu(const std::vector<array>& inputs, array& out) {
-  dispatch_dtype(out.dtype(), [&](auto tag) {
+namespace {
+
+// The flat loop of a vectorizable functor, compiled once per ISA level (KILN_SIMD_CLONES).
+template <typename In, typename Out, typename Op>
+KILN_SIMD_CLONES void map_simd(const In* src, Out* dst, size_t n, Op op) {
+  for (size_t i = 0; i < n; ++i) dst[i] = op(src[i]);
+}
+
+template <typename In, typename Out, typename Op>
+void run(const array& in, array& out, Op op) {
+  if constexpr (requires { Op::simd; } && std::is_same_v<In, float>) {
+    if (in.flags().contiguous) {
+      cpu::set_unary_output_data(in, out);
+      const In* src = in.data<In>();
+      Out* dst = out.data<Out>();
+      cpu::parallel_for(in.data_size(), cpu::kElementwiseGrain, [&](size_t b, size_t e) {
+        map_simd(src + b, dst + b, e - b, op);
+      });
+      return;
+    }
+  }
+  cpu::unary_op<In, Out>(in, out, op);
+}
+
+template <typename R>
+void check_output(const char* name, const array& out) {
+  if (dtype_v<R> != out.dtype()) {
+    throw std::runtime_error(msg("[", name, "::eval_cpu] Computes ", dtype_v<R>,
+                                 " but the output is ", out.dtype(), "."));
+  }
+}
+
+// Runs `op` on the C++ type of in's dtype; float16 and bfloat16 compute in float.
+template <typename Op>
+void unary(const char* name, const array& in, array& out, Op op) {
+  dispatch_dtype(in.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (is_half_v<T>) {
-      cpu::unary_op<T, T>(inputs[0], out, [](T x) { return T(std::exp(float(x))); });
-    } else if constexpr (std::is_floating_point_v<T> || is_complex_v<T>) {
-      cpu::unary_op<T, T>(inputs[0], out, [](T x) { return std::exp(x); });
+    if constexpr (std::is_invocable_v<const Op&, T>) {
+      using R = std::invoke_result_t<const Op&, T>;
+      check_output<R>(name, out);
+      run<T, R>(in, out, op);
+    } else if constexpr (is_half_v<T> && std::is_invocable_v<const Op&, float>) {
+      using F = std::invoke_result_t<const Op&, float>;
+      using R = std::conditional_t<std::is_same_v<F, float>, T, F>;
+      check_output<R>(name, out);
+      run<T, R>(in, out, [op](T x) { return static_cast<R>(op(static_cast<float>(x))); });
     } else {
-      throw std::invalid_argument("[Exp::eval_cpu] Unsupported dtype.");
+      throw std::runtime_error(
+          msg("[", name, "::eval_cpu] Unsupported input dtype ", in.dtype(), "."));
     }
   });
 }
+
+}  // namespace
+
+#define KILN_UNARY_EVAL(NAME, FN)                                                \
+  void NAME::eval_cpu(const std::vector<array>& inputs, array& out) {            \
+    unary(#NAME, inputs[0], out, cpu::fn::FN{});                                 \
+  }
+
+KILN_UNARY_EVAL(Abs, Abs)
+KILN_UNARY_EVAL(Negative, Negative)
+KILN_UNARY_EVAL(Sign, Sign)
+KILN_UNARY_EVAL(Square, Square)
+KILN_UNARY_EVAL(Sqrt, Sqrt)
+KILN_UNARY_EVAL(Rsqrt, Rsqrt)
+KILN_UNARY_EVAL(Exp, Exp)
+KILN_UNARY_EVAL(Expm1, Expm1)
+KILN_UNARY_EVAL(Log, Log)
+KILN_UNARY_EVAL(Log1p, Log1p)
+KILN_UNARY_EVAL(Log2, Log2)
+KILN_UNARY_EVAL(Log10, Log10)
+KILN_UNARY_EVAL(Sin, Sin)
+KILN_UNARY_EVAL(Cos, Cos)
+KILN_UNARY_EVAL(Tan, Tan)
+KILN_UNARY_EVAL(ArcSin, ArcSin)
+KILN_UNARY_EVAL(ArcCos, ArcCos)
+KILN_UNARY_EVAL(ArcTan, ArcTan)
+KILN_UNARY_EVAL(Sinh, Sinh)
+KILN_UNARY_EVAL(Cosh, Cosh)
+KILN_UNARY_EVAL(Tanh, Tanh)
+KILN_UNARY_EVAL(ArcSinh, ArcSinh)
+KILN_UNARY_EVAL(ArcCosh, ArcCosh)
+KILN_UNARY_EVAL(ArcTanh, ArcTanh)
+KILN_UNARY_EVAL(Erf, Erf)
+KILN_UNARY_EVAL(ErfInv, ErfInv)
+KILN_UNARY_EVAL(Sigmoid, Sigmoid)
+KILN_UNARY_EVAL(Floor, Floor)
+KILN_UNARY_EVAL(Ceil, Ceil)
+KILN_UNARY_EVAL(Round, Round)
+KILN_UNARY_EVAL(LogicalNot, LogicalNot)
+KILN_UNARY_EVAL(BitwiseInvert, BitwiseInvert)
+KILN_UNARY_EVAL(IsNaN, IsNaN)
+KILN_UNARY_EVAL(IsInf, IsInf)
+KILN_UNARY_EVAL(IsFinite, IsFinite)
+KILN_UNARY_EVAL(IsPosInf, IsPosInf)
+KILN_UNARY_EVAL(IsNegInf, IsNegInf)
+KILN_UNARY_EVAL(Real, RealPart)
+KILN_UNARY_EVAL(Imag, ImagPart)
+KILN_UNARY_EVAL(Conjugate, Conjugate)
 
 }  // namespace kiln
