@@ -429,3 +429,36 @@ TEST(Matmul, ViewsReachBlasWithoutCopies) {
   ref = ref_product(a3, bb);
   test::expect_allclose(out3, ref.shape, ref.values, product_tolerance(float32));
 }
+
+TEST(MatmulTransforms, VjpSumsOverBroadcastBatches) {
+  for (Dtype t : {float32, float64}) {
+    // a's batch of 1 and b's missing batch axis both broadcast against the other's.
+    array a = rand({1, 3, 4}, t), b = rand({2, 4, 5}, t), cot = rand({2, 3, 5}, t);
+    auto f = [](const std::vector<array>& in) { return std::vector<array>{matmul(in[0], in[1])}; };
+    auto [outs, grads] = vjp(f, {a, b}, {cot});
+    ASSERT_EQ(grads[0].shape(), a.shape());
+    ASSERT_EQ(grads[1].shape(), b.shape());
+    // d a = sum over the batch of cot_i @ b_i^T; d b_i = a^T @ cot_i.
+    auto per_batch = ref_product(cot, swapaxes(b, 1, 2));  // (2, 3, 4)
+    std::vector<double> ga(12, 0.0);
+    for (size_t i = 0; i < per_batch.values.size(); ++i) ga[i % 12] += per_batch.values[i];
+    test::expect_allclose(grads[0], {1, 3, 4}, ga, product_tolerance(t));
+    auto gb = ref_product(swapaxes(a, 1, 2), cot);
+    test::expect_allclose(grads[1], {2, 4, 5}, gb.values, product_tolerance(t));
+
+    // A plain matrix b against a batched a: its gradient is one product over the batch.
+    array a3 = rand({3, 2, 4}, t), w = rand({4, 5}, t), cot3 = rand({3, 2, 5}, t);
+    auto [o2, g2] = vjp(f, {a3, w}, {cot3});
+    auto gw = ref_product(transpose(reshape(a3, {6, 4})), reshape(cot3, {6, 5}));
+    test::expect_allclose(g2[1], {4, 5}, gw.values, product_tolerance(t));
+  }
+}
+
+TEST(MatmulTransforms, VmapOfAFunctionUsingMatmul) {
+  array xs = rand({5, 3, 4}), w = rand({4, 2});
+  auto f = [&](const array& x) { return matmul(x, w); };
+  array ys = vmap(f, 0, 1)(xs);  // outputs stacked along axis 1
+  ASSERT_EQ(ys.shape(), (Shape{3, 5, 2}));
+  auto ref = ref_product(xs, w);  // (5, 3, 2)
+  test::expect_allclose(moveaxis(ys, 1, 0), {5, 3, 2}, ref.values, product_tolerance(float32));
+}
