@@ -422,6 +422,31 @@ TEST(Layout, Contiguous) {
   expect_values(contiguous(zeros({0, 5}, int32)), {{0, 5}, {}});
 }
 
+TEST(Layout, LargeCopiesTilesAndThreads) {
+  // Big enough for the tiled transposing copy (partial tiles included) and for several
+  // threads (more than 2 * 2^16 elements).
+  for (Dtype d : {bool_, int16, float32, float64, complex64}) {
+    array x = test::random_array({2, 263, 290}, d);
+    Ref r = ref_of(x);
+    expect_values(copy(swapaxes(x, -1, -2)), ref_transpose(r, {0, 2, 1}), msg(d, " copy"));
+    expect_values(contiguous(transpose(x)), ref_transpose(r, {2, 1, 0}), msg(d, " contiguous"));
+    Ref real = ref_transpose(r, {0, 2, 1});
+    for (auto& v : real.v) v = v.real();
+    expect_values(astype(swapaxes(x, 1, 2), float32), real, msg(d, " astype"),
+                  d == float64 ? 1e-6 : 0);
+    Ref rt = ref_transpose(r, {0, 2, 1});
+    expect_values(reshape(swapaxes(x, 1, 2), {2 * 290, 263}), {{2 * 290, 263}, rt.v},
+                  msg(d, " reshape"));
+    expect_values(concatenate({x, x}, 1), ref_concat({r, r}, 1), msg(d, " concatenate"));
+    array u = slice_update(x, array(1), {0, 1, 0}, {2, 263, 290}, {1, 2, 1});
+    Ref ru = r;
+    for (size_t i = 0; i < ru.v.size(); ++i) {
+      if (unravel(i, r.shape)[1] % 2 == 1) ru.v[i] = 1;
+    }
+    expect_values(u, ru, msg(d, " slice_update"));
+  }
+}
+
 // ---------------------------------------------------------------- reshape family
 
 TEST(Layout, ReshapeValuesEveryDtypeAndLayout) {

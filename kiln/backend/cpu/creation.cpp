@@ -89,12 +89,18 @@ void Triangular::eval_cpu(const std::vector<array>& inputs, array& out) {
       for (size_t r = b; r < e; ++r) {
         const T* s = src + elem_to_loc(static_cast<int64_t>(r) * cols, in.shape(), in.strides());
         T* d = dst + r * cols;
-        // Kept columns: j - i <= k (lower) or j - i >= k (upper), i the row in its matrix.
+        // Kept columns [lo, hi): j - i <= k (lower) or j - i >= k (upper), i the row in its
+        // matrix; the rest are zero.
         const int64_t i = static_cast<int64_t>(r) % rows;
-        for (int64_t j = 0; j < cols; ++j) {
-          bool keep = upper_ ? j - i >= k_ : j - i <= k_;
-          d[j] = keep ? s[j * col_stride] : T(0);
+        const int64_t lo = upper_ ? std::clamp<int64_t>(i + k_, 0, cols) : 0;
+        const int64_t hi = upper_ ? cols : std::clamp<int64_t>(i + k_ + 1, 0, cols);
+        std::fill(d, d + lo, T(0));
+        if (col_stride == 1) {
+          std::copy(s + lo, s + hi, d + lo);
+        } else {
+          for (int64_t j = lo; j < hi; ++j) d[j] = s[j * col_stride];
         }
+        std::fill(d + hi, d + cols, T(0));
       }
     });
   });
