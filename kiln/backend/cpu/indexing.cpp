@@ -118,26 +118,48 @@ template <typename I>
                               info.axis, " with size ", info.size, "."));
 }
 
+// The wrapped index of v, or a value above `last` when v is out of range. Branch-free,
+// so the decoding loops vectorize; the rare error is located afterwards.
+template <typename I>
+inline uint64_t wrapped(I v, int64_t size) {
+  if constexpr (std::is_signed_v<I>) {
+    const int64_t i = static_cast<int64_t>(v);
+    return static_cast<uint64_t>(i + (size & (i >> 63)));  // i < 0 ? i + size : i
+  } else {
+    return static_cast<uint64_t>(v);
+  }
+}
+
+template <typename I, bool Accumulate, bool Unit>
+bool decode_loop(const I* p, int64_t stride, int64_t n, int64_t size, uint64_t last, int64_t mult,
+                 int64_t* out) {
+  bool bad = false;
+  for (int64_t j = 0; j < n; ++j) {
+    const uint64_t i = wrapped(p[Unit ? j : j * stride], size);
+    bad |= i > last;
+    const int64_t off = static_cast<int64_t>(i) * mult;
+    if constexpr (Accumulate) out[j] += off;
+    else out[j] = off;
+  }
+  return bad;
+}
+
 /** out[j] = (or +=) wrap(p[j * stride]) * info.stride for j < n; throws std::out_of_range
  * for an index outside [-size, size - slice]. */
 template <typename I, bool Accumulate>
 void decode_run(const void* data, int64_t stride, int64_t n, const AxisInfo& info, int64_t* out) {
   const I* p = static_cast<const I*>(data);
   const int64_t last = info.size - std::max<int64_t>(info.slice, 1);  // largest valid start
-  for (int64_t j = 0; j < n; ++j) {
-    const I v = p[j * stride];
-    int64_t i;
-    if constexpr (std::is_signed_v<I>) {
-      i = v < 0 ? static_cast<int64_t>(v) + info.size : static_cast<int64_t>(v);
-      if (i < 0 || i > last) [[unlikely]] throw_out_of_range(v, info);
-    } else {
-      if (last < 0 || static_cast<uint64_t>(v) > static_cast<uint64_t>(last)) [[unlikely]] {
-        throw_out_of_range(v, info);
-      }
-      i = static_cast<int64_t>(v);
+  // As unsigned, a negative `last` (an empty axis) rejects every index.
+  const uint64_t ulast = last < 0 ? 0 : static_cast<uint64_t>(last);
+  bool bad = last < 0 && n > 0;
+  bad |= stride == 1 ? decode_loop<I, Accumulate, true>(p, 1, n, info.size, ulast, info.stride, out)
+                     : decode_loop<I, Accumulate, false>(p, stride, n, info.size, ulast, info.stride, out);
+  if (bad) [[unlikely]] {
+    for (int64_t j = 0; j < n; ++j) {
+      const I v = p[j * stride];
+      if (last < 0 || wrapped(v, info.size) > ulast) throw_out_of_range(v, info);
     }
-    if constexpr (Accumulate) out[j] += i * info.stride;
-    else out[j] = i * info.stride;
   }
 }
 
