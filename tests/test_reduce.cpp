@@ -454,6 +454,17 @@ TEST(Reduce, LargeInputsReachEveryPathAndThread) {
   expect_reduction(argmin(longrows, 2), longrows, {2}, false,
                    [](auto& g) { return double(std::min_element(g.begin(), g.end()) - g.begin()); },
                    uint32);
+  // Column argmax/argmin with the rows split across threads: ties must still resolve to
+  // the first occurrence across the parts.
+  array ties = astype(test::random_array({600, 300}, int32, -3, 3), float32);
+  auto first = [](bool is_max) {
+    return [is_max](const std::vector<double>& g) {
+      auto it = is_max ? std::max_element(g.begin(), g.end()) : std::min_element(g.begin(), g.end());
+      return double(it - g.begin());
+    };
+  };
+  expect_reduction(argmax(ties, 0), ties, {0}, false, first(true), uint32);
+  expect_reduction(argmin(ties, 0, true), ties, {0}, true, first(false), uint32);
   array ints = input({400, 1000}, int16);
   expect_reduction(sum(ints), ints, {0, 1}, false, ref_sum, int32);
   expect_reduction(sum(ints, 0), ints, {0}, false, ref_sum, int32);

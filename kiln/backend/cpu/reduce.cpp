@@ -6,7 +6,8 @@
 //  - rows (a reduced dimension is innermost): each output reduces runs of the input,
 //    outputs split across threads;
 //  - columns (a kept dimension is innermost): a tile of outputs accumulates whole input
-//    rows at once, which vectorizes across outputs; tiles split across threads.
+//    rows at once, which vectorizes across outputs; tiles, and when they are few also
+//    ranges of rows (combined afterwards), split across threads.
 // Runs with unit stride are the vectorized fast path; any other stride (transposed,
 // sliced, broadcast) takes the same loops with a stride, the general fallback.
 #include <bit>
@@ -28,8 +29,9 @@ constexpr int64_t kGrain = static_cast<int64_t>(cpu::kElementwiseGrain);
 // Float sums split runs longer than this in halves (pairwise summation): the error grows
 // with log(n) instead of n.
 constexpr int64_t kPairwiseBlock = 2048;
-// Outputs per column tile: the accumulators (and their block partials) stay in L1.
-constexpr int64_t kColumnTile = 1024;
+// Outputs per column tile. Tiles span whole rows up to this width: reading a row in pieces
+// (a strip of the matrix at a time) defeats the hardware prefetcher and runs ~10x slower.
+constexpr int64_t kColumnTile = 1 << 16;
 // Input rows folded into one partial row of a column tile before the partials combine
 // pairwise (RowCascade).
 constexpr int64_t kColumnBlock = 128;
@@ -210,43 +212,104 @@ class RowCascade {
   Acc* block_ = nullptr;
 };
 
+/**
+ * The work of the columns path in units: a unit is a tile of up to `width` outputs along
+ * the innermost kept dimension, at one position of the outer kept dimensions, over a range
+ * of the reduced rows. The rows are split into `parts` only when there are too few tiles
+ * to occupy the threads; the parts of a tile are then combined in order.
+ */
+struct ColumnWork {
+  int64_t cols, col_in, col_out;  // the innermost kept dimension
+  Shape outer;
+  Strides outer_in, outer_out;
+  int64_t width, tiles, items, rows, parts;
+
+  struct Unit {
+    int64_t item, in, out, w, r0, r1;  // input/output offsets of the tile's first column
+  };
+
+  explicit ColumnWork(const cpu::ReducePlan& p)
+      : cols(p.kept_shape.back()),
+        col_in(p.kept_in.back()),
+        col_out(p.kept_out.back()),
+        outer(p.kept_shape.begin(), p.kept_shape.end() - 1),
+        outer_in(p.kept_in.begin(), p.kept_in.end() - 1),
+        outer_out(p.kept_out.begin(), p.kept_out.end() - 1),
+        width(std::min(cols, kColumnTile)),
+        tiles((cols + width - 1) / width),
+        items(p.kept_size / cols * tiles),
+        rows(p.red_size),
+        parts(1) {
+    const int64_t threads = cpu::num_threads();
+    if (items < threads && items * width * rows >= 2 * kGrain) {
+      parts = std::max<int64_t>(1, std::min((threads + items - 1) / items, rows / kColumnBlock));
+    }
+  }
+
+  int64_t units() const { return items * parts; }
+  /** Units per parallel_for chunk so that a chunk holds about kGrain elements. */
+  size_t grain() const {
+    return std::max<int64_t>(1, kGrain / std::max<int64_t>(width * rows / parts, 1));
+  }
+
+  Unit unit(int64_t u) const {
+    const int64_t item = u / parts, part = u % parts;
+    Odometer<2> od(outer, {&outer_in, &outer_out}, item / tiles);
+    const int64_t c0 = (item % tiles) * width;
+    return {item,
+            od.offset(0) + c0 * col_in,
+            od.offset(1) + c0 * col_out,
+            std::min(width, cols - c0),
+            rows * part / parts,
+            rows * (part + 1) / parts};
+  }
+};
+
 /** Columns path: tiles of the innermost kept dimension accumulate input rows together. */
 template <typename Op, typename Acc, typename Out, typename In>
 void reduce_columns(const In* x, Out* y, const cpu::ReducePlan& p) {
-  const int64_t cols = p.kept_shape.back(), cs = p.kept_in.back(), co = p.kept_out.back();
-  const Shape outer(p.kept_shape.begin(), p.kept_shape.end() - 1);
-  const Strides outer_in(p.kept_in.begin(), p.kept_in.end() - 1);
-  const Strides outer_out(p.kept_out.begin(), p.kept_out.end() - 1);
-  const int64_t width = std::min(cols, kColumnTile);
-  const int64_t tiles = (cols + width - 1) / width;
-  const int64_t items = (p.kept_size / cols) * tiles;
-  const int64_t rows = p.red_size;
-  size_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(width * rows, 1));
-  cpu::parallel_for(items, grain, [&](size_t b, size_t e) {
-    RowCascade<Op, Acc> cascade(width, (rows + kColumnBlock - 1) / kColumnBlock);
-    for (size_t item = b; item < e; ++item) {
-      Odometer<2> od(outer, {&outer_in, &outer_out}, item / tiles);
-      const int64_t c0 = (item % tiles) * width, w = std::min(width, cols - c0);
-      const In* base = x + od.offset(0) + c0 * cs;
-      Odometer<1> rod(p.red_shape, {&p.red_in});
-      for (int64_t r0 = 0; r0 < rows; r0 += kColumnBlock) {
-        Acc* blk = cascade.next_block(w);
-        for (int64_t r = r0; r < std::min(rows, r0 + kColumnBlock); ++r, rod.next()) {
+  const ColumnWork cw(p);
+  const int64_t cs = cw.col_in;
+  // Partial rows of the parts of each tile (only when the rows are split).
+  std::unique_ptr<Acc[]> partial;
+  if (cw.parts > 1) partial = std::make_unique<Acc[]>(cw.units() * cw.width);
+  cpu::parallel_for(cw.units(), cw.grain(), [&](size_t b, size_t e) {
+    RowCascade<Op, Acc> cascade(cw.width, (cw.rows + kColumnBlock - 1) / kColumnBlock);
+    for (size_t u = b; u < e; ++u) {
+      const auto t = cw.unit(u);
+      const In* base = x + t.in;
+      Odometer<1> rod(p.red_shape, {&p.red_in}, t.r0);
+      for (int64_t r0 = t.r0; r0 < t.r1; r0 += kColumnBlock) {
+        Acc* blk = cascade.next_block(t.w);
+        for (int64_t r = r0; r < std::min(t.r1, r0 + kColumnBlock); ++r, rod.next()) {
           const In* row = base + rod.offset(0);
           if (cs == 1) {
-            for (int64_t j = 0; j < w; ++j) blk[j] = Op::apply(blk[j], cpu::to_acc<Acc>(row[j]));
+            for (int64_t j = 0; j < t.w; ++j) blk[j] = Op::apply(blk[j], cpu::to_acc<Acc>(row[j]));
           } else {
-            for (int64_t j = 0; j < w; ++j) {
+            for (int64_t j = 0; j < t.w; ++j) {
               blk[j] = Op::apply(blk[j], cpu::to_acc<Acc>(row[j * cs]));
             }
           }
         }
         cascade.push();
       }
-      Out* out = y + od.offset(1) + c0 * co;
-      cascade.finish([&](int64_t j, Acc v) { out[j * co] = cpu::to_out<Out, In>(v); });
+      if (partial) {
+        cascade.finish([&](int64_t j, Acc v) { partial[u * cw.width + j] = v; });
+      } else {
+        cascade.finish([&](int64_t j, Acc v) { y[t.out + j * cw.col_out] = cpu::to_out<Out, In>(v); });
+      }
     }
   });
+  if (!partial) return;
+  for (int64_t item = 0; item < cw.items; ++item) {
+    const auto t = cw.unit(item * cw.parts);
+    const Acc* first = partial.get() + item * cw.parts * cw.width;
+    for (int64_t j = 0; j < t.w; ++j) {
+      Acc acc = first[j];
+      for (int64_t k = 1; k < cw.parts; ++k) acc = Op::apply(acc, first[k * cw.width + j]);
+      y[t.out + j * cw.col_out] = cpu::to_out<Out, In>(acc);
+    }
+  }
 }
 
 template <typename In, typename Acc, typename Out, typename Op>
@@ -349,6 +412,20 @@ void arg_reduce(const array& in, array& out, int axis) {
       Odometer<2> od(p.kept_shape, {&p.kept_in, &p.kept_out}, b);
       for (size_t k = b; k < e; ++k, od.next()) {
         const In* row = x + od.offset(0);
+        if (s == 1) {
+          // Two fast passes instead of one branchy one: the vectorized (NaN-propagating)
+          // extreme, then the first element equal to it while the row is still in cache.
+          using Op = std::conditional_t<kMax, cpu::MaxOp, cpu::MinOp>;
+          const V m = reduce_run<Op, V>(row, n, 1);
+          int64_t i = 0;
+          if (m != m) {
+            while (val(row[i]) == val(row[i])) ++i;
+          } else {
+            while (val(row[i]) != m) ++i;
+          }
+          y[od.offset(1)] = static_cast<uint32_t>(i);
+          continue;
+        }
         V best = val(row[0]);
         uint32_t idx = 0;
         for (int64_t i = 1; i < n; ++i) {
@@ -363,39 +440,46 @@ void arg_reduce(const array& in, array& out, int axis) {
     });
     return;
   }
-  // Columns: a tile of outputs scans the axis together, one input row at a time.
-  const int64_t cols = p.kept_shape.back(), cs = p.kept_in.back(), co = p.kept_out.back();
-  const Shape outer(p.kept_shape.begin(), p.kept_shape.end() - 1);
-  const Strides outer_in(p.kept_in.begin(), p.kept_in.end() - 1);
-  const Strides outer_out(p.kept_out.begin(), p.kept_out.end() - 1);
-  const int64_t width = std::min(cols, kColumnTile);
-  const int64_t tiles = (cols + width - 1) / width;
-  size_t grain = std::max<int64_t>(1, kGrain / (width * n));
-  cpu::parallel_for((p.kept_size / cols) * tiles, grain, [&](size_t b, size_t e) {
-    auto best = std::make_unique<V[]>(width);
-    auto idx = std::make_unique<uint32_t[]>(width);
-    for (size_t item = b; item < e; ++item) {
-      Odometer<2> od(outer, {&outer_in, &outer_out}, item / tiles);
-      const int64_t c0 = (item % tiles) * width, w = std::min(width, cols - c0);
-      const In* base = x + od.offset(0) + c0 * cs;
-      for (int64_t j = 0; j < w; ++j) {
-        best[j] = val(base[j * cs]);
-        idx[j] = 0;
+  // Columns: a tile of outputs scans the axis together, one input row at a time. When the
+  // rows are split, each part keeps its own (best, index) and the parts combine in order,
+  // so the first occurrence still wins.
+  const ColumnWork cw(p);
+  const int64_t cs = cw.col_in;
+  auto best = std::make_unique<V[]>(cw.units() * cw.width);
+  auto idx = std::make_unique<uint32_t[]>(cw.units() * cw.width);
+  cpu::parallel_for(cw.units(), cw.grain(), [&](size_t b, size_t e) {
+    for (size_t u = b; u < e; ++u) {
+      const auto t = cw.unit(u);
+      V* bv = best.get() + u * cw.width;
+      uint32_t* bi = idx.get() + u * cw.width;
+      const In* first = x + t.in + t.r0 * s;
+      for (int64_t j = 0; j < t.w; ++j) {
+        bv[j] = val(first[j * cs]);
+        bi[j] = static_cast<uint32_t>(t.r0);
       }
-      for (int64_t i = 1; i < n; ++i) {
-        const In* row = base + i * s;
-        for (int64_t j = 0; j < w; ++j) {
+      for (int64_t i = t.r0 + 1; i < t.r1; ++i) {
+        const In* row = x + t.in + i * s;
+        for (int64_t j = 0; j < t.w; ++j) {
           V v = val(row[j * cs]);
-          if (better<kMax>(v, best[j])) {
-            best[j] = v;
-            idx[j] = static_cast<uint32_t>(i);
+          if (better<kMax>(v, bv[j])) {
+            bv[j] = v;
+            bi[j] = static_cast<uint32_t>(i);
           }
         }
       }
-      uint32_t* o = y + od.offset(1) + c0 * co;
-      for (int64_t j = 0; j < w; ++j) o[j * co] = idx[j];
     }
   });
+  for (int64_t item = 0; item < cw.items; ++item) {
+    const auto t = cw.unit(item * cw.parts);
+    const size_t base = item * cw.parts * cw.width;
+    for (int64_t j = 0; j < t.w; ++j) {
+      size_t win = base + j;
+      for (int64_t k = 1; k < cw.parts; ++k) {
+        if (better<kMax>(best[base + k * cw.width + j], best[win])) win = base + k * cw.width + j;
+      }
+      y[t.out + j * cw.col_out] = idx[win];
+    }
+  }
 }
 
 }  // namespace
