@@ -1,0 +1,16 @@
+"""kiln's array API, with the names of MLX's ``mlx.core`` (``import kiln.core as mx``):
+arrays, dtypes, operations, function transformations, devices and streams, memory, random
+and fast."""
+
+import sys as _sys
+
+from kiln import _core
+from kiln._core import *  # noqa: F401,F403
+from kiln._core import __version__  # noqa: F401
+
+# The compiled submodules, importable as kiln.core.<name> (import kiln.core.fast).
+for _name in ("fast", "random"):
+    if hasattr(_core, _name):
+        globals()[_name] = getattr(_core, _name)
+        _sys.modules[f"{__name__}.{_name}"] = getattr(_core, _name)
+del _name

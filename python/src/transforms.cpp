@@ -1,0 +1,637 @@
+// Evaluation and function transformations with MLX's Python semantics: eval, async_eval,
+// grad, value_and_grad, vjp, jvp, vmap, custom_function, checkpoint. Functions take and
+// return arrays or trees of arrays (lists, tuples, dicts); the C++ transformations of
+// kiln/transforms.h see the flattened arrays.
+#include <pybind11/functional.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+
+#include "bindings.h"
+#include "convert.h"
+#include "kiln/transforms.h"
+#include "trees.h"
+
+namespace kiln::python {
+
+namespace {
+
+bool interpreter_alive() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsInitialized() && !Py_IsFinalizing();
+#else
+  return Py_IsInitialized() && !_Py_IsFinalizing();
+#endif
+}
+
+// State holding Python objects, shared by the C++ closures of one transformed call. kiln
+// may keep such closures inside primitives that a worker thread releases, so the state is
+// deleted with the GIL held (and leaked when the interpreter is already gone).
+template <typename T>
+std::shared_ptr<T> gil_safe(T* p) {
+  return std::shared_ptr<T>(p, [](T* q) {
+    if (!interpreter_alive()) return;
+    py::gil_scoped_acquire gil;
+    delete q;
+  });
+}
+
+// Positional arguments with the array leaves of the selected ones replaced, in order.
+py::tuple replace_args(const py::tuple& args, const std::vector<int>& which,
+                       const std::vector<array>& xs, size_t& next) {
+  py::list out(args);
+  for (int k : which) out[k] = tree_replace_arrays(args[k], xs, next);
+  return py::tuple(out);
+}
+
+std::vector<int> all_positions(size_t n) {
+  std::vector<int> v(n);
+  std::iota(v.begin(), v.end(), 0);
+  return v;
+}
+
+// ---------------------------------------------------------------- grad, value_and_grad
+
+struct GradSpec {
+  std::vector<int> argnums;
+  bool single = false;  // argnums was an int (or defaulted): one gradient tree, not a tuple
+  std::vector<std::string> argnames;
+};
+
+GradSpec grad_spec(py::object argnums, const std::vector<std::string>& argnames, const char* op) {
+  GradSpec g;
+  g.argnames = argnames;
+  if (argnums.is_none()) {
+    if (argnames.empty()) {
+      g.argnums = {0};
+      g.single = true;
+    }
+  } else if (PyLong_Check(argnums.ptr())) {
+    g.argnums = {argnums.cast<int>()};
+    g.single = true;
+  } else {
+    g.argnums = argnums.cast<std::vector<int>>();
+  }
+  std::set<std::string> names(argnames.begin(), argnames.end());
+  if (names.size() != argnames.size())
+    throw std::invalid_argument(msg("[", op, "] Repeated argnames."));
+  return g;
+}
+
+struct GradState {
+  py::function fun;
+  py::tuple args;
+  py::dict kwargs;
+  std::vector<int> argnums;
+  std::vector<std::string> argnames;
+  py::object out;  // what the traced call returned
+};
+
+// The arrays a function returns for value_and_grad: the loss first, then the arrays among
+// any auxiliary outputs.
+std::vector<array> loss_and_aux(const py::object& out, const char* op) {
+  if (py::isinstance<array>(out)) return {out.cast<array>()};
+  if ((PyTuple_Check(out.ptr()) || PyList_Check(out.ptr())) && py::len(out) > 0 &&
+      py::isinstance<array>(py::sequence(out)[0])) {
+    auto seq = py::reinterpret_borrow<py::sequence>(out);
+    std::vector<array> v = {seq[0].cast<array>()};
+    for (size_t i = 1; i < seq.size(); ++i) {
+      auto aux = tree_arrays(seq[i]);
+      v.insert(v.end(), aux.begin(), aux.end());
+    }
+    return v;
+  }
+  throw std::invalid_argument(msg("[", op,
+                                  "] The function must return an array (the loss) or a tuple "
+                                  "or list whose first element is the loss; got ",
+                                  Py_TYPE(out.ptr())->tp_name, "."));
+}
+
+py::object rebuild_value(const py::object& out, const std::vector<array>& values) {
+  if (py::isinstance<array>(out)) return py::cast(values[0]);
+  auto seq = py::reinterpret_borrow<py::sequence>(out);
+  py::list items;
+  items.append(py::cast(values[0]));
+  size_t next = 1;
+  for (size_t i = 1; i < seq.size(); ++i) items.append(tree_replace_arrays(seq[i], values, next));
+  if (PyList_Check(out.ptr())) return items;
+  return py::tuple(items);
+}
+
+py::object value_and_grad_call(const py::function& fun, const GradSpec& spec, bool with_value,
+                               const py::tuple& args, const py::dict& kwargs) {
+  const char* op = with_value ? "value_and_grad" : "grad";
+  int nargs = static_cast<int>(args.size());
+  std::vector<int> nums;
+  for (int a : spec.argnums) {
+    int k = a < 0 ? a + nargs : a;
+    if (k < 0 || k >= nargs) {
+      throw std::invalid_argument(msg("[", op, "] argnums ", a, " is out of range for a call with ",
+                                      nargs, " positional arguments."));
+    }
+    if (std::find(nums.begin(), nums.end(), k) != nums.end()) {
+      throw std::invalid_argument(msg("[", op, "] Repeated argnums ", a, "."));
+    }
+    nums.push_back(k);
+  }
+  std::vector<array> flat;
+  for (int k : nums) {
+    auto v = tree_arrays_strict(args[k], op, msg("Argument ", k));
+    flat.insert(flat.end(), v.begin(), v.end());
+  }
+  for (auto& name : spec.argnames) {
+    if (!kwargs.contains(name)) {
+      throw std::invalid_argument(
+          msg("[", op, "] Missing keyword argument '", name, "' named in argnames."));
+    }
+    auto v = tree_arrays_strict(kwargs[name.c_str()], op, msg("Keyword argument '", name, "'"));
+    flat.insert(flat.end(), v.begin(), v.end());
+  }
+  if (flat.empty()) {
+    throw std::invalid_argument(msg("[", op, "] The differentiated arguments hold no arrays."));
+  }
+
+  auto state = gil_safe(new GradState{fun, args, kwargs, nums, spec.argnames, py::none()});
+  ArrayFn inner = [state, op](const std::vector<array>& xs) {
+    py::gil_scoped_acquire gil;
+    size_t next = 0;
+    py::tuple a = replace_args(state->args, state->argnums, xs, next);
+    py::dict kw(state->kwargs);
+    for (auto& name : state->argnames)
+      kw[name.c_str()] = tree_replace_arrays(state->kwargs[name.c_str()], xs, next);
+    state->out = state->fun(*a, **kw);
+    return loss_and_aux(state->out, op);
+  };
+  auto [values, grads] = value_and_grad(inner, all_positions(flat.size()))(flat);
+
+  size_t next = 0;
+  py::object pos_grads;
+  if (spec.single) {
+    pos_grads = tree_replace_arrays(args[nums[0]], grads, next);
+  } else {
+    py::list g;
+    for (int k : nums) g.append(tree_replace_arrays(args[k], grads, next));
+    pos_grads = py::tuple(g);
+  }
+  py::object all_grads = pos_grads;
+  if (!spec.argnames.empty()) {
+    py::dict kwg;
+    for (auto& name : spec.argnames)
+      kwg[name.c_str()] = tree_replace_arrays(kwargs[name.c_str()], grads, next);
+    all_grads = py::make_tuple(pos_grads, kwg);
+  }
+  if (!with_value) return all_grads;
+  return py::make_tuple(rebuild_value(state->out, values), all_grads);
+}
+
+const char* kGradArgs = R"doc(
+    Args:
+        fun (Callable): A function of arrays and trees of arrays returning a scalar loss
+            (an array of one floating element), or a tuple or list whose first element is
+            the loss and the rest auxiliary values (not differentiated).
+        argnums (int or Sequence[int], optional): The positional arguments to differentiate
+            (negative counts from the end). An int gives one gradient, a sequence a tuple of
+            them. Defaults to 0 when ``argnames`` is empty.
+        argnames (str or Sequence[str], optional): Keyword arguments to differentiate; their
+            gradients come as a dict after the positional ones: ``(positional, keywords)``.
+
+    The gradient of an argument has the argument's structure (a tree of arrays of the same
+    shapes and dtypes).
+
+    Raises:
+        ValueError: An argnum out of range or repeated, a differentiated argument holding
+            something other than arrays, a missing keyword argument, or a loss that is not
+            a floating scalar.
+)doc";
+
+std::vector<std::string> names_arg(py::object argnames) {
+  if (argnames.is_none()) return {};
+  if (PyUnicode_Check(argnames.ptr())) return {argnames.cast<std::string>()};
+  return argnames.cast<std::vector<std::string>>();
+}
+
+// ---------------------------------------------------------------- vjp, jvp
+
+struct TraceState {
+  py::function fun;
+  py::tuple args;
+  std::vector<int> which;  // arguments whose arrays are traced
+  py::dict kwargs;
+  py::object out;
+};
+
+ArrayFn traced(const std::shared_ptr<TraceState>& state, const char* op) {
+  return [state, op](const std::vector<array>& xs) {
+    py::gil_scoped_acquire gil;
+    size_t next = 0;
+    py::tuple a = replace_args(state->args, state->which, xs, next);
+    state->out = state->fun(*a, **state->kwargs);
+    return tree_arrays_strict(state->out, op, "The function's output");
+  };
+}
+
+py::list as_list(const py::object& out, const std::vector<array>& values) {
+  size_t next = 0;
+  py::object rebuilt = tree_replace_arrays(out, values, next);
+  if (PyList_Check(rebuilt.ptr()) || PyTuple_Check(rebuilt.ptr())) return py::list(rebuilt);
+  py::list l;
+  l.append(rebuilt);
+  return l;
+}
+
+std::pair<py::list, py::list> forward_or_reverse(const py::function& fun, const py::object& primals,
+                                                 const py::object& vectors, bool reverse) {
+  const char* op = reverse ? "vjp" : "jvp";
+  if (!PyList_Check(primals.ptr()) && !PyTuple_Check(primals.ptr())) {
+    throw std::invalid_argument(msg("[", op, "] primals must be a list or tuple of arrays; got ",
+                                    Py_TYPE(primals.ptr())->tp_name, "."));
+  }
+  py::tuple args(primals);
+  auto flat = tree_arrays_strict(args, op, "primals");
+  auto vecs = tree_arrays_strict(vectors, op, reverse ? "cotangents" : "tangents");
+  auto state =
+      gil_safe(new TraceState{fun, args, all_positions(args.size()), py::dict(), py::none()});
+  auto [outs, results] =
+      reverse ? vjp(traced(state, op), flat, vecs) : jvp(traced(state, op), flat, vecs);
+  py::list outputs = as_list(state->out, outs);
+  py::list res;
+  size_t next = 0;
+  if (reverse) {
+    for (auto arg : args) res.append(tree_replace_arrays(arg, results, next));
+  } else {
+    res = as_list(state->out, results);
+  }
+  return {outputs, res};
+}
+
+// ---------------------------------------------------------------- vmap
+
+py::object vmap_call(const py::function& fun, const py::object& in_axes, const py::object& out_axes,
+                     const py::tuple& args, const py::dict& kwargs) {
+  const char* op = "vmap";
+  std::vector<std::optional<int>> axes;
+  tree_expand_axes(in_axes, args, axes, op);
+  auto flat = tree_arrays(args);
+  std::vector<int> in(flat.size());
+  for (size_t i = 0; i < flat.size(); ++i) {
+    int nd = static_cast<int>(flat[i].ndim());
+    in[i] = axes[i] ? (*axes[i] < 0 ? *axes[i] + nd : *axes[i]) : -1;
+  }
+  // Arguments without arrays are passed through unchanged.
+  std::vector<int> which;
+  for (size_t k = 0; k < args.size(); ++k) {
+    if (!tree_arrays(args[k]).empty()) which.push_back(static_cast<int>(k));
+  }
+  auto state = gil_safe(new TraceState{fun, args, which, kwargs, py::none()});
+  auto outs = vmap(traced(state, op), in)(flat);  // mapped axes first
+
+  std::vector<std::optional<int>> oax;
+  tree_expand_axes(out_axes, state->out, oax, op);
+  for (size_t j = 0; j < outs.size(); ++j) {
+    if (!oax[j])
+      throw std::invalid_argument("[vmap] out_axes cannot be None: every output is mapped.");
+    int nd = static_cast<int>(outs[j].ndim());
+    int ax = *oax[j] < 0 ? *oax[j] + nd : *oax[j];
+    if (ax < 0 || ax >= nd) {
+      throw std::invalid_argument(msg("[vmap] out_axes ", *oax[j],
+                                      " is out of range for an output with ", nd, " dimensions."));
+    }
+    if (ax != 0) outs[j] = moveaxis(outs[j], 0, ax);
+  }
+  size_t next = 0;
+  return tree_replace_arrays(state->out, outs, next);
+}
+
+// ---------------------------------------------------------------- custom_function
+
+class CustomFunction {
+ public:
+  explicit CustomFunction(py::function fun) : fun_(std::move(fun)) {}
+
+  py::object call(const py::tuple& args, const py::dict& kwargs) const;
+
+  py::function fun_;
+  std::optional<py::function> vjp_, jvp_, vmap_;
+};
+
+struct CustomState {
+  py::function fun;
+  std::optional<py::function> vjp_fn, jvp_fn, vmap_fn;
+  py::tuple args;
+  std::vector<int> which;
+  py::dict kwargs;
+  py::object out;
+};
+
+// The arrays of `result` as one per array leaf of `like` (a tuple of argument trees); None
+// for a whole argument means zeros for its arrays.
+std::vector<array> per_leaf(py::handle result, const py::tuple& like, const char* op,
+                            const char* what) {
+  py::object r = py::reinterpret_borrow<py::object>(result);
+  if (like.size() == 1 &&
+      !(PyTuple_Check(r.ptr()) && py::len(r) == 1 && py::isinstance<array>(like[0]))) {
+    r = py::make_tuple(r);
+  }
+  if (!(PyTuple_Check(r.ptr()) || PyList_Check(r.ptr())) || py::len(r) != like.size()) {
+    throw std::invalid_argument(msg("[", op, "] The ", what,
+                                    " rule must return one value per primal (", like.size(), ")."));
+  }
+  std::vector<array> out;
+  auto seq = py::reinterpret_borrow<py::sequence>(r);
+  for (size_t i = 0; i < like.size(); ++i) {
+    if (seq[i].is_none()) {
+      for (auto& a : tree_arrays(like[i])) out.push_back(zeros_like(a));
+    } else {
+      auto v = tree_arrays_strict(seq[i], op, msg("The ", what, " of primal ", i));
+      out.insert(out.end(), v.begin(), v.end());
+    }
+  }
+  return out;
+}
+
+py::object CustomFunction::call(const py::tuple& args, const py::dict& kwargs) const {
+  const char* op = "custom_function";
+  std::vector<int> which;
+  for (size_t k = 0; k < args.size(); ++k) which.push_back(static_cast<int>(k));
+  auto flat = tree_arrays(args);
+  auto state = gil_safe(new CustomState{fun_, vjp_, jvp_, vmap_, args, which, kwargs, py::none()});
+
+  ArrayFn forward = [state, op](const std::vector<array>& xs) {
+    py::gil_scoped_acquire gil;
+    size_t next = 0;
+    py::tuple a = replace_args(state->args, state->which, xs, next);
+    state->out = state->fun(*a, **state->kwargs);
+    return tree_arrays_strict(state->out, op, "The function's output");
+  };
+  auto primals_of = [state](const std::vector<array>& xs) {
+    size_t next = 0;
+    return replace_args(state->args, state->which, xs, next);
+  };
+  std::optional<CustomVjpFn> vjp_rule;
+  if (vjp_) {
+    vjp_rule = [state, primals_of, op](const std::vector<array>& primals,
+                                       const std::vector<array>& cots,
+                                       const std::vector<array>& outputs) {
+      py::gil_scoped_acquire gil;
+      size_t n1 = 0, n2 = 0;
+      py::object r =
+          (*state->vjp_fn)(primals_of(primals), tree_replace_arrays(state->out, cots, n1),
+                           tree_replace_arrays(state->out, outputs, n2));
+      return per_leaf(r, state->args, op, "vjp");
+    };
+  }
+  std::optional<CustomJvpFn> jvp_rule;
+  if (jvp_) {
+    jvp_rule = [state, primals_of, op](const std::vector<array>& primals,
+                                       const std::vector<array>& tangents,
+                                       const std::vector<int>& argnums) {
+      py::gil_scoped_acquire gil;
+      std::vector<array> full;
+      for (auto& p : primals) full.push_back(zeros_like(p));
+      for (size_t i = 0; i < argnums.size(); ++i) full[argnums[i]] = tangents[i];
+      py::object r = (*state->jvp_fn)(primals_of(primals), primals_of(full));
+      return tree_arrays_strict(r, op, "The jvp rule's result");
+    };
+  }
+  std::optional<CustomVmapFn> vmap_rule;
+  if (vmap_) {
+    vmap_rule = [state, primals_of, op](const std::vector<array>& inputs,
+                                        const std::vector<int>& axes) {
+      py::gil_scoped_acquire gil;
+      size_t next = 0;
+      py::object ax = tree_map_arrays(state->args, [&](const array&) -> py::object {
+        int a = axes[next++];
+        return a < 0 ? py::none() : py::object(py::int_(a));
+      });
+      py::object r = (*state->vmap_fn)(primals_of(inputs), ax);
+      if (!(PyTuple_Check(r.ptr()) || PyList_Check(r.ptr())) || py::len(r) != 2) {
+        throw std::invalid_argument(
+            "[custom_function] The vmap rule must return (outputs, out_axes).");
+      }
+      auto pair = py::reinterpret_borrow<py::sequence>(r);
+      auto outs = tree_arrays_strict(pair[0], op, "The vmap rule's outputs");
+      std::vector<std::optional<int>> oax;
+      tree_expand_axes(pair[1], pair[0], oax, op);
+      std::vector<int> out_axes;
+      for (auto& a : oax) out_axes.push_back(a ? *a : -1);
+      return std::make_pair(outs, out_axes);
+    };
+  }
+  auto outs = custom_function(forward, vjp_rule, jvp_rule, vmap_rule)(flat);
+  size_t next = 0;
+  return tree_replace_arrays(state->out, outs, next);
+}
+
+}  // namespace
+
+void init_transforms(py::module_& m) {
+  m.def(
+      "eval",
+      [](py::args args) {
+        auto arrays = tree_arrays(args);
+        py::gil_scoped_release nogil;
+        eval(std::move(arrays));
+      },
+      R"doc(
+    eval(*args)
+
+    Evaluates the arrays in ``args`` and blocks until their values are ready.
+
+    Each argument is an array or a tree of arrays (nested lists, tuples and dicts); leaves
+    that are not arrays are ignored. An error raised while computing any of them is raised
+    here (other arrays stay usable).
+  )doc");
+  m.def(
+      "async_eval",
+      [](py::args args) {
+        auto arrays = tree_arrays(args);
+        py::gil_scoped_release nogil;
+        async_eval(std::move(arrays));
+      },
+      R"doc(
+    async_eval(*args)
+
+    Starts evaluating the arrays in ``args`` (arrays or trees of arrays) and returns at
+    once. Reading a value (``item``, ``tolist``, NumPy conversion), :func:`eval` or
+    :func:`synchronize` waits for it.
+  )doc");
+
+  m.def(
+      "value_and_grad",
+      [](py::function fun, py::object argnums, py::object argnames) {
+        GradSpec spec = grad_spec(argnums, names_arg(argnames), "value_and_grad");
+        return py::cpp_function([fun, spec](py::args args, py::kwargs kwargs) {
+          return value_and_grad_call(fun, spec, true, args, kwargs);
+        });
+      },
+      py::arg("fun"), py::arg("argnums") = py::none(), py::arg("argnames") = py::none(),
+      (std::string(R"doc(
+    Returns a function computing ``fun``'s value and its gradient: calling it with ``fun``'s
+    arguments returns ``(value, grads)``, where ``value`` is what ``fun`` returns.
+)doc") +
+       kGradArgs + R"doc(
+    Example:
+        >>> loss_and_grad = value_and_grad(lambda w, x: ((x @ w) ** 2).sum())
+        >>> loss, dw = loss_and_grad(w, x)
+  )doc")
+          .c_str());
+  m.def(
+      "grad",
+      [](py::function fun, py::object argnums, py::object argnames) {
+        GradSpec spec = grad_spec(argnums, names_arg(argnames), "grad");
+        return py::cpp_function([fun, spec](py::args args, py::kwargs kwargs) {
+          return value_and_grad_call(fun, spec, false, args, kwargs);
+        });
+      },
+      py::arg("fun"), py::arg("argnums") = py::none(), py::arg("argnames") = py::none(),
+      (std::string(R"doc(
+    Returns a function computing the gradient of ``fun``: calling it with ``fun``'s arguments
+    returns the gradients (see ``argnums``).
+)doc") +
+       kGradArgs)
+          .c_str());
+
+  m.def(
+      "vjp",
+      [](py::function fun, py::object primals, py::object cotangents) {
+        return forward_or_reverse(fun, primals, cotangents, true);
+      },
+      py::arg("fun"), py::arg("primals"), py::arg("cotangents"), R"doc(
+    The vector-Jacobian product (reverse mode).
+
+    Args:
+        fun (Callable): A function of the primals returning an array or a tree of arrays.
+        primals (list): The arguments of ``fun`` (arrays or trees of arrays).
+        cotangents (list): One array per output array of ``fun``, of its shape and dtype.
+
+    Returns:
+        tuple(list, list): ``fun``'s outputs, and one vector-Jacobian product per primal
+        (of the primal's structure; zeros where the outputs do not depend on it).
+
+    Raises:
+        ValueError: Wrong number, shapes or dtypes of cotangents.
+  )doc");
+  m.def(
+      "jvp",
+      [](py::function fun, py::object primals, py::object tangents) {
+        return forward_or_reverse(fun, primals, tangents, false);
+      },
+      py::arg("fun"), py::arg("primals"), py::arg("tangents"), R"doc(
+    The Jacobian-vector product (forward mode).
+
+    Args:
+        fun (Callable): A function of the primals returning an array or a tree of arrays.
+        primals (list): The arguments of ``fun`` (arrays or trees of arrays).
+        tangents (list): One array per primal array, of its shape and dtype.
+
+    Returns:
+        tuple(list, list): ``fun``'s outputs, and one Jacobian-vector product per output.
+
+    Raises:
+        ValueError: Wrong number, shapes or dtypes of tangents.
+  )doc");
+
+  m.def(
+      "vmap",
+      [](py::function fun, py::object in_axes, py::object out_axes) {
+        return py::cpp_function([fun, in_axes, out_axes](py::args args, py::kwargs kwargs) {
+          return vmap_call(fun, in_axes, out_axes, args, kwargs);
+        });
+      },
+      py::arg("fun"), py::arg("in_axes") = 0, py::arg("out_axes") = 0, R"doc(
+    Returns a vectorized version of ``fun``: the result equals stacking ``fun`` applied to
+    slices of its inputs, computed by each operation's batched rule instead of a loop.
+
+    Args:
+        fun (Callable): A function of arrays and trees of arrays.
+        in_axes (int, None or tree): The mapped axis of each input: an int or None (not
+            mapped) for all, or a tuple with one entry per positional argument (itself a
+            prefix of that argument's tree).
+        out_axes (int or tree): Where the mapped axis goes in each output.
+
+    Raises:
+        ValueError: No input is mapped, mapped sizes differ, or an axis is out of range.
+  )doc");
+
+  py::class_<CustomFunction>(m, "custom_function", R"doc(
+    A function with user-defined transformations, used as a decorator. The function
+    computes as written; :func:`vjp`, :func:`grad`, :func:`jvp` and :func:`vmap` of it call
+    the rules attached with ``.vjp``, ``.jvp`` and ``.vmap`` (when given) instead of
+    transforming its operations.
+
+    Example:
+        >>> @custom_function
+        ... def f(x, y):
+        ...     return sin(x) * y
+        >>> @f.vjp
+        ... def f_vjp(primals, cotangent, output):
+        ...     x, y = primals
+        ...     return cotangent * cos(x) * y, cotangent * sin(x)
+        >>> @f.jvp
+        ... def f_jvp(primals, tangents):
+        ...     x, y = primals
+        ...     dx, dy = tangents
+        ...     return dx * cos(x) * y + dy * sin(x)
+        >>> @f.vmap
+        ... def f_vmap(inputs, axes):
+        ...     x, y = inputs
+        ...     ax, ay = axes
+        ...     if ay != ax and ax is not None:
+        ...         y = y.swapaxes(ay, ax)
+        ...     return sin(x) * y, (ax if ax is not None else ay)
+
+    The vjp rule receives ``(primals, cotangents, outputs)`` with cotangents and outputs in
+    the structure of the function's output, and returns one gradient per positional
+    argument (a single value for a single argument; None means zeros). The jvp rule
+    receives ``(primals, tangents)`` and returns the output tangents. The vmap rule receives
+    ``(inputs, axes)`` (None for unmapped inputs) and returns ``(outputs, out_axes)``.
+    Keyword arguments are passed through and not differentiated.
+  )doc")
+      .def(py::init<py::function>(), py::arg("f"))
+      .def("__call__", [](const CustomFunction& f, py::args args,
+                          py::kwargs kwargs) { return f.call(args, kwargs); })
+      .def(
+          "vjp",
+          [](py::object self, py::function rule) {
+            self.cast<CustomFunction&>().vjp_ = rule;
+            return self;
+          },
+          py::arg("f_vjp"), "Attaches the vjp rule (a decorator); returns this custom_function.")
+      .def(
+          "jvp",
+          [](py::object self, py::function rule) {
+            self.cast<CustomFunction&>().jvp_ = rule;
+            return self;
+          },
+          py::arg("f_jvp"), "Attaches the jvp rule (a decorator); returns this custom_function.")
+      .def(
+          "vmap",
+          [](py::object self, py::function rule) {
+            self.cast<CustomFunction&>().vmap_ = rule;
+            return self;
+          },
+          py::arg("f_vmap"), "Attaches the vmap rule (a decorator); returns this custom_function.");
+
+  m.def(
+      "checkpoint",
+      [](py::function fun) {
+        return py::cpp_function([fun](py::args args, py::kwargs kwargs) {
+          std::vector<int> which;
+          for (size_t k = 0; k < args.size(); ++k) which.push_back(static_cast<int>(k));
+          auto state = gil_safe(new TraceState{fun, args, which, kwargs, py::none()});
+          auto outs = checkpoint(traced(state, "checkpoint"))(tree_arrays(args));
+          size_t next = 0;
+          return tree_replace_arrays(state->out, outs, next);
+        });
+      },
+      py::arg("fun"), R"doc(
+    Returns ``fun`` with gradient checkpointing: its intermediate arrays are not kept for the
+    backward pass but recomputed there from the inputs, trading one more forward
+    computation for their memory.
+  )doc");
+}
+
+}  // namespace kiln::python

@@ -1,0 +1,137 @@
+"""DLPack round trips: kiln <-> NumPy on the CPU (zero-copy both ways), kiln <-> kiln, and
+PyTorch / CuPy / JAX on the GPU when they and a GPU are present."""
+
+import gc
+
+import numpy as np
+import pytest
+
+import kiln.core as mx
+from conftest import ALL_DTYPES, np_dtype, random_np, to_numpy
+
+HAS_GPU = mx.is_available(mx.gpu)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_numpy_from_kiln(rng, dtype):
+    if dtype == mx.bfloat16:
+        pytest.skip("NumPy's from_dlpack has no bfloat16")
+    values = random_np(rng, (3, 5), dtype).astype(np_dtype(dtype))
+    a = mx.array(values)
+    n = np.from_dlpack(a)
+    assert n.dtype == values.dtype and n.shape == (3, 5)
+    np.testing.assert_array_equal(n, values)
+    assert n.ctypes.data == np.asarray(a).ctypes.data  # zero-copy
+    assert not n.flags.writeable  # kiln buffers are immutable
+    assert a.__dlpack_device__() == (1, 0)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_kiln_from_numpy(rng, dtype):
+    if dtype == mx.bfloat16:
+        pytest.skip("NumPy's __dlpack__ has no bfloat16")
+    values = random_np(rng, (4, 3), dtype).astype(np_dtype(dtype))
+    a = mx.from_dlpack(values)
+    assert a.dtype == dtype and a.shape == (4, 3)
+    assert np.asarray(a).ctypes.data == values.ctypes.data  # zero-copy
+    np.testing.assert_array_equal(np.asarray(a), values)
+    np.testing.assert_array_equal(np.asarray(a + a), values + values)
+
+
+def test_strided_views_are_shared(rng):
+    base = rng.standard_normal((6, 8)).astype(np.float32)
+    for view in (base.T, base[::2, ::-3], base[1:, 2:5], base[::-1]):
+        a = mx.from_dlpack(view)
+        np.testing.assert_array_equal(np.asarray(a), view)
+        np.testing.assert_allclose(np.asarray(mx.exp(a)), np.exp(view), rtol=1e-6)
+    # A broadcast view (overlapping elements) is copied into a dense buffer.
+    b = np.broadcast_to(base[0], (3, 8))
+    np.testing.assert_array_equal(np.asarray(mx.from_dlpack(b)), b)
+
+
+def test_kiln_views_export(rng):
+    a = mx.array(rng.standard_normal((5, 6)).astype(np.float32))
+    for view in (a.T, a[1:4, ::2], a[::-1]):
+        np.testing.assert_array_equal(np.from_dlpack(view), to_numpy(view))
+
+
+def test_source_outlives_python_references(rng):
+    values = rng.standard_normal(1000).astype(np.float32)
+    expected = values.copy()
+    a = mx.from_dlpack(values)
+    del values
+    gc.collect()
+    np.testing.assert_array_equal(np.asarray(a * 1), expected)
+    n = np.from_dlpack(mx.array(expected))  # the kiln array is only held by the capsule
+    gc.collect()
+    np.testing.assert_array_equal(n, expected)
+
+
+def test_kiln_round_trip_and_capsules():
+    a = mx.array([[1, 2], [3, 4]], dtype=mx.bfloat16)
+    b = mx.from_dlpack(a)
+    assert b.dtype == mx.bfloat16 and b.tolist() == [[1, 2], [3, 4]]
+    cap = mx.array([1.5, 2.5]).__dlpack__()  # legacy (unversioned) capsule
+    c = mx.from_dlpack(cap)
+    assert c.tolist() == [1.5, 2.5]
+    with pytest.raises(ValueError, match="consumed"):
+        mx.from_dlpack(cap)
+    v = mx.array([3]).__dlpack__(max_version=(1, 0))
+    assert "dltensor_versioned" in repr(v)
+    assert mx.from_dlpack(v).tolist() == [3]
+    d = mx.from_dlpack(np.arange(4), copy=True)
+    assert d.tolist() == [0, 1, 2, 3]
+
+
+def test_empty_and_0d():
+    assert np.from_dlpack(mx.zeros((0, 3))).shape == (0, 3)
+    assert mx.from_dlpack(np.zeros((2, 0))).shape == (2, 0)
+    assert mx.from_dlpack(np.array(3.5, dtype=np.float32)).item() == 3.5
+    assert np.from_dlpack(mx.array(7)).item() == 7
+
+
+def test_dlpack_errors():
+    with pytest.raises(TypeError, match=r"\[from_dlpack\]"):
+        mx.from_dlpack([1, 2])
+    with pytest.raises(BufferError):
+        mx.array([1.0]).__dlpack__(dl_device=(2, 0))
+
+
+# ---------------------------------------------------------------- GPU interoperability
+
+try:
+    import torch
+except ImportError:
+    torch = None
+try:
+    import cupy
+except ImportError:
+    cupy = None
+
+
+@pytest.mark.skipif(torch is None, reason="PyTorch is not installed")
+def test_torch_cpu_round_trip(rng):
+    t = torch.arange(12, dtype=torch.float32).reshape(3, 4)
+    a = mx.from_dlpack(t)
+    np.testing.assert_array_equal(np.asarray(a), t.numpy())
+    back = torch.from_dlpack(mx.exp(a))
+    torch.testing.assert_close(back, torch.exp(t))
+
+
+@pytest.mark.skipif(torch is None or not HAS_GPU or not (torch and torch.cuda.is_available()),
+                    reason="needs PyTorch with CUDA and a GPU")
+def test_torch_gpu_round_trip():
+    t = torch.arange(12, dtype=torch.float32, device="cuda").reshape(3, 4)
+    a = mx.from_dlpack(t)
+    b = mx.exp(a, stream=mx.gpu)
+    back = torch.from_dlpack(b)
+    assert back.is_cuda
+    torch.testing.assert_close(back, torch.exp(t))
+
+
+@pytest.mark.skipif(cupy is None or not HAS_GPU, reason="needs CuPy and a GPU")
+def test_cupy_gpu_round_trip():
+    c = cupy.arange(10, dtype=cupy.float32)
+    a = mx.from_dlpack(c)
+    back = cupy.from_dlpack(mx.multiply(a, 2.0, stream=mx.gpu))
+    cupy.testing.assert_allclose(back, c * 2)
