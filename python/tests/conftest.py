@@ -74,13 +74,14 @@ def tolerance(dtype):
     return 1e-12 if dtype == mx.float64 else 0
 
 
-def random_np(rng, shape, dtype, lo=-2.0, hi=2.0):
-    """Random NumPy values representable in `dtype` (integers within its range)."""
+def random_np(rng, shape, dtype, lo=-2.0, hi=2.0, int_range=100):
+    """Random NumPy values representable in `dtype` (integers in [-int_range, int_range]
+    within the dtype's range)."""
     if dtype == mx.bool_:
         return rng.random(shape) < 0.5
     if dtype in INT_DTYPES:
         info = np.iinfo(NP_DTYPES[dtype])
-        lo_i, hi_i = max(info.min, -100), min(info.max, 100)
+        lo_i, hi_i = max(info.min, -int_range), min(info.max, int_range)
         return rng.integers(lo_i, hi_i, size=shape, endpoint=True).astype(NP_DTYPES[dtype])
     if dtype == mx.complex64:
         return (rng.uniform(lo, hi, shape) + 1j * rng.uniform(lo, hi, shape)).astype(np.complex64)
@@ -89,9 +90,9 @@ def random_np(rng, shape, dtype, lo=-2.0, hi=2.0):
     return values.astype(np_dtype(dtype)).astype(np.float64)
 
 
-def random_array(rng, shape, dtype, lo=-2.0, hi=2.0):
+def random_array(rng, shape, dtype, lo=-2.0, hi=2.0, int_range=100):
     """(kiln array, float64/complex NumPy copy of exactly its values)."""
-    values = random_np(rng, shape, dtype, lo, hi)
+    values = random_np(rng, shape, dtype, lo, hi, int_range)
     a = mx.array(values, dtype=dtype)
     return a, np.asarray(values)
 
