@@ -24,8 +24,8 @@ void check_index_dtype(const array& indices, const char* op) {
 // An axis of size zero admits no index, which the shapes already show.
 void check_nonempty_axis(const array& a, int axis, size_t num_indices, const char* op) {
   if (a.shape(axis) == 0 && num_indices > 0) {
-    throw std::out_of_range(msg("[", op, "] Cannot take ", num_indices,
-                                " indices from axis ", axis, " with size 0."));
+    throw std::out_of_range(
+        msg("[", op, "] Cannot take ", num_indices, " indices from axis ", axis, " with size 0."));
   }
 }
 
@@ -37,12 +37,8 @@ struct PreparedIndices {
 
 // Shared by gather and the scatters: one integer index array per distinct axis, all
 // broadcast together (each keeps its own dtype: the kernels decode any integer type).
-PreparedIndices prepare_indices(
-    const array& a,
-    const std::vector<array>& indices,
-    const std::vector<int>& axes,
-    const char* op,
-    const Stream& s) {
+PreparedIndices prepare_indices(const array& a, const std::vector<array>& indices,
+                                const std::vector<int>& axes, const char* op, const Stream& s) {
   if (indices.size() != axes.size()) {
     throw std::invalid_argument(msg("[", op, "] Got ", indices.size(), " index arrays for ",
                                     axes.size(), " axes; there must be one per axis."));
@@ -55,13 +51,8 @@ PreparedIndices prepare_indices(
   return p;
 }
 
-array gather_impl(
-    const char* op,
-    const array& a,
-    const std::vector<array>& indices,
-    const std::vector<int>& axes,
-    const Shape& slice_sizes,
-    const Stream& s) {
+array gather_impl(const char* op, const array& a, const std::vector<array>& indices,
+                  const std::vector<int>& axes, const Shape& slice_sizes, const Stream& s) {
   auto p = prepare_indices(a, indices, axes, op, s);
   if (slice_sizes.size() != a.ndim()) {
     throw std::invalid_argument(msg("[", op, "] Got ", slice_sizes.size(),
@@ -85,11 +76,16 @@ array gather_impl(
 
 const char* scatter_name(ScatterReduce reduce) {
   switch (reduce) {
-    case ScatterReduce::none: return "scatter";
-    case ScatterReduce::sum: return "scatter_add";
-    case ScatterReduce::prod: return "scatter_prod";
-    case ScatterReduce::max: return "scatter_max";
-    case ScatterReduce::min: return "scatter_min";
+    case ScatterReduce::none:
+      return "scatter";
+    case ScatterReduce::sum:
+      return "scatter_add";
+    case ScatterReduce::prod:
+      return "scatter_prod";
+    case ScatterReduce::max:
+      return "scatter_max";
+    case ScatterReduce::min:
+      return "scatter_min";
   }
   return "scatter";
 }
@@ -98,12 +94,8 @@ const char* scatter_name(ScatterReduce reduce) {
 
 // ---------------------------------------------------------------- gather and take
 
-array gather(
-    const array& a,
-    const std::vector<array>& indices,
-    const std::vector<int>& axes,
-    const Shape& slice_sizes,
-    StreamOrDevice s) {
+array gather(const array& a, const std::vector<array>& indices, const std::vector<int>& axes,
+             const Shape& slice_sizes, StreamOrDevice s) {
   return gather_impl("gather", a, indices, axes, slice_sizes, to_stream(s));
 }
 
@@ -142,10 +134,15 @@ array take(const array& a, int index, int axis, StreamOrDevice s) {
   const int n = a.shape(ax);
   // The index is known now, so it is checked now.
   if (index < -n || index >= n) {
-    throw std::out_of_range(msg("[", op, "] Index ", index, " is out of bounds for axis ", ax,
-                                " with size ", n, "."));
+    throw std::out_of_range(
+        msg("[", op, "] Index ", index, " is out of bounds for axis ", ax, " with size ", n, "."));
   }
-  return take(a, array(index, int32), ax, s);
+  // A known index selects a view: no copy.
+  auto stream = to_stream(s);
+  Shape start(a.ndim(), 0), stop = a.shape();
+  start[ax] = index < 0 ? index + n : index;
+  stop[ax] = start[ax] + 1;
+  return squeeze(slice(a, std::move(start), std::move(stop), stream), ax, stream);
 }
 
 array take_along_axis(const array& a, const array& indices, int axis, StreamOrDevice s) {
@@ -171,8 +168,8 @@ array take_along_axis(const array& a, const array& indices, int axis, StreamOrDe
                {broadcast_to(a, a_shape, stream), broadcast_to(indices, i_shape, stream)});
 }
 
-array put_along_axis(
-    const array& a, const array& indices, const array& values, int axis, StreamOrDevice s) {
+array put_along_axis(const array& a, const array& indices, const array& values, int axis,
+                     StreamOrDevice s) {
   return detail::scatter_along_axis(ScatterReduce::none, a, indices, values, axis, s);
 }
 
@@ -180,13 +177,8 @@ array put_along_axis(
 
 namespace detail {
 
-array scatter_reduce(
-    ScatterReduce reduce,
-    const array& a,
-    const std::vector<array>& indices,
-    const array& updates,
-    const std::vector<int>& axes,
-    StreamOrDevice s) {
+array scatter_reduce(ScatterReduce reduce, const array& a, const std::vector<array>& indices,
+                     const array& updates, const std::vector<int>& axes, StreamOrDevice s) {
   const char* op = scatter_name(reduce);
   auto stream = to_stream(s);
   auto p = prepare_indices(a, indices, axes, op, stream);
@@ -201,27 +193,22 @@ array scatter_reduce(
   for (size_t d = 0; ok && d < pd; ++d) ok = us[d] == p.shape[d] || us[d] == 1;
   for (size_t d = 0; ok && d < nd; ++d) ok = us[pd + d] <= a.shape(d);
   if (!ok) {
-    throw std::invalid_argument(msg(
-        "[", op, "] Updates of shape ", shape_str(us), " do not match indices of shape ",
-        shape_str(p.shape), " and an array of shape ", shape_str(a.shape()),
-        ": expected the index shape followed by a slice no larger than the array."));
+    throw std::invalid_argument(
+        msg("[", op, "] Updates of shape ", shape_str(us), " do not match indices of shape ",
+            shape_str(p.shape), " and an array of shape ", shape_str(a.shape()),
+            ": expected the index shape followed by a slice no larger than the array."));
   }
   Shape full = p.shape;
   full.insert(full.end(), us.begin() + pd, us.end());
   std::vector<array> inputs{a};
   inputs.insert(inputs.end(), p.indices.begin(), p.indices.end());
   inputs.push_back(broadcast_to(astype(updates, a.dtype(), stream), full, stream));
-  return array(a.shape(), a.dtype(), std::make_shared<Scatter>(stream, op, reduce, std::move(p.axes)),
-               std::move(inputs));
+  return array(a.shape(), a.dtype(),
+               std::make_shared<Scatter>(stream, op, reduce, std::move(p.axes)), std::move(inputs));
 }
 
-array scatter_along_axis(
-    ScatterReduce reduce,
-    const array& a,
-    const array& indices,
-    const array& values,
-    int axis,
-    StreamOrDevice s) {
+array scatter_along_axis(ScatterReduce reduce, const array& a, const array& indices,
+                         const array& values, int axis, StreamOrDevice s) {
   const char* op = "put_along_axis";
   auto stream = to_stream(s);
   check_index_dtype(indices, op);

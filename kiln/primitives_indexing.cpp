@@ -23,11 +23,16 @@ namespace {
 
 const char* reduce_str(ScatterReduce r) {
   switch (r) {
-    case ScatterReduce::none: return "none";
-    case ScatterReduce::sum: return "sum";
-    case ScatterReduce::prod: return "prod";
-    case ScatterReduce::max: return "max";
-    case ScatterReduce::min: return "min";
+    case ScatterReduce::none:
+      return "none";
+    case ScatterReduce::sum:
+      return "sum";
+    case ScatterReduce::prod:
+      return "prod";
+    case ScatterReduce::max:
+      return "max";
+    case ScatterReduce::min:
+      return "min";
   }
   return "none";
 }
@@ -38,7 +43,9 @@ std::string axes_str(const std::vector<int>& axes) {
   return s + "]";
 }
 
-bool same_op(const char* a, const char* b) { return std::strcmp(a, b) == 0; }
+bool same_op(const char* a, const char* b) {
+  return std::strcmp(a, b) == 0;
+}
 
 std::vector<int> shift(const std::vector<int>& axes, int by) {
   std::vector<int> out(axes);
@@ -47,7 +54,8 @@ std::vector<int> shift(const std::vector<int>& axes, int by) {
 }
 
 // The tangent given for input `arg`, if any.
-const array* tangent_of(int arg, const std::vector<array>& tangents, const std::vector<int>& argnums) {
+const array* tangent_of(int arg, const std::vector<array>& tangents,
+                        const std::vector<int>& argnums) {
   for (size_t i = 0; i < argnums.size(); ++i)
     if (argnums[i] == arg) return &tangents[i];
   return nullptr;
@@ -87,13 +95,8 @@ array batch_index(int batch, int ndim, const Stream& s) {
 struct ProdFactors {
   array da, du;
 };
-ProdFactors prod_factors(
-    const array& a,
-    const std::vector<array>& idx,
-    const array& u,
-    const std::vector<int>& axes,
-    const Shape& slice,
-    const Stream& s) {
+ProdFactors prod_factors(const array& a, const std::vector<array>& idx, const array& u,
+                         const std::vector<int>& axes, const Shape& slice, const Stream& s) {
   array zero = equal(u, zeros_like(u, s), s);
   array u_safe = where(zero, ones_like(u, s), u, s);
   // a times the nonzero updates at each target, and the number of zero updates there.
@@ -103,7 +106,8 @@ ProdFactors prod_factors(
   array z = gather(zeros_at, idx, axes, slice, s);
   array none_zero = astype(equal(z, array(0), s), u.dtype(), s);
   array only_this = astype(equal(z, array(1), s), u.dtype(), s);
-  array du = where(zero, multiply(p, only_this, s), astype(divide(multiply(p, none_zero, s), u_safe, s), u.dtype(), s), s);
+  array du = where(zero, multiply(p, only_this, s),
+                   astype(divide(multiply(p, none_zero, s), u_safe, s), u.dtype(), s), s);
   array da = scatter_prod(ones_like(a, s), idx, u, axes, s);
   return {da, du};
 }
@@ -113,14 +117,9 @@ ProdFactors prod_factors(
 struct ExtremumMasks {
   array from_a, from_u, count;
 };
-ExtremumMasks extremum_masks(
-    const array& a,
-    const std::vector<array>& idx,
-    const array& u,
-    const array& out,
-    const std::vector<int>& axes,
-    const Shape& slice,
-    const Stream& s) {
+ExtremumMasks extremum_masks(const array& a, const std::vector<array>& idx, const array& u,
+                             const array& out, const std::vector<int>& axes, const Shape& slice,
+                             const Stream& s) {
   array from_a = equal(out, a, s);
   array from_u = equal(gather(out, idx, axes, slice, s), u, s);
   array count = add(astype(from_a, a.dtype(), s),
@@ -152,10 +151,9 @@ std::vector<Shape> Gather::output_shapes(const std::vector<array>& inputs) {
   return {shape};
 }
 
-std::vector<array> Gather::jvp(
-    const std::vector<array>& primals,
-    const std::vector<array>& tangents,
-    const std::vector<int>& argnums) {
+std::vector<array> Gather::jvp(const std::vector<array>& primals,
+                               const std::vector<array>& tangents,
+                               const std::vector<int>& argnums) {
   // Linear in the source; the indices only select.
   std::vector<array> idx(primals.begin() + 1, primals.end());
   if (const array* t = tangent_of(0, tangents, argnums)) {
@@ -164,11 +162,9 @@ std::vector<array> Gather::jvp(
   return {zeros(output_shapes(primals)[0], primals[0].dtype(), stream())};
 }
 
-std::vector<array> Gather::vjp(
-    const std::vector<array>& primals,
-    const std::vector<array>& cotangents,
-    const std::vector<int>& argnums,
-    const std::vector<array>&) {
+std::vector<array> Gather::vjp(const std::vector<array>& primals,
+                               const std::vector<array>& cotangents,
+                               const std::vector<int>& argnums, const std::vector<array>&) {
   std::vector<array> idx(primals.begin() + 1, primals.end());
   std::vector<array> grads;
   for (int arg : argnums) {
@@ -182,8 +178,8 @@ std::vector<array> Gather::vjp(
   return grads;
 }
 
-std::pair<std::vector<array>, std::vector<int>> Gather::vmap(
-    const std::vector<array>& inputs, const std::vector<int>& axes) {
+std::pair<std::vector<array>, std::vector<int>> Gather::vmap(const std::vector<array>& inputs,
+                                                             const std::vector<int>& axes) {
   const Stream s = stream();
   const array& a = inputs[0];
   std::vector<array> idx(inputs.begin() + 1, inputs.end());
@@ -223,10 +219,9 @@ bool Scatter::is_equivalent(const Primitive& other) const {
   return o && same_op(o->op_, op_) && o->reduce_ == reduce_ && o->axes_ == axes_;
 }
 
-std::vector<array> Scatter::jvp(
-    const std::vector<array>& primals,
-    const std::vector<array>& tangents,
-    const std::vector<int>& argnums) {
+std::vector<array> Scatter::jvp(const std::vector<array>& primals,
+                                const std::vector<array>& tangents,
+                                const std::vector<int>& argnums) {
   const Stream s = stream();
   const array& a = primals[0];
   const array& u = primals.back();
@@ -260,11 +255,10 @@ std::vector<array> Scatter::jvp(
   return {};
 }
 
-std::vector<array> Scatter::vjp(
-    const std::vector<array>& primals,
-    const std::vector<array>& cotangents,
-    const std::vector<int>& argnums,
-    const std::vector<array>& outputs) {
+std::vector<array> Scatter::vjp(const std::vector<array>& primals,
+                                const std::vector<array>& cotangents,
+                                const std::vector<int>& argnums,
+                                const std::vector<array>& outputs) {
   const Stream s = stream();
   const array& a = primals[0];
   const array& u = primals.back();
@@ -309,8 +303,8 @@ std::vector<array> Scatter::vjp(
   return grads;
 }
 
-std::pair<std::vector<array>, std::vector<int>> Scatter::vmap(
-    const std::vector<array>& inputs, const std::vector<int>& axes) {
+std::pair<std::vector<array>, std::vector<int>> Scatter::vmap(const std::vector<array>& inputs,
+                                                              const std::vector<int>& axes) {
   const Stream s = stream();
   const array& a = inputs[0];
   const array& u = inputs.back();
@@ -344,28 +338,27 @@ std::pair<std::vector<array>, std::vector<int>> Scatter::vmap(
 
 // ---------------------------------------------------------------- GatherAxis
 
-void GatherAxis::print(std::ostream& os) { os << "GatherAxis(" << op_ << ", axis=" << axis_ << ")"; }
+void GatherAxis::print(std::ostream& os) {
+  os << "GatherAxis(" << op_ << ", axis=" << axis_ << ")";
+}
 
 bool GatherAxis::is_equivalent(const Primitive& other) const {
   auto* o = dynamic_cast<const GatherAxis*>(&other);
   return o && same_op(o->op_, op_) && o->axis_ == axis_;
 }
 
-std::vector<array> GatherAxis::jvp(
-    const std::vector<array>& primals,
-    const std::vector<array>& tangents,
-    const std::vector<int>& argnums) {
+std::vector<array> GatherAxis::jvp(const std::vector<array>& primals,
+                                   const std::vector<array>& tangents,
+                                   const std::vector<int>& argnums) {
   if (const array* t = tangent_of(0, tangents, argnums)) {
     return {take_along_axis(*t, primals[1], axis_, stream())};
   }
   return {zeros(primals[1].shape(), primals[0].dtype(), stream())};
 }
 
-std::vector<array> GatherAxis::vjp(
-    const std::vector<array>& primals,
-    const std::vector<array>& cotangents,
-    const std::vector<int>& argnums,
-    const std::vector<array>&) {
+std::vector<array> GatherAxis::vjp(const std::vector<array>& primals,
+                                   const std::vector<array>& cotangents,
+                                   const std::vector<int>& argnums, const std::vector<array>&) {
   std::vector<array> grads;
   for (int arg : argnums) {
     if (arg == 0) {
@@ -379,8 +372,8 @@ std::vector<array> GatherAxis::vjp(
   return grads;
 }
 
-std::pair<std::vector<array>, std::vector<int>> GatherAxis::vmap(
-    const std::vector<array>& inputs, const std::vector<int>& axes) {
+std::pair<std::vector<array>, std::vector<int>> GatherAxis::vmap(const std::vector<array>& inputs,
+                                                                 const std::vector<int>& axes) {
   const Stream s = stream();
   if (axes[0] < 0 && axes[1] < 0) return {{take_along_axis(inputs[0], inputs[1], axis_, s)}, {-1}};
   // An unmapped operand gets a size-1 batch axis, which take_along_axis broadcasts.
@@ -400,10 +393,9 @@ bool ScatterAxis::is_equivalent(const Primitive& other) const {
   return o && same_op(o->op_, op_) && o->reduce_ == reduce_ && o->axis_ == axis_;
 }
 
-std::vector<array> ScatterAxis::jvp(
-    const std::vector<array>& primals,
-    const std::vector<array>& tangents,
-    const std::vector<int>& argnums) {
+std::vector<array> ScatterAxis::jvp(const std::vector<array>& primals,
+                                    const std::vector<array>& tangents,
+                                    const std::vector<int>& argnums) {
   const Stream s = stream();
   const array* ta = tangent_of(0, tangents, argnums);
   const array* tv = tangent_of(2, tangents, argnums);
@@ -414,11 +406,9 @@ std::vector<array> ScatterAxis::jvp(
   return {detail::scatter_along_axis(reduce_, za, primals[1], zv, axis_, s)};
 }
 
-std::vector<array> ScatterAxis::vjp(
-    const std::vector<array>& primals,
-    const std::vector<array>& cotangents,
-    const std::vector<int>& argnums,
-    const std::vector<array>&) {
+std::vector<array> ScatterAxis::vjp(const std::vector<array>& primals,
+                                    const std::vector<array>& cotangents,
+                                    const std::vector<int>& argnums, const std::vector<array>&) {
   const Stream s = stream();
   const array& c = cotangents[0];
   std::vector<array> grads;
@@ -436,8 +426,8 @@ std::vector<array> ScatterAxis::vjp(
   return grads;
 }
 
-std::pair<std::vector<array>, std::vector<int>> ScatterAxis::vmap(
-    const std::vector<array>& inputs, const std::vector<int>& axes) {
+std::pair<std::vector<array>, std::vector<int>> ScatterAxis::vmap(const std::vector<array>& inputs,
+                                                                  const std::vector<int>& axes) {
   const Stream s = stream();
   const int batch = batch_size(inputs, axes);
   if (batch < 0) {

@@ -27,7 +27,10 @@ enum class ScatterReduce { none, sum, prod, max, min };
 class Gather : public UnaryPrimitive {
  public:
   Gather(Stream stream, const char* op, std::vector<int> axes, Shape slice_sizes)
-      : UnaryPrimitive(stream), op_(op), axes_(std::move(axes)), slice_sizes_(std::move(slice_sizes)) {}
+      : UnaryPrimitive(stream),
+        op_(op),
+        axes_(std::move(axes)),
+        slice_sizes_(std::move(slice_sizes)) {}
   KILN_PRIMITIVE_EVAL_UNARY()
   KILN_PRIMITIVE_GRADS()
   KILN_PRIMITIVE_VMAP()
@@ -81,7 +84,8 @@ class Scatter : public UnaryPrimitive {
  */
 class GatherAxis : public UnaryPrimitive {
  public:
-  GatherAxis(Stream stream, const char* op, int axis) : UnaryPrimitive(stream), op_(op), axis_(axis) {}
+  GatherAxis(Stream stream, const char* op, int axis)
+      : UnaryPrimitive(stream), op_(op), axis_(axis) {}
   KILN_PRIMITIVE_EVAL_UNARY()
   KILN_PRIMITIVE_GRADS()
   KILN_PRIMITIVE_VMAP()
@@ -127,23 +131,13 @@ class ScatterAxis : public UnaryPrimitive {
 namespace detail {
 
 /** Builds the scatter of `reduce` kind with the checks of the public scatter ops. */
-array scatter_reduce(
-    ScatterReduce reduce,
-    const array& a,
-    const std::vector<array>& indices,
-    const array& updates,
-    const std::vector<int>& axes,
-    StreamOrDevice s = {});
+array scatter_reduce(ScatterReduce reduce, const array& a, const std::vector<array>& indices,
+                     const array& updates, const std::vector<int>& axes, StreamOrDevice s = {});
 
 /** put_along_axis with `reduce` none or sum (the latter has no public op: it is the vjp
  * of take_along_axis). */
-array scatter_along_axis(
-    ScatterReduce reduce,
-    const array& a,
-    const array& indices,
-    const array& values,
-    int axis,
-    StreamOrDevice s = {});
+array scatter_along_axis(ScatterReduce reduce, const array& a, const array& indices,
+                         const array& values, int axis, StreamOrDevice s = {});
 
 }  // namespace detail
 

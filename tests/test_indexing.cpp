@@ -49,7 +49,9 @@ int64_t ravel(const std::vector<int64_t>& idx, const Shape& shape) {
   return i;
 }
 
-int64_t wrap(int64_t i, int64_t n) { return i < 0 ? i + n : i; }
+int64_t wrap(int64_t i, int64_t n) {
+  return i < 0 ? i + n : i;
+}
 
 Shape concat(const Shape& a, const Shape& b) {
   Shape s = a;
@@ -88,12 +90,14 @@ array random_indices(const Shape& shape, Dtype dtype, int64_t size, int64_t slic
   std::uniform_int_distribution<int64_t> pos(0, size - slice), neg(-size, -slice);
   std::bernoulli_distribution coin(0.5);
   std::vector<int64_t> v(shape_size(shape));
-  for (auto& x : v) x = is_signed_integer(dtype) && coin(test::rng()) ? neg(test::rng()) : pos(test::rng());
+  for (auto& x : v)
+    x = is_signed_integer(dtype) && coin(test::rng()) ? neg(test::rng()) : pos(test::rng());
   return array(v.begin(), shape, dtype);
 }
 
 /** Fresh views of `shape` that are not row-contiguous: transposed, strided, broadcast. */
-std::vector<array> noncontiguous(const Shape& shape, const std::function<array(const Shape&)>& make) {
+std::vector<array> noncontiguous(const Shape& shape,
+                                 const std::function<array(const Shape&)>& make) {
   std::vector<array> out;
   Shape rev(shape.rbegin(), shape.rend());
   out.push_back(transpose(make(rev)));
@@ -109,7 +113,9 @@ std::vector<array> noncontiguous(const Shape& shape, const std::function<array(c
 }
 
 /** The rtol of a result made by combining up to `terms` values in `dtype`. */
-double rtol_for(Dtype dtype, int terms = 1) { return test::tolerance(dtype) * terms; }
+double rtol_for(Dtype dtype, int terms = 1) {
+  return test::tolerance(dtype) * terms;
+}
 
 // ---------------------------------------------------------------- references
 
@@ -117,7 +123,8 @@ double rtol_for(Dtype dtype, int terms = 1) { return test::tolerance(dtype) * te
 std::vector<cd> ref_take(const array& a, const array& idx, int axis) {
   auto av = values(a);
   auto iv = int_values(idx);
-  Shape pre(a.shape().begin(), a.shape().begin() + axis), post(a.shape().begin() + axis + 1, a.shape().end());
+  Shape pre(a.shape().begin(), a.shape().begin() + axis),
+      post(a.shape().begin() + axis + 1, a.shape().end());
   Shape out_shape = concat(concat(pre, idx.shape()), post);
   std::vector<cd> out(shape_size(out_shape));
   const int pd = static_cast<int>(idx.ndim());
@@ -145,7 +152,8 @@ GatherCase broadcast_indices(const std::vector<array>& indices) {
 }
 
 /** The start of the slice selected by position n. */
-std::vector<int64_t> start_of(const GatherCase& g, int64_t n, const std::vector<int>& axes, const Shape& ashape) {
+std::vector<int64_t> start_of(const GatherCase& g, int64_t n, const std::vector<int>& axes,
+                              const Shape& ashape) {
   std::vector<int64_t> start(ashape.size(), 0);
   for (size_t k = 0; k < axes.size(); ++k) {
     int ax = axes[k] < 0 ? axes[k] + static_cast<int>(ashape.size()) : axes[k];
@@ -209,11 +217,22 @@ ScatterRef ref_scatter(ScatterReduce reduce, const array& a, const std::vector<a
       const int64_t t = ravel(c, a.shape());
       cd u = uv[n * S + s], &o = r.out[t];
       switch (reduce) {
-        case ScatterReduce::none: o = u; r.candidates[t].push_back(u); break;
-        case ScatterReduce::sum: o = stored(a.dtype(), o + u); break;
-        case ScatterReduce::prod: o = stored(a.dtype(), o * u); break;
-        case ScatterReduce::max: o = u.real() > o.real() ? u : o; break;
-        case ScatterReduce::min: o = u.real() < o.real() ? u : o; break;
+        case ScatterReduce::none:
+          o = u;
+          r.candidates[t].push_back(u);
+          break;
+        case ScatterReduce::sum:
+          o = stored(a.dtype(), o + u);
+          break;
+        case ScatterReduce::prod:
+          o = stored(a.dtype(), o * u);
+          break;
+        case ScatterReduce::max:
+          o = u.real() > o.real() ? u : o;
+          break;
+        case ScatterReduce::min:
+          o = u.real() < o.real() ? u : o;
+          break;
       }
     }
   }
@@ -238,8 +257,10 @@ void expect_scatter(ScatterReduce reduce, const array& got, const ScatterRef& wa
 using ScatterFn = array (*)(const array&, const std::vector<array>&, const array&,
                             const std::vector<int>&, StreamOrDevice);
 const std::vector<std::pair<ScatterReduce, ScatterFn>> kScatters = {
-    {ScatterReduce::none, scatter},      {ScatterReduce::sum, scatter_add},
-    {ScatterReduce::prod, scatter_prod}, {ScatterReduce::max, scatter_max},
+    {ScatterReduce::none, scatter},
+    {ScatterReduce::sum, scatter_add},
+    {ScatterReduce::prod, scatter_prod},
+    {ScatterReduce::max, scatter_max},
     {ScatterReduce::min, scatter_min}};
 
 /** Runs `f` and expects exception E whose message starts with `prefix`. */
@@ -301,7 +322,8 @@ TEST(Indexing, TakeResultIsRowContiguous) {
 TEST(Indexing, TakeNonContiguousSourcesAndIndices) {
   Shape shape{4, 5, 6};
   for (Dtype dt : {float64, int16, complex64, bfloat16}) {
-    for (const array& a : noncontiguous(shape, [&](const Shape& s) { return random_values(s, dt); })) {
+    for (const array& a :
+         noncontiguous(shape, [&](const Shape& s) { return random_values(s, dt); })) {
       for (int axis : {0, 1, 2}) {
         // A transposed index array and a strided one.
         array it = transpose(random_indices({3, 2}, int32, a.shape(axis)));
@@ -390,7 +412,8 @@ TEST(Indexing, TakeAlongAxisBroadcastsAndNonContiguous) {
       for (int k = 0; k < 2; ++k) want.push_back(av[i * 6 + wrap(iv[j * 2 + k], 6)]);
   expect_values(r, {4, 3, 2}, want, 0.0);
 
-  for (const array& src : noncontiguous({5, 6}, [](const Shape& s) { return random_values(s, float32); })) {
+  for (const array& src :
+       noncontiguous({5, 6}, [](const Shape& s) { return random_values(s, float32); })) {
     for (int axis : {0, 1}) {
       Shape is = src.shape();
       is[axis] = 4;
@@ -444,8 +467,10 @@ ScatterRef ref_put_along_axis(ScatterReduce reduce, const array& a, const array&
     auto c = unravel(i, is);
     c[axis] = wrap(iv[i], a.shape(axis));
     const int64_t t = ravel(c, a.shape());
-    if (reduce == ScatterReduce::sum) r.out[t] = stored(a.dtype(), r.out[t] + vv[i]);
-    else r.out[t] = vv[i];
+    if (reduce == ScatterReduce::sum)
+      r.out[t] = stored(a.dtype(), r.out[t] + vv[i]);
+    else
+      r.out[t] = vv[i];
     r.candidates[t].push_back(vv[i]);
   }
   return r;
@@ -463,7 +488,8 @@ TEST(Indexing, PutAlongAxisEveryDtypeAndAxis) {
       array idx = random_indices(is, int16, a.shape(ax));
       array v = random_values(is, dt);
       array r = put_along_axis(a, idx, v, axis);
-      expect_scatter(ScatterReduce::none, r, ref_put_along_axis(ScatterReduce::none, a, idx, v, ax), 0.0);
+      expect_scatter(ScatterReduce::none, r, ref_put_along_axis(ScatterReduce::none, a, idx, v, ax),
+                     0.0);
       EXPECT_EQ(r.shape(), a.shape());
     }
   }
@@ -474,9 +500,11 @@ TEST(Indexing, PutAlongAxisBroadcastsAndNonContiguous) {
   // Indices broadcast along axis 0 and values from a scalar.
   array idx = random_indices({1, 2, 6}, uint8, 5);
   array r = put_along_axis(a, idx, array(7.5f), 1);
-  expect_scatter(ScatterReduce::none, r, ref_put_along_axis(ScatterReduce::none, a, idx, array(7.5f), 1), 0.0);
+  expect_scatter(ScatterReduce::none, r,
+                 ref_put_along_axis(ScatterReduce::none, a, idx, array(7.5f), 1), 0.0);
 
-  for (const array& src : noncontiguous({5, 6}, [](const Shape& s) { return random_values(s, int32); })) {
+  for (const array& src :
+       noncontiguous({5, 6}, [](const Shape& s) { return random_values(s, int32); })) {
     for (int axis : {0, 1}) {
       Shape is = src.shape();
       is[axis] = 4;
@@ -484,7 +512,8 @@ TEST(Indexing, PutAlongAxisBroadcastsAndNonContiguous) {
       array ti = transpose(random_indices(rev, int32, src.shape(axis)));
       array tv = transpose(random_values(rev, int32));
       array r2 = put_along_axis(src, ti, tv, axis);
-      expect_scatter(ScatterReduce::none, r2, ref_put_along_axis(ScatterReduce::none, src, ti, tv, axis), 0.0);
+      expect_scatter(ScatterReduce::none, r2,
+                     ref_put_along_axis(ScatterReduce::none, src, ti, tv, axis), 0.0);
     }
   }
 }
@@ -498,7 +527,8 @@ TEST(Indexing, PutAlongAxisLarge) {
     array idx = random_indices(is, int32, a.shape(axis));
     array v = random_values(is, float32);
     array r = put_along_axis(a, idx, v, axis);
-    expect_scatter(ScatterReduce::none, r, ref_put_along_axis(ScatterReduce::none, a, idx, v, axis), 0.0);
+    expect_scatter(ScatterReduce::none, r, ref_put_along_axis(ScatterReduce::none, a, idx, v, axis),
+                   0.0);
     // The accumulating form (the vjp of take_along_axis) on the same inputs.
     array s = detail::scatter_along_axis(ScatterReduce::sum, a, idx, v, axis);
     expect_values(s, a.shape(), ref_put_along_axis(ScatterReduce::sum, a, idx, v, axis).out,
@@ -534,7 +564,8 @@ TEST(Indexing, GatherNonContiguousAndMultiDimensionalSlices) {
   // Inner slices that do not collapse to one run (the row-granular path), on
   // non-contiguous sources and index arrays, small and large.
   for (int n : {7, 3000}) {
-    for (const array& a : noncontiguous({n, 8, 9}, [](const Shape& s) { return random_values(s, float32); })) {
+    for (const array& a :
+         noncontiguous({n, 8, 9}, [](const Shape& s) { return random_values(s, float32); })) {
       array idx = transpose(random_indices({5, 2}, int32, n));
       Shape slice{1, 8, 5};
       array r = gather(a, {idx}, {0}, slice);
@@ -552,7 +583,8 @@ TEST(Indexing, GatherNonContiguousAndMultiDimensionalSlices) {
 TEST(Indexing, ScatterEveryReduceAndDtype) {
   for (auto [reduce, fn] : kScatters) {
     for (Dtype dt : all_dtypes) {
-      if (is_complex(dt) && (reduce == ScatterReduce::max || reduce == ScatterReduce::min)) continue;
+      if (is_complex(dt) && (reduce == ScatterReduce::max || reduce == ScatterReduce::min))
+        continue;
       // Rows with repeats along axis 0.
       array a = random_values({6, 4}, dt);
       array idx = random_indices({5}, int32, 6);
@@ -574,13 +606,15 @@ TEST(Indexing, ScatterEveryIndexDtype) {
     array idx = random_indices({9}, it, 7);
     array u = random_values({9, 1, 3}, float32);
     array r = scatter_add(a, {idx}, u, {0});
-    expect_values(r, {7, 3}, ref_scatter(ScatterReduce::sum, a, {idx}, u, {0}).out, rtol_for(float32, 9));
+    expect_values(r, {7, 3}, ref_scatter(ScatterReduce::sum, a, {idx}, u, {0}).out,
+                  rtol_for(float32, 9));
   }
 }
 
 TEST(Indexing, ScatterNonContiguousAndBroadcastOperands) {
   for (auto [reduce, fn] : kScatters) {
-    for (const array& a : noncontiguous({6, 5}, [](const Shape& s) { return random_values(s, float64); })) {
+    for (const array& a :
+         noncontiguous({6, 5}, [](const Shape& s) { return random_values(s, float64); })) {
       // Transposed indices, updates broadcast along the index axis and partial slices.
       array idx = transpose(random_indices({2, 2}, int64, 6));
       array u = broadcast_to(random_values({1, 1, 1, 3}, float64), {1, 2, 1, 3});
@@ -689,7 +723,9 @@ TEST(Indexing, OutOfRangeIndicesThrowAtEvaluation) {
     std::string message;
   };
   std::vector<Case> cases = {
-      {[&] { return take(a, array({0, 7, 1}, int32)); },
+      {[&] {
+         return take(a, array({0, 7, 1}, int32));
+       },
        "[take] Index 7 is out of bounds for axis 0 with size 5."},
       {[&] { return take(a, array({-6}, int64)); },
        "[take] Index -6 is out of bounds for axis 0 with size 5."},
@@ -699,17 +735,29 @@ TEST(Indexing, OutOfRangeIndicesThrowAtEvaluation) {
        "[take] Index 5 is out of bounds for axis 1 with size 5."},
       {[&] { return take(a, array({uint64_t{1} << 63}, uint64)); },
        "[take] Index 9223372036854775808 is out of bounds for axis 0 with size 5."},
-      {[&] { return take_along_axis(m, array({0, -9}, {1, 2}, int32), 1); },
+      {[&] {
+         return take_along_axis(m, array({0, -9}, {1, 2}, int32), 1);
+       },
        "[take_along_axis] Index -9 is out of bounds for axis 1 with size 5."},
-      {[&] { return put_along_axis(m, array({3}, {1, 1}, int32), array(1.0f), 0); },
+      {[&] {
+         return put_along_axis(m, array({3}, {1, 1}, int32), array(1.0f), 0);
+       },
        "[put_along_axis] Index 3 is out of bounds for axis 0 with size 2."},
-      {[&] { return gather(m, {array({4}, int32)}, {1}, {2, 2}); },
+      {[&] {
+         return gather(m, {array({4}, int32)}, {1}, {2, 2});
+       },
        "[gather] Index 4 with slice size 2 is out of bounds for axis 1 with size 5."},
-      {[&] { return gather(m, {array({-1}, int32)}, {1}, {2, 2}); },
+      {[&] {
+         return gather(m, {array({-1}, int32)}, {1}, {2, 2});
+       },
        "[gather] Index -1 with slice size 2 is out of bounds for axis 1 with size 5."},
-      {[&] { return scatter_add(m, {array({0}, int32), array({5}, int16)}, zeros({1, 1, 1}), {0, 1}); },
+      {[&] {
+         return scatter_add(m, {array({0}, int32), array({5}, int16)}, zeros({1, 1, 1}), {0, 1});
+       },
        "[scatter_add] Index 5 is out of bounds for axis 1 with size 5."},
-      {[&] { return scatter(a, {array({-7}, int32)}, zeros({1, 1}), {0}); },
+      {[&] {
+         return scatter(a, {array({-7}, int32)}, zeros({1, 1}), {0});
+       },
        "[scatter] Index -7 is out of bounds for axis 0 with size 5."},
   };
   for (auto& c : cases) {
@@ -718,11 +766,14 @@ TEST(Indexing, OutOfRangeIndicesThrowAtEvaluation) {
     array downstream = multiply(bad, array(2.0f));
     expect_error<std::out_of_range>([&] { eval(downstream, fine); }, c.message);
     // Arrays of the same graph are computed and usable; the error stays with its arrays.
-    expect_values(fine, {5}, [&] {
-      auto v = values(a);
-      for (auto& x : v) x += 1.0;
-      return v;
-    }(), 1e-6);
+    expect_values(
+        fine, {5},
+        [&] {
+          auto v = values(a);
+          for (auto& x : v) x += 1.0;
+          return v;
+        }(),
+        1e-6);
     expect_error<std::out_of_range>([&] { bad.eval(); }, c.message);
   }
   // The process and its streams stay usable.
@@ -737,44 +788,106 @@ TEST(Indexing, ArgumentChecksAtBuildTime) {
   // Index dtypes.
   expect_error<IA>([&] { take(a, f); }, "[take] Indices must have an integer dtype; got float32.");
   expect_error<IA>([&] { take(a, f, 0); }, "[take]");
-  expect_error<IA>([&] { take(a, array({true, false}), 0); }, "[take] Indices must have an integer dtype; got bool.");
+  expect_error<IA>(
+      [&] {
+        take(a, array({true, false}), 0);
+      },
+      "[take] Indices must have an integer dtype; got bool.");
   expect_error<IA>([&] { take_along_axis(a, zeros({3, 2}), 1); }, "[take_along_axis]");
-  expect_error<IA>([&] { put_along_axis(a, zeros({3, 2}, float16), array(1.0f), 1); }, "[put_along_axis]");
+  expect_error<IA>(
+      [&] {
+        put_along_axis(a, zeros({3, 2}, float16), array(1.0f), 1);
+      },
+      "[put_along_axis]");
   expect_error<IA>([&] { gather(a, {i, astype(i, complex64)}, {0, 1}, {1, 1}); }, "[gather]");
   for (auto [reduce, fn] : kScatters) {
-    std::string tag = std::string("[") + (reduce == ScatterReduce::none ? "scatter" :
-        reduce == ScatterReduce::sum ? "scatter_add" : reduce == ScatterReduce::prod ? "scatter_prod" :
-        reduce == ScatterReduce::max ? "scatter_max" : "scatter_min") + "]";
+    std::string tag = std::string("[") +
+                      (reduce == ScatterReduce::none   ? "scatter"
+                       : reduce == ScatterReduce::sum  ? "scatter_add"
+                       : reduce == ScatterReduce::prod ? "scatter_prod"
+                       : reduce == ScatterReduce::max  ? "scatter_max"
+                                                       : "scatter_min") +
+                      "]";
     expect_error<IA>([&] { fn(a, {f}, zeros({2, 1, 4}), {0}, {}); }, tag);
     // Updates: rank, leading shape, slice larger than the array.
     expect_error<IA>([&] { fn(a, {i}, zeros({2, 4}), {0}, {}); }, tag + " Updates of shape (2, 4)");
     expect_error<IA>([&] { fn(a, {i}, zeros({3, 1, 4}), {0}, {}); }, tag);
     expect_error<IA>([&] { fn(a, {i}, zeros({2, 4, 4}), {0}, {}); }, tag);
     // Axes.
-    expect_error<IA>([&] { fn(a, {i}, zeros({2, 1, 4}), {2}, {}); }, tag + " Axis 2 is out of bounds");
-    expect_error<IA>([&] { fn(a, {i, i}, zeros({2, 1, 1}), {0, -2}, {}); }, tag + " Duplicate axis");
-    expect_error<IA>([&] { fn(a, {i}, zeros({2, 1, 4}), {0, 1}, {}); }, tag + " Got 1 index arrays for 2 axes");
+    expect_error<IA>(
+        [&] {
+          fn(a, {i}, zeros({2, 1, 4}), {2}, {});
+        },
+        tag + " Axis 2 is out of bounds");
+    expect_error<IA>(
+        [&] {
+          fn(a, {i, i}, zeros({2, 1, 1}), {0, -2}, {});
+        },
+        tag + " Duplicate axis");
+    expect_error<IA>(
+        [&] {
+          fn(a, {i}, zeros({2, 1, 4}), {0, 1}, {});
+        },
+        tag + " Got 1 index arrays for 2 axes");
   }
-  expect_error<IA>([&] { scatter_max(astype(a, complex64), {i}, zeros({2, 1, 4}), {0}); }, "[scatter_max] Complex");
-  expect_error<IA>([&] { scatter_min(astype(a, complex64), {i}, zeros({2, 1, 4}), {0}); }, "[scatter_min] Complex");
+  expect_error<IA>(
+      [&] {
+        scatter_max(astype(a, complex64), {i}, zeros({2, 1, 4}), {0});
+      },
+      "[scatter_max] Complex");
+  expect_error<IA>(
+      [&] {
+        scatter_min(astype(a, complex64), {i}, zeros({2, 1, 4}), {0});
+      },
+      "[scatter_min] Complex");
   // gather: counts, slice sizes, index shapes.
-  expect_error<IA>([&] { gather(a, {i}, {0, 1}, {1, 1}); }, "[gather] Got 1 index arrays for 2 axes");
+  expect_error<IA>(
+      [&] {
+        gather(a, {i}, {0, 1}, {1, 1});
+      },
+      "[gather] Got 1 index arrays for 2 axes");
   expect_error<IA>([&] { gather(a, {i}, {0}, {1}); }, "[gather] Got 1 slice sizes");
   expect_error<IA>([&] { gather(a, {i}, {0}, {1, 5}); }, "[gather] Slice sizes (1, 5) do not fit");
   expect_error<IA>([&] { gather(a, {i}, {0}, {-1, 1}); }, "[gather] Slice sizes");
-  expect_error<IA>([&] { gather(a, {i, array({0, 1, 2}, int32)}, {0, 1}, {1, 1}); }, "[gather] Shapes (2,) and (3,) cannot be broadcast.");
+  expect_error<IA>(
+      [&] {
+        gather(a, {i, array({0, 1, 2}, int32)}, {0, 1}, {1, 1});
+      },
+      "[gather] Shapes (2,) and (3,) cannot be broadcast.");
   expect_error<IA>([&] { gather(a, {i}, {-3}, {1, 1}); }, "[gather] Axis -3 is out of bounds");
   // take / take_along_axis / put_along_axis: axes and shapes.
   expect_error<IA>([&] { take(a, i, 2); }, "[take] Axis 2 is out of bounds");
   expect_error<IA>([&] { take(array(1.0f), i, 0); }, "[take] Axis 0 is out of bounds");
   expect_error<IA>([&] { take(a, 0, -3); }, "[take] Axis -3 is out of bounds");
-  expect_error<IA>([&] { take_along_axis(a, i, 0); }, "[take_along_axis] Indices of shape (2,) must have as many dimensions");
-  expect_error<IA>([&] { take_along_axis(a, zeros({2, 2}, int32), 1); }, "[take_along_axis] Shapes");
-  expect_error<IA>([&] { take_along_axis(a, zeros({3, 2}, int32), 2); }, "[take_along_axis] Axis 2 is out of bounds");
-  expect_error<IA>([&] { put_along_axis(a, i, array(1.0f), 0); }, "[put_along_axis] Indices of shape (2,) must have");
-  expect_error<IA>([&] { put_along_axis(a, zeros({2, 2}, int32), array(1.0f), 1); }, "[put_along_axis] Indices of shape (2, 2) cannot be broadcast");
-  expect_error<IA>([&] { put_along_axis(a, zeros({3, 2}, int32), zeros({3, 3}), 1); }, "[put_along_axis] Values of shape (3, 3)");
-  expect_error<IA>([&] { put_along_axis(a, zeros({3, 2}, int32), array(1.0f), -3); }, "[put_along_axis] Axis -3");
+  expect_error<IA>([&] { take_along_axis(a, i, 0); },
+                   "[take_along_axis] Indices of shape (2,) must have as many dimensions");
+  expect_error<IA>(
+      [&] {
+        take_along_axis(a, zeros({2, 2}, int32), 1);
+      },
+      "[take_along_axis] Shapes");
+  expect_error<IA>(
+      [&] {
+        take_along_axis(a, zeros({3, 2}, int32), 2);
+      },
+      "[take_along_axis] Axis 2 is out of bounds");
+  expect_error<IA>([&] { put_along_axis(a, i, array(1.0f), 0); },
+                   "[put_along_axis] Indices of shape (2,) must have");
+  expect_error<IA>(
+      [&] {
+        put_along_axis(a, zeros({2, 2}, int32), array(1.0f), 1);
+      },
+      "[put_along_axis] Indices of shape (2, 2) cannot be broadcast");
+  expect_error<IA>(
+      [&] {
+        put_along_axis(a, zeros({3, 2}, int32), zeros({3, 3}), 1);
+      },
+      "[put_along_axis] Values of shape (3, 3)");
+  expect_error<IA>(
+      [&] {
+        put_along_axis(a, zeros({3, 2}, int32), array(1.0f), -3);
+      },
+      "[put_along_axis] Axis -3");
 }
 
 // ---------------------------------------------------------------- transforms
@@ -851,8 +964,11 @@ TEST(IndexingGrad, GatherIsLinearInTheSource) {
   // Repeated indices: the vjp sums their cotangents.
   array a = random_values({5, 4}, float64);
   array i0 = array({1, -4, 3, 1}, {4, 1}, int32), i1 = array({0, 2}, {1, 2}, int64);
-  check_grads([](const std::vector<array>& in) { return gather(in[0], {in[1], in[2]}, {0, 1}, {1, 2}); },
-              {a, i0, i1}, {0});
+  check_grads(
+      [](const std::vector<array>& in) {
+        return gather(in[0], {in[1], in[2]}, {0, 1}, {1, 2});
+      },
+      {a, i0, i1}, {0});
   array out = gather(a, {i0, i1}, {0, 1}, {1, 2});
   array c = random_values(out.shape(), float64);
   auto g = out.primitive().vjp(out.inputs(), {c}, {0}, {out})[0];
@@ -874,8 +990,9 @@ TEST(IndexingGrad, ScatterEveryReduce) {
   for (auto [reduce, fn] : kScatters) {
     array idx = reduce == ScatterReduce::none ? distinct : repeats;
     array u = test::random_array({idx.shape(0), 1, 3}, float64, 0.5, 2.0);
-    check_grads([fn = fn](const std::vector<array>& in) { return fn(in[0], {in[1]}, in[2], {0}, {}); },
-                {a, idx, u}, {0, 2});
+    check_grads(
+        [fn = fn](const std::vector<array>& in) { return fn(in[0], {in[1]}, in[2], {0}, {}); },
+        {a, idx, u}, {0, 2});
   }
 }
 
@@ -910,7 +1027,8 @@ TEST(IndexingGrad, ScatterMaxTiesShareTheCotangent) {
 TEST(IndexingGrad, AlongAxisPrimitives) {
   array a = random_values({3, 5}, float64);
   array idx = random_indices({3, 4}, int32, 5);
-  check_grads([](const std::vector<array>& in) { return take_along_axis(in[0], in[1], 1); }, {a, idx}, {0});
+  check_grads([](const std::vector<array>& in) { return take_along_axis(in[0], in[1], 1); },
+              {a, idx}, {0});
   // Distinct targets per row for put_along_axis; repeats for the accumulating form.
   array perm = array({0, 3, 4, 1, 2, 0}, {3, 2}, int32);
   array v = random_values({3, 2}, float64);
@@ -918,16 +1036,19 @@ TEST(IndexingGrad, AlongAxisPrimitives) {
               {a, perm, v}, {0, 2});
   array rep = random_indices({3, 6}, int32, 5);
   array w = random_values({3, 6}, float64);
-  check_grads([](const std::vector<array>& in) {
-    return detail::scatter_along_axis(ScatterReduce::sum, in[0], in[1], in[2], 1);
-  }, {a, rep, w}, {0, 2});
+  check_grads(
+      [](const std::vector<array>& in) {
+        return detail::scatter_along_axis(ScatterReduce::sum, in[0], in[1], in[2], 1);
+      },
+      {a, rep, w}, {0, 2});
 }
 
 TEST(IndexingGrad, ThroughTheTransforms) {
   // End to end through grad: d/da sum(take(a, idx)^2) = 2 * counts * a.
   array a = random_values({6}, float64);
   array idx = array({5, 0, 5, -1, 2}, int32);
-  auto g = grad([&](const std::vector<array>& in) { return sum(square(take(in[0], idx))); })({a})[0];
+  auto g =
+      grad([&](const std::vector<array>& in) { return sum(square(take(in[0], idx))); })({a})[0];
   auto av = values(a);
   std::vector<cd> want(6, 0.0);
   for (int i : {5, 0, 5, 5, 2}) want[i] += 2.0 * av[i];
@@ -939,7 +1060,9 @@ TEST(IndexingGrad, ThroughTheTransforms) {
 namespace {
 
 /** One batch of a mapped array. */
-array batch_of(const array& x, int axis, int b) { return axis < 0 ? x : take(x, b, axis); }
+array batch_of(const array& x, int axis, int b) {
+  return axis < 0 ? x : take(x, b, axis);
+}
 
 /**
  * Checks the primitive behind `build(inputs)` against a loop: inputs mapped along `axes`
@@ -957,7 +1080,8 @@ void check_vmap(const std::function<array(const std::vector<array>&)>& build,
       [&] {
         std::vector<array> in;
         auto pins = proto.inputs();
-        for (size_t i = 0; i < pins.size(); ++i) in.push_back(i < batched.size() ? batched[i] : pins[i]);
+        for (size_t i = 0; i < pins.size(); ++i)
+          in.push_back(i < batched.size() ? batched[i] : pins[i]);
         return in;
       }(),
       [&] {
@@ -983,12 +1107,18 @@ Shape with_batch(Shape s, int axis, int batch) {
 
 TEST(IndexingVmap, Gather) {
   const int B = 3;
-  auto build = [](const std::vector<array>& in) { return gather(in[0], {in[1], in[2]}, {0, 2}, {1, 2, 1}); };
-  for (auto [aa, ia] : std::vector<std::pair<int, int>>{{0, -1}, {-1, 0}, {1, 1}, {2, 0}, {-1, 2}}) {
-    array a = aa < 0 ? random_values({4, 3, 5}, float32) : random_values(with_batch({4, 3, 5}, aa, B), float32);
+  auto build = [](const std::vector<array>& in) {
+    return gather(in[0], {in[1], in[2]}, {0, 2}, {1, 2, 1});
+  };
+  for (auto [aa, ia] :
+       std::vector<std::pair<int, int>>{{0, -1}, {-1, 0}, {1, 1}, {2, 0}, {-1, 2}}) {
+    array a = aa < 0 ? random_values({4, 3, 5}, float32)
+                     : random_values(with_batch({4, 3, 5}, aa, B), float32);
     Shape is{2, 3};
-    array i0 = ia < 0 ? random_indices(is, int32, 4) : random_indices(with_batch(is, ia, B), int32, 4);
-    array i2 = ia < 0 ? random_indices(is, int64, 5) : random_indices(with_batch(is, ia, B), int64, 5);
+    array i0 =
+        ia < 0 ? random_indices(is, int32, 4) : random_indices(with_batch(is, ia, B), int32, 4);
+    array i2 =
+        ia < 0 ? random_indices(is, int64, 5) : random_indices(with_batch(is, ia, B), int64, 5);
     SCOPED_TRACE(testing::Message() << "source axis " << aa << ", index axis " << ia);
     check_vmap(build, {a, i0, i2}, {aa, ia, ia}, B);
   }
@@ -997,15 +1127,25 @@ TEST(IndexingVmap, Gather) {
 TEST(IndexingVmap, Scatter) {
   const int B = 3;
   for (auto [reduce, fn] : kScatters) {
-    auto build = [fn = fn](const std::vector<array>& in) { return fn(in[0], {in[1]}, in[2], {1}, {}); };
-    for (auto [aa, ia, ua] : std::vector<std::tuple<int, int, int>>{
-             {0, -1, -1}, {-1, -1, 0}, {1, -1, 3}, {-1, 0, -1}, {0, 1, 2}, {2, 0, -1}, {-1, 1, 0}}) {
-      array a = aa < 0 ? random_values({4, 5}, float64) : random_values(with_batch({4, 5}, aa, B), float64);
+    auto build = [fn = fn](const std::vector<array>& in) {
+      return fn(in[0], {in[1]}, in[2], {1}, {});
+    };
+    for (auto [aa, ia, ua] : std::vector<std::tuple<int, int, int>>{{0, -1, -1},
+                                                                    {-1, -1, 0},
+                                                                    {1, -1, 3},
+                                                                    {-1, 0, -1},
+                                                                    {0, 1, 2},
+                                                                    {2, 0, -1},
+                                                                    {-1, 1, 0}}) {
+      array a = aa < 0 ? random_values({4, 5}, float64)
+                       : random_values(with_batch({4, 5}, aa, B), float64);
       Shape is{3};
-      array idx = ia < 0 ? random_indices(is, int32, 5) : random_indices(with_batch(is, ia, B), int32, 5);
+      array idx =
+          ia < 0 ? random_indices(is, int32, 5) : random_indices(with_batch(is, ia, B), int32, 5);
       Shape us{3, 4, 1};
       array u = ua < 0 ? random_values(us, float64) : random_values(with_batch(us, ua, B), float64);
-      SCOPED_TRACE(testing::Message() << "reduce " << int(reduce) << ", axes " << aa << " " << ia << " " << ua);
+      SCOPED_TRACE(testing::Message()
+                   << "reduce " << int(reduce) << ", axes " << aa << " " << ia << " " << ua);
       if (reduce == ScatterReduce::none) {
         // Duplicates make `none` pick any update: compare with distinct indices only.
         array distinct = array({0, 4, 2}, int32);
@@ -1024,9 +1164,12 @@ TEST(IndexingVmap, AlongAxis) {
     return detail::scatter_along_axis(ScatterReduce::sum, in[0], in[1], in[2], 1);
   };
   for (auto [aa, ia] : std::vector<std::pair<int, int>>{{0, -1}, {-1, 0}, {2, 1}, {1, 2}}) {
-    array a = aa < 0 ? random_values({3, 5}, float32) : random_values(with_batch({3, 5}, aa, B), float32);
-    array idx = ia < 0 ? random_indices({3, 4}, int32, 5) : random_indices(with_batch({3, 4}, ia, B), int32, 5);
-    array v = ia < 0 ? random_values({3, 4}, float32) : random_values(with_batch({3, 4}, ia, B), float32);
+    array a =
+        aa < 0 ? random_values({3, 5}, float32) : random_values(with_batch({3, 5}, aa, B), float32);
+    array idx = ia < 0 ? random_indices({3, 4}, int32, 5)
+                       : random_indices(with_batch({3, 4}, ia, B), int32, 5);
+    array v =
+        ia < 0 ? random_values({3, 4}, float32) : random_values(with_batch({3, 4}, ia, B), float32);
     SCOPED_TRACE(testing::Message() << "source axis " << aa << ", index axis " << ia);
     check_vmap(take_fn, {a, idx}, {aa, ia}, B);
     check_vmap(add_fn, {a, idx, v}, {aa, ia, ia}, B, 1e-5);

@@ -36,12 +36,8 @@ constexpr size_t kGrain = cpu::kElementwiseGrain / 4;
  * the middle of a row. Within a run operand k advances by strides[k].back().
  */
 template <size_t K, typename F>
-void for_each_run_in(
-    const Shape& shape,
-    const std::array<Strides, K>& strides,
-    int64_t begin,
-    int64_t end,
-    F&& f) {
+void for_each_run_in(const Shape& shape, const std::array<Strides, K>& strides, int64_t begin,
+                     int64_t end, F&& f) {
   if (begin >= end) return;
   const int nd = static_cast<int>(shape.size());
   const int64_t len = shape[nd - 1];
@@ -87,10 +83,14 @@ V take_range(const V& v, size_t begin, size_t end) {
 template <typename F>
 void dispatch_bits(size_t itemsize, F&& f) {
   switch (itemsize) {
-    case 1: return f(uint8_t{});
-    case 2: return f(uint16_t{});
-    case 4: return f(uint32_t{});
-    default: return f(uint64_t{});
+    case 1:
+      return f(uint8_t{});
+    case 2:
+      return f(uint16_t{});
+    case 4:
+      return f(uint32_t{});
+    default:
+      return f(uint64_t{});
   }
 }
 
@@ -111,15 +111,15 @@ template <typename I>
                                       : std::to_string(static_cast<uint64_t>(value));
   if (info.slice > 1) {
     throw std::out_of_range(msg("[", info.op, "] Index ", v, " with slice size ", info.slice,
-                                " is out of bounds for axis ", info.axis, " with size ",
-                                info.size, "."));
+                                " is out of bounds for axis ", info.axis, " with size ", info.size,
+                                "."));
   }
-  throw std::out_of_range(msg("[", info.op, "] Index ", v, " is out of bounds for axis ",
-                              info.axis, " with size ", info.size, "."));
+  throw std::out_of_range(msg("[", info.op, "] Index ", v, " is out of bounds for axis ", info.axis,
+                              " with size ", info.size, "."));
 }
 
-// The wrapped index of v, or a value above `last` when v is out of range. Branch-free,
-// so the decoding loops vectorize; the rare error is located afterwards.
+// The wrapped index of v, or a value above `last` when v is out of range. Branch-free, so
+// random signs cost no mispredictions; the rare error is located afterwards.
 template <typename I>
 inline uint64_t wrapped(I v, int64_t size) {
   if constexpr (std::is_signed_v<I>) {
@@ -138,8 +138,10 @@ bool decode_loop(const I* p, int64_t stride, int64_t n, int64_t size, uint64_t l
     const uint64_t i = wrapped(p[Unit ? j : j * stride], size);
     bad |= i > last;
     const int64_t off = static_cast<int64_t>(i) * mult;
-    if constexpr (Accumulate) out[j] += off;
-    else out[j] = off;
+    if constexpr (Accumulate)
+      out[j] += off;
+    else
+      out[j] = off;
   }
   return bad;
 }
@@ -153,8 +155,9 @@ void decode_run(const void* data, int64_t stride, int64_t n, const AxisInfo& inf
   // As unsigned, a negative `last` (an empty axis) rejects every index.
   const uint64_t ulast = last < 0 ? 0 : static_cast<uint64_t>(last);
   bool bad = last < 0 && n > 0;
-  bad |= stride == 1 ? decode_loop<I, Accumulate, true>(p, 1, n, info.size, ulast, info.stride, out)
-                     : decode_loop<I, Accumulate, false>(p, stride, n, info.size, ulast, info.stride, out);
+  bad |= stride == 1
+             ? decode_loop<I, Accumulate, true>(p, 1, n, info.size, ulast, info.stride, out)
+             : decode_loop<I, Accumulate, false>(p, stride, n, info.size, ulast, info.stride, out);
   if (bad) [[unlikely]] {
     for (int64_t j = 0; j < n; ++j) {
       const I v = p[j * stride];
@@ -200,15 +203,32 @@ struct IndexOperand {
   /** Decodes positions [n0, n0 + count) into out (accumulating if `accumulate`). */
   void decode(int64_t n0, int64_t count, bool accumulate, int64_t* out) const {
     DecodeFn fn = accumulate ? add : set;
-    for_each_run_in<1>(shape, {strides}, n0, n0 + count, [&](const std::array<int64_t, 1>& o, int64_t n) {
-      fn(data + o[0] * itemsize, strides.back(), n, info, out);
-      out += n;
-    });
+    for_each_run_in<1>(shape, {strides}, n0, n0 + count,
+                       [&](const std::array<int64_t, 1>& o, int64_t n) {
+                         fn(data + o[0] * itemsize, strides.back(), n, info, out);
+                         out += n;
+                       });
   }
 };
 
-/** The target offsets of the slices selected by a window of index positions: the sum over
- * index arrays of wrapped index times the target's stride along its axis. */
+/** The target offsets of the slices selected by index positions [n0, n0 + count): the sum
+ * over index arrays of wrapped index times the target's stride along its axis. */
+void decode_starts(const std::vector<IndexOperand>& operands, int64_t n0, int64_t count,
+                   int64_t* out) {
+  if (operands.empty()) std::fill(out, out + count, 0);
+  for (size_t k = 0; k < operands.size(); ++k) operands[k].decode(n0, count, k > 0, out);
+}
+
+/** Offsets of row-major positions [n0, n0 + count) of a strided walk (collapsed shape). */
+void position_offsets(const Shape& shape, const Strides& strides, int64_t n0, int64_t count,
+                      int64_t* out) {
+  for_each_run_in<1>(shape, {strides}, n0, n0 + count,
+                     [&](const std::array<int64_t, 1>& off, int64_t n) {
+                       for (int64_t j = 0; j < n; ++j) *out++ = off[0] + j * strides.back();
+                     });
+}
+
+/** decode_starts over a sliding window of kWindow positions, for one thread's walk. */
 class StartWindow {
  public:
   explicit StartWindow(const std::vector<IndexOperand>& operands) : operands_(operands) {}
@@ -225,8 +245,7 @@ class StartWindow {
   void fill(int64_t n, int64_t limit) {
     lo_ = n;
     hi_ = std::min(n + kWindow, limit);
-    if (operands_.empty()) std::fill(buf_, buf_ + (hi_ - lo_), 0);
-    for (size_t k = 0; k < operands_.size(); ++k) operands_[k].decode(lo_, hi_ - lo_, k > 0, buf_);
+    decode_starts(operands_, lo_, hi_ - lo_, buf_);
   }
 
   const std::vector<IndexOperand>& operands_;
@@ -234,19 +253,15 @@ class StartWindow {
   int64_t buf_[kWindow];
 };
 
-std::vector<IndexOperand> index_operands(
-    const std::vector<array>& inputs,
-    size_t first,
-    const std::vector<int>& axes,
-    const Shape& slice,
-    const array& target,
-    const char* op) {
+std::vector<IndexOperand> index_operands(const std::vector<array>& inputs, size_t first,
+                                         const std::vector<int>& axes, const Shape& slice,
+                                         const array& target, const char* op) {
   std::vector<IndexOperand> out;
   out.reserve(axes.size());
   for (size_t k = 0; k < axes.size(); ++k) {
     int ax = axes[k];
-    out.emplace_back(inputs[first + k], AxisInfo{op, ax, target.shape(ax), slice[ax],
-                                                 target.strides()[ax]});
+    out.emplace_back(inputs[first + k],
+                     AxisInfo{op, ax, target.shape(ax), slice[ax], target.strides()[ax]});
   }
   return out;
 }
@@ -271,27 +286,36 @@ void init_from(const array& a, array& out) {
 
 struct Assign {
   template <typename T>
-  void operator()(T& d, T u) const { d = u; }
+  void operator()(T& d, T u) const {
+    d = u;
+  }
 };
 struct Sum {
   template <typename T>
   void operator()(T& d, T u) const {
-    if constexpr (std::is_same_v<T, bool>) d = d || u;
-    else d = static_cast<T>(d + u);
+    if constexpr (std::is_same_v<T, bool>)
+      d = d || u;
+    else
+      d = static_cast<T>(d + u);
   }
 };
 struct Prod {
   template <typename T>
   void operator()(T& d, T u) const {
-    if constexpr (std::is_same_v<T, bool>) d = d && u;
-    else d = static_cast<T>(d * u);
+    if constexpr (std::is_same_v<T, bool>)
+      d = d && u;
+    else
+      d = static_cast<T>(d * u);
   }
 };
 template <typename T>
 bool is_nan(T v) {
-  if constexpr (is_half_v<T>) return std::isnan(static_cast<float>(v));
-  else if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
-  else return false;
+  if constexpr (is_half_v<T>)
+    return std::isnan(static_cast<float>(v));
+  else if constexpr (std::is_floating_point_v<T>)
+    return std::isnan(v);
+  else
+    return false;
 }
 // NaN propagates, as in maximum/minimum.
 struct Max {
@@ -318,8 +342,10 @@ void dispatch_reduce(ScatterReduce reduce, Dtype dtype, F&& f) {
   dispatch_dtype(dtype, [&](auto t) {
     using T = decltype(t);
     switch (reduce) {
-      case ScatterReduce::sum: return f(t, Sum{});
-      case ScatterReduce::prod: return f(t, Prod{});
+      case ScatterReduce::sum:
+        return f(t, Sum{});
+      case ScatterReduce::prod:
+        return f(t, Prod{});
       case ScatterReduce::max:
       case ScatterReduce::min:
         if constexpr (is_complex_v<T>) {
@@ -329,7 +355,8 @@ void dispatch_reduce(ScatterReduce reduce, Dtype dtype, F&& f) {
         } else {
           return f(t, Min{});
         }
-      case ScatterReduce::none: break;
+      case ScatterReduce::none:
+        break;
     }
   });
 }
@@ -376,10 +403,11 @@ void gather_range(const T* src, T* dst, const GatherPlan& g, int64_t e0, int64_t
             for (int64_t i = 0; i < cnt; ++i) d[i] = s[(w + i) * si];
           } else {
             // Multi-dimensional slices are split by whole rows only (w == 0, cnt == I).
-            for_each_run_in<1>(g.ishape, {g.isrc}, 0, I, [&](const std::array<int64_t, 1>& off, int64_t m) {
-              for (int64_t i = 0; i < m; ++i) d[i] = s[off[0] + i * si];
-              d += m;
-            });
+            for_each_run_in<1>(g.ishape, {g.isrc}, 0, I,
+                               [&](const std::array<int64_t, 1>& off, int64_t m) {
+                                 for (int64_t i = 0; i < m; ++i) d[i] = s[off[0] + i * si];
+                                 d += m;
+                               });
           }
           e += cnt;
           w = 0;
@@ -451,9 +479,8 @@ void Gather::eval_cpu(const std::vector<array>& inputs, array& out) {
       cpu::parallel_for(E, kGrain, [&](size_t b, size_t e) { gather_range(s, d, g, b, e); });
     } else {
       // Multi-dimensional inner slices: split at whole slices.
-      cpu::parallel_for(g.O * g.P, std::max<int64_t>(1, kGrain / g.I), [&](size_t b, size_t e) {
-        gather_range(s, d, g, b * g.I, e * g.I);
-      });
+      cpu::parallel_for(g.O * g.P, std::max<int64_t>(1, kGrain / g.I),
+                        [&](size_t b, size_t e) { gather_range(s, d, g, b * g.I, e * g.I); });
     }
   });
 }
@@ -474,16 +501,8 @@ struct ScatterPlan {
 /** Applies positions [n0, n0 + count) (target offsets `st`, update offsets `uo`) to the
  * slice elements [w0, w1) of W = O * I. */
 template <typename T, typename Op>
-void scatter_apply(
-    T* dst,
-    const T* upd,
-    const ScatterPlan& p,
-    const int64_t* st,
-    const int64_t* uo,
-    int64_t count,
-    int64_t w0,
-    int64_t w1,
-    Op op) {
+void scatter_apply(T* dst, const T* upd, const ScatterPlan& p, const int64_t* st, const int64_t* uo,
+                   int64_t count, int64_t w0, int64_t w1, Op op) {
   const bool inner1d = p.ishape.size() == 1;
   const int64_t iu = p.iupd.back(), io = p.iout.back();
   while (w0 < w1) {
@@ -502,9 +521,11 @@ void scatter_apply(
       for (int64_t j = 0; j < count; ++j) {
         T* d = d0 + st[j];
         const T* u = u0 + uo[j];
-        for_each_run_in<2>(p.ishape, {p.iupd, p.iout}, 0, p.I, [&](const std::array<int64_t, 2>& off, int64_t n) {
-          for (int64_t i = 0; i < n; ++i) op(d[off[1] + i * io], u[off[0] + i * iu]);
-        });
+        for_each_run_in<2>(p.ishape, {p.iupd, p.iout}, 0, p.I,
+                           [&](const std::array<int64_t, 2>& off, int64_t n) {
+                             for (int64_t i = 0; i < n; ++i)
+                               op(d[off[1] + i * io], u[off[0] + i * iu]);
+                           });
       }
     }
     w0 = (o + 1) * p.I;
@@ -550,26 +571,73 @@ void Scatter::eval_cpu(const std::vector<array>& inputs, array& out) {
     p.pupd = std::move(st[0]);
   }
   const int64_t W = p.O * p.I;
-  // Two updates can only meet at one target if their slice elements are the same when
-  // every indexed axis takes one element: then threads may own disjoint slice elements
-  // (each applying all positions in order, which keeps results deterministic).
-  bool split_slices = W > 1 && (p.ishape.size() == 1 || p.O > 1);
-  for (int ax : axes_) split_slices &= slice[ax] == 1;
+  // Two updates can only meet at one target when their slice elements are the same and
+  // their starts are equal, provided every indexed axis takes one element. Then threads may
+  // own disjoint slice elements, or disjoint ranges of starts, each applying its updates in
+  // index order, which keeps results deterministic. Otherwise (overlapping slices) the
+  // updates are applied serially.
+  bool race_free = true;
+  for (int ax : axes_) race_free &= slice[ax] == 1;
+  // Slice elements are split when every thread gets a fair share of them (runs of at
+  // least 64 for one-dimensional inner slices, whole outer elements otherwise).
+  const int threads = cpu::num_threads();
+  const bool split_slices =
+      race_free && (p.ishape.size() == 1 ? W >= 64 * threads : p.O >= threads);
+  const bool split_starts =
+      race_free && !split_slices && threads > 1 && static_cast<size_t>(W * p.P) >= 4 * kGrain;
 
   dispatch_reduce(reduce_, out.dtype(), [&](auto tag, auto op) {
     using T = decltype(tag);
     T* dst = out.data<T>();
     const T* u = upd.data<T>();
+    if (split_starts) {
+      // Few elements per update: all threads decode a block of positions, then each applies
+      // those whose start falls in its share of the output.
+      const int64_t block = std::min<int64_t>(p.P, 1 << 20);
+      std::vector<int64_t> st(block), uo(block);
+      const int64_t span = static_cast<int64_t>(out.data_size());
+      const int owners = cpu::num_threads();
+      for (int64_t n0 = 0; n0 < p.P; n0 += block) {
+        const int64_t count = std::min(block, p.P - n0);
+        cpu::parallel_for(count, kWindow, [&](size_t b, size_t e) {
+          decode_starts(p.operands, n0 + b, e - b, st.data() + b);
+          position_offsets(p.pshape, p.pupd, n0 + b, e - b, uo.data() + b);
+        });
+        if (W == 0) continue;  // indices are still checked
+        cpu::parallel_for(owners, 1, [&](size_t t0, size_t t1) {
+          const int64_t lo = span * static_cast<int64_t>(t0) / owners;
+          const uint64_t width = span * static_cast<int64_t>(t1) / owners - lo;
+          // Select this owner's positions without branching (a branch on a random start
+          // would mispredict on every owned one), then apply them in order.
+          int32_t mine[kWindow];
+          for (int64_t j0 = 0; j0 < count; j0 += kWindow) {
+            const int32_t m = static_cast<int32_t>(std::min(kWindow, count - j0));
+            int32_t k = 0;
+            for (int32_t j = 0; j < m; ++j) {
+              mine[k] = j;
+              k += static_cast<uint64_t>(st[j0 + j] - lo) < width;
+            }
+            const int64_t* sj = st.data() + j0;
+            const int64_t* uj = uo.data() + j0;
+            for (int32_t i = 0; i < k; ++i) {
+              const int32_t j = mine[i];
+              if (W == 1)
+                op(dst[sj[j]], u[uj[j]]);
+              else
+                scatter_apply(dst, u, p, sj + j, uj + j, 1, 0, W, op);
+            }
+          }
+        });
+      }
+      return;
+    }
     StartWindow starts(p.operands);
     int64_t uoffs[kWindow];
     for (int64_t n0 = 0; n0 < p.P; n0 += kWindow) {
       const int64_t* st = starts.at(n0, p.P);
       const int64_t count = starts.hi() - n0;
       if (W == 0) continue;  // indices are still checked
-      int64_t* uo = uoffs;
-      for_each_run_in<1>(p.pshape, {p.pupd}, n0, n0 + count, [&](const std::array<int64_t, 1>& off, int64_t n) {
-        for (int64_t j = 0; j < n; ++j) *uo++ = off[0] + j * p.pupd.back();
-      });
+      position_offsets(p.pshape, p.pupd, n0, count, uoffs);
       if (!split_slices || static_cast<size_t>(W * count) < 2 * kGrain) {
         scatter_apply(dst, u, p, st, uoffs, count, 0, W, op);
       } else if (p.ishape.size() == 1) {
