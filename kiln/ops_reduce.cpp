@@ -1,7 +1,8 @@
 // Reduction, scan and sort ops: axis checks, dtype rules, graph construction.
 //
 // sum/prod/max/min/all/any, argmax/argmin, the scans and the sorts are primitives; mean,
-// var, std, logsumexp and softmax are built from them (their gradients come for free).
+// var, std and logsumexp are built from them (their gradients come for free). softmax over
+// the last axis is a fused primitive (one pass over memory); other axis sets are composed.
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -280,6 +281,10 @@ array softmax(const array& a, const std::vector<int>& axes_in, StreamOrDevice s)
   auto axes = normalize_axes(axes_in, static_cast<int>(a.ndim()), "softmax");
   Dtype out = float_dtype(a.dtype());
   if (a.size() == 0) return astype(a, out, stream);
+  if (axes.size() == 1 && axes[0] == static_cast<int>(a.ndim()) - 1) {
+    array x = astype(a, out, stream);
+    return array(x.shape(), out, std::make_shared<Softmax>(stream), {x});
+  }
   // Half types work in float32 so the normalizing sum is not rounded before the divide.
   array x = astype(a, work_dtype(a.dtype()), stream);
   array m = stop_gradient(max(x, axes, true, stream), stream);

@@ -314,4 +314,41 @@ std::pair<std::vector<array>, std::vector<int>> ArgSort::vmap(
   return {{argsort(inputs[0], shift_axis(axis_, axes[0]), stream())}, {axes[0]}};
 }
 
+// ---------------------------------------------------------------- Softmax
+
+namespace {
+array softmax_last(const array& x, const Stream& s) {
+  return array(x.shape(), x.dtype(), std::make_shared<Softmax>(s), {x});
+}
+}  // namespace
+
+// d softmax = y * (t - sum(t * y)) along the axis, for tangents and cotangents alike (the
+// Jacobian diag(y) - y y^T is symmetric).
+std::vector<array> Softmax::jvp(
+    const std::vector<array>& primals, const std::vector<array>& tangents, const std::vector<int>&) {
+  auto s = stream();
+  array y = softmax_last(primals[0], s);
+  const array& t = tangents[0];
+  return {multiply(y, subtract(t, sum(multiply(t, y, s), -1, true, s), s), s)};
+}
+
+std::vector<array> Softmax::vjp(
+    const std::vector<array>&,
+    const std::vector<array>& cotangents,
+    const std::vector<int>&,
+    const std::vector<array>& outputs) {
+  auto s = stream();
+  const array& y = outputs[0];
+  const array& g = cotangents[0];
+  return {multiply(y, subtract(g, sum(multiply(g, y, s), -1, true, s), s), s)};
+}
+
+std::pair<std::vector<array>, std::vector<int>> Softmax::vmap(
+    const std::vector<array>& inputs, const std::vector<int>& axes) {
+  // With the batch axis first, the softmax axis is last again.
+  int b = axes[0];
+  array x = b > 0 ? moveaxis(inputs[0], b, 0, stream()) : inputs[0];
+  return {{softmax_last(x, stream())}, {b < 0 ? -1 : 0}};
+}
+
 }  // namespace kiln

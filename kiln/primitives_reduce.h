@@ -133,6 +133,23 @@ class ArgSort : public UnaryPrimitive {
   int axis_;
 };
 
+/**
+ * exp(x - max) / sum(exp(x - max)) along the last axis, fused: each row is read once and
+ * written once (the composite takes about eight passes). Floating inputs only; half types
+ * compute in float32 and round once. The softmax op uses it for a single last axis and
+ * composes other axis sets from reductions.
+ */
+class Softmax : public UnaryPrimitive {
+ public:
+  explicit Softmax(Stream stream) : UnaryPrimitive(stream) {}
+  KILN_PRIMITIVE_EVAL_UNARY()
+  KILN_PRIMITIVE_GRADS()
+  KILN_PRIMITIVE_VMAP()
+  KILN_PRIMITIVE_NAME(Softmax)
+  KILN_PRIMITIVE_DEFAULT_EQUIVALENT()
+  KILN_PRIMITIVE_SAME_SHAPE()
+};
+
 namespace detail {
 
 /** A Reduce node over `axes` (normalized, sorted, unchecked) with the reduced axes kept as

@@ -366,6 +366,21 @@ TEST(Reduce, SoftmaxOverAxes) {
   EXPECT_NEAR(y[0], 0.5, 1e-6);
   EXPECT_EQ(y[1], 0.0);
   EXPECT_EQ(softmax(array({1, 2, 3})).dtype(), float32);
+  // The fused last-axis kernel on long rows, on several threads, and on a transposed input.
+  for (Dtype dt : {float32, float16, float64}) {
+    array x = input({40, 3000}, dt, -20, 20);
+    for (const array& v : {x, transpose(reshape(x, {3000, 40}))}) {
+      array l = logsumexp(astype(v, float64), -1, true);
+      auto e = test::to_double(exp(subtract(astype(v, float64), l)));
+      test::expect_allclose(softmax(v, -1), v.shape(), e);
+    }
+  }
+  // A NaN anywhere in a row, or an infinite maximum, makes the row NaN (as the formula).
+  array edge = array({1.0, kNaN, 2.0, kInf, 0.0, 1.0, -kInf, 0.0, 1.0}, {3, 3}, float32);
+  auto ev = test::to_double(softmax(edge, 1));
+  for (int i = 0; i < 6; ++i) EXPECT_TRUE(std::isnan(ev[i])) << i;
+  EXPECT_EQ(ev[6], 0.0);
+  EXPECT_EQ(softmax(zeros({2, 0}), -1).shape(), (Shape{2, 0}));
 }
 
 // ---------------------------------------------------------------- argmax, argmin
@@ -615,6 +630,15 @@ TEST(ReduceGrad, LogSumExpAndSoftmax) {
       EXPECT_NEAR(ds[i * 5 + j], ys[i * 5 + j] * (gv[i * 5 + j] - dot), 1e-5);
     }
   }
+  auto [sy, sdy] = jvp([](const array& a) { return softmax(a, -1); }, x, g);
+  auto jv = test::to_double(sdy);
+  for (int i = 0; i < 3; ++i) {
+    double dot = 0;
+    for (int j = 0; j < 5; ++j) dot += gv[i * 5 + j] * ys[i * 5 + j];
+    for (int j = 0; j < 5; ++j) {
+      EXPECT_NEAR(jv[i * 5 + j], ys[i * 5 + j] * (gv[i * 5 + j] - dot), 1e-5);
+    }
+  }
   // std: d/dx sqrt(var) = (x - mean) / (n * std).
   auto dstd = vjp_of([](const array& a) { return kiln::std(a); }, x, array(1.0f));
   auto xv = test::to_double(x);
@@ -644,6 +668,8 @@ TEST(ReduceVmap, MatchesALoop) {
       [](const array& a) { return prod(a, {0, 1}); },
       [](const array& a) { return astype(argmin(a, 0), float32); },
       [](const array& a) { return any(greater(a, array(1.0f)), 1); },
+      [](const array& a) { return softmax(a, -1); },
+      [](const array& a) { return softmax(a, std::vector<int>{0}); },
   };
   for (int in_axis : {0, 1, 2}) {
     for (const auto& f : fns) {

@@ -1,4 +1,4 @@
-// eval_cpu of the reductions (Reduce, ArgReduce).
+// eval_cpu of the reductions (Reduce, ArgReduce) and the fused Softmax.
 //
 // make_reduce_plan orders the input's dimensions by memory layout, then one of three
 // paths runs:
@@ -11,10 +11,13 @@
 // Runs with unit stride are the vectorized fast path; any other stride (transposed,
 // sliced, broadcast) takes the same loops with a stride, the general fallback.
 #include <bit>
+#include <cmath>
 #include <limits>
 #include <memory>
 
+#include "kiln/backend/cpu/copy.h"
 #include "kiln/backend/cpu/reduce_utils.h"
+#include "kiln/backend/cpu/simd_math.h"
 #include "kiln/backend/cpu/threading.h"
 #include "kiln/primitives_reduce.h"
 #include "kiln/utils.h"
@@ -36,11 +39,31 @@ constexpr int64_t kColumnTile = 1 << 16;
 // pairwise (RowCascade).
 constexpr int64_t kColumnBlock = 128;
 
-/** Folds n elements at `stride` into one accumulator. Several independent accumulators
- * break the dependency chain and let the compiler keep them in vector registers. */
+/** Folds n contiguous elements into one accumulator. Several independent accumulators
+ * break the dependency chain and let the compiler keep them in vector registers; compiled
+ * per ISA level (the lanes are the same accumulators at every level, so the result is too). */
+template <typename Op, typename Acc, typename In>
+KILN_SIMD_CLONES Acc reduce_contiguous(const In* x, int64_t n) {
+  constexpr int L = static_cast<int>(std::max<size_t>(4, 128 / sizeof(Acc)));
+  Acc acc[L];
+  for (int j = 0; j < L; ++j) acc[j] = Op::template identity<Acc>();
+  int64_t i = 0;
+  for (; i + L <= n; i += L) {
+    for (int j = 0; j < L; ++j) acc[j] = Op::apply(acc[j], cpu::to_acc<Acc>(x[i + j]));
+  }
+  for (; i < n; ++i) acc[0] = Op::apply(acc[0], cpu::to_acc<Acc>(x[i]));
+  for (int w = L / 2; w > 0; w /= 2) {
+    for (int j = 0; j < w; ++j) acc[j] = Op::apply(acc[j], acc[j + w]);
+  }
+  return acc[0];
+}
+
+/** Folds n elements at `stride` into one accumulator, with as many chains as the
+ * contiguous loop so float sums keep the same accuracy. */
 template <typename Op, typename Acc, typename In>
 Acc reduce_block(const In* x, int64_t n, int64_t stride) {
   constexpr int L = static_cast<int>(std::max<size_t>(4, 128 / sizeof(Acc)));
+  if (stride == 1 && n >= 2 * L) return reduce_contiguous<Op, Acc>(x, n);
   if (n < L) {
     Acc acc = Op::template identity<Acc>();
     for (int64_t i = 0; i < n; ++i) acc = Op::apply(acc, cpu::to_acc<Acc>(x[i * stride]));
@@ -49,16 +72,8 @@ Acc reduce_block(const In* x, int64_t n, int64_t stride) {
   Acc acc[L];
   for (int j = 0; j < L; ++j) acc[j] = Op::template identity<Acc>();
   int64_t i = 0;
-  if (stride == 1) {
-    for (; i + L <= n; i += L) {
-      for (int j = 0; j < L; ++j) acc[j] = Op::apply(acc[j], cpu::to_acc<Acc>(x[i + j]));
-    }
-  } else {
-    for (; i + L <= n; i += L) {
-      for (int j = 0; j < L; ++j) {
-        acc[j] = Op::apply(acc[j], cpu::to_acc<Acc>(x[(i + j) * stride]));
-      }
-    }
+  for (; i + L <= n; i += L) {
+    for (int j = 0; j < L; ++j) acc[j] = Op::apply(acc[j], cpu::to_acc<Acc>(x[(i + j) * stride]));
   }
   for (; i < n; ++i) acc[0] = Op::apply(acc[0], cpu::to_acc<Acc>(x[i * stride]));
   for (int w = L / 2; w > 0; w /= 2) {
@@ -496,6 +511,73 @@ void ArgReduce::eval_cpu(const std::vector<array>& inputs, array& out) {
       arg_reduce<In, false>(in, out, axis_);
     }
   });
+}
+
+
+// ---------------------------------------------------------------- Softmax
+
+namespace {
+
+/** e[i] = exp(x[i] - m): vectorized through exp_f32, compiled per ISA level. */
+KILN_SIMD_CLONES void exp_shifted(const float* x, float* e, int64_t n, float m) {
+  for (int64_t i = 0; i < n; ++i) e[i] = cpu::exp_f32(x[i] - m);
+}
+
+template <typename T>
+void softmax_rows(const array& in, array& out) {
+  using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  const int64_t n = in.shape().back(), rows = static_cast<int64_t>(in.size()) / n;
+  const T* x = in.data<T>();
+  T* y = out.data<T>();
+  cpu::parallel_for(rows, std::max<int64_t>(1, kGrain / n), [&](size_t b, size_t e) {
+    // Half rows are widened into a float buffer; float rows use the output row instead.
+    std::unique_ptr<Acc[]> buf;
+    if constexpr (!std::is_same_v<T, Acc>) buf = std::make_unique<Acc[]>(n);
+    for (size_t r = b; r < e; ++r) {
+      const T* xr = x + r * n;
+      T* yr = y + r * n;
+      const Acc* src;
+      Acc* ex;
+      if constexpr (std::is_same_v<T, Acc>) {
+        src = xr;
+        ex = yr;
+      } else {
+        for (int64_t i = 0; i < n; ++i) buf[i] = static_cast<Acc>(xr[i]);
+        src = ex = buf.get();
+      }
+      // NaN-propagating maximum: a row with NaN (or an infinite maximum) comes out NaN, as
+      // the composite formula gives.
+      const Acc m = reduce_run<cpu::MaxOp, Acc>(src, n, 1);
+      if constexpr (std::is_same_v<Acc, float>) {
+        exp_shifted(src, ex, n, m);
+      } else {
+        for (int64_t i = 0; i < n; ++i) ex[i] = std::exp(src[i] - m);
+      }
+      const Acc total = reduce_run<cpu::SumOp, Acc>(ex, n, 1);
+      for (int64_t i = 0; i < n; ++i) yr[i] = static_cast<T>(ex[i] / total);
+    }
+  });
+}
+
+}  // namespace
+
+void Softmax::eval_cpu(const std::vector<array>& inputs, array& out) {
+  array in = inputs[0];
+  if (!in.flags().row_contiguous) {
+    array tmp(Storage::host(in.nbytes()), in.shape(), in.dtype());
+    cpu::copy_inplace(in, tmp, cpu::CopyType::general);
+    in = tmp;
+  }
+  out.set_data(Storage::host(out.nbytes()));
+  if (out.size() == 0) return;
+  switch (in.dtype().val) {
+    case Dtype::Val::float16: return softmax_rows<float16_t>(in, out);
+    case Dtype::Val::bfloat16: return softmax_rows<bfloat16_t>(in, out);
+    case Dtype::Val::float32: return softmax_rows<float>(in, out);
+    case Dtype::Val::float64: return softmax_rows<double>(in, out);
+    default:
+      throw std::invalid_argument(msg("[Softmax::eval_cpu] Unsupported dtype ", in.dtype(), "."));
+  }
 }
 
 }  // namespace kiln

@@ -6,4 +6,5 @@ KILN_NO_GPU(ArgReduce)
 KILN_NO_GPU(Scan)
 KILN_NO_GPU(Sort)
 KILN_NO_GPU(ArgSort)
+KILN_NO_GPU(Softmax)
 }  // namespace kiln
