@@ -193,6 +193,17 @@ array moveaxis(const array& a, int source, int destination, StreamOrDevice s) {
   return transpose(a, std::move(axes), s);
 }
 
+namespace {
+// A dimension computed in 64 bits, checked to fit a Shape entry.
+int32_t checked_dim(int64_t d, const char* op, int axis) {
+  if (d > std::numeric_limits<int32_t>::max()) {
+    throw std::invalid_argument(
+        msg("[", op, "] The result would have ", d, " elements along axis ", axis, "."));
+  }
+  return static_cast<int32_t>(d);
+}
+}  // namespace
+
 array contiguous(const array& a, bool allow_col_major, StreamOrDevice s) {
   auto shape = a.shape();
   return array(std::move(shape), a.dtype(),
@@ -325,12 +336,7 @@ array concatenate(std::vector<array> arrays, int axis, StreamOrDevice s) {
                                         "."));
       }
     }
-    int64_t total = static_cast<int64_t>(shape[ax]) + a.shape()[ax];
-    if (total > std::numeric_limits<int32_t>::max()) {
-      throw std::invalid_argument(
-          msg("[concatenate] The result would have ", total, " elements along axis ", axis, "."));
-    }
-    shape[ax] = static_cast<int32_t>(total);
+    shape[ax] = checked_dim(static_cast<int64_t>(shape[ax]) + a.shape()[ax], "concatenate", ax);
     dtype = promote_types(dtype, a.dtype());
   }
   if (arrays.size() == 1) return astype(std::move(arrays[0]), dtype, s);
@@ -384,7 +390,7 @@ array tile(const array& a, std::vector<int> reps, StreamOrDevice s) {
   for (size_t i = 0; i < nd; ++i) {
     expanded.insert(expanded.end(), {1, shape[i]});
     tiled.insert(tiled.end(), {reps[i], shape[i]});
-    out.push_back(reps[i] * shape[i]);
+    out.push_back(checked_dim(static_cast<int64_t>(reps[i]) * shape[i], "tile", i));
   }
   return reshape(broadcast_to(reshape(a, expanded, s), tiled, s), out, s);
 }
@@ -399,7 +405,7 @@ array repeat(const array& a, int repeats, int axis, StreamOrDevice s) {
   Shape expanded = a.shape(), tiled = a.shape(), out = a.shape();
   expanded.insert(expanded.begin() + ax + 1, 1);
   tiled.insert(tiled.begin() + ax + 1, repeats);
-  out[ax] *= repeats;
+  out[ax] = checked_dim(static_cast<int64_t>(out[ax]) * repeats, "repeat", ax);
   return reshape(broadcast_to(reshape(a, expanded, s), tiled, s), out, s);
 }
 
@@ -428,7 +434,7 @@ array pad(const array& a, const std::vector<std::pair<int, int>>& pad_width, con
     }
     lo[i] = before;
     hi[i] = before + a.shape()[i];
-    out[i] += before + after;
+    out[i] = checked_dim(static_cast<int64_t>(out[i]) + before + after, "pad", i);
   }
   auto stream = to_stream(s);
   array filled = full(out, astype(reshape(pad_value, {}, stream), a.dtype(), stream), stream);

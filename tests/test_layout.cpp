@@ -911,6 +911,8 @@ TEST(Layout, ConcatenateErrors) {
   expect_invalid([&] { concatenate({a, zeros({2, 4})}, 0); }, "[concatenate]");
   expect_invalid([&] { concatenate({a, a}, 2); }, "[concatenate]");
   expect_invalid([&] { concatenate({a, a}, -3); }, "[concatenate]");
+  array wide = broadcast_to(array(1.0f), {1, 1 << 30});
+  expect_invalid([&] { concatenate({wide, wide}, 1); }, "[concatenate]");
 }
 
 TEST(Layout, Stack) {
@@ -976,6 +978,7 @@ TEST(Layout, Tile) {
   expect_values(tile(zeros({0, 2}), {2, 2}), {{0, 4}, {}});
   expect_values(tile(array(3), {2}), {{2}, {3, 3}});
   expect_invalid([&] { tile(m, {2, -1}); }, "[tile]");
+  expect_invalid([&] { tile(zeros({2, 1 << 20}), {1, 1 << 12}); }, "[tile]");
 }
 
 TEST(Layout, Repeat) {
@@ -1002,6 +1005,7 @@ TEST(Layout, Repeat) {
   expect_values(repeat(zeros({0, 2}), 2, 1), {{0, 4}, {}});
   expect_invalid([&] { repeat(m, -1); }, "[repeat]");
   expect_invalid([&] { repeat(m, 2, 2); }, "[repeat]");
+  expect_invalid([&] { repeat(zeros({1 << 20}), 1 << 12); }, "[repeat]");
 }
 
 TEST(Layout, Pad) {
@@ -1029,6 +1033,7 @@ TEST(Layout, Pad) {
   expect_invalid([&] { pad(x, {{1, 1}, {1, 1}, {1, 1}}); }, "[pad]");
   expect_invalid([&] { pad(x, {{1, -1}, {0, 0}}); }, "[pad]");
   expect_invalid([&] { pad(x, {{1, 1}}, array({1, 2})); }, "[pad]");
+  expect_invalid([&] { pad(x, {{0, std::numeric_limits<int>::max()}}); }, "[pad]");
 }
 
 // ---------------------------------------------------------------- as_strided
