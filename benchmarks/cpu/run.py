@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """CPU benchmark: kiln against NumPy and against OpenBLAS called directly, in one run.
 
-Runs the C++ binary kiln_bench_cpu (kiln and cblas_sgemm timings, JSON on stdout), times
-the same cases with NumPy in this process right after, and writes
-benchmarks/results/cpu-<cpu model>-<YYYY-MM-DD>.{json,md}: medians after warm-up,
-throughput (GB/s of compulsory traffic, or GFLOP/s), ratios and the issue's targets.
+Runs the C++ binary kiln_bench_cpu (kiln and cblas_sgemm timings, JSON on stdout) and
+times the same cases with NumPy in this process, alternating the two for a few rounds so
+that both see the same machine load; per case, the median over rounds of each round's
+median after warm-up. Writes benchmarks/results/cpu-<cpu model>-<YYYY-MM-DD>.{json,md}:
+times, throughput (GB/s of compulsory traffic, or GFLOP/s), ratios and the issue's targets.
 
-    python benchmarks/cpu/run.py [--build-dir build/dev] [--quick] [--out-dir DIR]
+    python benchmarks/cpu/run.py [--build-dir build/dev] [--rounds 3] [--quick] [--out-dir DIR]
 
 Build the binary first: cmake --build build/dev --target kiln_bench_cpu
 """
@@ -185,9 +186,11 @@ def markdown(report):
         f"({report['binary_info'].get('openblas_threads')} threads)",
         f"- NumPy {report['numpy']['version']} (BLAS: {report['numpy']['blas']}), "
         f"Python {platform.python_version()}",
-        f"- Medians of {report['binary_info'].get('reps')} runs (matmul: 15 at 1024, 7 at 2048) "
-        f"after {report['binary_info'].get('warmup')} warm-up runs; kiln and NumPy both "
-        "allocate their outputs.",
+        f"- Median over {report['rounds']} alternating rounds of kiln and NumPy of each round's "
+        f"median of {report['binary_info'].get('reps')} runs (matmul: 15 at 1024, 7 at 2048; "
+        "kiln and cblas_sgemm alternate run by run) after "
+        f"{report['binary_info'].get('warmup')} warm-up runs; kiln and NumPy both allocate "
+        "their outputs.",
         "",
     ]
     busy = max(m["load_before"], m["load_after"]) > 0.5 * m["logical_cpus"]
@@ -239,6 +242,7 @@ def main():
     parser.add_argument("--build-dir", default=str(ROOT / "build" / "dev"))
     parser.add_argument("--binary", help="path to kiln_bench_cpu (overrides --build-dir)")
     parser.add_argument("--out-dir", default=str(ROOT / "benchmarks" / "results"))
+    parser.add_argument("--rounds", type=int, default=3, help="alternations of kiln and NumPy")
     parser.add_argument("--quick", action="store_true", help="few repetitions (smoke test)")
     args = parser.parse_args()
 
@@ -251,13 +255,23 @@ def main():
 
     warmup, reps = (1, 3) if args.quick else (3, 21)
     load_before = round(os.getloadavg()[0], 2)
-    print(f"kiln and OpenBLAS ({binary}):", file=sys.stderr)
-    raw = run_binary(binary, args.quick)
-    print("NumPy...", file=sys.stderr)
-    numpy_s = numpy_timings(warmup, reps)
+    kiln_rounds, numpy_rounds = [], []
+    for r in range(args.rounds):
+        print(f"round {r + 1}/{args.rounds}: kiln and OpenBLAS ({binary})", file=sys.stderr)
+        raw = run_binary(binary, args.quick)
+        kiln_rounds.append(raw["results"])
+        print(f"round {r + 1}/{args.rounds}: NumPy", file=sys.stderr)
+        numpy_rounds.append(numpy_timings(warmup, reps))
     load_after = round(os.getloadavg()[0], 2)
 
-    rows, overhead = summarize(raw["results"], numpy_s)
+    kiln_results = {}
+    for name in kiln_rounds[0]:
+        times = [k[name]["seconds"] for k in kiln_rounds if "seconds" in k.get(name, {})]
+        kiln_results[name] = (
+            {"seconds": statistics.median(times)} if times else kiln_rounds[0][name]
+        )
+    numpy_s = {name: statistics.median(n[name] for n in numpy_rounds) for name in numpy_rounds[0]}
+    rows, overhead = summarize(kiln_results, numpy_s)
     model = cpu_model()
     date = datetime.date.today().isoformat()
     report = {
@@ -270,10 +284,12 @@ def main():
             "load_after": load_after,
         },
         "binary_info": raw["info"],
+        "rounds": args.rounds,
         "numpy": {"version": np.__version__, "blas": numpy_blas(), "seconds": numpy_s},
         "rows": rows,
         "overhead": overhead,
-        "kiln_raw": raw["results"],
+        "kiln_rounds": kiln_rounds,
+        "numpy_rounds": numpy_rounds,
     }
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
