@@ -80,8 +80,9 @@ endfunction()
 
 function(kiln_configure_cuda target)
   target_link_libraries(${target} PRIVATE CUDA::nvrtc CUDA::cublasLt)
-  # Public: backend headers (and extensions' eval_gpu) use the driver API's types.
-  target_include_directories(${target} PUBLIC $<BUILD_INTERFACE:${CUDAToolkit_INCLUDE_DIRS}>)
+  # Public: backend headers (and extensions' eval_gpu) use the driver API's types (cuda.h);
+  # CUDA::toolkit carries the include directories only.
+  target_link_libraries(${target} PUBLIC CUDA::toolkit)
   target_compile_definitions(${target} PUBLIC KILN_WITH_CUDA=1)
   file(GLOB_RECURSE device_headers CONFIGURE_DEPENDS
     ${PROJECT_SOURCE_DIR}/kiln/backend/cuda/device/*.cuh)
