@@ -4,7 +4,6 @@
 // (GatherAxis, ScatterAxis), which need no index arrays for the other axes. Index values
 // are only known at evaluation, so their bounds are checked there (std::out_of_range).
 #include <memory>
-#include <numeric>
 
 #include "kiln/ops.h"
 #include "kiln/primitives_indexing.h"

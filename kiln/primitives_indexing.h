@@ -23,6 +23,9 @@ enum class ScatterReduce { none, sum, prod, max, min };
  * `a`). Inputs: a, then one integer index array per axis, all of one shape P.
  * Output: P + slice_sizes, dtype of a. An index with start + slice size beyond its axis
  * throws std::out_of_range at evaluation, tagged with the user-facing `op`.
+ * The output is dense, with the slice axes before the first indexed axis outermost (so
+ * row-major when that axis is 0): take(a, idx, axis) and NumPy's a[:, idx] are then
+ * row-contiguous views of it once the index axes are moved into place.
  */
 class Gather : public UnaryPrimitive {
  public:
