@@ -85,7 +85,8 @@ std::vector<array> Abs::vjp(
     const std::vector<array>& cotangents,
     const std::vector<int>&,
     const std::vector<array>&) {
-  return {multiply(cotangents[0], sign(primals[0], stream()), stream())};
+  // Complex: c d|x| = Re(c conj(sign(x)) dx), so the cotangent is c conj(sign(x)).
+  return {multiply(cotangents[0], conjugate(sign(primals[0], stream()), stream()), stream())};
 }
 KILN_UNARY_VMAP(Abs, abs)
 

@@ -6,8 +6,9 @@
 #include <cstdint>
 
 // Compiles a function once per x86-64 micro-architecture level and picks the best at load
-// time, so hot loops get AVX2/AVX-512 without raising the build's baseline. Without FP
-// contraction (ISO C++ mode) every version computes bit-identical results.
+// time, so hot loops get AVX2/AVX-512 without raising the build's baseline. Where the ISA
+// has FMA, GCC contracts a * b + c into it: results may then differ by an ulp between
+// machines, never between two calls on one machine.
 #if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__)
 #define KILN_SIMD_CLONES \
   __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))

@@ -13,26 +13,41 @@ namespace kiln {
 
 namespace {
 
-// The flat loop of a vectorizable functor, compiled once per ISA level (KILN_SIMD_CLONES).
+// The loops of a vectorizable functor, compiled once per ISA level (KILN_SIMD_CLONES).
+// Strided runs use the same clones as the flat loop, so that a value's result does not
+// depend on the layout it is stored in (the clones may contract a * b + c into an FMA).
 template <typename In, typename Out, typename Op>
 KILN_SIMD_CLONES void map_simd(const In* src, Out* dst, size_t n, Op op) {
   for (size_t i = 0; i < n; ++i) dst[i] = op(src[i]);
 }
 
 template <typename In, typename Out, typename Op>
+KILN_SIMD_CLONES void map_simd_strided(
+    const In* src, int64_t in_stride, Out* dst, int64_t out_stride, int64_t n, Op op) {
+  for (int64_t i = 0; i < n; ++i) dst[i * out_stride] = op(src[i * in_stride]);
+}
+
+template <typename In, typename Out, typename Op>
 void run(const array& in, array& out, Op op) {
   if constexpr (requires { Op::simd; } && std::is_same_v<In, float>) {
-    if (in.flags().contiguous) {
-      cpu::set_unary_output_data(in, out);
-      const In* src = in.data<In>();
+    const In* src = in.data<In>();
+    if (cpu::set_unary_output_data(in, out)) {
       Out* dst = out.data<Out>();
       cpu::parallel_for(in.data_size(), cpu::kElementwiseGrain, [&](size_t b, size_t e) {
         map_simd(src + b, dst + b, e - b, op);
       });
-      return;
+    } else {
+      Out* dst = out.data<Out>();
+      auto [shape, strides] =
+          collapse_contiguous_dims<2>(in.shape(), {in.strides(), out.strides()});
+      const int64_t is = strides[0].back(), os = strides[1].back();
+      for_each_run(shape, strides, [&](const std::array<int64_t, 2>& off, int64_t n) {
+        map_simd_strided(src + off[0], is, dst + off[1], os, n, op);
+      });
     }
+  } else {
+    cpu::unary_op<In, Out>(in, out, op);
   }
-  cpu::unary_op<In, Out>(in, out, op);
 }
 
 template <typename R>
