@@ -387,7 +387,8 @@ void gather_range(const T* src, T* dst, const GatherPlan& g, int64_t e0, int64_t
     const int64_t n_end = std::min(P, (e1 + I - 1) / I - o * P);
     while (n < n_end) {
       const int64_t* st = starts.at(n, n_end);
-      const int64_t avail = starts.hi() - n;
+      // A window decoded for an earlier outer element may reach past this range's end.
+      const int64_t avail = std::min(starts.hi(), n_end) - n;
       if (I == 1) {
         T* d = dst + e;
         for (int64_t j = 0; j < avail; ++j) d[j] = so[st[j]];
