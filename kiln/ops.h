@@ -74,8 +74,8 @@ array copy(array a, StreamOrDevice s = {});
 /** A row-contiguous array (column-contiguous accepted if `allow_col_major`); no copy if it
  * already is. */
 array contiguous(const array& a, bool allow_col_major = false, StreamOrDevice s = {});
-/** A view of `a`'s buffer with the given shape, strides (elements) and offset. Unchecked
- * beyond non-negative shapes: like NumPy's as_strided, the caller keeps it in bounds. */
+/** A view of `a`'s elements (in row-major order) with the given shape, strides (elements)
+ * and offset. Throws for negative shapes and views reaching outside `a`. */
 array as_strided(array a, Shape shape, Strides strides, size_t offset, StreamOrDevice s = {});
 
 /** Same data, new shape; one dimension may be -1 (inferred). A view when the layout allows. */

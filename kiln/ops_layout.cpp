@@ -4,6 +4,7 @@
 #include <limits>
 #include <memory>
 #include <numeric>
+#include <sstream>
 
 #include "kiln/ops.h"
 #include "kiln/primitives_layout.h"
@@ -219,6 +220,21 @@ array as_strided(array a, Shape shape, Strides strides, size_t offset, StreamOrD
     if (d < 0) {
       throw std::invalid_argument(
           msg("[as_strided] Negative dimension ", d, " in shape ", shape_str(shape), "."));
+    }
+  }
+  // Unlike NumPy, refuse views that reach outside a's elements: they would read stray memory.
+  if (shape_size(shape) > 0) {
+    int64_t lo = static_cast<int64_t>(offset), hi = lo;
+    for (size_t i = 0; i < shape.size(); ++i) {
+      int64_t reach = static_cast<int64_t>(shape[i] - 1) * strides[i];
+      (reach < 0 ? lo : hi) += reach;
+    }
+    if (lo < 0 || hi >= static_cast<int64_t>(a.size())) {
+      std::ostringstream st;
+      for (size_t i = 0; i < strides.size(); ++i) st << (i ? ", " : "") << strides[i];
+      throw std::invalid_argument(msg("[as_strided] Shape ", shape_str(shape), ", strides (",
+                                      st.str(), ") and offset ", offset, " reach elements ", lo,
+                                      " to ", hi, " of an array of size ", a.size(), "."));
     }
   }
   Shape out_shape = shape;

@@ -1059,6 +1059,10 @@ TEST(Layout, AsStrided) {
   expect_values(as_strided(base, {0, 5}, {1, 1}, 0), {{0, 5}, {}});
   expect_invalid([&] { as_strided(base, {2, 3}, {1}, 0); }, "[as_strided]");
   expect_invalid([&] { as_strided(base, {-2, 3}, {1, 1}, 0); }, "[as_strided]");
+  expect_invalid([&] { as_strided(base, {2, 3}, {4, 4}, 1); }, "[as_strided]");
+  expect_invalid([&] { as_strided(base, {2, 3}, {1, -1}, 1); }, "[as_strided]");
+  expect_invalid([&] { as_strided(base, {1}, {1}, 12); }, "[as_strided]");
+  expect_values(as_strided(base, {3}, {-4}, 11), {{3}, {rb.v[11], rb.v[7], rb.v[3]}});
 }
 
 // ---------------------------------------------------------------- transformations
