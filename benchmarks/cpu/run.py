@@ -180,6 +180,7 @@ def markdown(report):
         "",
         f"- Machine: {m['hostname']}, {m['cpu_model']}, {m['logical_cpus']} logical CPUs",
         f"- Load average before / after: {m['load_before']} / {m['load_after']}",
+        f"- Environment: {m['environment'] or 'no OPENBLAS_* or KILN_* variables'}",
         f"- kiln {report['binary_info'].get('kiln_version')} with "
         f"{report['binary_info'].get('kiln_threads')} threads; "
         f"{report['binary_info'].get('openblas_config')} "
@@ -243,6 +244,7 @@ def main():
     parser.add_argument("--binary", help="path to kiln_bench_cpu (overrides --build-dir)")
     parser.add_argument("--out-dir", default=str(ROOT / "benchmarks" / "results"))
     parser.add_argument("--rounds", type=int, default=3, help="alternations of kiln and NumPy")
+    parser.add_argument("--tag", default="", help="suffix of the result files' names")
     parser.add_argument("--quick", action="store_true", help="few repetitions (smoke test)")
     args = parser.parse_args()
 
@@ -282,6 +284,10 @@ def main():
             "logical_cpus": os.cpu_count(),
             "load_before": load_before,
             "load_after": load_after,
+            # Overrides of OpenBLAS's kernel choice or thread count, if any.
+            "environment": {
+                k: v for k, v in os.environ.items() if k.startswith(("OPENBLAS_", "KILN_"))
+            },
         },
         "binary_info": raw["info"],
         "rounds": args.rounds,
@@ -293,7 +299,7 @@ def main():
     }
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    stem = out_dir / f"cpu-{sanitize(model)}-{date}"
+    stem = out_dir / f"cpu-{sanitize(model)}-{date}{'-' + sanitize(args.tag) if args.tag else ''}"
     Path(f"{stem}.json").write_text(json.dumps(report, indent=2) + "\n")
     md = markdown(report)
     Path(f"{stem}.md").write_text(md)
