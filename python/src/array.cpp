@@ -125,6 +125,34 @@ void init_array(py::module_& m) {
   // NumPy defers its binary operators to ours (`np_array + kiln_array` is a kiln array).
   cls.attr("__array_priority__") = 100;
 
+  // Helper types first, so that signatures using them name them.
+  py::class_<ArrayIterator>(m, "_ArrayIterator")
+      .def("__iter__", [](py::object it) { return it; })
+      .def("__next__", [](ArrayIterator& it) {
+        if (it.i >= it.a.shape()[0]) throw py::stop_iteration();
+        return getitem(it.a, py::int_(it.i++));
+      });
+  // `x.at[index].add(value)` and friends.
+  py::class_<ArrayAtIndex> at_index(m, "_ArrayAtIndex");
+  py::class_<ArrayAt>(m, "_ArrayAt").def("__getitem__", [](const ArrayAt& at, py::object index) {
+    return ArrayAtIndex{at.a, std::move(index)};
+  });
+  auto def_at = [&](const char* name, AtOp op, const char* doc) {
+    at_index.def(
+        name, [op](const ArrayAtIndex& at, py::handle v) { return at.update(v, op); },
+        py::arg("value"), doc);
+  };
+  def_at("add", AtOp::add,
+         "``x`` with ``value`` added at the index (repeated indices add repeatedly).");
+  def_at("subtract", AtOp::subtract, "``x`` with ``value`` subtracted at the index.");
+  def_at("multiply", AtOp::multiply,
+         "``x`` with the elements at the index multiplied by ``value``.");
+  def_at("divide", AtOp::divide, "``x`` with the elements at the index divided by ``value``.");
+  def_at("maximum", AtOp::maximum,
+         "``x`` with the elements at the index replaced by their maximum with ``value``.");
+  def_at("minimum", AtOp::minimum,
+         "``x`` with the elements at the index replaced by their minimum with ``value``.");
+
   // ------------------------------------------------------------ properties
   cls.def_property_readonly(
          "shape", [](const array& a) { return py::tuple(py::cast(a.shape())); },
@@ -263,12 +291,6 @@ void init_array(py::module_& m) {
   });
 
   // ------------------------------------------------------------ sequence protocol, indexing
-  py::class_<ArrayIterator>(m, "_ArrayIterator")
-      .def("__iter__", [](py::object it) { return it; })
-      .def("__next__", [](ArrayIterator& it) {
-        if (it.i >= it.a.shape()[0]) throw py::stop_iteration();
-        return getitem(it.a, py::int_(it.i++));
-      });
   cls.def("__len__",
           [](const array& a) {
             if (a.ndim() == 0) throw py::type_error("len() of a 0-d array");
@@ -282,26 +304,6 @@ void init_array(py::module_& m) {
       .def("__getitem__", [](const array& a, py::handle index) { return getitem(a, index); })
       .def("__setitem__",
            [](array& a, py::handle index, py::handle value) { a = setitem(a, index, value); });
-
-  py::class_<ArrayAt>(m, "_ArrayAt").def("__getitem__", [](const ArrayAt& at, py::object index) {
-    return ArrayAtIndex{at.a, std::move(index)};
-  });
-  py::class_<ArrayAtIndex> at_index(m, "_ArrayAtIndex");
-  auto def_at = [&](const char* name, AtOp op, const char* doc) {
-    at_index.def(
-        name, [op](const ArrayAtIndex& at, py::handle v) { return at.update(v, op); },
-        py::arg("value"), doc);
-  };
-  def_at("add", AtOp::add,
-         "``x`` with ``value`` added at the index (repeated indices add repeatedly).");
-  def_at("subtract", AtOp::subtract, "``x`` with ``value`` subtracted at the index.");
-  def_at("multiply", AtOp::multiply,
-         "``x`` with the elements at the index multiplied by ``value``.");
-  def_at("divide", AtOp::divide, "``x`` with the elements at the index divided by ``value``.");
-  def_at("maximum", AtOp::maximum,
-         "``x`` with the elements at the index replaced by their maximum with ``value``.");
-  def_at("minimum", AtOp::minimum,
-         "``x`` with the elements at the index replaced by their minimum with ``value``.");
 
   // ------------------------------------------------------------ operators
   def_arithmetic<&add>(cls, "__add__", "__radd__", "__iadd__");

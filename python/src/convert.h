@@ -83,7 +83,8 @@ namespace pybind11::detail {
 
 template <>
 struct type_caster<kiln::python::ScalarOrArray> {
-  PYBIND11_TYPE_CASTER(kiln::python::ScalarOrArray, const_name("array | scalar"));
+  PYBIND11_TYPE_CASTER(kiln::python::ScalarOrArray,
+                       const_name("kiln._core.array | bool | int | float | complex"));
 
   bool load(handle src, bool /*convert*/) {
     if (!kiln::python::is_operand(src)) return false;

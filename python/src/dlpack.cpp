@@ -165,13 +165,7 @@ std::shared_ptr<void> take_ownership(void* managed, bool versioned) {
 }
 
 array import_cpu(const DLTensor& t, Dtype dtype, std::shared_ptr<void> owner) {
-  Shape shape;
-  for (int i = 0; i < t.ndim; ++i) {
-    if (t.shape[i] > std::numeric_limits<int32_t>::max()) {
-      buffer_error(msg("[from_dlpack] Dimension ", i, " of size ", t.shape[i], " is too large."));
-    }
-    shape.push_back(static_cast<int32_t>(t.shape[i]));
-  }
+  Shape shape(t.shape, t.shape + t.ndim);
   Strides strides =
       t.strides ? Strides(t.strides, t.strides + t.ndim) : array::row_major_strides(shape);
   char* first = static_cast<char*>(t.data) + t.byte_offset;
@@ -209,7 +203,9 @@ array import_cpu(const DLTensor& t, Dtype dtype, std::shared_ptr<void> owner) {
 
 array from_dlpack(py::object obj, std::optional<bool> copy) {
   py::object capsule;
+  std::optional<DLDevice> producer;
   if (PyCapsule_CheckExact(obj.ptr())) {
+    // A bare capsule: the caller is responsible for the data being ready.
     capsule = obj;
   } else {
     if (!py::hasattr(obj, "__dlpack__")) {
@@ -222,20 +218,28 @@ array from_dlpack(py::object obj, std::optional<bool> copy) {
       auto t = obj.attr("__dlpack_device__")().cast<py::tuple>();
       dev = {static_cast<DLDeviceType>(t[0].cast<int>()), t[1].cast<int32_t>()};
     }
-    if (dev.device_type != kDLCPU) {
-      buffer_error(msg("[from_dlpack] Tensors on DLPack device type ", int(dev.device_type),
-                       " are not supported yet; only CPU tensors (device type 1) are. ",
-                       gpu::is_available() ? std::string("")
-                                           : "No GPU is usable: " + gpu::unavailable_reason()));
+    py::dict kwargs;
+    if (dev.device_type == kDLCUDA) {
+      if (!gpu::is_available()) {
+        buffer_error("[from_dlpack] The tensor is on a CUDA device but kiln has no usable GPU: " +
+                     gpu::unavailable_reason());
+      }
+      // The producer orders its work before the legacy default stream, which we wait for.
+      kwargs["stream"] = 1;
+      producer = dev;
+    } else if (dev.device_type != kDLCPU && dev.device_type != kDLCUDAHost) {
+      buffer_error(msg("[from_dlpack] Unsupported DLPack device type ", int(dev.device_type),
+                       "; kiln reads CPU (1) and CUDA (2) tensors."));
     }
     try {
-      capsule = obj.attr("__dlpack__")(
-          py::arg("max_version") = py::make_tuple(kDLPackMajorVersion, kDLPackMinorVersion));
+      capsule = obj.attr("__dlpack__")(**kwargs, py::arg("max_version") = py::make_tuple(
+                                                     kDLPackMajorVersion, kDLPackMinorVersion));
     } catch (py::error_already_set& e) {
       // Producers from before DLPack 1.0 take no max_version.
       if (!e.matches(PyExc_TypeError)) throw;
-      capsule = obj.attr("__dlpack__")();
+      capsule = obj.attr("__dlpack__")(**kwargs);
     }
+    if (producer) cuda_sync_legacy_stream(producer->device_id);
   }
 
   PyObject* cap = capsule.ptr();
@@ -260,12 +264,25 @@ array from_dlpack(py::object obj, std::optional<bool> copy) {
   PyCapsule_SetName(cap, versioned ? "used_dltensor_versioned" : "used_dltensor");
   auto owner = take_ownership(managed, versioned);
 
-  if (tensor->device.device_type != kDLCPU && tensor->device.device_type != kDLCUDAHost) {
-    buffer_error(
-        msg("[from_dlpack] Unsupported DLPack device type ", int(tensor->device.device_type), "."));
+  for (int i = 0; i < tensor->ndim; ++i) {
+    if (tensor->shape[i] > std::numeric_limits<int32_t>::max()) {
+      buffer_error(
+          msg("[from_dlpack] Dimension ", i, " of size ", tensor->shape[i], " is too large."));
+    }
   }
   Dtype dtype = from_dl_dtype(tensor->dtype);
-  array out = import_cpu(*tensor, dtype, std::move(owner));
+  array out = [&] {
+    switch (tensor->device.device_type) {
+      case kDLCPU:
+      case kDLCUDAHost:
+      case kDLCUDAManaged:
+        return import_cpu(*tensor, dtype, std::move(owner));
+      case kDLCUDA:
+        return cuda_import(*tensor, dtype, std::move(owner));
+    }
+    buffer_error(
+        msg("[from_dlpack] Unsupported DLPack device type ", int(tensor->device.device_type), "."));
+  }();
   return copy.value_or(false) ? kiln::copy(out) : out;
 }
 

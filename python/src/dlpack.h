@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
+#include <memory>
 
 #include "kiln/array.h"
 
@@ -84,6 +85,13 @@ inline constexpr uint64_t kDLPackFlagIsCopied = 1ull << 1;
  * request or a copy the array cannot make. */
 py::capsule to_dlpack(array& a, py::object stream, py::object max_version, py::object dl_device,
                       py::object copy);
+
+/** Blocks until work ordered before the legacy default stream of GPU `device` is done
+ * (dlpack_cuda.cpp; BufferError without the CUDA backend). */
+void cuda_sync_legacy_stream(int device);
+
+/** A kiln array sharing the CUDA memory of `t` (zero-copy); `owner` releases it. */
+array cuda_import(const DLTensor& t, Dtype dtype, std::shared_ptr<void> owner);
 
 /** `array.__dlpack_device__()`: (kDLCUDA, index) when the evaluated data is on a GPU, else
  * (kDLCPU, 0). */

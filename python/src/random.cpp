@@ -13,8 +13,8 @@ namespace kiln::python {
 namespace {
 
 constexpr const char* kKeyArg =
-    "        key (array, optional): A key from :func:`key` or :func:`split`. Without one, the\n"
-    "            global key (reset by :func:`seed`) is split.\n";
+    "    key (array, optional): A key from :func:`key` or :func:`split`. Without one, the\n"
+    "        global key (reset by :func:`seed`) is split.\n";
 
 std::string doc(const std::string& body, const std::string& args, const std::string& returns) {
   return body + "\n\nArgs:\n" + args + kKeyArg + "\nReturns:\n    array: " + returns + "\n";
@@ -57,8 +57,8 @@ void init_random(py::module_& parent) {
       },
       shape0, py::arg("width") = 4, key, py::kw_only(), stream,
       doc("Uniformly random bits: unsigned integers of ``width`` bytes.",
-          "        shape (int or Sequence[int]): The shape.\n"
-          "        width (int): Bytes per element: 1, 2, 4 or 8 (uint8 ... uint64).\n",
+          "    shape (int or Sequence[int]): The shape.\n"
+          "    width (int): Bytes per element: 1, 2, 4 or 8 (uint8 ... uint64).\n",
           "The bits.")
           .c_str());
   m.def(
@@ -71,10 +71,10 @@ void init_random(py::module_& parent) {
       py::arg("low") = 0.0, py::arg("high") = 1.0, shape0, py::arg("dtype") = float32, key,
       py::kw_only(), stream,
       doc("Uniform samples in ``[low, high)``; gradients flow to ``low`` and ``high``.",
-          "        low (array or scalar): Lower bound, broadcast to ``shape``.\n"
-          "        high (array or scalar): Upper bound, broadcast to ``shape``.\n"
-          "        shape (int or Sequence[int]): The shape.\n"
-          "        dtype (Dtype): A real floating type (float32).\n",
+          "    low (array or scalar): Lower bound, broadcast to ``shape``.\n"
+          "    high (array or scalar): Upper bound, broadcast to ``shape``.\n"
+          "    shape (int or Sequence[int]): The shape.\n"
+          "    dtype (Dtype): A real floating type (float32).\n",
           "The samples. ValueError for a non-floating dtype or bounds that do not broadcast.")
           .c_str());
   m.def(
@@ -84,9 +84,9 @@ void init_random(py::module_& parent) {
       shape0, py::arg("dtype") = float32, py::arg("loc") = 0.0f, py::arg("scale") = 1.0f, key,
       py::kw_only(), stream,
       doc("Normal samples with mean ``loc`` and standard deviation ``scale``.",
-          "        shape (int or Sequence[int]): The shape.\n"
-          "        dtype (Dtype): A real floating type (float32).\n"
-          "        loc (float): The mean.\n        scale (float): The standard deviation.\n",
+          "    shape (int or Sequence[int]): The shape.\n"
+          "    dtype (Dtype): A real floating type (float32).\n"
+          "    loc (float): The mean.\n    scale (float): The standard deviation.\n",
           "The samples. ValueError for a non-floating dtype.")
           .c_str());
   m.def(
@@ -98,10 +98,10 @@ void init_random(py::module_& parent) {
       },
       py::arg("low"), py::arg("high"), shape0, py::arg("dtype") = int32, key, py::kw_only(), stream,
       doc("Integers uniform in ``[low, high)`` (``low`` where ``high <= low``).",
-          "        low (array or scalar): Lower bound, broadcast to ``shape``.\n"
-          "        high (array or scalar): Upper bound (excluded), broadcast to ``shape``.\n"
-          "        shape (int or Sequence[int]): The shape.\n"
-          "        dtype (Dtype): An integer type (int32).\n",
+          "    low (array or scalar): Lower bound, broadcast to ``shape``.\n"
+          "    high (array or scalar): Upper bound (excluded), broadcast to ``shape``.\n"
+          "    shape (int or Sequence[int]): The shape.\n"
+          "    dtype (Dtype): An integer type (int32).\n",
           "The samples. ValueError for a non-integer dtype or bounds that do not broadcast.")
           .c_str());
   m.def(
@@ -113,8 +113,8 @@ void init_random(py::module_& parent) {
       },
       py::arg("p") = 0.5, py::arg("shape") = py::none(), key, py::kw_only(), stream,
       doc("Booleans that are true with probability ``p``.",
-          "        p (array or scalar): The probability (floating), broadcast to ``shape``.\n"
-          "        shape (int or Sequence[int], optional): The shape; ``p``'s by default.\n",
+          "    p (array or scalar): The probability (floating), broadcast to ``shape``.\n"
+          "    shape (int or Sequence[int], optional): The shape; ``p``'s by default.\n",
           "``bool_`` samples.")
           .c_str());
   m.def(
@@ -128,11 +128,11 @@ void init_random(py::module_& parent) {
       py::arg("lower"), py::arg("upper"), py::arg("shape") = py::none(), py::arg("dtype") = float32,
       key, py::kw_only(), stream,
       doc("Standard normal samples conditioned on ``[lower, upper]``.",
-          "        lower (array or scalar): Lower bound.\n"
-          "        upper (array or scalar): Upper bound.\n"
-          "        shape (int or Sequence[int], optional): The shape; the bounds' broadcast\n"
-          "            shape by default.\n"
-          "        dtype (Dtype): A real floating type (float32).\n",
+          "    lower (array or scalar): Lower bound.\n"
+          "    upper (array or scalar): Upper bound.\n"
+          "    shape (int or Sequence[int], optional): The shape; the bounds' broadcast\n"
+          "        shape by default.\n"
+          "    dtype (Dtype): A real floating type (float32).\n",
           "The samples.")
           .c_str());
   m.def(
@@ -142,8 +142,8 @@ void init_random(py::module_& parent) {
       },
       shape0, py::arg("dtype") = float32, key, py::kw_only(), stream,
       doc("Standard Gumbel samples, ``-log(-log(u))`` for ``u`` uniform in (0, 1).",
-          "        shape (int or Sequence[int]): The shape.\n"
-          "        dtype (Dtype): A real floating type (float32).\n",
+          "    shape (int or Sequence[int]): The shape.\n"
+          "    dtype (Dtype): A real floating type (float32).\n",
           "The samples.")
           .c_str());
   m.def(
@@ -162,12 +162,12 @@ void init_random(py::module_& parent) {
       py::arg("num_samples") = py::none(), key, py::kw_only(), stream,
       doc("Indices drawn from the categorical distributions whose unnormalized log\n"
           "probabilities lie along ``axis`` of ``logits``.",
-          "        logits (array): Unnormalized log probabilities.\n"
-          "        axis (int): The axis of the categories.\n"
-          "        shape (Sequence[int], optional): The result shape, to which ``logits``'s shape\n"
-          "            without ``axis`` must broadcast.\n"
-          "        num_samples (int, optional): Draw this many samples per distribution (a new\n"
-          "            last axis).\n",
+          "    logits (array): Unnormalized log probabilities.\n"
+          "    axis (int): The axis of the categories.\n"
+          "    shape (Sequence[int], optional): The result shape, to which ``logits``'s shape\n"
+          "        without ``axis`` must broadcast.\n"
+          "    num_samples (int, optional): Draw this many samples per distribution (a new\n"
+          "        last axis).\n",
           "``uint32`` indices.")
           .c_str());
 }
