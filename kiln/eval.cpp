@@ -46,7 +46,16 @@ void async_eval(std::vector<array> outputs) {
 
 void eval(std::vector<array> outputs) {
   scheduler::submit(build_tape(outputs), /*run_inline=*/true);
-  for (auto& out : outputs) out.wait();
+  // Wait for every output before reporting the first error, so the others are usable.
+  std::exception_ptr first;
+  for (auto& out : outputs) {
+    try {
+      out.wait();
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
 }
 
 }  // namespace kiln

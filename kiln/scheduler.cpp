@@ -52,18 +52,13 @@ class Executor {
 
   // Runs tasks on the calling thread, which holds the claim from try_claim().
   void run_claimed(std::deque<std::pair<uint64_t, Task>>& items) {
-    uint64_t last = 0;
     while (!items.empty()) {
       auto [value, task] = std::move(items.front());
       items.pop_front();
       execute(task);
-      last = value;
-      if (!is_gpu_) mark_done(value);
+      finish(value);
     }
-    if (is_gpu_ && last) {
-      gpu::commit(stream_, last);
-      mark_done(last);
-    }
+    commit_pending();
   }
 
   void wait_done(uint64_t value) {
@@ -89,7 +84,6 @@ class Executor {
 
   void drain() {
     std::lock_guard run(run_mu_);
-    uint64_t last = 0;
     while (true) {
       std::optional<std::pair<uint64_t, Task>> item;
       {
@@ -99,18 +93,33 @@ class Executor {
         queue_.pop_front();
       }
       execute(item->second);
-      last = item->first;
+      uint64_t value = item->first;
       item.reset();  // release the task's arrays before the next one runs
-      if (!is_gpu_) mark_done(last);
+      finish(value);
     }
-    if (is_gpu_ && last) {
-      gpu::commit(stream_, last);
-      mark_done(last);
-    }
+    commit_pending();
+  }
+
+  // After a task ran: CPU work is done; GPU work is only launched and becomes visible to
+  // waiters when committed (an event recorded), which happens in batches.
+  void finish(uint64_t value) {
+    if (is_gpu_) executed_ = value;
+    else mark_done(value);
+  }
+
+  // Commits the GPU work launched since the last commit (caller holds run_mu_).
+  void commit_pending() {
+    if (!is_gpu_ || executed_ <= committed_) return;
+    gpu::commit(stream_, executed_);
+    committed_ = executed_;
+    mark_done(executed_);
   }
 
   void execute(Task& task) {
     array& arr = task.arr;
+    // Publish launched GPU work before blocking on another stream, which may itself be
+    // waiting for it (streams that wait on each other in one graph).
+    if (!task.deps.empty()) commit_pending();
     try {
       for (auto& e : task.deps) {
         if (is_gpu_ && e.stream().device.type == Device::gpu) {
@@ -144,6 +153,7 @@ class Executor {
   Stream stream_;
   bool is_gpu_;
   uint64_t next_ = 1;
+  uint64_t executed_ = 0, committed_ = 0;  // GPU only; guarded by run_mu_
 
   std::mutex mu_;  // guards queue_ and thread_ start
   std::condition_variable cv_;

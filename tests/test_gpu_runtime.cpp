@@ -526,7 +526,7 @@ TEST(GpuStreams, CrossStreamAndCrossDeviceDependencies) {
 // queue is empty (scheduler.cpp, drain), so when two GPU streams (or a GPU and a CPU stream)
 // each wait for the other within one graph, both wait forever. Fix in the scheduler: commit a
 // GPU stream's executed work before blocking on another stream's event.
-TEST(GpuStreams, DISABLED_StreamsThatWaitForEachOtherInOneGraph) {
+TEST(GpuStreams, StreamsThatWaitForEachOtherInOneGraph) {
   REQUIRE_GPU();
   Stream g1 = new_stream(kGpu), g2 = new_stream(kGpu), c1 = new_stream(kCpu);
   array x = test::random_array({1000}, float32);
