@@ -3,8 +3,7 @@
 // sum/prod/max/min/all/any, argmax/argmin, the scans and the sorts are primitives; mean,
 // var, std and logsumexp are built from them (their gradients come for free). softmax over
 // the last axis is a fused primitive (one pass over memory); other axis sets are composed.
-#include <cmath>
-#include <limits>
+#include <algorithm>
 #include <memory>
 #include <numeric>
 
@@ -30,8 +29,8 @@ Dtype sum_dtype(Dtype d) {
   }
 }
 
-array reduce_keepdims(
-    const array& a, Reduce::ReduceType type, std::vector<int> axes, Dtype out_dtype, Stream s) {
+array reduce_keepdims(const array& a, Reduce::ReduceType type, std::vector<int> axes,
+                      Dtype out_dtype, Stream s) {
   Shape shape = a.shape();
   for (int ax : axes) shape[ax] = 1;
   auto prim = std::make_shared<Reduce>(s, type, std::move(axes), out_dtype);
@@ -82,14 +81,8 @@ void check_nonempty(const array& a, const std::vector<int>& axes, const char* op
   }
 }
 
-array reduce(
-    const array& a,
-    const std::vector<int>& axes_in,
-    bool keepdims,
-    Reduce::ReduceType type,
-    Dtype out_dtype,
-    const char* op,
-    StreamOrDevice s) {
+array reduce(const array& a, const std::vector<int>& axes_in, bool keepdims,
+             Reduce::ReduceType type, Dtype out_dtype, const char* op, StreamOrDevice s) {
   auto stream = to_stream(s);
   auto axes = normalize_axes(axes_in, static_cast<int>(a.ndim()), op);
   if (type == Reduce::Max || type == Reduce::Min) {
@@ -102,19 +95,23 @@ array reduce(
 }
 
 /** float32 for integers, the input type otherwise (half types included). */
-Dtype float_dtype(Dtype d) { return is_inexact(d) ? d : float32; }
+Dtype float_dtype(Dtype d) {
+  return is_inexact(d) ? d : float32;
+}
 /** The type composite ops compute in: half types and integers work in float32. */
-Dtype work_dtype(Dtype d) { return d == float64 || d == complex64 ? d : float32; }
+Dtype work_dtype(Dtype d) {
+  return d == float64 || d == complex64 ? d : float32;
+}
 
 }  // namespace
 
 // The all-axes and single-axis overloads of every reduction forward to the list form.
-#define KILN_REDUCTION_OVERLOADS(NAME)                                                    \
-  array NAME(const array& a, bool keepdims, StreamOrDevice s) {                           \
-    return NAME(a, all_axes(a), keepdims, s);                                             \
-  }                                                                                       \
-  array NAME(const array& a, int axis, bool keepdims, StreamOrDevice s) {                 \
-    return NAME(a, std::vector<int>{axis}, keepdims, s);                                  \
+#define KILN_REDUCTION_OVERLOADS(NAME)                                    \
+  array NAME(const array& a, bool keepdims, StreamOrDevice s) {           \
+    return NAME(a, all_axes(a), keepdims, s);                             \
+  }                                                                       \
+  array NAME(const array& a, int axis, bool keepdims, StreamOrDevice s) { \
+    return NAME(a, std::vector<int>{axis}, keepdims, s);                  \
   }
 
 array sum(const array& a, const std::vector<int>& axes, bool keepdims, StreamOrDevice s) {
@@ -187,8 +184,8 @@ namespace {
 
 /** Variance in the work dtype with the reduced axes kept (two passes: mean, then squared
  * deviations, which is accurate where E[x^2] - E[x]^2 cancels). */
-array var_keepdims(
-    const array& a, const std::vector<int>& axes, int ddof, const char* op, const Stream& s) {
+array var_keepdims(const array& a, const std::vector<int>& axes, int ddof, const char* op,
+                   const Stream& s) {
   check_real(a, op);
   Dtype work = work_dtype(a.dtype());
   array x = astype(a, work, s);
@@ -200,7 +197,8 @@ array var_keepdims(
 
 }  // namespace
 
-array var(const array& a, const std::vector<int>& axes_in, bool keepdims, int ddof, StreamOrDevice s) {
+array var(const array& a, const std::vector<int>& axes_in, bool keepdims, int ddof,
+          StreamOrDevice s) {
   auto stream = to_stream(s);
   auto axes = normalize_axes(axes_in, static_cast<int>(a.ndim()), "var");
   array v = var_keepdims(a, axes, ddof, "var", stream);
@@ -213,7 +211,8 @@ array var(const array& a, int axis, bool keepdims, int ddof, StreamOrDevice s) {
   return var(a, std::vector<int>{axis}, keepdims, ddof, s);
 }
 
-array std(const array& a, const std::vector<int>& axes_in, bool keepdims, int ddof, StreamOrDevice s) {
+array std(const array& a, const std::vector<int>& axes_in, bool keepdims, int ddof,
+          StreamOrDevice s) {
   auto stream = to_stream(s);
   auto axes = normalize_axes(axes_in, static_cast<int>(a.ndim()), "std");
   array v = sqrt(var_keepdims(a, axes, ddof, "std", stream), stream);
@@ -250,9 +249,8 @@ array arg_reduce_flat(const array& a, bool keepdims, ArgReduce::ReduceType type,
                       StreamOrDevice s) {
   auto stream = to_stream(s);
   if (a.size() == 0) {
-    throw std::invalid_argument(
-        msg("[", op, "] Cannot take the ", op, " of an empty array of shape ", shape_str(a.shape()),
-            "."));
+    throw std::invalid_argument(msg("[", op, "] Cannot take the ", op,
+                                    " of an empty array of shape ", shape_str(a.shape()), "."));
   }
   array r = arg_reduce(reshape(a, {-1}, stream), 0, false, type, op, stream);
   return keepdims ? reshape(r, Shape(a.ndim(), 1), stream) : r;

@@ -1,7 +1,7 @@
 // Transformations and shape logic of the reduction, scan and sort primitives.
 #include "kiln/primitives_reduce.h"
 
-#include <numeric>
+#include <algorithm>
 #include <ostream>
 
 #include "kiln/ops.h"
@@ -17,7 +17,9 @@ std::vector<int> shift_axes(std::vector<int> axes, int batch) {
   return axes;
 }
 
-int shift_axis(int axis, int batch) { return batch >= 0 && axis >= batch ? axis + 1 : axis; }
+int shift_axis(int axis, int batch) {
+  return batch >= 0 && axis >= batch ? axis + 1 : axis;
+}
 
 /**
  * For each element, the product of the other elements of its reduction group (the elements
@@ -61,12 +63,18 @@ array extreme_share(const array& x, const array& y, const std::vector<int>& axes
 
 const char* Reduce::name() const {
   switch (type_) {
-    case And: return "All";
-    case Or: return "Any";
-    case Sum: return "Sum";
-    case Prod: return "Prod";
-    case Max: return "Max";
-    case Min: return "Min";
+    case And:
+      return "All";
+    case Or:
+      return "Any";
+    case Sum:
+      return "Sum";
+    case Prod:
+      return "Prod";
+    case Max:
+      return "Max";
+    case Min:
+      return "Min";
   }
   return "Reduce";
 }
@@ -87,8 +95,8 @@ std::vector<Shape> Reduce::output_shapes(const std::vector<array>& inputs) {
   return {shape};
 }
 
-std::vector<array> Reduce::jvp(
-    const std::vector<array>& primals, const std::vector<array>& tangents, const std::vector<int>&) {
+std::vector<array> Reduce::jvp(const std::vector<array>& primals,
+                               const std::vector<array>& tangents, const std::vector<int>&) {
   const array& x = primals[0];
   const array& t = tangents[0];
   auto s = stream();
@@ -96,8 +104,8 @@ std::vector<array> Reduce::jvp(
     case Sum:
       return {detail::reduce_keepdims(t, Sum, axes_, out_dtype_, s)};
     case Prod:
-      return {detail::reduce_keepdims(
-          multiply(t, prod_of_others(x, axes_, s), s), Sum, axes_, out_dtype_, s)};
+      return {detail::reduce_keepdims(multiply(t, prod_of_others(x, axes_, s), s), Sum, axes_,
+                                      out_dtype_, s)};
     case Max:
     case Min: {
       array y = detail::reduce_keepdims(x, type_, axes_, out_dtype_, s);
@@ -112,11 +120,9 @@ std::vector<array> Reduce::jvp(
   return {zeros(output_shapes(primals)[0], out_dtype_, s)};
 }
 
-std::vector<array> Reduce::vjp(
-    const std::vector<array>& primals,
-    const std::vector<array>& cotangents,
-    const std::vector<int>&,
-    const std::vector<array>& outputs) {
+std::vector<array> Reduce::vjp(const std::vector<array>& primals,
+                               const std::vector<array>& cotangents, const std::vector<int>&,
+                               const std::vector<array>& outputs) {
   const array& x = primals[0];
   auto s = stream();
   // The cotangent has the kept-dims shape, so it broadcasts over each reduction group.
@@ -137,8 +143,8 @@ std::vector<array> Reduce::vjp(
   return {zeros_like(x, s)};  // boolean outputs: zero gradient
 }
 
-std::pair<std::vector<array>, std::vector<int>> Reduce::vmap(
-    const std::vector<array>& inputs, const std::vector<int>& axes) {
+std::pair<std::vector<array>, std::vector<int>> Reduce::vmap(const std::vector<array>& inputs,
+                                                             const std::vector<int>& axes) {
   int b = axes[0];
   auto red = b < 0 ? axes_ : shift_axes(axes_, b);
   return {{detail::reduce_keepdims(inputs[0], type_, std::move(red), out_dtype_, stream())}, {b}};
@@ -146,9 +152,13 @@ std::pair<std::vector<array>, std::vector<int>> Reduce::vmap(
 
 // ---------------------------------------------------------------- ArgReduce
 
-const char* ArgReduce::name() const { return type_ == ArgMin ? "ArgMin" : "ArgMax"; }
+const char* ArgReduce::name() const {
+  return type_ == ArgMin ? "ArgMin" : "ArgMax";
+}
 
-void ArgReduce::print(std::ostream& os) { os << name() << "(axis=" << axis_ << ")"; }
+void ArgReduce::print(std::ostream& os) {
+  os << name() << "(axis=" << axis_ << ")";
+}
 
 bool ArgReduce::is_equivalent(const Primitive& other) const {
   auto* o = dynamic_cast<const ArgReduce*>(&other);
@@ -162,32 +172,32 @@ std::vector<Shape> ArgReduce::output_shapes(const std::vector<array>& inputs) {
 }
 
 // Integer (index) output: zero derivative everywhere it exists.
-std::vector<array> ArgReduce::jvp(
-    const std::vector<array>& primals, const std::vector<array>&, const std::vector<int>&) {
+std::vector<array> ArgReduce::jvp(const std::vector<array>& primals, const std::vector<array>&,
+                                  const std::vector<int>&) {
   return {zeros(output_shapes(primals)[0], uint32, stream())};
 }
 
-std::vector<array> ArgReduce::vjp(
-    const std::vector<array>& primals,
-    const std::vector<array>&,
-    const std::vector<int>&,
-    const std::vector<array>&) {
+std::vector<array> ArgReduce::vjp(const std::vector<array>& primals, const std::vector<array>&,
+                                  const std::vector<int>&, const std::vector<array>&) {
   return {zeros_like(primals[0], stream())};
 }
 
-std::pair<std::vector<array>, std::vector<int>> ArgReduce::vmap(
-    const std::vector<array>& inputs, const std::vector<int>& axes) {
+std::pair<std::vector<array>, std::vector<int>> ArgReduce::vmap(const std::vector<array>& inputs,
+                                                                const std::vector<int>& axes) {
   int b = axes[0];
   int axis = shift_axis(axis_, b);
   Shape shape = inputs[0].shape();
   shape[axis] = 1;
-  array r(std::move(shape), uint32, std::make_shared<ArgReduce>(stream(), type_, axis), {inputs[0]});
+  array r(std::move(shape), uint32, std::make_shared<ArgReduce>(stream(), type_, axis),
+          {inputs[0]});
   return {{r}, {b}};
 }
 
 // ---------------------------------------------------------------- Scan
 
-const char* Scan::name() const { return type_ == Sum ? "CumSum" : "CumProd"; }
+const char* Scan::name() const {
+  return type_ == Sum ? "CumSum" : "CumProd";
+}
 
 void Scan::print(std::ostream& os) {
   os << name() << "(axis=" << axis_ << ", reverse=" << reverse_ << ", inclusive=" << inclusive_
@@ -203,8 +213,8 @@ bool Scan::is_equivalent(const Primitive& other) const {
 // cumprod's derivatives divide by x only before the first zero of each scan line; at the
 // first zero they use the scan of x with that zero replaced by 1, and after it they vanish
 // (every product there contains the zero). Exact for any number of zeros.
-std::vector<array> Scan::jvp(
-    const std::vector<array>& primals, const std::vector<array>& tangents, const std::vector<int>&) {
+std::vector<array> Scan::jvp(const std::vector<array>& primals, const std::vector<array>& tangents,
+                             const std::vector<int>&) {
   auto s = stream();
   const array& t = tangents[0];
   if (type_ == Sum) return {cumsum(t, axis_, reverse_, inclusive_, s)};
@@ -225,11 +235,9 @@ std::vector<array> Scan::jvp(
   return {where(equal(zeros_in_product, array(0), s), no_zero, past_zero, s)};
 }
 
-std::vector<array> Scan::vjp(
-    const std::vector<array>& primals,
-    const std::vector<array>& cotangents,
-    const std::vector<int>&,
-    const std::vector<array>& outputs) {
+std::vector<array> Scan::vjp(const std::vector<array>& primals,
+                             const std::vector<array>& cotangents, const std::vector<int>&,
+                             const std::vector<array>& outputs) {
   auto s = stream();
   const array& g = cotangents[0];
   // The transpose of a scan sums the cotangents over the outputs each input reached: the
@@ -251,8 +259,8 @@ std::vector<array> Scan::vjp(
   return {where(before_zero, grad_before, where(first_zero, grad_first, none, s), s)};
 }
 
-std::pair<std::vector<array>, std::vector<int>> Scan::vmap(
-    const std::vector<array>& inputs, const std::vector<int>& axes) {
+std::pair<std::vector<array>, std::vector<int>> Scan::vmap(const std::vector<array>& inputs,
+                                                           const std::vector<int>& axes) {
   int axis = shift_axis(axis_, axes[0]);
   array x = inputs[0];
   array r = type_ == Sum ? cumsum(x, axis, reverse_, inclusive_, stream())
@@ -269,24 +277,22 @@ bool Sort::is_equivalent(const Primitive& other) const {
 
 // sort(x) = take_along_axis(x, argsort(x)): tangents follow the same permutation, and
 // cotangents go back through its inverse (a scatter to the sorted positions).
-std::vector<array> Sort::jvp(
-    const std::vector<array>& primals, const std::vector<array>& tangents, const std::vector<int>&) {
+std::vector<array> Sort::jvp(const std::vector<array>& primals, const std::vector<array>& tangents,
+                             const std::vector<int>&) {
   array idx = argsort(primals[0], axis_, stream());
   return {take_along_axis(tangents[0], idx, axis_, stream())};
 }
 
-std::vector<array> Sort::vjp(
-    const std::vector<array>& primals,
-    const std::vector<array>& cotangents,
-    const std::vector<int>&,
-    const std::vector<array>&) {
+std::vector<array> Sort::vjp(const std::vector<array>& primals,
+                             const std::vector<array>& cotangents, const std::vector<int>&,
+                             const std::vector<array>&) {
   auto s = stream();
   array idx = argsort(primals[0], axis_, s);
   return {put_along_axis(zeros_like(cotangents[0], s), idx, cotangents[0], axis_, s)};
 }
 
-std::pair<std::vector<array>, std::vector<int>> Sort::vmap(
-    const std::vector<array>& inputs, const std::vector<int>& axes) {
+std::pair<std::vector<array>, std::vector<int>> Sort::vmap(const std::vector<array>& inputs,
+                                                           const std::vector<int>& axes) {
   return {{sort(inputs[0], shift_axis(axis_, axes[0]), stream())}, {axes[0]}};
 }
 
@@ -296,21 +302,18 @@ bool ArgSort::is_equivalent(const Primitive& other) const {
 }
 
 // Integer (index) output: zero derivative.
-std::vector<array> ArgSort::jvp(
-    const std::vector<array>& primals, const std::vector<array>&, const std::vector<int>&) {
+std::vector<array> ArgSort::jvp(const std::vector<array>& primals, const std::vector<array>&,
+                                const std::vector<int>&) {
   return {zeros(primals[0].shape(), uint32, stream())};
 }
 
-std::vector<array> ArgSort::vjp(
-    const std::vector<array>& primals,
-    const std::vector<array>&,
-    const std::vector<int>&,
-    const std::vector<array>&) {
+std::vector<array> ArgSort::vjp(const std::vector<array>& primals, const std::vector<array>&,
+                                const std::vector<int>&, const std::vector<array>&) {
   return {zeros_like(primals[0], stream())};
 }
 
-std::pair<std::vector<array>, std::vector<int>> ArgSort::vmap(
-    const std::vector<array>& inputs, const std::vector<int>& axes) {
+std::pair<std::vector<array>, std::vector<int>> ArgSort::vmap(const std::vector<array>& inputs,
+                                                              const std::vector<int>& axes) {
   return {{argsort(inputs[0], shift_axis(axis_, axes[0]), stream())}, {axes[0]}};
 }
 
@@ -324,27 +327,24 @@ array softmax_last(const array& x, const Stream& s) {
 
 // d softmax = y * (t - sum(t * y)) along the axis, for tangents and cotangents alike (the
 // Jacobian diag(y) - y y^T is symmetric).
-std::vector<array> Softmax::jvp(
-    const std::vector<array>& primals, const std::vector<array>& tangents, const std::vector<int>&) {
+std::vector<array> Softmax::jvp(const std::vector<array>& primals,
+                                const std::vector<array>& tangents, const std::vector<int>&) {
   auto s = stream();
   array y = softmax_last(primals[0], s);
   const array& t = tangents[0];
   return {multiply(y, subtract(t, sum(multiply(t, y, s), -1, true, s), s), s)};
 }
 
-std::vector<array> Softmax::vjp(
-    const std::vector<array>&,
-    const std::vector<array>& cotangents,
-    const std::vector<int>&,
-    const std::vector<array>& outputs) {
+std::vector<array> Softmax::vjp(const std::vector<array>&, const std::vector<array>& cotangents,
+                                const std::vector<int>&, const std::vector<array>& outputs) {
   auto s = stream();
   const array& y = outputs[0];
   const array& g = cotangents[0];
   return {multiply(y, subtract(g, sum(multiply(g, y, s), -1, true, s), s), s)};
 }
 
-std::pair<std::vector<array>, std::vector<int>> Softmax::vmap(
-    const std::vector<array>& inputs, const std::vector<int>& axes) {
+std::pair<std::vector<array>, std::vector<int>> Softmax::vmap(const std::vector<array>& inputs,
+                                                              const std::vector<int>& axes) {
   // With the batch axis first, the softmax axis is last again.
   int b = axes[0];
   array x = b > 0 ? moveaxis(inputs[0], b, 0, stream()) : inputs[0];

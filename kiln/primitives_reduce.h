@@ -154,8 +154,8 @@ namespace detail {
 
 /** A Reduce node over `axes` (normalized, sorted, unchecked) with the reduced axes kept as
  * size 1. Used by the ops and by transforms that must keep a node's exact output dtype. */
-array reduce_keepdims(
-    const array& a, Reduce::ReduceType type, std::vector<int> axes, Dtype out_dtype, Stream s);
+array reduce_keepdims(const array& a, Reduce::ReduceType type, std::vector<int> axes,
+                      Dtype out_dtype, Stream s);
 
 /** The dtype Sum, Prod and the scans produce from `d`. */
 Dtype sum_dtype(Dtype d);

@@ -34,8 +34,10 @@ Shape reduced_shape(const Shape& shape, const std::vector<int>& axes_in, bool ke
   Shape out;
   for (int i = 0; i < static_cast<int>(shape.size()); ++i) {
     bool red = std::binary_search(axes.begin(), axes.end(), i);
-    if (!red) out.push_back(shape[i]);
-    else if (keepdims) out.push_back(1);
+    if (!red)
+      out.push_back(shape[i]);
+    else if (keepdims)
+      out.push_back(1);
   }
   return out;
 }
@@ -82,7 +84,9 @@ double ref_min(const std::vector<double>& v) {
   for (double x : v) m = std::isnan(x) || std::isnan(m) ? kNaN : std::min(m, x);
   return m;
 }
-double ref_mean(const std::vector<double>& v) { return ref_sum(v) / v.size(); }
+double ref_mean(const std::vector<double>& v) {
+  return ref_sum(v) / v.size();
+}
 double ref_var(const std::vector<double>& v, int ddof) {
   double m = ref_mean(v), s = 0;
   for (double x : v) s += (x - m) * (x - m);
@@ -115,8 +119,8 @@ array input(const Shape& shape, Dtype dtype, double lo = -2.0, double hi = 2.0) 
 }
 
 /** Axis lists covering single, several, negative and all axes of a 3-d array. */
-const std::vector<std::vector<int>> kAxes3 = {{0},    {1},     {2},     {-1},     {0, 1},
-                                              {0, 2}, {1, 2},  {-3, -1}, {2, 0},  {0, 1, 2}};
+const std::vector<std::vector<int>> kAxes3 = {{0},    {1},    {2},      {-1},   {0, 1},
+                                              {0, 2}, {1, 2}, {-3, -1}, {2, 0}, {0, 1, 2}};
 
 using ReduceFn = std::function<array(const array&, const std::vector<int>&, bool)>;
 
@@ -147,8 +151,9 @@ TEST(Reduce, ProdEveryDtype) {
   for (Dtype dt : all_dtypes) {
     if (dt == complex64) continue;
     // Values near 1 (and small integers) keep products of 20 elements finite and exact.
-    array x = is_integral(dt) && dt != bool_ ? test::random_array({3, 4, 5}, dt, is_unsigned(dt) ? 0 : -3, 3)
-                                             : input({3, 4, 5}, dt, 0.5, 1.5);
+    array x = is_integral(dt) && dt != bool_
+                  ? test::random_array({3, 4, 5}, dt, is_unsigned(dt) ? 0 : -3, 3)
+                  : input({3, 4, 5}, dt, 0.5, 1.5);
     Dtype want = detail::sum_dtype(dt);
     for (const auto& axes : kAxes3) {
       for (bool keep : {false, true}) {
@@ -312,13 +317,16 @@ TEST(Reduce, VarStdWithDdof) {
         expect_reduction(kiln::std(x, axes, true, ddof), x, axes, true, rs, want);
       }
     }
-    expect_reduction(var(x), x, {0, 1, 2}, false, [](auto& g) { return ref_var(g, 0); }, want);
-    expect_reduction(kiln::std(x, 1, true, 1), x, {1}, true,
-                     [](auto& g) { return std::sqrt(ref_var(g, 1)); }, want);
+    expect_reduction(
+        var(x), x, {0, 1, 2}, false, [](auto& g) { return ref_var(g, 0); }, want);
+    expect_reduction(
+        kiln::std(x, 1, true, 1), x, {1}, true, [](auto& g) { return std::sqrt(ref_var(g, 1)); },
+        want);
   }
   // A large offset would cancel catastrophically in E[x^2] - E[x]^2.
   array off = add(test::random_array({1000}, float32), array(1e4f));
-  expect_reduction(var(off), off, {0}, false, [](auto& g) { return ref_var(g, 0); }, float32, 1e-3);
+  expect_reduction(
+      var(off), off, {0}, false, [](auto& g) { return ref_var(g, 0); }, float32, 1e-3);
   // Too few elements for ddof: inf or NaN as NumPy.
   EXPECT_TRUE(std::isnan(var(array({1.0f}), false, 1).item<float>()));
 }
@@ -426,11 +434,11 @@ TEST(Reduce, ArgMaxArgMinEveryRealDtype) {
 TEST(Reduce, NonContiguousInputs) {
   array base = test::random_array({6, 8, 10}, float32);
   std::vector<array> views = {
-      transpose(base, {2, 0, 1}),                                  // permuted (dense)
-      slice(base, {0, 1, 0}, {6, 8, 10}, {2, 3, 3}),               // strided
-      slice(base, {5, 7, 9}, {-7, -9, -11}, {-1, -2, -1}),         // reversed
+      transpose(base, {2, 0, 1}),                                    // permuted (dense)
+      slice(base, {0, 1, 0}, {6, 8, 10}, {2, 3, 3}),                 // strided
+      slice(base, {5, 7, 9}, {-7, -9, -11}, {-1, -2, -1}),           // reversed
       broadcast_to(slice(base, {0, 0, 0}, {6, 1, 10}), {6, 7, 10}),  // broadcast
-      broadcast_to(array(2.5f), {3, 4, 5}),                        // scalar broadcast
+      broadcast_to(array(2.5f), {3, 4, 5}),                          // scalar broadcast
   };
   for (const array& v : views) {
     for (const auto& axes : kAxes3) {
@@ -466,15 +474,16 @@ TEST(Reduce, LargeInputsReachEveryPathAndThread) {
   expect_reduction(sum(shortrows, 1), shortrows, {1}, false, ref_sum, float64);
   array longrows = test::random_array({2, 1, 200000}, float32);
   expect_reduction(sum(longrows, -1), longrows, {-1}, false, ref_sum, float32, 1e-4);
-  expect_reduction(argmin(longrows, 2), longrows, {2}, false,
-                   [](auto& g) { return double(std::min_element(g.begin(), g.end()) - g.begin()); },
-                   uint32);
+  expect_reduction(
+      argmin(longrows, 2), longrows, {2}, false,
+      [](auto& g) { return double(std::min_element(g.begin(), g.end()) - g.begin()); }, uint32);
   // Column argmax/argmin with the rows split across threads: ties must still resolve to
   // the first occurrence across the parts.
   array ties = astype(test::random_array({600, 300}, int32, -3, 3), float32);
   auto first = [](bool is_max) {
     return [is_max](const std::vector<double>& g) {
-      auto it = is_max ? std::max_element(g.begin(), g.end()) : std::min_element(g.begin(), g.end());
+      auto it =
+          is_max ? std::max_element(g.begin(), g.end()) : std::min_element(g.begin(), g.end());
       return double(it - g.begin());
     };
   };
@@ -665,7 +674,9 @@ TEST(ReduceVmap, MatchesALoop) {
   const std::vector<UnaryFn> fns = {
       [](const array& a) { return sum(a, 0); },
       [](const array& a) { return max(a, -1, true); },
-      [](const array& a) { return prod(a, {0, 1}); },
+      [](const array& a) {
+        return prod(a, {0, 1});
+      },
       [](const array& a) { return astype(argmin(a, 0), float32); },
       [](const array& a) { return any(greater(a, array(1.0f)), 1); },
       [](const array& a) { return softmax(a, -1); },

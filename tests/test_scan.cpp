@@ -59,8 +59,8 @@ std::vector<double> scan_ref(const std::vector<double>& x, const Shape& shape, i
 
 void expect_scan(const array& x, int axis, bool is_sum, bool reverse, bool inclusive,
                  double rtol = -1) {
-  SCOPED_TRACE(msg(is_sum ? "cumsum " : "cumprod ", x.dtype(), " ", shape_str(x.shape()),
-                   " axis ", axis, " reverse ", reverse, " inclusive ", inclusive));
+  SCOPED_TRACE(msg(is_sum ? "cumsum " : "cumprod ", x.dtype(), " ", shape_str(x.shape()), " axis ",
+                   axis, " reverse ", reverse, " inclusive ", inclusive));
   array y = is_sum ? cumsum(x, axis, reverse, inclusive) : cumprod(x, axis, reverse, inclusive);
   EXPECT_EQ(y.dtype(), detail::sum_dtype(x.dtype()));
   test::expect_allclose(y, x.shape(),
@@ -72,7 +72,7 @@ array input(const Shape& shape, Dtype dtype, bool for_prod) {
   if (for_prod) {
     return is_integral(dtype) && dtype != bool_
                ? test::random_array(shape, dtype, is_unsigned(dtype) ? 0 : -3, 3)
-                                                 : test::random_array(shape, dtype, 0.5, 1.5);
+               : test::random_array(shape, dtype, 0.5, 1.5);
   }
   if (is_unsigned(dtype)) return test::random_array(shape, dtype, 0, 10);
   if (is_signed_integer(dtype)) return test::random_array(shape, dtype, -10, 10);
@@ -201,10 +201,10 @@ double partial(const std::vector<double>& x, int64_t i, int64_t k, bool is_sum, 
 TEST(ScanGrad, VjpAndJvpMatchTheJacobian) {
   // Lines with no zero, one zero, two zeros, and a zero at the first position.
   const int n = 6;
-  array x = array({1.5f, -2.0f, 0.5f, 3.0f, 1.25f, -1.0f,    //
-                   2.0f, 0.5f, 0.0f, 3.0f, -1.5f, 2.0f,      //
-                   0.0f, 2.0f, 1.5f, 0.0f, 3.0f, -0.5f,      //
-                   1.0f, 0.0f, -2.0f, 0.5f, 4.0f, 1.0f},
+  array x = array({1.5f, -2.0f, 0.5f,  3.0f, 1.25f, -1.0f,  //
+                   2.0f, 0.5f,  0.0f,  3.0f, -1.5f, 2.0f,   //
+                   0.0f, 2.0f,  1.5f,  0.0f, 3.0f,  -0.5f,  //
+                   1.0f, 0.0f,  -2.0f, 0.5f, 4.0f,  1.0f},
                   {4, n});
   auto xv = test::to_double(x);
   array g = test::random_array({4, n}, float32);
@@ -212,8 +212,8 @@ TEST(ScanGrad, VjpAndJvpMatchTheJacobian) {
   for (bool is_sum : {true, false}) {
     for (bool reverse : {false, true}) {
       for (bool inclusive : {true, false}) {
-        SCOPED_TRACE(msg(is_sum ? "cumsum" : "cumprod", " reverse ", reverse, " inclusive ",
-                         inclusive));
+        SCOPED_TRACE(
+            msg(is_sum ? "cumsum" : "cumprod", " reverse ", reverse, " inclusive ", inclusive));
         UnaryFn f = [=](const array& a) {
           return is_sum ? cumsum(a, 1, reverse, inclusive) : cumprod(a, 1, reverse, inclusive);
         };

@@ -16,7 +16,9 @@ namespace {
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-bool less_nan_last(double a, double b) { return !std::isnan(a) && (std::isnan(b) || a < b); }
+bool less_nan_last(double a, double b) {
+  return !std::isnan(a) && (std::isnan(b) || a < b);
+}
 
 /** Row-major offsets of every line of `shape` along `axis`. */
 std::vector<std::vector<int64_t>> lines(const Shape& shape, int axis) {
@@ -48,17 +50,16 @@ void expect_sorted(const array& x, int axis) {
   for (const auto& line : lines(x.shape(), axis)) {
     std::vector<int64_t> order(line.size());
     std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](int64_t p, int64_t q) {
-      return less_nan_last(xv[line[p]], xv[line[q]]);
-    });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int64_t p, int64_t q) { return less_nan_last(xv[line[p]], xv[line[q]]); });
     for (size_t k = 0; k < line.size() && bad < 5; ++k) {
       double want = xv[line[order[k]]], got = sv[line[k]];
       bool same = std::isnan(want) ? std::isnan(got)
                                    : got == want && std::signbit(got) == std::signbit(want);
       if (!same || av[line[k]] != order[k]) {
         ++bad;
-        ADD_FAILURE() << "position " << k << ": sort " << got << " (want " << want
-                      << "), argsort " << av[line[k]] << " (want " << order[k] << ")";
+        ADD_FAILURE() << "position " << k << ": sort " << got << " (want " << want << "), argsort "
+                      << av[line[k]] << " (want " << order[k] << ")";
       }
     }
   }
@@ -84,8 +85,7 @@ TEST(Sort, NaNLastAndSignedZerosInOrder) {
     expect_sorted(x, 0);
     auto s = test::to_double(sort(x));
     EXPECT_TRUE(std::isnan(s[8]) && std::isnan(s[9]));
-    EXPECT_EQ(test::to_double(argsort(x)),
-              (std::vector<double>{9, 2, 3, 4, 6, 8, 7, 0, 1, 5}));
+    EXPECT_EQ(test::to_double(argsort(x)), (std::vector<double>{9, 2, 3, 4, 6, 8, 7, 0, 1, 5}));
   }
 }
 
@@ -102,9 +102,9 @@ TEST(Sort, FlattenedOverloads) {
 
 TEST(Sort, NonContiguousAndLargeInputs) {
   array base = test::random_array({6, 8, 10}, float32);
-  for (const array& v : {transpose(base, {2, 0, 1}),
-                         slice(base, {5, 1, 0}, {-7, 8, 10}, {-2, 3, 3}),
-                         broadcast_to(slice(base, {0, 0, 0}, {6, 1, 10}), {6, 7, 10})}) {
+  for (const array& v :
+       {transpose(base, {2, 0, 1}), slice(base, {5, 1, 0}, {-7, 8, 10}, {-2, 3, 3}),
+        broadcast_to(slice(base, {0, 0, 0}, {6, 1, 10}), {6, 7, 10})}) {
     for (int axis : {0, 1, 2}) expect_sorted(v, axis);
   }
   expect_sorted(test::random_array({4, 50000}, float32), 1);  // long lines on several threads

@@ -12,8 +12,8 @@
 // sliced, broadcast) takes the same loops with a stride, the general fallback.
 #include <bit>
 #include <cmath>
-#include <limits>
 #include <memory>
+#include <type_traits>
 
 #include "kiln/backend/cpu/copy.h"
 #include "kiln/backend/cpu/reduce_utils.h"
@@ -39,31 +39,14 @@ constexpr int64_t kColumnTile = 1 << 16;
 // pairwise (RowCascade).
 constexpr int64_t kColumnBlock = 128;
 
-/** Folds n contiguous elements into one accumulator. Several independent accumulators
- * break the dependency chain and let the compiler keep them in vector registers; compiled
- * per ISA level (the lanes are the same accumulators at every level, so the result is too). */
-template <typename Op, typename Acc, typename In>
-KILN_SIMD_CLONES Acc reduce_contiguous(const In* x, int64_t n) {
+/**
+ * Folds n elements at `stride` into L independent accumulators, combined as a tree at the
+ * end. The chains break the loop's dependency so the compiler keeps them in vector
+ * registers, and a float sum is as accurate as L short sums.
+ */
+template <typename Op, typename Acc, typename In, typename Stride>
+Acc fold_lanes(const In* x, int64_t n, Stride stride) {
   constexpr int L = static_cast<int>(std::max<size_t>(4, 128 / sizeof(Acc)));
-  Acc acc[L];
-  for (int j = 0; j < L; ++j) acc[j] = Op::template identity<Acc>();
-  int64_t i = 0;
-  for (; i + L <= n; i += L) {
-    for (int j = 0; j < L; ++j) acc[j] = Op::apply(acc[j], cpu::to_acc<Acc>(x[i + j]));
-  }
-  for (; i < n; ++i) acc[0] = Op::apply(acc[0], cpu::to_acc<Acc>(x[i]));
-  for (int w = L / 2; w > 0; w /= 2) {
-    for (int j = 0; j < w; ++j) acc[j] = Op::apply(acc[j], acc[j + w]);
-  }
-  return acc[0];
-}
-
-/** Folds n elements at `stride` into one accumulator, with as many chains as the
- * contiguous loop so float sums keep the same accuracy. */
-template <typename Op, typename Acc, typename In>
-Acc reduce_block(const In* x, int64_t n, int64_t stride) {
-  constexpr int L = static_cast<int>(std::max<size_t>(4, 128 / sizeof(Acc)));
-  if (stride == 1 && n >= 2 * L) return reduce_contiguous<Op, Acc>(x, n);
   if (n < L) {
     Acc acc = Op::template identity<Acc>();
     for (int64_t i = 0; i < n; ++i) acc = Op::apply(acc, cpu::to_acc<Acc>(x[i * stride]));
@@ -80,6 +63,18 @@ Acc reduce_block(const In* x, int64_t n, int64_t stride) {
     for (int j = 0; j < w; ++j) acc[j] = Op::apply(acc[j], acc[j + w]);
   }
   return acc[0];
+}
+
+/** The unit-stride fold, compiled per ISA level (the lanes are the same accumulators at
+ * every level, so the result is too). */
+template <typename Op, typename Acc, typename In>
+KILN_SIMD_CLONES Acc fold_contiguous(const In* x, int64_t n) {
+  return fold_lanes<Op, Acc>(x, n, std::integral_constant<int64_t, 1>{});
+}
+
+template <typename Op, typename Acc, typename In>
+Acc reduce_block(const In* x, int64_t n, int64_t stride) {
+  return stride == 1 ? fold_contiguous<Op, Acc>(x, n) : fold_lanes<Op, Acc>(x, n, stride);
 }
 
 /** One run of n elements at `stride`; float sums go pairwise over blocks. */
@@ -159,7 +154,8 @@ void reduce_rows(const In* x, Out* y, const cpu::ReducePlan& p) {
   cpu::parallel_for(p.kept_size, grain, [&](size_t b, size_t e) {
     auto od = kept(b);
     for (size_t k = b; k < e; ++k, od.next()) {
-      y[od.offset(1)] = cpu::to_out<Out, In>(reduce_range<Op, Acc>(x + od.offset(0), r, 0, r.total));
+      y[od.offset(1)] =
+          cpu::to_out<Out, In>(reduce_range<Op, Acc>(x + od.offset(0), r, 0, r.total));
     }
   });
 }
@@ -240,7 +236,8 @@ struct ColumnWork {
   int64_t width, tiles, items, rows, parts;
 
   struct Unit {
-    int64_t item, in, out, w, r0, r1;  // input/output offsets of the tile's first column
+    int64_t in, out;    // offsets of the tile's first column
+    int64_t w, r0, r1;  // its width and range of rows
   };
 
   explicit ColumnWork(const cpu::ReducePlan& p)
@@ -271,14 +268,16 @@ struct ColumnWork {
     const int64_t item = u / parts, part = u % parts;
     Odometer<2> od(outer, {&outer_in, &outer_out}, item / tiles);
     const int64_t c0 = (item % tiles) * width;
-    return {item,
-            od.offset(0) + c0 * col_in,
-            od.offset(1) + c0 * col_out,
-            std::min(width, cols - c0),
-            rows * part / parts,
-            rows * (part + 1) / parts};
+    return {od.offset(0) + c0 * col_in, od.offset(1) + c0 * col_out, std::min(width, cols - c0),
+            rows * part / parts, rows * (part + 1) / parts};
   }
 };
+
+/** acc[j] = op(acc[j], row[j]) over a contiguous row, compiled per ISA level. */
+template <typename Op, typename Acc, typename In>
+KILN_SIMD_CLONES void fold_row(Acc* acc, const In* row, int64_t w) {
+  for (int64_t j = 0; j < w; ++j) acc[j] = Op::apply(acc[j], cpu::to_acc<Acc>(row[j]));
+}
 
 /** Columns path: tiles of the innermost kept dimension accumulate input rows together. */
 template <typename Op, typename Acc, typename Out, typename In>
@@ -299,7 +298,7 @@ void reduce_columns(const In* x, Out* y, const cpu::ReducePlan& p) {
         for (int64_t r = r0; r < std::min(t.r1, r0 + kColumnBlock); ++r, rod.next()) {
           const In* row = base + rod.offset(0);
           if (cs == 1) {
-            for (int64_t j = 0; j < t.w; ++j) blk[j] = Op::apply(blk[j], cpu::to_acc<Acc>(row[j]));
+            fold_row<Op>(blk, row, t.w);
           } else {
             for (int64_t j = 0; j < t.w; ++j) {
               blk[j] = Op::apply(blk[j], cpu::to_acc<Acc>(row[j * cs]));
@@ -311,7 +310,8 @@ void reduce_columns(const In* x, Out* y, const cpu::ReducePlan& p) {
       if (partial) {
         cascade.finish([&](int64_t j, Acc v) { partial[u * cw.width + j] = v; });
       } else {
-        cascade.finish([&](int64_t j, Acc v) { y[t.out + j * cw.col_out] = cpu::to_out<Out, In>(v); });
+        cascade.finish(
+            [&](int64_t j, Acc v) { y[t.out + j * cw.col_out] = cpu::to_out<Out, In>(v); });
       }
     }
   });
@@ -381,12 +381,18 @@ void Reduce::eval_cpu(const std::vector<array>& inputs, array& out) {
   dispatch_dtype(in.dtype(), [&](auto tag) {
     using In = decltype(tag);
     switch (type_) {
-      case Sum: return reduce_sum_like<In, cpu::SumOp>(in, out, axes_);
-      case Prod: return reduce_sum_like<In, cpu::ProdOp>(in, out, axes_);
-      case Max: return reduce_extreme<In, cpu::MaxOp>(in, out, axes_);
-      case Min: return reduce_extreme<In, cpu::MinOp>(in, out, axes_);
-      case And: return reduce<In, bool, bool, cpu::AndOp>(in, out, axes_);
-      case Or: return reduce<In, bool, bool, cpu::OrOp>(in, out, axes_);
+      case Sum:
+        return reduce_sum_like<In, cpu::SumOp>(in, out, axes_);
+      case Prod:
+        return reduce_sum_like<In, cpu::ProdOp>(in, out, axes_);
+      case Max:
+        return reduce_extreme<In, cpu::MaxOp>(in, out, axes_);
+      case Min:
+        return reduce_extreme<In, cpu::MinOp>(in, out, axes_);
+      case And:
+        return reduce<In, bool, bool, cpu::AndOp>(in, out, axes_);
+      case Or:
+        return reduce<In, bool, bool, cpu::OrOp>(in, out, axes_);
     }
   });
 }
@@ -402,8 +408,7 @@ bool better(V v, V best) {
   if constexpr (std::is_floating_point_v<V>) {
     if (v != v) return best == best;
   }
-  if constexpr (kMax) return v > best;
-  else return v < best;
+  return kMax ? v > best : v < best;
 }
 
 template <typename In, bool kMax>
@@ -513,7 +518,6 @@ void ArgReduce::eval_cpu(const std::vector<array>& inputs, array& out) {
   });
 }
 
-
 // ---------------------------------------------------------------- Softmax
 
 namespace {
@@ -571,10 +575,14 @@ void Softmax::eval_cpu(const std::vector<array>& inputs, array& out) {
   out.set_data(Storage::host(out.nbytes()));
   if (out.size() == 0) return;
   switch (in.dtype().val) {
-    case Dtype::Val::float16: return softmax_rows<float16_t>(in, out);
-    case Dtype::Val::bfloat16: return softmax_rows<bfloat16_t>(in, out);
-    case Dtype::Val::float32: return softmax_rows<float>(in, out);
-    case Dtype::Val::float64: return softmax_rows<double>(in, out);
+    case Dtype::Val::float16:
+      return softmax_rows<float16_t>(in, out);
+    case Dtype::Val::bfloat16:
+      return softmax_rows<bfloat16_t>(in, out);
+    case Dtype::Val::float32:
+      return softmax_rows<float>(in, out);
+    case Dtype::Val::float64:
+      return softmax_rows<double>(in, out);
     default:
       throw std::invalid_argument(msg("[Softmax::eval_cpu] Unsupported dtype ", in.dtype(), "."));
   }

@@ -131,16 +131,24 @@ inline constexpr bool is_float_acc_v = std::is_floating_point_v<T> || is_complex
 
 struct SumOp {
   template <typename T>
-  static constexpr T identity() { return T(0); }
+  static constexpr T identity() {
+    return T(0);
+  }
   template <typename T>
-  static T apply(T acc, T x) { return acc + x; }
+  static T apply(T acc, T x) {
+    return acc + x;
+  }
 };
 
 struct ProdOp {
   template <typename T>
-  static constexpr T identity() { return T(1); }
+  static constexpr T identity() {
+    return T(1);
+  }
   template <typename T>
-  static T apply(T acc, T x) { return acc * x; }
+  static T apply(T acc, T x) {
+    return acc * x;
+  }
 };
 
 // NaN propagates: once acc is NaN no comparison replaces it, and a NaN x always does.
@@ -148,41 +156,57 @@ struct ProdOp {
 struct MaxOp {
   template <typename T>
   static constexpr T identity() {
-    if constexpr (std::is_floating_point_v<T>) return -std::numeric_limits<T>::infinity();
-    else return std::numeric_limits<T>::lowest();
+    if constexpr (std::is_floating_point_v<T>)
+      return -std::numeric_limits<T>::infinity();
+    else
+      return std::numeric_limits<T>::lowest();
   }
   template <typename T>
   static T apply(T acc, T x) {
-    if constexpr (std::is_floating_point_v<T>) return (x > acc || x != x) ? x : acc;
-    else return x > acc ? x : acc;
+    if constexpr (std::is_floating_point_v<T>)
+      return (x > acc || x != x) ? x : acc;
+    else
+      return x > acc ? x : acc;
   }
 };
 
 struct MinOp {
   template <typename T>
   static constexpr T identity() {
-    if constexpr (std::is_floating_point_v<T>) return std::numeric_limits<T>::infinity();
-    else return std::numeric_limits<T>::max();
+    if constexpr (std::is_floating_point_v<T>)
+      return std::numeric_limits<T>::infinity();
+    else
+      return std::numeric_limits<T>::max();
   }
   template <typename T>
   static T apply(T acc, T x) {
-    if constexpr (std::is_floating_point_v<T>) return (x < acc || x != x) ? x : acc;
-    else return x < acc ? x : acc;
+    if constexpr (std::is_floating_point_v<T>)
+      return (x < acc || x != x) ? x : acc;
+    else
+      return x < acc ? x : acc;
   }
 };
 
 struct AndOp {
   template <typename T>
-  static constexpr T identity() { return true; }
+  static constexpr T identity() {
+    return true;
+  }
   template <typename T>
-  static T apply(T acc, T x) { return acc && x; }
+  static T apply(T acc, T x) {
+    return acc && x;
+  }
 };
 
 struct OrOp {
   template <typename T>
-  static constexpr T identity() { return false; }
+  static constexpr T identity() {
+    return false;
+  }
   template <typename T>
-  static T apply(T acc, T x) { return acc || x; }
+  static T apply(T acc, T x) {
+    return acc || x;
+  }
 };
 
 /** Accumulator and output types of sums and products of In: small integers widen to 32
@@ -202,9 +226,12 @@ struct SumTypes {
 /** An input element in the accumulator type (half types through float; bool tests != 0). */
 template <typename Acc, typename In>
 inline Acc to_acc(In x) {
-  if constexpr (std::is_same_v<Acc, bool>) return scalar_cast<bool>(x);
-  else if constexpr (is_half_v<In>) return static_cast<Acc>(static_cast<float>(x));
-  else return static_cast<Acc>(x);
+  if constexpr (std::is_same_v<Acc, bool>)
+    return scalar_cast<bool>(x);
+  else if constexpr (is_half_v<In>)
+    return static_cast<Acc>(static_cast<float>(x));
+  else
+    return static_cast<Acc>(x);
 }
 
 /** An accumulator in the output type. Signed integers accumulate in the unsigned type of
@@ -212,8 +239,8 @@ inline Acc to_acc(In x) {
  * the two's-complement result. */
 template <typename Out, typename In, typename Acc>
 inline Out to_out(Acc a) {
-  if constexpr (std::is_integral_v<Acc> && !std::is_same_v<Acc, bool> &&
-                std::is_signed_v<In> && std::is_integral_v<In>) {
+  if constexpr (std::is_integral_v<Acc> && !std::is_same_v<Acc, bool> && std::is_signed_v<In> &&
+                std::is_integral_v<In>) {
     return static_cast<Out>(static_cast<std::make_signed_t<Acc>>(a));
   } else if constexpr (is_half_v<Out>) {
     return Out(static_cast<float>(a));

@@ -94,8 +94,10 @@ void Scan::eval_cpu(const std::vector<array>& inputs, array& out) {
       throw std::runtime_error("[Scan::eval_cpu] Unexpected output dtype.");
     }
     const In* x = in.data<In>();
-    if (type_ == Sum) scan<cpu::SumOp>(x, out, outer, n, inner, reverse_, inclusive_);
-    else scan<cpu::ProdOp>(x, out, outer, n, inner, reverse_, inclusive_);
+    if (type_ == Sum)
+      scan<cpu::SumOp>(x, out, outer, n, inner, reverse_, inclusive_);
+    else
+      scan<cpu::ProdOp>(x, out, outer, n, inner, reverse_, inclusive_);
   });
 }
 

@@ -19,8 +19,10 @@ constexpr int64_t kGrain = static_cast<int64_t>(cpu::kElementwiseGrain);
 /** Ascending order with NaN after every number. */
 template <typename T>
 bool less_nan_last(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) return !std::isnan(a) && (std::isnan(b) || a < b);
-  else return a < b;
+  if constexpr (std::is_floating_point_v<T>)
+    return !std::isnan(a) && (std::isnan(b) || a < b);
+  else
+    return a < b;
 }
 
 /** The type lines are sorted in: half types as float (exact both ways, cheaper compares). */
