@@ -10,6 +10,7 @@
 //    ranges of rows (combined afterwards), split across threads.
 // Runs with unit stride are the vectorized fast path; any other stride (transposed,
 // sliced, broadcast) takes the same loops with a stride, the general fallback.
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <memory>
@@ -247,7 +248,11 @@ struct ColumnWork {
         outer(p.kept_shape.begin(), p.kept_shape.end() - 1),
         outer_in(p.kept_in.begin(), p.kept_in.end() - 1),
         outer_out(p.kept_out.begin(), p.kept_out.end() - 1),
-        width(std::min(cols, kColumnTile)),
+        // Strided columns touch |stride| elements per output: keep the span of a tile's
+        // row within kColumnTile elements so the rows of a block stay in cache.
+        width(std::min(cols, std::abs(col_in) <= 1
+                                 ? kColumnTile
+                                 : std::max<int64_t>(16, kColumnTile / std::abs(col_in)))),
         tiles((cols + width - 1) / width),
         items(p.kept_size / cols * tiles),
         rows(p.red_size),
@@ -273,17 +278,26 @@ struct ColumnWork {
   }
 };
 
-/** acc[j] = op(acc[j], row[j]) over a contiguous row, compiled per ISA level. */
+/** acc[j] = op(acc[j], rows[r * rs + j * cs]) for `count` rows at stride rs: one call per
+ * block of rows, compiled per ISA level (unit column stride is the vectorized case). */
 template <typename Op, typename Acc, typename In>
-KILN_SIMD_CLONES void fold_row(Acc* acc, const In* row, int64_t w) {
-  for (int64_t j = 0; j < w; ++j) acc[j] = Op::apply(acc[j], cpu::to_acc<Acc>(row[j]));
+KILN_SIMD_CLONES void fold_rows(Acc* acc, const In* rows, int64_t w, int64_t cs, int64_t count,
+                                int64_t rs) {
+  for (int64_t r = 0; r < count; ++r) {
+    const In* row = rows + r * rs;
+    if (cs == 1) {
+      for (int64_t j = 0; j < w; ++j) acc[j] = Op::apply(acc[j], cpu::to_acc<Acc>(row[j]));
+    } else {
+      for (int64_t j = 0; j < w; ++j) acc[j] = Op::apply(acc[j], cpu::to_acc<Acc>(row[j * cs]));
+    }
+  }
 }
 
 /** Columns path: tiles of the innermost kept dimension accumulate input rows together. */
 template <typename Op, typename Acc, typename Out, typename In>
 void reduce_columns(const In* x, Out* y, const cpu::ReducePlan& p) {
   const ColumnWork cw(p);
-  const int64_t cs = cw.col_in;
+  const Runs runs(p);
   // Partial rows of the parts of each tile (only when the rows are split).
   std::unique_ptr<Acc[]> partial;
   if (cw.parts > 1) partial = std::make_unique<Acc[]>(cw.units() * cw.width);
@@ -291,22 +305,29 @@ void reduce_columns(const In* x, Out* y, const cpu::ReducePlan& p) {
     RowCascade<Op, Acc> cascade(cw.width, (cw.rows + kColumnBlock - 1) / kColumnBlock);
     for (size_t u = b; u < e; ++u) {
       const auto t = cw.unit(u);
-      const In* base = x + t.in;
-      Odometer<1> rod(p.red_shape, {&p.red_in}, t.r0);
-      for (int64_t r0 = t.r0; r0 < t.r1; r0 += kColumnBlock) {
-        Acc* blk = cascade.next_block(t.w);
-        for (int64_t r = r0; r < std::min(t.r1, r0 + kColumnBlock); ++r, rod.next()) {
-          const In* row = base + rod.offset(0);
-          if (cs == 1) {
-            fold_row<Op>(blk, row, t.w);
-          } else {
-            for (int64_t j = 0; j < t.w; ++j) {
-              blk[j] = Op::apply(blk[j], cpu::to_acc<Acc>(row[j * cs]));
-            }
-          }
+      // Rows [r0, r1) walk runs of the innermost reduced dimension; a block takes up to
+      // kColumnBlock rows from as many runs as it needs.
+      Odometer<1> od(runs.outer_shape, {&runs.outer_strides}, t.r0 / runs.n);
+      int64_t j = t.r0 % runs.n, in_block = 0;
+      Acc* blk = cascade.next_block(t.w);
+      for (int64_t r = t.r0; r < t.r1;) {
+        const int64_t count = std::min({runs.n - j, t.r1 - r, kColumnBlock - in_block});
+        fold_rows<Op>(blk, x + t.in + od.offset(0) + j * runs.stride, t.w, cw.col_in, count,
+                      runs.stride);
+        r += count;
+        j += count;
+        in_block += count;
+        if (j == runs.n) {
+          j = 0;
+          od.next();
         }
-        cascade.push();
+        if (in_block == kColumnBlock && r < t.r1) {
+          cascade.push();
+          blk = cascade.next_block(t.w);
+          in_block = 0;
+        }
       }
+      cascade.push();
       if (partial) {
         cascade.finish([&](int64_t j, Acc v) { partial[u * cw.width + j] = v; });
       } else {

@@ -88,7 +88,10 @@ inline ReducePlan make_reduce_plan(const array& in, const std::vector<int>& axes
     p.red_in.push_back(0);
     p.rows = true;
   } else {
-    p.rows = p.kept_shape.empty() || key(p.red_in.back()) < key(p.kept_in.back());
+    // Short runs (summing RGB channels, say) cost a call per output along rows; across
+    // outputs the columns path folds them in one loop.
+    p.rows = p.kept_shape.empty() ||
+             (key(p.red_in.back()) < key(p.kept_in.back()) && p.red_shape.back() >= 16);
   }
   return p;
 }

@@ -25,16 +25,19 @@ bool less_nan_last(T a, T b) {
     return a < b;
 }
 
-/** The type lines are sorted in: half types as float (exact both ways, cheaper compares). */
+/** The type lines are sorted in: half types as float (exact both ways, cheaper compares),
+ * bool as a byte (vector<bool> packs bits behind proxy references). */
 template <typename T>
-using SortType = std::conditional_t<is_half_v<T>, float, T>;
+using SortType = std::conditional_t<is_half_v<T>, float,
+                                    std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>>;
 
 /**
- * Calls `f(src, src_stride, dst_offset)` for every line along `axis`: the line's first
- * input element and its stride, and the offset of its first element in the row-contiguous
- * output (whose stride along the axis is `inner`). Lines split across threads.
+ * Calls `f(buf, src, src_stride, dst_offset)` for every line along `axis`: a scratch
+ * buffer of one line (one per chunk of lines), the line's first input element and its
+ * stride, and the offset of its first element in the row-contiguous output (whose stride
+ * along the axis is `inner`). Lines split across threads.
  */
-template <typename F>
+template <typename Elem, typename F>
 void for_each_line(const array& in, int axis, F&& f) {
   const Shape& shape = in.shape();
   const int64_t n = shape[axis];
@@ -52,9 +55,10 @@ void for_each_line(const array& in, int axis, F&& f) {
   const int64_t stride = in.strides()[axis];
   size_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(8 * n, 1));
   cpu::parallel_for(lines, grain, [&](size_t b, size_t e) {
+    std::vector<Elem> buf(n);
     for (size_t line = b; line < e; ++line) {
       int64_t o = line / inner, i = line % inner;
-      f(elem_to_loc(line, rest, rest_strides), stride, o * n * inner + i);
+      f(buf, elem_to_loc(line, rest, rest_strides), stride, o * n * inner + i);
     }
   });
 }
@@ -65,11 +69,10 @@ void sort_lines(const array& in, array& out, int axis) {
   const int64_t inner = array::row_major_strides(in.shape())[axis];
   const T* x = in.data<T>();
   T* y = out.data<T>();
-  for_each_line(in, axis, [&](int64_t src, int64_t stride, int64_t dst) {
-    thread_local std::vector<SortType<T>> buf;
-    buf.resize(n);
-    for (int64_t k = 0; k < n; ++k) buf[k] = static_cast<SortType<T>>(x[src + k * stride]);
-    std::stable_sort(buf.begin(), buf.end(), less_nan_last<SortType<T>>);
+  using V = SortType<T>;
+  for_each_line<V>(in, axis, [&](std::vector<V>& buf, int64_t src, int64_t stride, int64_t dst) {
+    for (int64_t k = 0; k < n; ++k) buf[k] = static_cast<V>(x[src + k * stride]);
+    std::stable_sort(buf.begin(), buf.end(), less_nan_last<V>);
     for (int64_t k = 0; k < n; ++k) y[dst + k * inner] = static_cast<T>(buf[k]);
   });
 }
@@ -80,11 +83,10 @@ void argsort_lines(const array& in, array& out, int axis) {
   const int64_t inner = array::row_major_strides(in.shape())[axis];
   const T* x = in.data<T>();
   uint32_t* y = out.data<uint32_t>();
-  for_each_line(in, axis, [&](int64_t src, int64_t stride, int64_t dst) {
-    // Sorting (value, index) pairs keeps the comparisons on dense memory; stability keeps
-    // equal values in index order.
-    thread_local std::vector<std::pair<SortType<T>, uint32_t>> buf;
-    buf.resize(n);
+  // Sorting (value, index) pairs keeps the comparisons on dense memory; stability keeps
+  // equal values in index order.
+  using P = std::pair<SortType<T>, uint32_t>;
+  for_each_line<P>(in, axis, [&](std::vector<P>& buf, int64_t src, int64_t stride, int64_t dst) {
     for (int64_t k = 0; k < n; ++k) {
       buf[k] = {static_cast<SortType<T>>(x[src + k * stride]), static_cast<uint32_t>(k)};
     }
