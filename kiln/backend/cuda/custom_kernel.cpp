@@ -1,0 +1,215 @@
+// CustomKernel::eval_gpu: the generated source (backend/kernels/signature.h) compiled by
+// NVRTC through the JIT's caches, and launched with CUDA's or Metal's dispatch semantics.
+#include <cstring>
+#include <stdexcept>
+
+#include "kiln/backend/cuda/allocator.h"
+#include "kiln/backend/cuda/context.h"
+#include "kiln/backend/cuda/driver.h"
+#include "kiln/backend/cuda/elementwise.h"
+#include "kiln/backend/cuda/jit.h"
+#include "kiln/backend/cuda/launch.h"
+#include "kiln/backend/cuda/stream.h"
+#include "kiln/backend/kernels/embedded.h"
+#include "kiln/primitives_custom.h"
+#include "kiln/scalar_cast.h"
+#include "kiln/utils.h"
+
+namespace kiln {
+
+namespace {
+
+using kernels::GeneratedKernel;
+using kernels::KernelProgram;
+using kernels::Target;
+
+// Metal bodies' helper functions carry no __device__: NVRTC treats them as device code.
+const std::vector<std::string> kOptions = {"-default-device"};
+
+std::string module_name(const KernelProgram& p, const GeneratedKernel& g) {
+  return "custom_kernel_" + p.spec().name + "_" + g.hash;
+}
+
+gpu::ModuleSource module_source(const KernelProgram& p, const GeneratedKernel& g) {
+  gpu::ModuleSource src{module_name(p, g), g.source, {g.entry}, kOptions};
+  for (const auto& h : kernels::gpu_kernel_headers())
+    src.headers.emplace_back(std::string(h.path), std::string(h.text));
+  return src;
+}
+
+// The module's kernel on this stream's device; compile errors become KernelCompileError.
+CUfunction custom_function(const KernelProgram& p, gpu::DeviceStream& s) {
+  const GeneratedKernel& g = p.generated(Target::gpu);
+  try {
+    return gpu::get_kernel(
+        s.context().index(), module_name(p, g), [&] { return module_source(p, g); }, g.entry);
+  } catch (const gpu::CompileError& e) {
+    throw fast::KernelCompileError(
+        kernels::compile_error_message(p, s.context().target(), e.log()));
+  }
+}
+
+// ---------------------------------------------------------------- init_value
+
+const char* kFillSource = R"(
+template <typename T>
+__global__ void fill(T* p, T v, unsigned long long n) {
+  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+       i += (unsigned long long)gridDim.x * blockDim.x)
+    p[i] = v;
+}
+)";
+const char* kFillKernels[] = {"fill<unsigned short>", "fill<unsigned int>",
+                              "fill<unsigned long long>"};
+
+gpu::ModuleSource fill_module() {
+  return {"custom_kernel_fill", kFillSource, {kFillKernels[0], kFillKernels[1], kFillKernels[2]}};
+}
+
+// Fills `out` with `value` converted to its dtype: a byte memset when every byte of the
+// pattern is equal (zeros, for one), else a grid-stride fill kernel.
+void fill_output(array& out, float value, gpu::DeviceStream& s) {
+  if (out.size() == 0) return;
+  uint64_t bits = 0;
+  dispatch_dtype(out.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T v = scalar_cast<T>(value);
+    std::memcpy(&bits, &v, sizeof(T));
+  });
+  const size_t size = out.itemsize();
+  bool uniform = true;
+  for (size_t b = 1; b < size; ++b)
+    uniform = uniform && ((bits >> (8 * b)) & 0xff) == (bits & 0xff);
+  const CUdeviceptr dst = gpu::device_address(out);
+  if (uniform) {
+    KILN_CU(cuMemsetD8Async, dst, static_cast<unsigned char>(bits & 0xff), out.nbytes(),
+            s.handle());
+    return;
+  }
+  const gpu::Module& mod =
+      gpu::get_module(s.context().index(), "custom_kernel_fill", [] { return fill_module(); });
+  const uint32_t block = 256;
+  const uint64_t n = out.size();
+  gpu::Dim3 grid =
+      gpu::grid_1d(std::min<int64_t>(n, int64_t(block) * s.context().sm_count() * 8), block);
+  if (size == 2) {
+    gpu::launch_kernel(mod.function(kFillKernels[0]), grid, {block}, 0, s, dst,
+                       static_cast<uint16_t>(bits), n);
+  } else if (size == 4) {
+    gpu::launch_kernel(mod.function(kFillKernels[1]), grid, {block}, 0, s, dst,
+                       static_cast<uint32_t>(bits), n);
+  } else {
+    gpu::launch_kernel(mod.function(kFillKernels[2]), grid, {block}, 0, s, dst,
+                       static_cast<unsigned long long>(bits), n);
+  }
+}
+
+// ---------------------------------------------------------------- launch geometry
+
+// One dimension of a Metal grid: `count` threadgroups of `size` threads starting at
+// threadgroup `offset`.
+struct Part {
+  uint32_t count, size, offset;
+};
+
+// A Metal grid dimension as full threadgroups plus the ragged edge (when there is one).
+std::vector<Part> metal_parts(uint32_t grid, uint32_t tg) {
+  std::vector<Part> parts;
+  if (grid / tg) parts.push_back({grid / tg, tg, 0});
+  if (grid % tg) parts.push_back({1, grid % tg, grid / tg});
+  return parts;
+}
+
+}  // namespace
+
+void CustomKernel::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  auto& s = gpu::device_stream(stream());
+  const KernelProgram& p = program();
+  const kernels::KernelSpec& sp = spec();
+  CUfunction f = custom_function(p, s);
+
+  const auto [gx, gy, gz] = grid_;
+  const auto [tx, ty, tz] = threadgroup_;
+  int max_threads = 0;
+  KILN_CU(cuFuncGetAttribute, &max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f);
+  if (int64_t(tx) * ty * tz > max_threads) {
+    throw std::invalid_argument(msg(tag(), " Kernel '", sp.name, "' can run at most ", max_threads,
+                                    " threads per threadgroup on this GPU (its register use); "
+                                    "the threadgroup (",
+                                    tx, ", ", ty, ", ", tz, ") has ", int64_t(tx) * ty * tz, "."));
+  }
+
+  // Inputs, copied to row-contiguous buffers when the kernel asks for them.
+  gpu::KernelArgs args;
+  std::vector<Shape> shapes;
+  std::vector<Strides> strides;
+  for (const array& in : inputs) {
+    CUdeviceptr ptr = in.size() ? gpu::device_address(in) : 0;
+    Strides st = in.strides();
+    if (sp.ensure_row_contiguous && !in.flags().row_contiguous && in.size() > 0) {
+      auto copy = gpu::new_device_storage(in.nbytes(), s);
+      s.keep_alive(copy);
+      ptr = reinterpret_cast<CUdeviceptr>(copy->device_copy()->ptr());
+      Dtype bits = gpu::bits_dtype(in.dtype());
+      gpu::unary_op_strided("Identity", in, ptr, bits, bits, s);
+      st = array::row_major_strides(in.shape());
+    }
+    args.append(ptr);
+    shapes.push_back(in.shape());
+    strides.push_back(std::move(st));
+  }
+  for (array& out : outputs) {
+    out.set_data(gpu::new_device_storage(out.nbytes(), s));
+    if (init_value_) fill_output(out, *init_value_, s);
+    args.append(out.size() ? gpu::device_address(out) : CUdeviceptr(0));
+  }
+
+  kernels::LaunchGeometry geo;
+  const uint32_t g3[3] = {uint32_t(gx), uint32_t(gy), uint32_t(gz)};
+  const uint32_t t3[3] = {uint32_t(tx), uint32_t(ty), uint32_t(tz)};
+  std::memcpy(geo.grid, g3, sizeof g3);
+  std::memcpy(geo.threadgroup, t3, sizeof t3);
+  kernels::ParamBlock params(p.usage(), shapes, strides, geo);
+
+  if (sp.flavour == fast::KernelFlavour::cuda) {
+    // CUDA's dispatch: ceil(grid / threadgroup) blocks, every thread runs.
+    args.append_bytes(params.data(), params.size(), 8);
+    gpu::Dim3 blocks{(g3[0] + t3[0] - 1) / t3[0], (g3[1] + t3[1] - 1) / t3[1],
+                     (g3[2] + t3[2] - 1) / t3[2]};
+    gpu::launch(f, blocks, {t3[0], t3[1], t3[2]}, static_cast<size_t>(sp.shared_memory), s,
+                args.params());
+    return;
+  }
+  // Metal's dispatch: only threads inside the grid exist. Full threadgroups and each ragged
+  // edge run as separate launches whose blocks have the real sizes (up to 8 in 3-D).
+  for (const Part& px : metal_parts(g3[0], t3[0])) {
+    for (const Part& py : metal_parts(g3[1], t3[1])) {
+      for (const Part& pz : metal_parts(g3[2], t3[2])) {
+        params.set_block_offset(px.offset, py.offset, pz.offset);
+        gpu::KernelArgs launch_args = args;
+        launch_args.append_bytes(params.data(), params.size(), 8);
+        gpu::launch(f, {px.count, py.count, pz.count}, {px.size, py.size, pz.size}, 0, s,
+                    launch_args.params());
+      }
+    }
+  }
+}
+
+namespace kernels {
+
+void compile_gpu(const KernelProgram& program, const std::string& target) {
+  const GeneratedKernel& g = program.generated(Target::gpu);
+  try {
+    gpu::compile_cached(module_source(program, g), target);
+  } catch (const gpu::CompileError& e) {
+    throw fast::KernelCompileError(compile_error_message(program, target, e.log()));
+  }
+}
+
+}  // namespace kernels
+
+KILN_GPU_MODULE_CATALOG(custom_kernel, [](const gpu::ModuleSink& sink) {
+  sink("custom_kernel_fill", fill_module());
+});
+
+}  // namespace kiln

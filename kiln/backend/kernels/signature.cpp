@@ -1,0 +1,703 @@
+// Source generation for custom kernels: which parameters a body uses, the Metal keyword
+// rewriting, and the generated translation unit for either target (see signature.h).
+#include "kiln/backend/kernels/signature.h"
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string_view>
+
+#include "kiln/utils.h"
+
+namespace kiln::kernels {
+
+namespace {
+
+// ---------------------------------------------------------------- a small C++ lexer
+
+enum class Tok { identifier, number, string, comment, space, punct, directive };
+
+struct Token {
+  Tok kind;
+  size_t begin, end;  // byte range in the text
+};
+
+bool ident_start(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+bool ident_char(char c) {
+  return ident_start(c) || (c >= '0' && c <= '9');
+}
+
+// Splits `s` into tokens, enough to find identifiers outside comments and literals and to
+// rewrite some of them. A preprocessor directive is one `directive` token when it is an
+// #include or #pragma (rewritten as a whole), else lexed as ordinary tokens.
+std::vector<Token> lex(std::string_view s) {
+  std::vector<Token> out;
+  size_t i = 0, n = s.size();
+  bool line_start = true;
+  auto push = [&](Tok k, size_t b, size_t e) { out.push_back({k, b, e}); };
+  while (i < n) {
+    char c = s[i];
+    size_t b = i;
+    if (c == '\n') {
+      ++i;
+      line_start = true;
+      push(Tok::space, b, i);
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
+      while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\f' || s[i] == '\v'))
+        ++i;
+      push(Tok::space, b, i);
+      continue;
+    }
+    if (c == '#' && line_start) {
+      size_t j = i + 1;
+      while (j < n && (s[j] == ' ' || s[j] == '\t')) ++j;
+      size_t w = j;
+      while (w < n && ident_char(s[w])) ++w;
+      std::string_view word = s.substr(j, w - j);
+      if (word == "include" || word == "pragma") {
+        // The whole directive, continuation lines included, up to (not with) its newline.
+        size_t e = i;
+        while (e < n && s[e] != '\n') {
+          if (s[e] == '\\' && e + 1 < n && s[e + 1] == '\n') ++e;
+          ++e;
+        }
+        push(Tok::directive, b, e);
+        i = e;
+        line_start = false;
+        continue;
+      }
+    }
+    line_start = false;
+    if (c == '/' && i + 1 < n && s[i + 1] == '/') {
+      while (i < n && s[i] != '\n') ++i;
+      push(Tok::comment, b, i);
+    } else if (c == '/' && i + 1 < n && s[i + 1] == '*') {
+      size_t e = s.find("*/", i + 2);
+      i = e == std::string_view::npos ? n : e + 2;
+      push(Tok::comment, b, i);
+    } else if (c == 'R' && i + 1 < n && s[i + 1] == '"') {
+      // Raw string R"delim( ... )delim"
+      size_t open = s.find('(', i + 2);
+      if (open == std::string_view::npos) {
+        i = n;
+      } else {
+        std::string close = ")" + std::string(s.substr(i + 2, open - i - 2)) + "\"";
+        size_t e = s.find(close, open + 1);
+        i = e == std::string_view::npos ? n : e + close.size();
+      }
+      push(Tok::string, b, i);
+    } else if (ident_start(c)) {
+      while (i < n && ident_char(s[i])) ++i;
+      push(Tok::identifier, b, i);
+    } else if ((c >= '0' && c <= '9') ||
+               (c == '.' && i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '9')) {
+      ++i;
+      while (i < n) {
+        char d = s[i];
+        if (ident_char(d) || d == '.' || d == '\'') {
+          ++i;
+        } else if ((d == '+' || d == '-') &&
+                   (s[i - 1] == 'e' || s[i - 1] == 'E' || s[i - 1] == 'p' || s[i - 1] == 'P')) {
+          ++i;
+        } else {
+          break;
+        }
+      }
+      push(Tok::number, b, i);
+    } else if (c == '"' || c == '\'') {
+      ++i;
+      while (i < n && s[i] != c && s[i] != '\n') i += s[i] == '\\' ? 2 : 1;
+      i = std::min(n, i + 1);
+      push(Tok::string, b, i);
+    } else {
+      ++i;
+      push(Tok::punct, b, i);
+    }
+  }
+  return out;
+}
+
+// The identifiers of `s`, outside comments and literals.
+std::set<std::string, std::less<>> identifiers(std::string_view s) {
+  std::set<std::string, std::less<>> ids;
+  for (const Token& t : lex(s))
+    if (t.kind == Tok::identifier) ids.emplace(s.substr(t.begin, t.end - t.begin));
+  return ids;
+}
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || !ident_start(s[0])) return false;
+  return std::all_of(s.begin(), s.end(), ident_char);
+}
+
+// ---------------------------------------------------------------- Metal keyword rewriting
+
+// Rewrites `#pragma clang loop unroll(...)` for NVRTC and the host compiler; "" drops it.
+std::string rewrite_loop_pragma(std::string_view text) {
+  auto arg = [&](std::string_view key) -> std::string {
+    size_t p = text.find(key);
+    if (p == std::string_view::npos) return "-";
+    size_t open = p + key.size(), close = text.find(')', open);
+    return std::string(text.substr(open, close == std::string_view::npos ? 0 : close - open));
+  };
+  std::string count = arg("unroll_count(");
+  if (count != "-") return "unroll " + count;
+  std::string mode = arg("unroll(");
+  if (mode == "disable") return "unroll 1";
+  if (mode != "-") return "unroll";
+  return "";
+}
+
+// Metal's address-space keywords become what CUDA C++ (and the CPU prelude) understand:
+// `device` and `thread` go, `constant` is `const`, and `threadgroup` is `__shared__` on a
+// declaration of threadgroup storage but goes on a pointer or reference to it. Line
+// structure is kept, so #line numbers stay right.
+std::string rewrite_metal(std::string_view s) {
+  std::vector<Token> toks = lex(s);
+  auto text = [&](size_t i) { return s.substr(toks[i].begin, toks[i].end - toks[i].begin); };
+  auto significant = [&](size_t i) {
+    return toks[i].kind != Tok::space && toks[i].kind != Tok::comment;
+  };
+  auto prev_sig = [&](size_t i) -> long {
+    for (long j = static_cast<long>(i) - 1; j >= 0; --j)
+      if (significant(j)) return j;
+    return -1;
+  };
+  auto next_sig = [&](size_t i) -> size_t {
+    for (size_t j = i + 1; j < toks.size(); ++j)
+      if (significant(j)) return j;
+    return toks.size();
+  };
+  // A member (`a.device`) or qualified name (`x::thread`) is not a keyword.
+  auto is_keyword_use = [&](size_t i) {
+    long p = prev_sig(i);
+    if (p < 0) return true;
+    std::string_view t = text(p);
+    if (t == ".") return false;
+    if (t == ">" && p > 0 && text(p - 1) == "-") return false;
+    if (t == ":" && p > 0 && text(p - 1) == ":") return false;
+    return true;
+  };
+  // After `threadgroup`: a `*` or `&` before the declarator ends means a pointer or a
+  // reference (including casts), anything else declares storage.
+  auto declares_storage = [&](size_t i) {
+    int angle = 0;
+    for (size_t j = i + 1; j < toks.size(); ++j) {
+      if (toks[j].kind != Tok::punct) continue;
+      char c = s[toks[j].begin];
+      if (c == '<') ++angle;
+      if (c == '>') --angle;
+      if (c == '*' || c == '&') return false;
+      if (c == ';' || c == '[' || c == '=' || c == '{' || c == ')' || c == '(' ||
+          (c == ',' && angle <= 0))
+        return true;
+    }
+    return true;
+  };
+
+  std::string out;
+  out.reserve(s.size() + 64);
+  for (size_t i = 0; i < toks.size(); ++i) {
+    std::string_view t = text(i);
+    if (toks[i].kind == Tok::directive) {
+      std::string line(t);
+      if (line.find("clang") != std::string::npos && line.find("loop") != std::string::npos &&
+          line.find("pragma") != std::string::npos) {
+        std::string p = rewrite_loop_pragma(t);
+        out += p.empty() ? "" : "#pragma " + p;
+      } else if (line.find("include") != std::string::npos &&
+                 (line.find("<metal_") != std::string::npos ||
+                  line.find("mlx/backend/metal/kernels/") != std::string::npos)) {
+        // Metal's and MLX's own headers: the prelude already has what they declare.
+      } else {
+        out += line;
+      }
+      // Keep continuation newlines so later lines keep their numbers.
+      out.append(std::count(line.begin(), line.end(), '\n'), '\n');
+      continue;
+    }
+    if (toks[i].kind == Tok::string && t.find("clang loop") != std::string_view::npos) {
+      long p = prev_sig(i);
+      long pp = p >= 0 ? prev_sig(p) : -1;
+      if (p >= 0 && text(p) == "(" && pp >= 0 && text(pp) == "_Pragma") {
+        std::string r = rewrite_loop_pragma(t);
+        out += "\"" + (r.empty() ? std::string("message(\"\")") : r) + "\"";
+        continue;
+      }
+    }
+    if (toks[i].kind == Tok::identifier && is_keyword_use(i)) {
+      if (t == "device" || t == "thread") continue;
+      if (t == "constant") {
+        long p = prev_sig(i);
+        size_t nx = next_sig(i);
+        bool next_const = nx < toks.size() && text(nx) == "const";
+        bool prev_const = p >= 0 && text(p) == "const";
+        if (!next_const && !prev_const) out += "const";
+        continue;
+      }
+      if (t == "threadgroup") {
+        if (declares_storage(i)) out += "__shared__";
+        continue;
+      }
+    }
+    out += t;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- types and names
+
+// The C++ spelling of a dtype in generated code (inside namespace kiln_user).
+std::string type_name(Dtype d) {
+  switch (d.val) {
+    case Dtype::Val::bool_:
+      return "bool";
+    case Dtype::Val::uint8:
+      return "uint8_t";
+    case Dtype::Val::uint16:
+      return "uint16_t";
+    case Dtype::Val::uint32:
+      return "uint32_t";
+    case Dtype::Val::uint64:
+      return "uint64_t";
+    case Dtype::Val::int8:
+      return "int8_t";
+    case Dtype::Val::int16:
+      return "int16_t";
+    case Dtype::Val::int32:
+      return "int32_t";
+    case Dtype::Val::int64:
+      return "int64_t";
+    case Dtype::Val::float16:
+      return "float16_t";
+    case Dtype::Val::bfloat16:
+      return "bfloat16_t";
+    case Dtype::Val::float32:
+      return "float";
+    case Dtype::Val::float64:
+      return "double";
+    case Dtype::Val::complex64:
+      return "complex64_t";
+  }
+  return "void";
+}
+
+// The same type named from the global namespace (for name expressions).
+std::string qualified_type_name(Dtype d) {
+  std::string t = type_name(d);
+  if (d == float16 || d == bfloat16 || d == complex64) return "kiln_user::" + t;
+  return t;
+}
+
+std::string template_value(const fast::TemplateArg& v, bool qualified) {
+  if (const int* i = std::get_if<int>(&v)) {
+    // INT_MIN as a literal would be the negation of a too-large int.
+    if (*i == -2147483647 - 1) return "(-2147483647 - 1)";
+    return std::to_string(*i);
+  }
+  if (const bool* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
+  Dtype d = std::get<Dtype>(v);
+  return qualified ? qualified_type_name(d) : type_name(d);
+}
+
+const char* template_kind(const fast::TemplateArg& v) {
+  if (std::holds_alternative<int>(v)) return "int";
+  if (std::holds_alternative<bool>(v)) return "bool";
+  return "typename";
+}
+
+const char* op_tag(fast::KernelFlavour f) {
+  return f == fast::KernelFlavour::metal ? "metal_kernel" : "cuda_kernel";
+}
+
+// Content hash naming modules: two FNV-1a lanes with different offsets (128 bits). Only a
+// name: the JIT's cache key is a SHA-256 over the same source.
+std::string content_hash(std::string_view s) {
+  uint64_t a = 0xcbf29ce484222325ull, b = 0x84222325cbf29ce4ull;
+  for (unsigned char c : s) {
+    a = (a ^ c) * 0x100000001b3ull;
+    b = (b ^ c) * 0x100000001b3ull;
+    b ^= b >> 29;
+  }
+  static const char* hex = "0123456789abcdef";
+  std::string out(32, '0');
+  for (int i = 0; i < 16; ++i) {
+    out[i] = hex[(a >> (60 - 4 * i)) & 15];
+    out[16 + i] = hex[(b >> (60 - 4 * i)) & 15];
+  }
+  return out;
+}
+
+std::string ensure_newline(std::string s) {
+  if (!s.empty() && s.back() != '\n') s += '\n';
+  return s;
+}
+
+size_t count_lines(const std::string& s) {
+  return static_cast<size_t>(std::count(s.begin(), s.end(), '\n'));
+}
+
+// Words that mark block synchronization or warp collectives (they make the CPU path run
+// threads as fibers).
+bool is_barrier_word(std::string_view w) {
+  return w == "threadgroup_barrier" || w == "__syncthreads" || w == "__syncthreads_count" ||
+         w == "__syncthreads_and" || w == "__syncthreads_or" || w == "__barrier_sync";
+}
+bool is_warp_word(std::string_view w) {
+  static const char* exact[] = {"__ballot_sync",
+                                "__any_sync",
+                                "__all_sync",
+                                "__activemask",
+                                "__syncwarp",
+                                "__match_any_sync",
+                                "__match_all_sync",
+                                "__uni_sync",
+                                "simdgroup_barrier",
+                                "simdgroup_load",
+                                "simdgroup_store",
+                                "simdgroup_multiply",
+                                "simdgroup_multiply_accumulate"};
+  for (const char* e : exact)
+    if (w == e) return true;
+  return w.starts_with("simd_") || w.starts_with("quad_") || w.starts_with("__shfl") ||
+         w.starts_with("__reduce_");
+}
+
+constexpr int kMaxNdim = fast::kMaxNdim;
+
+}  // namespace
+
+// ---------------------------------------------------------------- public functions
+
+const std::vector<std::pair<std::string, std::string>>& metal_attributes() {
+  static const std::vector<std::pair<std::string, std::string>> attrs = {
+      {"dispatch_quadgroups_per_threadgroup", "uint"},
+      {"dispatch_simdgroups_per_threadgroup", "uint"},
+      {"dispatch_threads_per_threadgroup", "uint3"},
+      {"grid_origin", "uint3"},
+      {"grid_size", "uint3"},
+      {"quadgroup_index_in_threadgroup", "uint"},
+      {"quadgroups_per_threadgroup", "uint"},
+      {"simdgroup_index_in_threadgroup", "uint"},
+      {"simdgroups_per_threadgroup", "uint"},
+      {"thread_execution_width", "uint"},
+      {"thread_index_in_quadgroup", "uint"},
+      {"thread_index_in_simdgroup", "uint"},
+      {"thread_index_in_threadgroup", "uint"},
+      {"thread_position_in_grid", "uint3"},
+      {"thread_position_in_threadgroup", "uint3"},
+      {"threadgroup_position_in_grid", "uint3"},
+      {"threadgroups_per_grid", "uint3"},
+      {"threads_per_grid", "uint3"},
+      {"threads_per_simdgroup", "uint"},
+      {"threads_per_threadgroup", "uint3"},
+  };
+  return attrs;
+}
+
+void check_spec(const KernelSpec& spec, const char* op) {
+  if (!is_identifier(spec.name)) {
+    throw std::invalid_argument(msg("[", op, "] The kernel name '", spec.name,
+                                    "' must be an identifier (letters, digits, _)."));
+  }
+  std::set<std::string> seen;
+  auto check = [&](const std::string& n, const char* what) {
+    if (!is_identifier(n)) {
+      throw std::invalid_argument(msg("[", op, "] The ", what, " name '", n, "' of kernel '",
+                                      spec.name, "' must be an identifier (letters, digits, _)."));
+    }
+    if (n.starts_with("kiln_")) {
+      throw std::invalid_argument(msg("[", op, "] The ", what, " name '", n, "' of kernel '",
+                                      spec.name, "' uses the reserved prefix 'kiln_'."));
+    }
+    if (!seen.insert(n).second) {
+      throw std::invalid_argument(
+          msg("[", op, "] The name '", n, "' is used twice in kernel '", spec.name, "'."));
+    }
+  };
+  for (const auto& n : spec.input_names) check(n, "input");
+  for (const auto& n : spec.output_names) check(n, "output");
+  if (spec.output_names.empty()) {
+    throw std::invalid_argument(
+        msg("[", op, "] Kernel '", spec.name, "' needs at least one output name."));
+  }
+  if (spec.shared_memory < 0) {
+    throw std::invalid_argument(msg("[", op, "] shared_memory must be >= 0; got ",
+                                    spec.shared_memory, " for kernel '", spec.name, "'."));
+  }
+}
+
+BodyUsage analyze(const KernelSpec& spec) {
+  BodyUsage u;
+  const auto ids = identifiers(spec.source);
+  for (const auto& n : spec.input_names) {
+    u.input_shape.push_back(ids.count(n + "_shape") > 0);
+    u.input_strides.push_back(ids.count(n + "_strides") > 0);
+    u.input_ndim.push_back(ids.count(n + "_ndim") > 0);
+  }
+  if (spec.flavour == fast::KernelFlavour::metal) {
+    for (const auto& [attr, type] : metal_attributes())
+      if (ids.count(attr)) u.attributes.push_back(attr);
+  }
+  for (const std::string* text : {&spec.source, &spec.header}) {
+    for (const auto& w : text == &spec.source ? ids : identifiers(*text)) {
+      u.barriers = u.barriers || is_barrier_word(w);
+      u.warp_ops = u.warp_ops || is_warp_word(w);
+    }
+  }
+  return u;
+}
+
+GeneratedKernel generate(const KernelSpec& spec, const KernelInstance& inst, Target target) {
+  const char* op = op_tag(spec.flavour);
+  const bool metal = spec.flavour == fast::KernelFlavour::metal;
+  const size_t nin = spec.input_names.size(), nout = spec.output_names.size();
+  if (inst.input_dtypes.size() != nin || inst.input_scalar.size() != nin ||
+      inst.output_dtypes.size() != nout) {
+    throw std::invalid_argument(msg("[", op, "] Kernel '", spec.name, "' has ", nin, " inputs and ",
+                                    nout, " outputs; got ", inst.input_dtypes.size(),
+                                    " input dtypes and ", inst.output_dtypes.size(),
+                                    " output dtypes."));
+  }
+  std::set<std::string> names(spec.input_names.begin(), spec.input_names.end());
+  names.insert(spec.output_names.begin(), spec.output_names.end());
+  for (const auto& [tname, value] : inst.template_args) {
+    if (!is_identifier(tname) || tname.starts_with("kiln_")) {
+      throw std::invalid_argument(msg("[", op, "] The template argument name '", tname,
+                                      "' of kernel '", spec.name,
+                                      "' must be an identifier without the prefix 'kiln_'."));
+    }
+    if (!names.insert(tname).second) {
+      throw std::invalid_argument(msg("[", op, "] The template argument name '", tname,
+                                      "' of kernel '", spec.name,
+                                      "' repeats another template argument, input or output."));
+    }
+  }
+
+  GeneratedKernel g;
+  g.usage = analyze(spec);
+  const BodyUsage& u = g.usage;
+  const std::string kernel = "custom_kernel_" + spec.name;
+  const std::string flavour_header =
+      target == Target::gpu
+          ? (metal ? "kiln/backend/kernels/metal/gpu.h" : "kiln/backend/kernels/cuda_gpu.h")
+          : (metal ? "kiln/backend/kernels/metal/cpu.h" : "kiln/backend/kernels/cuda_cpu.h");
+
+  std::string src;
+  src += "// Generated by kiln for the custom kernel '" + spec.name + "' (" +
+         (metal ? "Metal" : "CUDA") + " flavour, " + (target == Target::gpu ? "GPU" : "CPU") +
+         "): do not edit.\n";
+  src += "#include \"" + flavour_header + "\"\n\n";
+  src += "namespace kiln_user {\n";
+  src += metal ? "KILN_METAL_USING\n" : "KILN_CUDA_USING\n";
+  if (!spec.header.empty()) {
+    src += "#line 1 \"header\"\n";
+    src += ensure_newline(metal ? rewrite_metal(spec.header) : spec.header);
+  }
+  src += "#line " + std::to_string(count_lines(src) + 2) + " \"generated\"\n";
+
+  // The parameter struct.
+  std::string params = "struct alignas(8) kiln_params {\n";
+  params += "  uint32_t grid[3];\n  uint32_t threadgroup[3];\n  uint32_t block_offset[3];\n";
+  params += "  uint32_t reserved_;\n";
+  const std::string maxd = std::to_string(kMaxNdim);
+  for (size_t i = 0; i < nin; ++i)
+    if (u.input_strides[i])
+      params += "  int64_t " + spec.input_names[i] + "_strides[" + maxd + "];\n";
+  for (size_t i = 0; i < nin; ++i)
+    if (u.input_shape[i]) params += "  int32_t " + spec.input_names[i] + "_shape[" + maxd + "];\n";
+  for (size_t i = 0; i < nin; ++i)
+    if (u.input_ndim[i]) params += "  int32_t " + spec.input_names[i] + "_ndim;\n";
+  params += "};\n";
+  params += "static_assert(sizeof(kiln_params) == " + std::to_string(param_block_size(u)) +
+            ", \"kiln_params must match the host's layout\");\n\n";
+  src += params;
+
+  // The signature.
+  std::string sig;
+  if (!inst.template_args.empty()) {
+    sig += "template <";
+    for (size_t i = 0; i < inst.template_args.size(); ++i) {
+      const auto& [tname, value] = inst.template_args[i];
+      sig += std::string(i ? ", " : "") + template_kind(value) + " " + tname;
+    }
+    sig += ">\n";
+  }
+  sig += "__global__ void " + kernel + "(\n";
+  std::string prologue;
+  for (size_t i = 0; i < nin; ++i) {
+    const std::string& n = spec.input_names[i];
+    const std::string t = type_name(inst.input_dtypes[i]);
+    if (inst.input_scalar[i]) {
+      sig += "    const " + t + "* __restrict__ kiln_in_" + n + ",\n";
+      prologue += "  const " + t + "& " + n + " = *kiln_in_" + n + ";\n";
+    } else {
+      sig += "    const " + t + "* __restrict__ " + n + ",\n";
+    }
+  }
+  for (size_t i = 0; i < nout; ++i) {
+    const std::string t = type_name(inst.output_dtypes[i]);
+    if (spec.atomic_outputs)
+      sig += "    " + (metal ? "atomic<" + t + ">" : t) + "* " + spec.output_names[i] + ",\n";
+    else
+      sig += "    " + t + "* __restrict__ " + spec.output_names[i] + ",\n";
+  }
+  sig += "    const __grid_constant__ kiln_params kiln_p) {\n";
+  for (const auto& attr : u.attributes) {
+    for (const auto& [name, type] : metal_attributes())
+      if (name == attr)
+        prologue += "  " + type + " " + attr + " = kiln_attr::" + attr + "(kiln_p);\n";
+  }
+  for (size_t i = 0; i < nin; ++i) {
+    const std::string& n = spec.input_names[i];
+    if (u.input_shape[i])
+      prologue += "  const int32_t* " + n + "_shape = kiln_p." + n + "_shape;\n";
+    if (u.input_strides[i])
+      prologue += "  const int64_t* " + n + "_strides = kiln_p." + n + "_strides;\n";
+    if (u.input_ndim[i]) prologue += "  const int " + n + "_ndim = kiln_p." + n + "_ndim;\n";
+  }
+  sig += prologue;
+  g.signature = sig;
+
+  src += sig;
+  src += "#line 1 \"source\"\n";
+  src += ensure_newline(metal ? rewrite_metal(spec.source) : spec.source);
+  src += "#line " + std::to_string(count_lines(src) + 2) + " \"generated\"\n";
+  src += "}\n";
+
+  std::string targs;
+  for (size_t i = 0; i < inst.template_args.size(); ++i)
+    targs += std::string(i ? ", " : "") + template_value(inst.template_args[i].second, true);
+  const std::string instantiation = kernel + (targs.empty() ? "" : "<" + targs + ">");
+
+  if (target == Target::gpu) {
+    src += "\n}  // namespace kiln_user\n";
+    g.entry = "kiln_user::" + instantiation;
+  } else {
+    // One call of the kernel for the current thread, from the runtime's argument arrays.
+    src += "\ninline void kiln_invoke(void* const* kiln_args, const void* kiln_params_ptr) {\n";
+    src += "  " + instantiation + "(\n";
+    for (size_t i = 0; i < nin; ++i)
+      src += "      static_cast<const " + type_name(inst.input_dtypes[i]) + "*>(kiln_args[" +
+             std::to_string(i) + "]),\n";
+    for (size_t i = 0; i < nout; ++i) {
+      std::string t = type_name(inst.output_dtypes[i]);
+      if (spec.atomic_outputs && metal) t = "atomic<" + t + ">";
+      src += "      static_cast<" + t + "*>(kiln_args[" + std::to_string(nin + i) + "]),\n";
+    }
+    src += "      *static_cast<const kiln_params*>(kiln_params_ptr));\n}\n";
+    src += "\n}  // namespace kiln_user\n\n";
+    src += "KILN_CPU_ENTRY(kiln_user::kiln_invoke)\n";
+    g.entry = "kiln_user::kiln_invoke";
+  }
+  g.source = std::move(src);
+  g.hash = content_hash(g.source);
+  (void)op;
+  return g;
+}
+
+// ---------------------------------------------------------------- KernelInstance
+
+bool KernelInstance::operator==(const KernelInstance& o) const {
+  return input_dtypes == o.input_dtypes && input_scalar == o.input_scalar &&
+         output_dtypes == o.output_dtypes && template_args == o.template_args;
+}
+
+std::string KernelInstance::key() const {
+  std::string k;
+  for (size_t i = 0; i < input_dtypes.size(); ++i) {
+    k += type_to_name(input_dtypes[i]);
+    k += input_scalar[i] ? "& " : " ";
+  }
+  k += "->";
+  for (Dtype d : output_dtypes) k += " " + std::string(type_to_name(d));
+  for (const auto& [n, v] : template_args) {
+    k += " " + n + "=";
+    k += std::holds_alternative<Dtype>(v)
+             ? std::string("t:") + std::string(type_to_name(std::get<Dtype>(v)))
+             : template_value(v, false);
+  }
+  return k;
+}
+
+// ---------------------------------------------------------------- KernelProgram
+
+struct KernelProgram::Cache {
+  std::mutex mu;
+  std::unique_ptr<GeneratedKernel> by_target[2];
+};
+
+KernelProgram::KernelProgram(std::shared_ptr<const KernelSpec> spec,
+                             std::shared_ptr<const BodyUsage> usage, KernelInstance instance)
+    : spec_(std::move(spec)),
+      usage_(std::move(usage)),
+      instance_(std::move(instance)),
+      cache_(std::make_unique<Cache>()) {}
+
+KernelProgram::~KernelProgram() = default;
+
+const GeneratedKernel& KernelProgram::generated(Target target) const {
+  std::lock_guard lk(cache_->mu);
+  auto& slot = cache_->by_target[target == Target::gpu ? 0 : 1];
+  if (!slot) slot = std::make_unique<GeneratedKernel>(generate(*spec_, instance_, target));
+  return *slot;
+}
+
+// ---------------------------------------------------------------- ParamBlock
+
+namespace {
+constexpr size_t kGeometryBytes = 40;  // grid, threadgroup, block_offset, reserved_
+}
+
+size_t param_block_size(const BodyUsage& u) {
+  size_t n = kGeometryBytes;
+  for (bool s : u.input_strides) n += s ? 8 * kMaxNdim : 0;
+  for (bool s : u.input_shape) n += s ? 4 * kMaxNdim : 0;
+  for (bool s : u.input_ndim) n += s ? 4 : 0;
+  return (n + 7) / 8 * 8;
+}
+
+ParamBlock::ParamBlock(const BodyUsage& u, const std::vector<Shape>& shapes,
+                       const std::vector<Strides>& strides, const LaunchGeometry& geo) {
+  size_ = param_block_size(u);
+  words_.assign(size_ / 8, 0);
+  char* base = reinterpret_cast<char*>(words_.data());
+  std::memcpy(base, geo.grid, 12);
+  std::memcpy(base + 12, geo.threadgroup, 12);
+  std::memcpy(base + 24, geo.block_offset, 12);
+  size_t off = kGeometryBytes;
+  // Same order as the generated struct: strides, then shapes, then ndims.
+  for (size_t i = 0; i < u.input_strides.size(); ++i) {
+    if (!u.input_strides[i]) continue;
+    int64_t v[kMaxNdim] = {};
+    for (size_t d = 0; d < strides[i].size() && d < kMaxNdim; ++d) v[d] = strides[i][d];
+    std::memcpy(base + off, v, sizeof v);
+    off += sizeof v;
+  }
+  for (size_t i = 0; i < u.input_shape.size(); ++i) {
+    if (!u.input_shape[i]) continue;
+    int32_t v[kMaxNdim] = {};
+    for (size_t d = 0; d < shapes[i].size() && d < kMaxNdim; ++d) v[d] = shapes[i][d];
+    std::memcpy(base + off, v, sizeof v);
+    off += sizeof v;
+  }
+  for (size_t i = 0; i < u.input_ndim.size(); ++i) {
+    if (!u.input_ndim[i]) continue;
+    int32_t v = static_cast<int32_t>(shapes[i].size());
+    std::memcpy(base + off, &v, sizeof v);
+    off += sizeof v;
+  }
+}
+
+void ParamBlock::set_block_offset(uint32_t x, uint32_t y, uint32_t z) {
+  uint32_t v[3] = {x, y, z};
+  std::memcpy(reinterpret_cast<char*>(words_.data()) + 24, v, 12);
+}
+
+}  // namespace kiln::kernels

@@ -1,0 +1,17 @@
+#include <stdexcept>
+
+#include "kiln/backend/no_cuda/no_gpu.h"
+#include "kiln/primitives_custom.h"
+
+namespace kiln {
+
+KILN_NO_GPU_MULTI(CustomKernel)
+
+namespace kernels {
+KILN_NO_GPU_LINKAGE void compile_gpu(const KernelProgram& program, const std::string& target) {
+  throw std::runtime_error("[" + program.spec().name + "] Cannot compile for " + target +
+                           ": kiln was built without CUDA (NVRTC).");
+}
+}  // namespace kernels
+
+}  // namespace kiln
