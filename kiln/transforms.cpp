@@ -79,6 +79,20 @@ struct Trace {
   bool depends_on_inputs(const array& a) const { return depends.count(a.graph_node()) > 0; }
 };
 
+// Ends the trace once its graph is known, before the transformed graph is built from it: an
+// array computed from the copies stays a tracer only if it depends on a tracer of an
+// enclosing transformation.
+void end_trace(Trace& t) {
+  for (size_t i = 0; i < t.inputs.size(); ++i) t.inputs[i].set_tracer(t.primals[i].is_tracer());
+  for (const auto& a : t.nodes) {
+    if (!t.depends_on_inputs(a)) continue;
+    const auto& ins = a.inputs();
+    bool tracer = std::any_of(ins.begin(), ins.end(), [](const array& x) { return x.is_tracer(); });
+    for (auto& o : a.outputs()) o.set_tracer(tracer);
+  }
+}
+
+// Traces `fun` on tracer copies of `primals`, then ends the trace.
 Trace trace(const ArrayFn& fun, const std::vector<array>& primals) {
   Trace t;
   t.primals = primals;
@@ -98,19 +112,8 @@ Trace trace(const ArrayFn& fun, const std::vector<array>& primals) {
       }
     }
   }
+  end_trace(t);
   return t;
-}
-
-// Ends the trace before the transformed graph is built: an array computed from the copies
-// stays a tracer only if it depends on a tracer of an enclosing transformation.
-void end_trace(Trace& t) {
-  for (size_t i = 0; i < t.inputs.size(); ++i) t.inputs[i].set_tracer(t.primals[i].is_tracer());
-  for (const auto& a : t.nodes) {
-    if (!t.depends_on_inputs(a)) continue;
-    const auto& ins = a.inputs();
-    bool tracer = std::any_of(ins.begin(), ins.end(), [](const array& x) { return x.is_tracer(); });
-    for (auto& o : a.outputs()) o.set_tracer(tracer);
-  }
 }
 
 // Arrays `fun` evaluated kept their graph for the walk; now that the transformed graph is
@@ -183,7 +186,6 @@ std::pair<std::vector<array>, std::vector<array>> vjp_impl(const ArrayFn& fun,
     needs.insert(a.graph_node());
     tape.emplace_back(a, std::move(args));
   }
-  end_trace(t);
 
   std::unordered_map<uintptr_t, array> cotan;
   auto accumulate = [&](const array& x, const array& g, const Stream& s) {
@@ -233,7 +235,6 @@ std::pair<std::vector<array>, std::vector<array>> jvp_impl(const ArrayFn& fun,
                                                            const std::vector<array>& primals,
                                                            const std::vector<array>& tangents) {
   Trace t = trace(fun, primals);
-  end_trace(t);
 
   // Tangents travel only through floating-point arrays; integer and bool ones have none.
   std::unordered_map<uintptr_t, array> tan;
