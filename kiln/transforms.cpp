@@ -278,17 +278,24 @@ std::pair<std::vector<array>, std::vector<array>> jvp_impl(const ArrayFn& fun,
 // Argument numbers of grad normalized against the call's inputs (negative from the end).
 std::vector<int> check_argnums(const std::vector<int>& argnums, const std::vector<array>& inputs) {
   const int n = static_cast<int>(inputs.size());
+  auto shapes = [&] {
+    std::string s;
+    for (int i = 0; i < n; ++i) s += (i ? ", " : "") + shape_str(inputs[i].shape());
+    return s;
+  };
   std::vector<int> out;
   for (size_t i = 0; i < argnums.size(); ++i) {
     int a = argnums[i];
     if (a < -n || a >= n) {
       throw std::invalid_argument(msg("[grad] argnums[", i, "] = ", a,
                                       " is out of range for a function called with ", n,
-                                      " arguments."));
+                                      " arguments of shapes ", shapes(), "."));
     }
     a = a < 0 ? a + n : a;
     if (std::find(out.begin(), out.end(), a) != out.end()) {
-      throw std::invalid_argument(msg("[grad] Argument ", a, " appears twice in argnums."));
+      throw std::invalid_argument(msg("[grad] argnums[", i, "] = ", argnums[i],
+                                      " selects argument ", a, " (shape ",
+                                      shape_str(inputs[a].shape()), ") a second time."));
     }
     if (!is_inexact(inputs[a].dtype())) {
       throw std::invalid_argument(msg("[grad] argnums[", i, "] selects argument ", a, " of dtype ",
