@@ -258,7 +258,7 @@ class ListReader {
 
   // The shape of an array-like leaf, or nullopt for a scalar.
   static std::optional<Shape> leaf_shape(py::handle h) {
-    if (py::isinstance<array>(h)) return h.cast<const array&>().shape();
+    if (is_array(h)) return array_ref(h).shape();
     if (py::isinstance<py::array>(h)) return numpy_shape(py::reinterpret_borrow<py::array>(h));
     return std::nullopt;
   }
@@ -306,7 +306,7 @@ class ListReader {
       return;
     }
     array a = [&] {
-      if (py::isinstance<array>(h)) return h.cast<array>();
+      if (is_array(h)) return array_ref(h);
       if (py::isinstance<py::array>(h)) {
         return numpy_to_array(py::reinterpret_borrow<py::array>(h), std::nullopt);
       }
@@ -497,6 +497,19 @@ void format_dim(std::ostream& os, const T* base, const array& a, size_t dim, siz
 
 // ---------------------------------------------------------------- public functions
 
+bool is_array(py::handle h) {
+  // Resolved once: the type object lives as long as the module.
+  static PyTypeObject* type = reinterpret_cast<PyTypeObject*>(py::type::of<array>().ptr());
+  PyTypeObject* t = Py_TYPE(h.ptr());
+  return t == type || PyType_IsSubtype(t, type);
+}
+
+const array& array_ref(py::handle h) {
+  static const py::detail::type_info* info = py::detail::get_type_info(typeid(array));
+  auto* inst = reinterpret_cast<py::detail::instance*>(h.ptr());
+  return *static_cast<const array*>(inst->get_value_and_holder(info).value_ptr());
+}
+
 bool is_numpy_scalar(py::handle h) {
   // Kept for the life of the process.
   static PyObject* generic =
@@ -509,18 +522,20 @@ bool is_python_scalar(py::handle obj) {
 }
 
 bool is_operand(py::handle obj) {
-  return py::isinstance<array>(obj) || is_python_scalar(obj) || is_sequence(obj) ||
+  return is_array(obj) || is_python_scalar(obj) || is_sequence(obj) ||
          py::isinstance<py::array>(obj) || is_numpy_scalar(obj);
 }
 
 array to_array(py::handle obj, std::optional<Dtype> like) {
-  if (py::isinstance<array>(obj)) return obj.cast<array>();
+  if (is_array(obj)) return array_ref(obj);
   auto k = scalar_kind(obj);
   if (k != ScalarKind::none) return scalar_to_array(obj, k, like, /*exact=*/false);
   return array_from_python(obj, std::nullopt);
 }
 
 std::pair<array, array> to_arrays(const ScalarOrArray& a, const ScalarOrArray& b) {
+  // The common case first: two arrays, no conversion.
+  if (is_array(a.obj) && is_array(b.obj)) return {array_ref(a.obj), array_ref(b.obj)};
   // A Python scalar is weak only against an array; two scalars keep their default types.
   bool a_weak = is_python_scalar(a.obj), b_weak = is_python_scalar(b.obj);
   if (a_weak && !b_weak) {
@@ -532,8 +547,8 @@ std::pair<array, array> to_arrays(const ScalarOrArray& a, const ScalarOrArray& b
 }
 
 array array_from_python(py::handle obj, std::optional<Dtype> dtype) {
-  if (py::isinstance<array>(obj)) {
-    const array& a = obj.cast<const array&>();
+  if (is_array(obj)) {
+    const array& a = array_ref(obj);
     return dtype ? astype(a, *dtype) : a;
   }
   if (auto k = scalar_kind(obj); k != ScalarKind::none) {

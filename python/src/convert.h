@@ -24,6 +24,12 @@ struct ScalarOrArray {
   py::object obj;
 };
 
+/** Whether `obj` is a kiln array (a cached type check: this is on every op's path). */
+bool is_array(py::handle obj);
+
+/** The array held by `obj`, which must satisfy `is_array` (no lookup, no copy). */
+const array& array_ref(py::handle obj);
+
 /** Whether `obj` is a Python bool, int, float or complex (the weakly typed scalars). */
 bool is_python_scalar(py::handle obj);
 

@@ -77,7 +77,7 @@ Entry classify(py::handle h, const char* op) {
     e.value = o == Py_True;
     return e;
   }
-  if (py::isinstance<array>(h)) return array_entry(h.cast<array>(), op);
+  if (is_array(h)) return array_entry(array_ref(h), op);
   if (PyLong_Check(o) || (is_numpy_scalar(h) && PyIndex_Check(o))) {
     Entry e{Kind::integer};
     e.value = PyNumber_AsSsize_t(o, PyExc_IndexError);

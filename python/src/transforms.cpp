@@ -93,11 +93,11 @@ struct GradState {
 // The arrays a function returns for value_and_grad: the loss first, then the arrays among
 // any auxiliary outputs.
 std::vector<array> loss_and_aux(const py::object& out, const char* op) {
-  if (py::isinstance<array>(out)) return {out.cast<array>()};
+  if (is_array(out)) return {array_ref(out)};
   if ((PyTuple_Check(out.ptr()) || PyList_Check(out.ptr())) && py::len(out) > 0 &&
-      py::isinstance<array>(py::sequence(out)[0])) {
+      is_array(py::sequence(out)[0])) {
     auto seq = py::reinterpret_borrow<py::sequence>(out);
-    std::vector<array> v = {seq[0].cast<array>()};
+    std::vector<array> v = {array_ref(seq[0])};
     for (size_t i = 1; i < seq.size(); ++i) {
       auto aux = tree_arrays(seq[i]);
       v.insert(v.end(), aux.begin(), aux.end());
@@ -111,7 +111,7 @@ std::vector<array> loss_and_aux(const py::object& out, const char* op) {
 }
 
 py::object rebuild_value(const py::object& out, const std::vector<array>& values) {
-  if (py::isinstance<array>(out)) return py::cast(values[0]);
+  if (is_array(out)) return py::cast(values[0]);
   auto seq = py::reinterpret_borrow<py::sequence>(out);
   py::list items;
   items.append(py::cast(values[0]));
@@ -331,8 +331,7 @@ struct CustomState {
 std::vector<array> per_leaf(py::handle result, const py::tuple& like, const char* op,
                             const char* what) {
   py::object r = py::reinterpret_borrow<py::object>(result);
-  if (like.size() == 1 &&
-      !(PyTuple_Check(r.ptr()) && py::len(r) == 1 && py::isinstance<array>(like[0]))) {
+  if (like.size() == 1 && !(PyTuple_Check(r.ptr()) && py::len(r) == 1 && is_array(like[0]))) {
     r = py::make_tuple(r);
   }
   if (!(PyTuple_Check(r.ptr()) || PyList_Check(r.ptr())) || py::len(r) != like.size()) {
@@ -431,6 +430,15 @@ void init_transforms(py::module_& m) {
   m.def(
       "eval",
       [](py::args args) {
+        // Fast path for the common call with arrays only, all of them computed already.
+        bool ready = true;
+        for (auto a : args)
+          ready = ready && is_array(a) && array_ref(a).status() == array::Status::available;
+        if (ready) {
+          for (auto a : args)
+            if (array_ref(a).error()) std::rethrow_exception(array_ref(a).error());
+          return;
+        }
         auto arrays = tree_arrays(args);
         py::gil_scoped_release nogil;
         eval(std::move(arrays));

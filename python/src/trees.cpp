@@ -1,5 +1,6 @@
 #include "trees.h"
 
+#include "convert.h"
 #include "kiln/utils.h"
 
 namespace kiln::python {
@@ -33,7 +34,7 @@ void walk(py::handle h, const Leaf& leaf, int depth, const char* op) {
 
 py::object map(py::handle h, const std::function<py::object(const array&)>& fn, int depth) {
   check_depth(depth, "tree");
-  if (py::isinstance<array>(h)) return fn(h.cast<const array&>());
+  if (is_array(h)) return fn(array_ref(h));
   if (PyList_Check(h.ptr())) {
     py::list out;
     for (auto item : py::reinterpret_borrow<py::list>(h)) out.append(map(item, fn, depth + 1));
@@ -63,7 +64,7 @@ void expand(py::handle spec, py::handle tree, std::vector<std::optional<int>>& o
     walk(
         tree,
         [&](py::handle leaf) {
-          if (py::isinstance<array>(leaf)) out.push_back(ax);
+          if (is_array(leaf)) out.push_back(ax);
         },
         depth, op);
     return;
@@ -108,7 +109,7 @@ std::vector<array> tree_arrays(py::handle tree) {
   walk(
       tree,
       [&](py::handle leaf) {
-        if (py::isinstance<array>(leaf)) out.push_back(leaf.cast<array>());
+        if (is_array(leaf)) out.push_back(array_ref(leaf));
       },
       0, "tree");
   return out;
@@ -119,13 +120,13 @@ std::vector<array> tree_arrays_strict(py::handle tree, const char* op, const std
   walk(
       tree,
       [&](py::handle leaf) {
-        if (!py::isinstance<array>(leaf)) {
+        if (!is_array(leaf)) {
           throw std::invalid_argument(msg("[", op, "] ", what,
                                           " must be an array or a tree (list, tuple, "
                                           "dict) of arrays; found a leaf of type ",
                                           Py_TYPE(leaf.ptr())->tp_name, "."));
         }
-        out.push_back(leaf.cast<array>());
+        out.push_back(array_ref(leaf));
       },
       0, op);
   return out;

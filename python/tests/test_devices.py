@@ -115,7 +115,10 @@ def test_eval_from_threads(rng):
     results = [None] * 4
 
     def work(i):
-        results[i] = np.asarray(mx.exp(a * i))
+        try:
+            results[i] = np.asarray(mx.exp(a * i))
+        except Exception as e:  # re-raised below, in the test's thread
+            results[i] = e
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
     for t in threads:
@@ -123,6 +126,8 @@ def test_eval_from_threads(rng):
     for t in threads:
         t.join()
     for i, r in enumerate(results):
+        if isinstance(r, Exception):
+            raise r
         np.testing.assert_allclose(r, np.exp(an * i), rtol=1e-5)
 
 
