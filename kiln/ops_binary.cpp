@@ -14,20 +14,13 @@ namespace {
 // common shape (an impossible broadcast throws, tagged with `op`); `out_dtype` defaults to
 // `in_dtype`.
 template <typename P>
-array make_binary(
-    const char* op,
-    const array& a,
-    const array& b,
-    Dtype in_dtype,
-    std::optional<Dtype> out_dtype,
-    const Stream& s) {
+array make_binary(const char* op, const array& a, const array& b, Dtype in_dtype,
+                  std::optional<Dtype> out_dtype, const Stream& s) {
   Shape shape = broadcast_shapes(a.shape(), b.shape(), op);
-  std::vector<array> in{
-      broadcast_to(astype(a, in_dtype, s), shape, s),
-      broadcast_to(astype(b, in_dtype, s), shape, s)};
-  return array(
-      std::move(shape), out_dtype.value_or(in_dtype), std::make_shared<P>(s),
-      std::move(in));
+  std::vector<array> in{broadcast_to(astype(a, in_dtype, s), shape, s),
+                        broadcast_to(astype(b, in_dtype, s), shape, s)};
+  return array(std::move(shape), out_dtype.value_or(in_dtype), std::make_shared<P>(s),
+               std::move(in));
 }
 
 [[noreturn]] void unsupported(const char* op, Dtype d, const char* why) {
@@ -182,23 +175,59 @@ array right_shift(const array& a, const array& b, StreamOrDevice s) {
 
 // ---------------------------------------------------------------- operators
 
-array operator+(const array& a, const array& b) { return add(a, b); }
-array operator-(const array& a, const array& b) { return subtract(a, b); }
-array operator*(const array& a, const array& b) { return multiply(a, b); }
-array operator/(const array& a, const array& b) { return divide(a, b); }
-array operator%(const array& a, const array& b) { return remainder(a, b); }
-array operator==(const array& a, const array& b) { return equal(a, b); }
-array operator!=(const array& a, const array& b) { return not_equal(a, b); }
-array operator<(const array& a, const array& b) { return less(a, b); }
-array operator<=(const array& a, const array& b) { return less_equal(a, b); }
-array operator>(const array& a, const array& b) { return greater(a, b); }
-array operator>=(const array& a, const array& b) { return greater_equal(a, b); }
-array operator&&(const array& a, const array& b) { return logical_and(a, b); }
-array operator||(const array& a, const array& b) { return logical_or(a, b); }
-array operator&(const array& a, const array& b) { return bitwise_and(a, b); }
-array operator|(const array& a, const array& b) { return bitwise_or(a, b); }
-array operator^(const array& a, const array& b) { return bitwise_xor(a, b); }
-array operator<<(const array& a, const array& b) { return left_shift(a, b); }
-array operator>>(const array& a, const array& b) { return right_shift(a, b); }
+array operator+(const array& a, const array& b) {
+  return add(a, b);
+}
+array operator-(const array& a, const array& b) {
+  return subtract(a, b);
+}
+array operator*(const array& a, const array& b) {
+  return multiply(a, b);
+}
+array operator/(const array& a, const array& b) {
+  return divide(a, b);
+}
+array operator%(const array& a, const array& b) {
+  return remainder(a, b);
+}
+array operator==(const array& a, const array& b) {
+  return equal(a, b);
+}
+array operator!=(const array& a, const array& b) {
+  return not_equal(a, b);
+}
+array operator<(const array& a, const array& b) {
+  return less(a, b);
+}
+array operator<=(const array& a, const array& b) {
+  return less_equal(a, b);
+}
+array operator>(const array& a, const array& b) {
+  return greater(a, b);
+}
+array operator>=(const array& a, const array& b) {
+  return greater_equal(a, b);
+}
+array operator&&(const array& a, const array& b) {
+  return logical_and(a, b);
+}
+array operator||(const array& a, const array& b) {
+  return logical_or(a, b);
+}
+array operator&(const array& a, const array& b) {
+  return bitwise_and(a, b);
+}
+array operator|(const array& a, const array& b) {
+  return bitwise_or(a, b);
+}
+array operator^(const array& a, const array& b) {
+  return bitwise_xor(a, b);
+}
+array operator<<(const array& a, const array& b) {
+  return left_shift(a, b);
+}
+array operator>>(const array& a, const array& b) {
+  return right_shift(a, b);
+}
 
 }  // namespace kiln

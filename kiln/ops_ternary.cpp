@@ -13,18 +13,14 @@ array where(const array& condition, const array& x, const array& y, StreamOrDevi
   auto stream = to_stream(s);
   Shape shape = broadcast_shapes({condition, x, y}, "where");
   Dtype dtype = promote_types(x.dtype(), y.dtype());
-  std::vector<array> in{
-      broadcast_to(astype(condition, bool_, stream), shape, stream),
-      broadcast_to(astype(x, dtype, stream), shape, stream),
-      broadcast_to(astype(y, dtype, stream), shape, stream)};
+  std::vector<array> in{broadcast_to(astype(condition, bool_, stream), shape, stream),
+                        broadcast_to(astype(x, dtype, stream), shape, stream),
+                        broadcast_to(astype(y, dtype, stream), shape, stream)};
   return array(std::move(shape), dtype, std::make_shared<Select>(stream), std::move(in));
 }
 
-array clip(
-    const array& a,
-    const std::optional<array>& a_min,
-    const std::optional<array>& a_max,
-    StreamOrDevice s) {
+array clip(const array& a, const std::optional<array>& a_min, const std::optional<array>& a_max,
+           StreamOrDevice s) {
   if (!a_min && !a_max) {
     throw std::invalid_argument("[clip] At least one of a_min and a_max must be given.");
   }
@@ -35,8 +31,8 @@ array clip(
   return out;
 }
 
-array isclose(
-    const array& a, const array& b, double rtol, double atol, bool equal_nan, StreamOrDevice s) {
+array isclose(const array& a, const array& b, double rtol, double atol, bool equal_nan,
+              StreamOrDevice s) {
   auto stream = to_stream(s);
   Dtype t = promote_types(a.dtype(), b.dtype());
   if (!is_inexact(t)) t = float32;
@@ -54,8 +50,8 @@ array isclose(
   return close;
 }
 
-array allclose(
-    const array& a, const array& b, double rtol, double atol, bool equal_nan, StreamOrDevice s) {
+array allclose(const array& a, const array& b, double rtol, double atol, bool equal_nan,
+               StreamOrDevice s) {
   return all(isclose(a, b, rtol, atol, equal_nan, s), false, s);
 }
 

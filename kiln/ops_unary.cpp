@@ -14,7 +14,9 @@ namespace kiln {
 namespace {
 
 // Transcendental functions compute in a floating type: integers and bool become float32.
-Dtype inexact_dtype(Dtype d) { return is_inexact(d) ? d : float32; }
+Dtype inexact_dtype(Dtype d) {
+  return is_inexact(d) ? d : float32;
+}
 
 template <typename P>
 array make_unary(const array& a, Dtype out_dtype, const Stream& s) {
@@ -83,33 +85,81 @@ array square(const array& a, StreamOrDevice s) {
   return make_unary<Square>(a, a.dtype(), to_stream(s));
 }
 
-array operator-(const array& a) { return negative(a); }
+array operator-(const array& a) {
+  return negative(a);
+}
 
 // ---------------------------------------------------------------- floating-point math
 
-array sqrt(const array& a, StreamOrDevice s) { return math<Sqrt>(a, s); }
-array rsqrt(const array& a, StreamOrDevice s) { return math<Rsqrt>(a, s); }
-array exp(const array& a, StreamOrDevice s) { return math<Exp>(a, s); }
-array expm1(const array& a, StreamOrDevice s) { return math<Expm1>(a, s); }
-array log(const array& a, StreamOrDevice s) { return math<Log>(a, s); }
-array log1p(const array& a, StreamOrDevice s) { return math<Log1p>(a, s); }
-array log2(const array& a, StreamOrDevice s) { return math<Log2>(a, s); }
-array log10(const array& a, StreamOrDevice s) { return math<Log10>(a, s); }
-array sin(const array& a, StreamOrDevice s) { return math<Sin>(a, s); }
-array cos(const array& a, StreamOrDevice s) { return math<Cos>(a, s); }
-array tan(const array& a, StreamOrDevice s) { return math<Tan>(a, s); }
-array arcsin(const array& a, StreamOrDevice s) { return math<ArcSin>(a, s); }
-array arccos(const array& a, StreamOrDevice s) { return math<ArcCos>(a, s); }
-array arctan(const array& a, StreamOrDevice s) { return math<ArcTan>(a, s); }
-array sinh(const array& a, StreamOrDevice s) { return math<Sinh>(a, s); }
-array cosh(const array& a, StreamOrDevice s) { return math<Cosh>(a, s); }
-array tanh(const array& a, StreamOrDevice s) { return math<Tanh>(a, s); }
-array arcsinh(const array& a, StreamOrDevice s) { return math<ArcSinh>(a, s); }
-array arccosh(const array& a, StreamOrDevice s) { return math<ArcCosh>(a, s); }
-array arctanh(const array& a, StreamOrDevice s) { return math<ArcTanh>(a, s); }
-array sigmoid(const array& a, StreamOrDevice s) { return math<Sigmoid>(a, s); }
-array erf(const array& a, StreamOrDevice s) { return real_math<Erf>(a, s, "erf"); }
-array erfinv(const array& a, StreamOrDevice s) { return real_math<ErfInv>(a, s, "erfinv"); }
+array sqrt(const array& a, StreamOrDevice s) {
+  return math<Sqrt>(a, s);
+}
+array rsqrt(const array& a, StreamOrDevice s) {
+  return math<Rsqrt>(a, s);
+}
+array exp(const array& a, StreamOrDevice s) {
+  return math<Exp>(a, s);
+}
+array expm1(const array& a, StreamOrDevice s) {
+  return math<Expm1>(a, s);
+}
+array log(const array& a, StreamOrDevice s) {
+  return math<Log>(a, s);
+}
+array log1p(const array& a, StreamOrDevice s) {
+  return math<Log1p>(a, s);
+}
+array log2(const array& a, StreamOrDevice s) {
+  return math<Log2>(a, s);
+}
+array log10(const array& a, StreamOrDevice s) {
+  return math<Log10>(a, s);
+}
+array sin(const array& a, StreamOrDevice s) {
+  return math<Sin>(a, s);
+}
+array cos(const array& a, StreamOrDevice s) {
+  return math<Cos>(a, s);
+}
+array tan(const array& a, StreamOrDevice s) {
+  return math<Tan>(a, s);
+}
+array arcsin(const array& a, StreamOrDevice s) {
+  return math<ArcSin>(a, s);
+}
+array arccos(const array& a, StreamOrDevice s) {
+  return math<ArcCos>(a, s);
+}
+array arctan(const array& a, StreamOrDevice s) {
+  return math<ArcTan>(a, s);
+}
+array sinh(const array& a, StreamOrDevice s) {
+  return math<Sinh>(a, s);
+}
+array cosh(const array& a, StreamOrDevice s) {
+  return math<Cosh>(a, s);
+}
+array tanh(const array& a, StreamOrDevice s) {
+  return math<Tanh>(a, s);
+}
+array arcsinh(const array& a, StreamOrDevice s) {
+  return math<ArcSinh>(a, s);
+}
+array arccosh(const array& a, StreamOrDevice s) {
+  return math<ArcCosh>(a, s);
+}
+array arctanh(const array& a, StreamOrDevice s) {
+  return math<ArcTanh>(a, s);
+}
+array sigmoid(const array& a, StreamOrDevice s) {
+  return math<Sigmoid>(a, s);
+}
+array erf(const array& a, StreamOrDevice s) {
+  return real_math<Erf>(a, s, "erf");
+}
+array erfinv(const array& a, StreamOrDevice s) {
+  return real_math<ErfInv>(a, s, "erfinv");
+}
 
 array reciprocal(const array& a, StreamOrDevice s) {
   auto stream = to_stream(s);
@@ -119,8 +169,12 @@ array reciprocal(const array& a, StreamOrDevice s) {
 
 // ---------------------------------------------------------------- rounding
 
-array floor(const array& a, StreamOrDevice s) { return rounding<Floor>(a, s, "floor"); }
-array ceil(const array& a, StreamOrDevice s) { return rounding<Ceil>(a, s, "ceil"); }
+array floor(const array& a, StreamOrDevice s) {
+  return rounding<Floor>(a, s, "floor");
+}
+array ceil(const array& a, StreamOrDevice s) {
+  return rounding<Ceil>(a, s, "ceil");
+}
 
 array round(const array& a, int decimals, StreamOrDevice s) {
   if (decimals == 0) return rounding<Round>(a, s, "round");
@@ -139,15 +193,17 @@ array round(const array& a, int decimals, StreamOrDevice s) {
   Dtype work = a.dtype() == float16 || a.dtype() == bfloat16 ? float32 : a.dtype();
   array x = astype(a, work, stream);
   array f(std::pow(10.0, std::abs(decimals)), work);
-  array r = make_unary<Round>(decimals > 0 ? multiply(x, f, stream) : divide(x, f, stream),
-                              work, stream);
+  array r =
+      make_unary<Round>(decimals > 0 ? multiply(x, f, stream) : divide(x, f, stream), work, stream);
   r = decimals > 0 ? divide(r, f, stream) : multiply(r, f, stream);
   return astype(r, a.dtype(), stream);
 }
 
 // ---------------------------------------------------------------- logic and bits
 
-array logical_not(const array& a, StreamOrDevice s) { return predicate<LogicalNot>(a, s); }
+array logical_not(const array& a, StreamOrDevice s) {
+  return predicate<LogicalNot>(a, s);
+}
 
 array bitwise_invert(const array& a, StreamOrDevice s) {
   if (!is_integral(a.dtype())) {
@@ -157,14 +213,24 @@ array bitwise_invert(const array& a, StreamOrDevice s) {
   return make_unary<BitwiseInvert>(a, a.dtype(), to_stream(s));
 }
 
-array operator!(const array& a) { return logical_not(a); }
-array operator~(const array& a) { return bitwise_invert(a); }
+array operator!(const array& a) {
+  return logical_not(a);
+}
+array operator~(const array& a) {
+  return bitwise_invert(a);
+}
 
 // ---------------------------------------------------------------- classification
 
-array isnan(const array& a, StreamOrDevice s) { return predicate<IsNaN>(a, s); }
-array isinf(const array& a, StreamOrDevice s) { return predicate<IsInf>(a, s); }
-array isfinite(const array& a, StreamOrDevice s) { return predicate<IsFinite>(a, s); }
+array isnan(const array& a, StreamOrDevice s) {
+  return predicate<IsNaN>(a, s);
+}
+array isinf(const array& a, StreamOrDevice s) {
+  return predicate<IsInf>(a, s);
+}
+array isfinite(const array& a, StreamOrDevice s) {
+  return predicate<IsFinite>(a, s);
+}
 
 array isposinf(const array& a, StreamOrDevice s) {
   reject_complex(a, "isposinf");

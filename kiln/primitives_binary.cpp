@@ -37,65 +37,58 @@ array selected(int arg, const array& a_wins, const array& a, const Stream& s) {
 
 }  // namespace
 
-#define KILN_BINARY_VMAP(NAME, FN)                                        \
-  std::pair<std::vector<array>, std::vector<int>> NAME::vmap(             \
-      const std::vector<array>& inputs, const std::vector<int>& axes) {   \
-    auto [in, axis] = vmap_elementwise(inputs, axes, stream());           \
-    return {{FN(in[0], in[1], stream())}, {axis}};                        \
+#define KILN_BINARY_VMAP(NAME, FN)                                                             \
+  std::pair<std::vector<array>, std::vector<int>> NAME::vmap(const std::vector<array>& inputs, \
+                                                             const std::vector<int>& axes) {   \
+    auto [in, axis] = vmap_elementwise(inputs, axes, stream());                                \
+    return {{FN(in[0], in[1], stream())}, {axis}};                                             \
   }
 
 // jvp, vjp and vmap of NAME computing FN(a, b), whose partial action on g for input `arg`
 // (0: a, 1: b) is the expression given last, of (arg, g, a, b, y, s) with y = FN(a, b).
-#define KILN_SMOOTH_BINARY(NAME, FN, ...)                                                 \
-  namespace {                                                                             \
-  array NAME##_partial(                                                                   \
-      int arg, const array& g, const array& a, const array& b, const array& y,            \
-      const Stream& s) {                                                                  \
-    (void)a, (void)b, (void)y;                                                            \
-    return __VA_ARGS__;                                                                   \
-  }                                                                                       \
-  }                                                                                       \
-  std::vector<array> NAME::jvp(                                                           \
-      const std::vector<array>& primals,                                                  \
-      const std::vector<array>& tangents,                                                 \
-      const std::vector<int>& argnums) {                                                  \
-    const array &a = primals[0], &b = primals[1];                                         \
-    array y = FN(a, b, stream());                                                         \
-    array out = NAME##_partial(argnums[0], tangents[0], a, b, y, stream());               \
-    for (size_t i = 1; i < argnums.size(); ++i) {                                         \
-      out = add(out, NAME##_partial(argnums[i], tangents[i], a, b, y, stream()), stream()); \
-    }                                                                                     \
-    return {out};                                                                         \
-  }                                                                                       \
-  std::vector<array> NAME::vjp(                                                           \
-      const std::vector<array>& primals,                                                  \
-      const std::vector<array>& cotangents,                                               \
-      const std::vector<int>& argnums,                                                    \
-      const std::vector<array>& outputs) {                                                \
-    std::vector<array> vjps;                                                              \
-    for (int arg : argnums) {                                                             \
-      vjps.push_back(NAME##_partial(                                                      \
-          arg, cotangents[0], primals[0], primals[1], outputs[0], stream()));             \
-    }                                                                                     \
-    return vjps;                                                                          \
-  }                                                                                       \
+#define KILN_SMOOTH_BINARY(NAME, FN, ...)                                                       \
+  namespace {                                                                                   \
+  array NAME##_partial(int arg, const array& g, const array& a, const array& b, const array& y, \
+                       const Stream& s) {                                                       \
+    (void)a, (void)b, (void)y;                                                                  \
+    return __VA_ARGS__;                                                                         \
+  }                                                                                             \
+  }                                                                                             \
+  std::vector<array> NAME::jvp(const std::vector<array>& primals,                               \
+                               const std::vector<array>& tangents,                              \
+                               const std::vector<int>& argnums) {                               \
+    const array &a = primals[0], &b = primals[1];                                               \
+    array y = FN(a, b, stream());                                                               \
+    array out = NAME##_partial(argnums[0], tangents[0], a, b, y, stream());                     \
+    for (size_t i = 1; i < argnums.size(); ++i) {                                               \
+      out = add(out, NAME##_partial(argnums[i], tangents[i], a, b, y, stream()), stream());     \
+    }                                                                                           \
+    return {out};                                                                               \
+  }                                                                                             \
+  std::vector<array> NAME::vjp(                                                                 \
+      const std::vector<array>& primals, const std::vector<array>& cotangents,                  \
+      const std::vector<int>& argnums, const std::vector<array>& outputs) {                     \
+    std::vector<array> vjps;                                                                    \
+    for (int arg : argnums) {                                                                   \
+      vjps.push_back(                                                                           \
+          NAME##_partial(arg, cotangents[0], primals[0], primals[1], outputs[0], stream()));    \
+    }                                                                                           \
+    return vjps;                                                                                \
+  }                                                                                             \
   KILN_BINARY_VMAP(NAME, FN)
 
 // NAME's output is integer- or bool-valued, or piecewise constant: zero derivatives.
-#define KILN_ZERO_GRAD_BINARY(NAME, FN)                                                   \
-  std::vector<array> NAME::jvp(                                                           \
-      const std::vector<array>& primals, const std::vector<array>&, const std::vector<int>&) { \
-    return {zeros_like(FN(primals[0], primals[1], stream()), stream())};                  \
-  }                                                                                       \
-  std::vector<array> NAME::vjp(                                                           \
-      const std::vector<array>& primals,                                                  \
-      const std::vector<array>&,                                                          \
-      const std::vector<int>& argnums,                                                    \
-      const std::vector<array>&) {                                                        \
-    std::vector<array> vjps;                                                              \
-    for (int arg : argnums) vjps.push_back(zeros_like(primals[arg], stream()));           \
-    return vjps;                                                                          \
-  }                                                                                       \
+#define KILN_ZERO_GRAD_BINARY(NAME, FN)                                                      \
+  std::vector<array> NAME::jvp(const std::vector<array>& primals, const std::vector<array>&, \
+                               const std::vector<int>&) {                                    \
+    return {zeros_like(FN(primals[0], primals[1], stream()), stream())};                     \
+  }                                                                                          \
+  std::vector<array> NAME::vjp(const std::vector<array>& primals, const std::vector<array>&, \
+                               const std::vector<int>& argnums, const std::vector<array>&) { \
+    std::vector<array> vjps;                                                                 \
+    for (int arg : argnums) vjps.push_back(zeros_like(primals[arg], stream()));              \
+    return vjps;                                                                             \
+  }                                                                                          \
   KILN_BINARY_VMAP(NAME, FN)
 
 // ---------------------------------------------------------------- arithmetic
@@ -109,13 +102,11 @@ KILN_SMOOTH_BINARY(Divide, divide,
 // a % b = a - b floor(a / b), with floor(a / b) locally constant.
 KILN_SMOOTH_BINARY(Remainder, remainder,
                    arg == 0 ? g : negative(multiply(g, floor_divide(a, b, s), s), s))
-KILN_SMOOTH_BINARY(Power, power,
-                   multiply(g, arg == 0 ? power_da(a, b, s) : power_db(a, y, s), s))
+KILN_SMOOTH_BINARY(Power, power, multiply(g, arg == 0 ? power_da(a, b, s) : power_db(a, y, s), s))
 // The gradient goes to the input that was selected (a on ties and where a is NaN).
 KILN_SMOOTH_BINARY(Maximum, maximum,
                    zero_where_not(selected(arg, greater_equal(a, b, s), a, s), g, s))
-KILN_SMOOTH_BINARY(Minimum, minimum,
-                   zero_where_not(selected(arg, less_equal(a, b, s), a, s), g, s))
+KILN_SMOOTH_BINARY(Minimum, minimum, zero_where_not(selected(arg, less_equal(a, b, s), a, s), g, s))
 // atan2(a, b) has gradient (b, -a) / (a^2 + b^2).
 KILN_SMOOTH_BINARY(ArcTan2, arctan2,
                    divide(multiply(g, arg == 0 ? b : negative(a, s), s),
@@ -154,21 +145,18 @@ bool Equal::is_equivalent(const Primitive& other) const {
   auto* o = dynamic_cast<const Equal*>(&other);
   return o && o->equal_nan_ == equal_nan_;
 }
-std::vector<array> Equal::jvp(
-    const std::vector<array>& primals, const std::vector<array>&, const std::vector<int>&) {
+std::vector<array> Equal::jvp(const std::vector<array>& primals, const std::vector<array>&,
+                              const std::vector<int>&) {
   return {zeros_like(equal_node(primals[0], primals[1], equal_nan_, stream()), stream())};
 }
-std::vector<array> Equal::vjp(
-    const std::vector<array>& primals,
-    const std::vector<array>&,
-    const std::vector<int>& argnums,
-    const std::vector<array>&) {
+std::vector<array> Equal::vjp(const std::vector<array>& primals, const std::vector<array>&,
+                              const std::vector<int>& argnums, const std::vector<array>&) {
   std::vector<array> vjps;
   for (int arg : argnums) vjps.push_back(zeros_like(primals[arg], stream()));
   return vjps;
 }
-std::pair<std::vector<array>, std::vector<int>> Equal::vmap(
-    const std::vector<array>& inputs, const std::vector<int>& axes) {
+std::pair<std::vector<array>, std::vector<int>> Equal::vmap(const std::vector<array>& inputs,
+                                                            const std::vector<int>& axes) {
   auto [in, axis] = vmap_elementwise(inputs, axes, stream());
   return {{equal_node(in[0], in[1], equal_nan_, stream())}, {axis}};
 }

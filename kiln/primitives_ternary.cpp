@@ -8,10 +8,9 @@ namespace kiln {
 
 // The condition is bool: no gradient (a tangent of it alone gives where(c, 0, 0) = 0).
 // x and y receive the tangent where they are chosen.
-std::vector<array> Select::jvp(
-    const std::vector<array>& primals,
-    const std::vector<array>& tangents,
-    const std::vector<int>& argnums) {
+std::vector<array> Select::jvp(const std::vector<array>& primals,
+                               const std::vector<array>& tangents,
+                               const std::vector<int>& argnums) {
   const array& cond = primals[0];
   const array zero(0, primals[1].dtype());
   array tx = zero, ty = zero;
@@ -22,25 +21,26 @@ std::vector<array> Select::jvp(
   return {where(cond, tx, ty, stream())};
 }
 
-std::vector<array> Select::vjp(
-    const std::vector<array>& primals,
-    const std::vector<array>& cotangents,
-    const std::vector<int>& argnums,
-    const std::vector<array>&) {
+std::vector<array> Select::vjp(const std::vector<array>& primals,
+                               const std::vector<array>& cotangents,
+                               const std::vector<int>& argnums, const std::vector<array>&) {
   const array& cond = primals[0];
   const array& c = cotangents[0];
   const array zero(0, c.dtype());
   std::vector<array> vjps;
   for (int arg : argnums) {
-    if (arg == 0) vjps.push_back(zeros_like(cond, stream()));
-    else if (arg == 1) vjps.push_back(where(cond, c, zero, stream()));
-    else vjps.push_back(where(cond, zero, c, stream()));
+    if (arg == 0)
+      vjps.push_back(zeros_like(cond, stream()));
+    else if (arg == 1)
+      vjps.push_back(where(cond, c, zero, stream()));
+    else
+      vjps.push_back(where(cond, zero, c, stream()));
   }
   return vjps;
 }
 
-std::pair<std::vector<array>, std::vector<int>> Select::vmap(
-    const std::vector<array>& inputs, const std::vector<int>& axes) {
+std::pair<std::vector<array>, std::vector<int>> Select::vmap(const std::vector<array>& inputs,
+                                                             const std::vector<int>& axes) {
   auto [in, axis] = vmap_elementwise(inputs, axes, stream());
   return {{where(in[0], in[1], in[2], stream())}, {axis}};
 }

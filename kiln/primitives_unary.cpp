@@ -15,64 +15,61 @@ namespace kiln {
 namespace {
 
 // A constant of x's dtype, so derivatives of half-precision inputs stay half precision.
-array constant(double v, const array& x) { return array(v, x.dtype()); }
+array constant(double v, const array& x) {
+  return array(v, x.dtype());
+}
 
-array round0(const array& x, StreamOrDevice s) { return round(x, 0, s); }
+array round0(const array& x, StreamOrDevice s) {
+  return round(x, 0, s);
+}
 
 }  // namespace
 
 // jvp, vjp and vmap of a smooth unary primitive NAME computing FN, whose derivative is
 // the expression DERIV of (x, y, s).
-#define KILN_SMOOTH_UNARY(NAME, FN, ...)                                                    \
-  namespace {                                                                               \
-  array NAME##_derivative(const array& x, const array& y, const Stream& s) {                \
-    (void)x, (void)y;                                                                       \
-    return __VA_ARGS__;                                                                     \
-  }                                                                                         \
-  }                                                                                         \
-  std::vector<array> NAME::jvp(                                                             \
-      const std::vector<array>& primals,                                                    \
-      const std::vector<array>& tangents,                                                   \
-      const std::vector<int>&) {                                                            \
-    const array& x = primals[0];                                                            \
-    return {multiply(tangents[0], NAME##_derivative(x, FN(x, stream()), stream()), stream())}; \
-  }                                                                                         \
-  std::vector<array> NAME::vjp(                                                             \
-      const std::vector<array>& primals,                                                    \
-      const std::vector<array>& cotangents,                                                 \
-      const std::vector<int>&,                                                              \
-      const std::vector<array>& outputs) {                                                  \
-    return {multiply(                                                                       \
-        cotangents[0], NAME##_derivative(primals[0], outputs[0], stream()), stream())};     \
-  }                                                                                         \
+#define KILN_SMOOTH_UNARY(NAME, FN, ...)                                                         \
+  namespace {                                                                                    \
+  array NAME##_derivative(const array& x, const array& y, const Stream& s) {                     \
+    (void)x, (void)y;                                                                            \
+    return __VA_ARGS__;                                                                          \
+  }                                                                                              \
+  }                                                                                              \
+  std::vector<array> NAME::jvp(const std::vector<array>& primals,                                \
+                               const std::vector<array>& tangents, const std::vector<int>&) {    \
+    const array& x = primals[0];                                                                 \
+    return {multiply(tangents[0], NAME##_derivative(x, FN(x, stream()), stream()), stream())};   \
+  }                                                                                              \
+  std::vector<array> NAME::vjp(const std::vector<array>& primals,                                \
+                               const std::vector<array>& cotangents, const std::vector<int>&,    \
+                               const std::vector<array>& outputs) {                              \
+    return {                                                                                     \
+        multiply(cotangents[0], NAME##_derivative(primals[0], outputs[0], stream()), stream())}; \
+  }                                                                                              \
   KILN_UNARY_VMAP(NAME, FN)
 
-#define KILN_UNARY_VMAP(NAME, FN)                                        \
-  std::pair<std::vector<array>, std::vector<int>> NAME::vmap(            \
-      const std::vector<array>& inputs, const std::vector<int>& axes) {  \
-    return {{FN(inputs[0], stream())}, axes};                            \
+#define KILN_UNARY_VMAP(NAME, FN)                                                              \
+  std::pair<std::vector<array>, std::vector<int>> NAME::vmap(const std::vector<array>& inputs, \
+                                                             const std::vector<int>& axes) {   \
+    return {{FN(inputs[0], stream())}, axes};                                                  \
   }
 
 // A piecewise-constant or integer-valued NAME: its derivative is zero wherever it exists.
-#define KILN_ZERO_GRAD_UNARY(NAME, FN)                                                  \
-  std::vector<array> NAME::jvp(                                                         \
-      const std::vector<array>& primals, const std::vector<array>&, const std::vector<int>&) { \
-    return {zeros_like(FN(primals[0], stream()), stream())};                            \
-  }                                                                                     \
-  std::vector<array> NAME::vjp(                                                         \
-      const std::vector<array>& primals,                                                \
-      const std::vector<array>&,                                                        \
-      const std::vector<int>&,                                                          \
-      const std::vector<array>&) {                                                      \
-    return {zeros_like(primals[0], stream())};                                          \
-  }                                                                                     \
+#define KILN_ZERO_GRAD_UNARY(NAME, FN)                                                       \
+  std::vector<array> NAME::jvp(const std::vector<array>& primals, const std::vector<array>&, \
+                               const std::vector<int>&) {                                    \
+    return {zeros_like(FN(primals[0], stream()), stream())};                                 \
+  }                                                                                          \
+  std::vector<array> NAME::vjp(const std::vector<array>& primals, const std::vector<array>&, \
+                               const std::vector<int>&, const std::vector<array>&) {         \
+    return {zeros_like(primals[0], stream())};                                               \
+  }                                                                                          \
   KILN_UNARY_VMAP(NAME, FN)
 
 // ---------------------------------------------------------------- arithmetic
 
 // |x|' = sign(x). For complex x the output is real: d|x| = Re(conj(sign(x)) dx).
-std::vector<array> Abs::jvp(
-    const std::vector<array>& primals, const std::vector<array>& tangents, const std::vector<int>&) {
+std::vector<array> Abs::jvp(const std::vector<array>& primals, const std::vector<array>& tangents,
+                            const std::vector<int>&) {
   const array& x = primals[0];
   array d = sign(x, stream());
   if (is_complex(x.dtype())) {
@@ -80,11 +77,8 @@ std::vector<array> Abs::jvp(
   }
   return {multiply(tangents[0], d, stream())};
 }
-std::vector<array> Abs::vjp(
-    const std::vector<array>& primals,
-    const std::vector<array>& cotangents,
-    const std::vector<int>&,
-    const std::vector<array>&) {
+std::vector<array> Abs::vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
+                            const std::vector<int>&, const std::vector<array>&) {
   // Complex: c d|x| = Re(c conj(sign(x)) dx), so the cotangent is c conj(sign(x)).
   return {multiply(cotangents[0], conjugate(sign(primals[0], stream()), stream()), stream())};
 }
@@ -112,8 +106,7 @@ KILN_SMOOTH_UNARY(Cos, cos, negative(sin(x, s), s))
 KILN_SMOOTH_UNARY(Tan, tan, add(constant(1, x), square(y, s), s))
 // asin' = 1 / sqrt(1 - x^2), acos' = -asin'
 KILN_SMOOTH_UNARY(ArcSin, arcsin, rsqrt(subtract(constant(1, x), square(x, s), s), s))
-KILN_SMOOTH_UNARY(ArcCos, arccos,
-                  negative(rsqrt(subtract(constant(1, x), square(x, s), s), s), s))
+KILN_SMOOTH_UNARY(ArcCos, arccos, negative(rsqrt(subtract(constant(1, x), square(x, s), s), s), s))
 KILN_SMOOTH_UNARY(ArcTan, arctan, reciprocal(add(constant(1, x), square(x, s), s), s))
 KILN_SMOOTH_UNARY(Sinh, sinh, cosh(x, s))
 KILN_SMOOTH_UNARY(Cosh, cosh, sinh(x, s))
@@ -150,41 +143,34 @@ KILN_ZERO_GRAD_UNARY(IsNegInf, isneginf)
 // Linear maps: the jvp applies the map; the vjp its adjoint (a real cotangent c of Real
 // comes back as c + 0i, of Imag as -i c, as MLX and JAX).
 
-std::vector<array> Real::jvp(
-    const std::vector<array>&, const std::vector<array>& tangents, const std::vector<int>&) {
+std::vector<array> Real::jvp(const std::vector<array>&, const std::vector<array>& tangents,
+                             const std::vector<int>&) {
   return {real(tangents[0], stream())};
 }
-std::vector<array> Real::vjp(
-    const std::vector<array>& primals,
-    const std::vector<array>& cotangents,
-    const std::vector<int>&,
-    const std::vector<array>&) {
+std::vector<array> Real::vjp(const std::vector<array>& primals,
+                             const std::vector<array>& cotangents, const std::vector<int>&,
+                             const std::vector<array>&) {
   return {astype(cotangents[0], primals[0].dtype(), stream())};
 }
 KILN_UNARY_VMAP(Real, real)
 
-std::vector<array> Imag::jvp(
-    const std::vector<array>&, const std::vector<array>& tangents, const std::vector<int>&) {
+std::vector<array> Imag::jvp(const std::vector<array>&, const std::vector<array>& tangents,
+                             const std::vector<int>&) {
   return {imag(tangents[0], stream())};
 }
-std::vector<array> Imag::vjp(
-    const std::vector<array>& primals,
-    const std::vector<array>& cotangents,
-    const std::vector<int>&,
-    const std::vector<array>&) {
+std::vector<array> Imag::vjp(const std::vector<array>& primals,
+                             const std::vector<array>& cotangents, const std::vector<int>&,
+                             const std::vector<array>&) {
   return {multiply(array(complex64_t(0, -1), primals[0].dtype()), cotangents[0], stream())};
 }
 KILN_UNARY_VMAP(Imag, imag)
 
-std::vector<array> Conjugate::jvp(
-    const std::vector<array>&, const std::vector<array>& tangents, const std::vector<int>&) {
+std::vector<array> Conjugate::jvp(const std::vector<array>&, const std::vector<array>& tangents,
+                                  const std::vector<int>&) {
   return {conjugate(tangents[0], stream())};
 }
-std::vector<array> Conjugate::vjp(
-    const std::vector<array>&,
-    const std::vector<array>& cotangents,
-    const std::vector<int>&,
-    const std::vector<array>&) {
+std::vector<array> Conjugate::vjp(const std::vector<array>&, const std::vector<array>& cotangents,
+                                  const std::vector<int>&, const std::vector<array>&) {
   return {conjugate(cotangents[0], stream())};
 }
 KILN_UNARY_VMAP(Conjugate, conjugate)

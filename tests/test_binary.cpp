@@ -35,17 +35,25 @@ enum class Rule {
 
 std::optional<Dtype> result_dtype(Rule rule, Dtype t) {
   switch (rule) {
-    case Rule::arithmetic: return t;
-    case Rule::no_bool: return t == bool_ ? std::nullopt : std::optional(t);
-    case Rule::true_divide: return is_inexact(t) ? t : float32;
-    case Rule::real: return is_complex(t) ? std::nullopt : std::optional(t);
+    case Rule::arithmetic:
+      return t;
+    case Rule::no_bool:
+      return t == bool_ ? std::nullopt : std::optional(t);
+    case Rule::true_divide:
+      return is_inexact(t) ? t : float32;
+    case Rule::real:
+      return is_complex(t) ? std::nullopt : std::optional(t);
     case Rule::real_inexact:
       if (is_complex(t)) return std::nullopt;
       return is_floating_point(t) ? t : float32;
-    case Rule::compare: return bool_;
-    case Rule::compare_real: return is_complex(t) ? std::nullopt : std::optional(bool_);
-    case Rule::logical: return bool_;
-    case Rule::integral: return is_integral(t) ? std::optional(t) : std::nullopt;
+    case Rule::compare:
+      return bool_;
+    case Rule::compare_real:
+      return is_complex(t) ? std::nullopt : std::optional(bool_);
+    case Rule::logical:
+      return bool_;
+    case Rule::integral:
+      return is_integral(t) ? std::optional(t) : std::nullopt;
     case Rule::shift:
       if (!is_integral(t)) return std::nullopt;
       return t == bool_ ? uint8 : t;
@@ -93,7 +101,9 @@ double logaddexp_ref(double a, double b, bool) {
   double m = std::max(a, b);
   return std::isnan(a - b) ? kNaN : m + std::log1p(std::exp(-std::abs(a - b)));
 }
-int64_t to_int(double v) { return static_cast<int64_t>(v); }
+int64_t to_int(double v) {
+  return static_cast<int64_t>(v);
+}
 
 #define OP2(NAME) [](const array& a, const array& b) { return NAME(a, b); }
 
@@ -109,8 +119,8 @@ const std::vector<BinaryCase>& cases() {
        [](cd a, cd b) { return a / b; }, Rule::true_divide, -3, 3, -3, 3},
       {"floor_divide", OP2(floor_divide), floor_div_ref, nullptr, Rule::real, -9, 9, -4, 4},
       {"remainder", OP2(remainder), remainder_ref, nullptr, Rule::real, -9, 9, -4, 4},
-      {"power", OP2(power), power_ref, [](cd a, cd b) { return std::pow(a, b); },
-       Rule::arithmetic, -3, 4, -2, 4},
+      {"power", OP2(power), power_ref, [](cd a, cd b) { return std::pow(a, b); }, Rule::arithmetic,
+       -3, 4, -2, 4},
       {"maximum", OP2(maximum), [](double a, double b, bool) { return std::max(a, b); }, nullptr,
        Rule::real, -3, 3, -3, 3, true},
       {"minimum", OP2(minimum), [](double a, double b, bool) { return std::min(a, b); }, nullptr,
@@ -128,9 +138,8 @@ const std::vector<BinaryCase>& cases() {
        nullptr, Rule::compare_real, -2, 2, -2, 2, true},
       {"greater", OP2(greater), [](double a, double b, bool) { return double(a > b); }, nullptr,
        Rule::compare_real, -2, 2, -2, 2, true},
-      {"greater_equal", OP2(greater_equal),
-       [](double a, double b, bool) { return double(a >= b); }, nullptr, Rule::compare_real, -2, 2,
-       -2, 2, true},
+      {"greater_equal", OP2(greater_equal), [](double a, double b, bool) { return double(a >= b); },
+       nullptr, Rule::compare_real, -2, 2, -2, 2, true},
       {"logical_and", OP2(logical_and),
        [](double a, double b, bool) { return double(a != 0 && b != 0); },
        [](cd a, cd b) { return cd(a != 0.0 && b != 0.0); }, Rule::logical, -1, 2, -1, 2, true},
@@ -147,10 +156,12 @@ const std::vector<BinaryCase>& cases() {
        [](double a, double b, bool) { return double(to_int(a) ^ to_int(b)); }, nullptr,
        Rule::integral, -100, 100, -100, 100},
       {"left_shift", OP2(left_shift),
-       [](double a, double b, bool) { return a * std::ldexp(1.0, static_cast<int>(b)); },
-       nullptr, Rule::shift, -50, 50, 0, 7},
+       [](double a, double b, bool) { return a * std::ldexp(1.0, static_cast<int>(b)); }, nullptr,
+       Rule::shift, -50, 50, 0, 7},
       {"right_shift", OP2(right_shift),
-       [](double a, double b, bool) { return std::floor(a / std::ldexp(1.0, static_cast<int>(b))); },
+       [](double a, double b, bool) {
+         return std::floor(a / std::ldexp(1.0, static_cast<int>(b)));
+       },
        nullptr, Rule::shift, -50, 50, 0, 7},
   };
   return table;
@@ -178,8 +189,8 @@ double wrap(double v, Dtype d) {
 void check(const BinaryCase& c, const array& a, const array& b, const std::string& what) {
   Dtype t = promote_types(a.dtype(), b.dtype());
   auto od = result_dtype(c.rule, t);
-  SCOPED_TRACE(std::string(c.name) + " " + what + " " + std::string(dtype_name(a.dtype())) +
-               " x " + std::string(dtype_name(b.dtype())));
+  SCOPED_TRACE(std::string(c.name) + " " + what + " " + std::string(dtype_name(a.dtype())) + " x " +
+               std::string(dtype_name(b.dtype())));
   if (!od) {
     try {
       c.op(a, b).eval();
@@ -211,8 +222,8 @@ void check(const BinaryCase& c, const array& a, const array& b, const std::strin
   }
   // The compute dtype: what the op converted both inputs to.
   Dtype compute = c.rule == Rule::compare || c.rule == Rule::compare_real ? t
-                  : c.rule == Rule::logical                                ? bool_
-                                                                           : *od;
+                  : c.rule == Rule::logical                               ? bool_
+                                                                          : *od;
   bool integral = is_integral(compute);
   auto xa = test::to_double(ab), xb = test::to_double(bb);
   std::vector<double> want(xa.size());
@@ -257,9 +268,9 @@ TEST(Binary, EveryOpEveryDtypeEveryLayout) {
 // Mixed dtypes promote (promote_types) before the op's own rule applies.
 TEST(Binary, MixedDtypesPromote) {
   const std::vector<std::pair<Dtype, Dtype>> pairs = {
-      {int8, uint8},    {int32, float16}, {bool_, int8},     {uint16, int32},
+      {int8, uint8},    {int32, float16},    {bool_, int8},      {uint16, int32},
       {uint64, int64},  {float16, bfloat16}, {float32, float64}, {int64, float32},
-      {bool_, float32}, {int16, complex64}, {uint8, bool_}};
+      {bool_, float32}, {int16, complex64},  {uint8, bool_}};
   for (const auto& c : cases()) {
     for (auto [da, db] : pairs) {
       check(c, random_operand({3, 4}, da, c.alo, c.ahi, c.ties),
@@ -304,8 +315,9 @@ TEST(Binary, ShiftCountsOutOfRange) {
   array one = array({1, 1, 1, 1}, int32);
   EXPECT_EQ(test::to_double(left_shift(one, array({31, 32, 100, -1}, int32))),
             (std::vector<double>{-2147483648.0, 0, 0, 0}));
-  EXPECT_EQ(test::to_double(right_shift(array({-8, 8, -8, 8}, int32), array({40, 40, -1, 3}, int32))),
-            (std::vector<double>{-1, 0, -1, 1}));
+  EXPECT_EQ(
+      test::to_double(right_shift(array({-8, 8, -8, 8}, int32), array({40, 40, -1, 3}, int32))),
+      (std::vector<double>{-1, 0, -1, 1}));
   array u = array({uint8_t(0x81), uint8_t(0x81)}, uint8);
   EXPECT_EQ(test::to_double(left_shift(u, array({uint8_t(1), uint8_t(8)}, uint8))),
             (std::vector<double>{2, 0}));
@@ -334,7 +346,8 @@ TEST(Binary, NaNPropagationAndInfinities) {
     test::expect_allclose(maximum(a, b), {5}, {kNaN, kNaN, kNaN, 2.0, kInf});
     test::expect_allclose(minimum(a, b), {5}, {kNaN, kNaN, kNaN, -kInf, 2.0});
     test::expect_allclose(
-        logaddexp(array({-kInf, kInf, 1.0, kNaN, 60.0}, d), array({-kInf, kInf, kNaN, 1.0, 60.0}, d)),
+        logaddexp(array({-kInf, kInf, 1.0, kNaN, 60.0}, d),
+                  array({-kInf, kInf, kNaN, 1.0, 60.0}, d)),
         {5}, test::to_double(array({-kInf, kInf, kNaN, kNaN, 60.0 + std::numbers::ln2}, d)));
     EXPECT_EQ(test::to_double(equal(a, b)), (std::vector<double>{0, 0, 0, 0, 0}));
     EXPECT_EQ(test::to_double(not_equal(a, b)), (std::vector<double>{1, 1, 1, 1, 1}));
@@ -419,7 +432,8 @@ TEST(Binary, DonatedInputs) {
   // Different item size: comparisons cannot take a float32 buffer.
   array cmp = greater(add(a, b), b);
   auto c = test::to_double(cmp);
-  for (size_t i = 0; i < c.size(); ++i) EXPECT_EQ(c[i], double(float(xa[i] + xb[i]) > float(xb[i])));
+  for (size_t i = 0; i < c.size(); ++i)
+    EXPECT_EQ(c[i], double(float(xa[i] + xb[i]) > float(xb[i])));
 }
 
 // Large inputs take the multi-threaded flat and strided paths.
@@ -444,10 +458,10 @@ TEST(Binary, GradientsMatchFiniteDifferences) {
     std::function<array(const array&, const array&)> f;
     double alo, ahi, blo, bhi;
   };
-  std::vector<G> fs = {{OP2(divide), -2, 2, 0.5, 2},   {OP2(power), 0.5, 2, -2, 2},
-                       {OP2(arctan2), -2, 2, -2, 2},   {OP2(logaddexp), -3, 3, -3, 3},
+  std::vector<G> fs = {{OP2(divide), -2, 2, 0.5, 2},     {OP2(power), 0.5, 2, -2, 2},
+                       {OP2(arctan2), -2, 2, -2, 2},     {OP2(logaddexp), -3, 3, -3, 3},
                        {OP2(remainder), 0.1, 5, 0.7, 2}, {OP2(maximum), -2, 2, -2, 2},
-                       {OP2(minimum), -2, 2, -2, 2},   {OP2(multiply), -2, 2, -2, 2}};
+                       {OP2(minimum), -2, 2, -2, 2},     {OP2(multiply), -2, 2, -2, 2}};
   const double h = 1e-6;
   for (const auto& g : fs) {
     array a = test::random_array({6}, float64, g.alo, g.ahi);

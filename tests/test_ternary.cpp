@@ -36,7 +36,8 @@ void check_where(const array& c, const array& x, const array& y, const std::stri
   ASSERT_EQ(out.dtype(), promote_types(x.dtype(), y.dtype()));
   auto cs = test::to_double(broadcast_to(c, shape));
   if (is_complex(out.dtype())) {
-    auto xs = test::to_complex(broadcast_to(x, shape)), ys = test::to_complex(broadcast_to(y, shape));
+    auto xs = test::to_complex(broadcast_to(x, shape)),
+         ys = test::to_complex(broadcast_to(y, shape));
     auto got = test::to_complex(out);
     for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], cs[i] != 0 ? xs[i] : ys[i]) << i;
     return;
@@ -89,7 +90,9 @@ TEST(Where, ConditionOfAnyDtypeAndPromotion) {
 }
 
 TEST(Where, Errors) {
-  EXPECT_EQ(message_of([] { where(array({true, false}), array({1, 2, 3}), array(0)); }),
+  EXPECT_EQ(message_of([] {
+              where(array({true, false}), array({1, 2, 3}), array(0));
+            }),
             "[where] Shapes (2,) and (3,) cannot be broadcast.");
 }
 
@@ -186,7 +189,8 @@ TEST(IsClose, SpecialValuesBroadcastingAndComplex) {
   EXPECT_EQ(test::to_double(isclose(a, b)), (std::vector<double>{1, 0, 1, 0, 0, 0, 1, 1}));
   EXPECT_EQ(test::to_double(isclose(a, b, 1e-5, 1e-8, true)),
             (std::vector<double>{1, 0, 1, 1, 0, 0, 1, 1}));
-  array m = isclose(array({1.0f, 2.0f, 3.0f}, {3, 1}), array({1.0f, 2.000001f, 4.0f, 3.0f}, {1, 4}));
+  array m =
+      isclose(array({1.0f, 2.0f, 3.0f}, {3, 1}), array({1.0f, 2.000001f, 4.0f, 3.0f}, {1, 4}));
   EXPECT_EQ(m.shape(), (Shape{3, 4}));
   EXPECT_EQ(test::to_double(m), (std::vector<double>{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1}));
   array z = array(std::vector<complex64_t>{{1, 1}, {1, 1}}.begin(), {2}, complex64);
@@ -215,7 +219,7 @@ TEST(ArrayEqual, ShapesValuesDtypesAndNaN) {
   EXPECT_TRUE(array_equal(a, a).item<bool>());
   EXPECT_TRUE(array_equal(a, astype(a, float32)).item<bool>());  // values, not dtypes
   EXPECT_TRUE(array_equal(transpose(transpose(a)), copy(a)).item<bool>());
-  EXPECT_FALSE(array_equal(a, reshape(a, {4, 3})).item<bool>());   // shapes differ
+  EXPECT_FALSE(array_equal(a, reshape(a, {4, 3})).item<bool>());  // shapes differ
   EXPECT_FALSE(array_equal(a, broadcast_to(a, {2, 3, 4})).item<bool>());
   array b = add(a, astype(test::random_array({3, 4}, bool_), int32));
   auto xa = test::to_double(a), xb = test::to_double(b);

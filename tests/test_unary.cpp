@@ -49,13 +49,20 @@ std::optional<Dtype> result_dtype(const UnaryCase& c, Dtype in) {
     case Rule::real_math:
       if (is_complex(in)) return std::nullopt;
       return is_inexact(in) ? in : float32;
-    case Rule::keep: return in;
-    case Rule::keep_no_bool: return in == bool_ ? std::nullopt : std::optional(in);
-    case Rule::abs: return is_complex(in) ? float32 : in;
-    case Rule::rounding: return is_complex(in) ? std::nullopt : std::optional(in);
-    case Rule::predicate: return bool_;
-    case Rule::real_predicate: return is_complex(in) ? std::nullopt : std::optional(bool_);
-    case Rule::integral: return is_integral(in) ? std::optional(in) : std::nullopt;
+    case Rule::keep:
+      return in;
+    case Rule::keep_no_bool:
+      return in == bool_ ? std::nullopt : std::optional(in);
+    case Rule::abs:
+      return is_complex(in) ? float32 : in;
+    case Rule::rounding:
+      return is_complex(in) ? std::nullopt : std::optional(in);
+    case Rule::predicate:
+      return bool_;
+    case Rule::real_predicate:
+      return is_complex(in) ? std::nullopt : std::optional(bool_);
+    case Rule::integral:
+      return is_integral(in) ? std::optional(in) : std::nullopt;
   }
   return std::nullopt;
 }
@@ -83,8 +90,12 @@ std::vector<double> as_dtype(const std::vector<double>& v, Dtype d, const Shape&
   return test::to_double(array(v.begin(), shape, d));
 }
 
-double sign_ref(double x) { return x > 0 ? 1 : (x < 0 ? -1 : x); }
-double sigmoid_ref(double x) { return 1 / (1 + std::exp(-x)); }
+double sign_ref(double x) {
+  return x > 0 ? 1 : (x < 0 ? -1 : x);
+}
+double sigmoid_ref(double x) {
+  return 1 / (1 + std::exp(-x));
+}
 double erfinv_ref(double y) {
   // Bisection on erf: slow but independent of the implementation under test.
   if (std::isnan(y)) return y;
@@ -105,8 +116,7 @@ const std::vector<UnaryCase>& cases() {
        Rule::abs},
       {"negative", OP(negative), [](double x) { return -x; }, [](cd z) { return -z; },
        Rule::keep_no_bool},
-      {"sign", OP(sign), sign_ref, [](cd z) { return z == 0.0 ? z : z / std::abs(z); },
-       Rule::keep},
+      {"sign", OP(sign), sign_ref, [](cd z) { return z == 0.0 ? z : z / std::abs(z); }, Rule::keep},
       {"square", OP(square), [](double x) { return x * x; }, [](cd z) { return z * z; },
        Rule::keep},
       {"sqrt", OP(sqrt), [](double x) { return std::sqrt(x); }, [](cd z) { return std::sqrt(z); },
@@ -157,8 +167,8 @@ const std::vector<UnaryCase>& cases() {
        Rule::math, -6.0, 6.0},
       {"floor", OP(floor), [](double x) { return std::floor(x); }, nullptr, Rule::rounding, -4, 4},
       {"ceil", OP(ceil), [](double x) { return std::ceil(x); }, nullptr, Rule::rounding, -4, 4},
-      {"round", OP(round), [](double x) { return std::nearbyint(x); }, nullptr, Rule::rounding,
-       -4, 4},
+      {"round", OP(round), [](double x) { return std::nearbyint(x); }, nullptr, Rule::rounding, -4,
+       4},
       {"logical_not", OP(logical_not), [](double x) { return double(x == 0); },
        [](cd z) { return cd(z == 0.0); }, Rule::predicate},
       {"bitwise_invert", OP(bitwise_invert), [](double x) { return -x - 1; }, nullptr,
@@ -174,10 +184,8 @@ const std::vector<UnaryCase>& cases() {
        Rule::real_predicate},
       {"isneginf", OP(isneginf), [](double x) { return double(x == -kInf); }, nullptr,
        Rule::real_predicate},
-      {"real", OP(real), [](double x) { return x; }, [](cd z) { return cd(z.real()); },
-       Rule::abs},
-      {"imag", OP(imag), [](double) { return 0.0; }, [](cd z) { return cd(z.imag()); },
-       Rule::abs},
+      {"real", OP(real), [](double x) { return x; }, [](cd z) { return cd(z.real()); }, Rule::abs},
+      {"imag", OP(imag), [](double) { return 0.0; }, [](cd z) { return cd(z.imag()); }, Rule::abs},
       {"conjugate", OP(conjugate), [](double x) { return x; }, [](cd z) { return std::conj(z); },
        Rule::keep},
   };
@@ -214,9 +222,8 @@ void check_values(const UnaryCase& c, const array& x, const array& out, const st
     return;
   }
   bool bool_invert = c.rule == Rule::integral && x.dtype() == bool_;
-  auto expected = test::map_ref(test::to_double(x), [&](double v) {
-    return bool_invert ? double(v == 0) : c.ref(v);
-  });
+  auto expected = test::map_ref(test::to_double(x),
+                                [&](double v) { return bool_invert ? double(v == 0) : c.ref(v); });
   test::expect_allclose(out, x.shape(), as_dtype(expected, od, x.shape()));
 }
 
@@ -261,8 +268,8 @@ TEST(Unary, EveryOpEveryDtypeEveryLayout) {
 
 // NaN, infinities, signed zeros, halfway cases and large values in every floating dtype.
 TEST(Unary, SpecialValues) {
-  const std::vector<double> specials = {kNaN, kInf,  -kInf, 0.0,  -0.0, 0.5,   -0.5, 1.5,  2.5,
-                                        -2.5, 1.0,   -1.0,  1e-3, 30.0, -30.0, 100., -100.};
+  const std::vector<double> specials = {kNaN, kInf, -kInf, 0.0,  -0.0, 0.5,   -0.5, 1.5,  2.5,
+                                        -2.5, 1.0,  -1.0,  1e-3, 30.0, -30.0, 100., -100.};
   const Shape shape{static_cast<int>(specials.size())};
   for (const auto& c : cases()) {
     for (Dtype d : {float16, bfloat16, float32, float64}) {
@@ -326,67 +333,84 @@ TEST(Unary, RoundDecimals) {
       // decimal kept.
       auto got = test::to_double(r);
       for (size_t k = 0; k < got.size(); ++k) {
-        EXPECT_LE(std::abs(got[k] - ref[k]), 1.0 / scale * 1.0001 + 4 * test::tolerance(d) * std::abs(ref[k]))
+        EXPECT_LE(std::abs(got[k] - ref[k]),
+                  1.0 / scale * 1.0001 + 4 * test::tolerance(d) * std::abs(ref[k]))
             << d << " decimals " << dec << " x " << test::to_double(x)[k];
       }
     }
   }
 }
 
-// The float32 exp is the library's own (simd_math.h): within 1.5 ulp of the correctly
-// rounded result for every 4099th float, and exact at the edges.
-TEST(Unary, ExpFloat32AccuracyOverTheWholeRange) {
+// Worst error, in ulps of the float nearest the true value, of the float32 op f against
+// the double function ref over every 4099th float and `edges`. Results that round to
+// +-inf (or NaN) must be exactly that.
+double worst_ulp_error(const std::function<array(const array&)>& f, double (*ref)(double),
+                       const std::vector<float>& edges, float& worst_x) {
   std::vector<float> xs;
   for (uint64_t bits = 0; bits <= 0xFFFFFFFFull; bits += 4099) {
     xs.push_back(std::bit_cast<float>(static_cast<uint32_t>(bits)));
   }
-  const std::vector<float> edges = {88.72283f, 88.7228394f, 88.72284f, -87.33654f, -103.27893f,
-                                    -103.97208f, -104.0f,   -1e-30f,   1e-30f,     0.0f,
-                                    -0.0f,     1.0f,        INFINITY,  -INFINITY,  NAN};
   xs.insert(xs.end(), edges.begin(), edges.end());
-  array x(xs.begin(), {static_cast<int>(xs.size())}, float32);
-  array y = exp(x);
+  array y = f(array(xs.begin(), {static_cast<int>(xs.size())}, float32));
   y.eval();
   const float* got = y.data<float>();
   double worst = 0;
-  size_t worst_i = 0;
   for (size_t i = 0; i < xs.size(); ++i) {
-    double ref = std::exp(static_cast<double>(xs[i]));
-    if (std::isnan(ref)) {
-      ASSERT_TRUE(std::isnan(got[i])) << xs[i];
-      continue;
+    double r = ref(static_cast<double>(xs[i]));
+    double err;
+    if (std::isnan(r)) {
+      err = std::isnan(got[i]) ? 0 : kInf;
+    } else if (std::abs(r) >= 0x1.ffffffp+127) {  // rounds to inf
+      err = got[i] == (r > 0 ? INFINITY : -INFINITY) ? 0 : kInf;
+    } else {
+      int e;
+      std::frexp(r, &e);
+      double ulp = std::ldexp(1.0, std::max(e - 24, -149));  // subnormals: 2^-149
+      err = std::abs(static_cast<double>(got[i]) - r) / ulp;
     }
-    if (ref > std::numeric_limits<float>::max()) {
-      // Rounds to inf unless below FLT_MAX + half an ulp.
-      ASSERT_TRUE(std::isinf(got[i]) || ref < 0x1.ffffffp+127) << xs[i];
-      continue;
-    }
-    // The ulp of the float nearest ref (subnormals: 2^-149).
-    int e;
-    std::frexp(ref, &e);
-    double ulp = std::ldexp(1.0, std::max(e - 24, -149));
-    double err = std::abs(static_cast<double>(got[i]) - ref) / ulp;
-    if (err > worst) worst = err, worst_i = i;
+    if (err > worst) worst = err, worst_x = xs[i];
   }
-  EXPECT_LE(worst, 1.5) << "at x = " << xs[worst_i] << " (" << std::hexfloat << xs[worst_i] << ")";
+  return worst;
+}
+
+// The float32 exp and tanh are the library's own (simd_math.h): within 1.5 ulp of the
+// correctly rounded result over the whole float range.
+TEST(Unary, Float32ExpAndTanhAccuracyOverTheWholeRange) {
+  float at = 0;
+  double e = worst_ulp_error(
+      OP(exp), [](double x) { return std::exp(x); },
+      {88.72283f, 88.7228394f, 88.72284f, -87.33654f, -103.27893f, -103.97208f, -104.0f, -1e-30f,
+       1e-30f, 0.0f, -0.0f, 1.0f, INFINITY, -INFINITY, NAN},
+      at);
+  EXPECT_LE(e, 1.5) << "exp at x = " << std::hexfloat << at;
+  double t = worst_ulp_error(
+      OP(tanh), [](double x) { return std::tanh(x); },
+      {1.0f, 0.99999994f, 1.0000001f, -1.0f, 1e-40f, -1e-40f, 9.0f, 44.0f, 45.0f, 0.0f, -0.0f,
+       INFINITY, -INFINITY, NAN},
+      at);
+  EXPECT_LE(t, 1.5) << "tanh at x = " << std::hexfloat << at;
   EXPECT_EQ(exp(array(-INFINITY)).item<float>(), 0.0f);
   EXPECT_EQ(exp(array(INFINITY)).item<float>(), INFINITY);
   EXPECT_EQ(exp(array(0.0f)).item<float>(), 1.0f);
   EXPECT_TRUE(std::isinf(exp(array(88.73f)).item<float>()));
   EXPECT_GT(exp(array(-103.0f)).item<float>(), 0.0f);  // subnormal, not flushed
+  EXPECT_EQ(tanh(array(-INFINITY)).item<float>(), -1.0f);
+  EXPECT_TRUE(std::signbit(tanh(array(-0.0f)).item<float>()));
 }
 
 // The vectorized contiguous loop and the strided loop compute the same float32 values.
-TEST(Unary, ExpAndSigmoidContiguousMatchesStrided) {
+TEST(Unary, VectorizedFunctionsContiguousMatchesStrided) {
   array x = test::random_array({300, 514}, float32, -90, 90);
-  using Fn = array (*)(const array&);
-  for (Fn f : {Fn([](const array& a) { return exp(a); }), Fn([](const array& a) { return sigmoid(a); })}) {
+  auto xs = test::to_double(slice(x, {0, 0}, {300, 514}, {1, 2}));
+  for (auto [name, f] : std::vector<std::pair<std::string, std::function<array(const array&)>>>{
+           {"exp", OP(exp)}, {"sigmoid", OP(sigmoid)}, {"tanh", OP(tanh)}}) {
     array flat = slice(f(x), {0, 0}, {300, 514}, {1, 2});
     array strided = f(slice(x, {0, 0}, {300, 514}, {1, 2}));
     auto a = test::to_double(flat), b = test::to_double(strided);
     ASSERT_EQ(a.size(), b.size());
     for (size_t i = 0; i < a.size(); ++i) {
-      ASSERT_TRUE(a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i]))) << i;
+      ASSERT_TRUE(a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i])))
+          << name << " of " << std::hexfloat << xs[i] << ": " << a[i] << " vs " << b[i];
     }
   }
 }
@@ -396,8 +420,7 @@ TEST(Unary, LargeArrays) {
   array x = test::random_array({3, 1 << 17}, float32, -3, 3);
   auto xs = test::to_double(x);
   test::expect_allclose(exp(x), x.shape(), test::map_ref(xs, [](double v) { return std::exp(v); }));
-  test::expect_allclose(sin(transpose(x)), {1 << 17, 3},
-                        test::to_double(transpose(sin(x))));
+  test::expect_allclose(sin(transpose(x)), {1 << 17, 3}, test::to_double(transpose(sin(x))));
   test::expect_allclose(sigmoid(x), x.shape(), test::map_ref(xs, sigmoid_ref));
 }
 
@@ -444,15 +467,15 @@ TEST(Unary, GradientsMatchFiniteDifferences) {
     std::function<array(const array&)> f;
     double lo, hi;
   };
-  std::vector<G> fs = {{OP(erfinv), -0.9, 0.9}, {OP(sigmoid), -4, 4}, {OP(rsqrt), 0.2, 3},
+  std::vector<G> fs = {{OP(erfinv), -0.9, 0.9}, {OP(sigmoid), -4, 4},  {OP(rsqrt), 0.2, 3},
                        {OP(log2), 0.2, 3},      {OP(arccosh), 1.2, 3}, {OP(tan), -1, 1},
                        {OP(expm1), -2, 2},      {OP(abs), -2, 2}};
   for (const auto& g : fs) {
     array x = test::random_array({7}, float64, g.lo, g.hi);
     array ct = test::random_array({7}, float64, -1, 1);
     const double h = 1e-6;
-    auto fd = test::to_double(divide(subtract(g.f(add(x, array(h))), g.f(subtract(x, array(h)))),
-                                     array(2 * h)));
+    auto fd = test::to_double(
+        divide(subtract(g.f(add(x, array(h))), g.f(subtract(x, array(h)))), array(2 * h)));
     auto cts = test::to_double(ct);
     std::vector<double> want(fd.size());
     for (size_t i = 0; i < fd.size(); ++i) want[i] = fd[i] * cts[i];

@@ -46,9 +46,9 @@ void binary(const char* name, const std::vector<array>& inputs, array& out, Op o
 
 }  // namespace
 
-#define KILN_BINARY_EVAL(NAME)                                          \
-  void NAME::eval_cpu(const std::vector<array>& inputs, array& out) {   \
-    binary(#NAME, inputs, out, cpu::fn::NAME{});                        \
+#define KILN_BINARY_EVAL(NAME)                                        \
+  void NAME::eval_cpu(const std::vector<array>& inputs, array& out) { \
+    binary(#NAME, inputs, out, cpu::fn::NAME{});                      \
   }
 
 KILN_BINARY_EVAL(Add)
@@ -76,8 +76,10 @@ KILN_BINARY_EVAL(LeftShift)
 KILN_BINARY_EVAL(RightShift)
 
 void Equal::eval_cpu(const std::vector<array>& inputs, array& out) {
-  if (equal_nan_) binary("Equal", inputs, out, cpu::fn::EqualNaN{});
-  else binary("Equal", inputs, out, cpu::fn::Equal{});
+  if (equal_nan_)
+    binary("Equal", inputs, out, cpu::fn::EqualNaN{});
+  else
+    binary("Equal", inputs, out, cpu::fn::Equal{});
 }
 
 }  // namespace kiln

@@ -22,36 +22,50 @@ using Wide = std::make_unsigned_t<decltype(+T{})>;
 
 struct Add {
   template <Integer T>
-  T operator()(T a, T b) const { return static_cast<T>(Wide<T>(a) + Wide<T>(b)); }
+  T operator()(T a, T b) const {
+    return static_cast<T>(Wide<T>(a) + Wide<T>(b));
+  }
   template <Bool T>
-  bool operator()(T a, T b) const { return a | b; }
-  template <typename T>
-    requires Float<T> || Complex<T>
-  T operator()(T a, T b) const { return a + b; }
+  bool operator()(T a, T b) const {
+    return a | b;
+  }
+  template <Inexact T>
+  T operator()(T a, T b) const {
+    return a + b;
+  }
 };
 
 struct Subtract {
   template <Integer T>
-  T operator()(T a, T b) const { return static_cast<T>(Wide<T>(a) - Wide<T>(b)); }
-  template <typename T>
-    requires Float<T> || Complex<T>
-  T operator()(T a, T b) const { return a - b; }
+  T operator()(T a, T b) const {
+    return static_cast<T>(Wide<T>(a) - Wide<T>(b));
+  }
+  template <Inexact T>
+  T operator()(T a, T b) const {
+    return a - b;
+  }
 };
 
 struct Multiply {
   template <Integer T>
-  T operator()(T a, T b) const { return static_cast<T>(Wide<T>(a) * Wide<T>(b)); }
+  T operator()(T a, T b) const {
+    return static_cast<T>(Wide<T>(a) * Wide<T>(b));
+  }
   template <Bool T>
-  bool operator()(T a, T b) const { return a & b; }
-  template <typename T>
-    requires Float<T> || Complex<T>
-  T operator()(T a, T b) const { return a * b; }
+  bool operator()(T a, T b) const {
+    return a & b;
+  }
+  template <Inexact T>
+  T operator()(T a, T b) const {
+    return a * b;
+  }
 };
 
 struct Divide {
-  template <typename T>
-    requires Float<T> || Complex<T>
-  T operator()(T a, T b) const { return a / b; }
+  template <Inexact T>
+  T operator()(T a, T b) const {
+    return a / b;
+  }
 };
 
 /** Python's a // b. Floats follow NumPy's divmod so that a == b * (a // b) + a % b holds
@@ -69,7 +83,9 @@ struct FloorDivide {
     }
   }
   template <Bool T>
-  bool operator()(T a, T b) const { return a & b; }
+  bool operator()(T a, T b) const {
+    return a & b;
+  }
   template <Float T>
   T operator()(T a, T b) const {
     if (b == 0) return a / b;  // +-inf or NaN
@@ -96,7 +112,9 @@ struct Remainder {
     }
   }
   template <Bool T>
-  bool operator()(T, T) const { return false; }
+  bool operator()(T, T) const {
+    return false;
+  }
   template <Float T>
   T operator()(T a, T b) const {
     T mod = std::fmod(a, b);  // NaN for b == 0
@@ -126,25 +144,34 @@ struct Power {
     return static_cast<T>(result);
   }
   template <Bool T>
-  bool operator()(T a, T b) const { return a | !b; }
-  template <typename T>
-    requires Float<T> || Complex<T>
-  T operator()(T a, T b) const { return std::pow(a, b); }
+  bool operator()(T a, T b) const {
+    return a | !b;
+  }
+  template <Inexact T>
+  T operator()(T a, T b) const {
+    return std::pow(a, b);
+  }
 };
 
 // NaN in either input gives NaN (NumPy's maximum/minimum); `|` avoids a branch.
 struct Maximum {
   template <RealOrBool T>
-  T operator()(T a, T b) const { return (a > b) | (a != a) ? a : b; }
+  T operator()(T a, T b) const {
+    return (a > b) | (a != a) ? a : b;
+  }
 };
 struct Minimum {
   template <RealOrBool T>
-  T operator()(T a, T b) const { return (a < b) | (a != a) ? a : b; }
+  T operator()(T a, T b) const {
+    return (a < b) | (a != a) ? a : b;
+  }
 };
 
 struct ArcTan2 {
   template <Float T>
-  T operator()(T a, T b) const { return std::atan2(a, b); }
+  T operator()(T a, T b) const {
+    return std::atan2(a, b);
+  }
 };
 
 /** log(e^a + e^b) = max + log1p(e^-|a - b|); equal inputs (also equal infinities) give
@@ -163,63 +190,81 @@ struct LogAddExp {
 // ---------------------------------------------------------------- comparisons
 
 struct Equal {
-  template <typename T>
-    requires RealOrBool<T> || Complex<T>
-  bool operator()(T a, T b) const { return a == b; }
+  template <Number T>
+  bool operator()(T a, T b) const {
+    return a == b;
+  }
 };
 /** Equal, with two NaNs (a complex NaN has a NaN part) also equal. */
 struct EqualNaN {
-  template <typename T>
-    requires RealOrBool<T> || Complex<T>
-  bool operator()(T a, T b) const { return (a == b) | (IsNaN{}(a) & IsNaN{}(b)); }
+  template <Number T>
+  bool operator()(T a, T b) const {
+    return (a == b) | (IsNaN{}(a)&IsNaN{}(b));
+  }
 };
 struct NotEqual {
-  template <typename T>
-    requires RealOrBool<T> || Complex<T>
-  bool operator()(T a, T b) const { return a != b; }
+  template <Number T>
+  bool operator()(T a, T b) const {
+    return a != b;
+  }
 };
 struct Less {
   template <RealOrBool T>
-  bool operator()(T a, T b) const { return a < b; }
+  bool operator()(T a, T b) const {
+    return a < b;
+  }
 };
 struct LessEqual {
   template <RealOrBool T>
-  bool operator()(T a, T b) const { return a <= b; }
+  bool operator()(T a, T b) const {
+    return a <= b;
+  }
 };
 struct Greater {
   template <RealOrBool T>
-  bool operator()(T a, T b) const { return a > b; }
+  bool operator()(T a, T b) const {
+    return a > b;
+  }
 };
 struct GreaterEqual {
   template <RealOrBool T>
-  bool operator()(T a, T b) const { return a >= b; }
+  bool operator()(T a, T b) const {
+    return a >= b;
+  }
 };
 
 // ---------------------------------------------------------------- logic and bits
 
 struct LogicalAnd {
   template <Bool T>
-  bool operator()(T a, T b) const { return a & b; }
+  bool operator()(T a, T b) const {
+    return a & b;
+  }
 };
 struct LogicalOr {
   template <Bool T>
-  bool operator()(T a, T b) const { return a | b; }
+  bool operator()(T a, T b) const {
+    return a | b;
+  }
 };
 
 struct BitwiseAnd {
-  template <typename T>
-    requires Integer<T> || Bool<T>
-  T operator()(T a, T b) const { return static_cast<T>(a & b); }
+  template <Integral T>
+  T operator()(T a, T b) const {
+    return static_cast<T>(a & b);
+  }
 };
 struct BitwiseOr {
-  template <typename T>
-    requires Integer<T> || Bool<T>
-  T operator()(T a, T b) const { return static_cast<T>(a | b); }
+  template <Integral T>
+  T operator()(T a, T b) const {
+    return static_cast<T>(a | b);
+  }
 };
 struct BitwiseXor {
-  template <typename T>
-    requires Integer<T> || Bool<T>
-  T operator()(T a, T b) const { return static_cast<T>(a ^ b); }
+  template <Integral T>
+  T operator()(T a, T b) const {
+    return static_cast<T>(a ^ b);
+  }
 };
 
 /** Whether a shift by `b` keeps any bit of a T. */
@@ -243,8 +288,10 @@ struct RightShift {
   template <Integer T>
   T operator()(T a, T b) const {
     if (shift_in_range(b)) return static_cast<T>(a >> b);
-    if constexpr (std::is_signed_v<T>) return a < 0 ? T(-1) : T(0);
-    else return T(0);
+    if constexpr (std::is_signed_v<T>)
+      return a < 0 ? T(-1) : T(0);
+    else
+      return T(0);
   }
 };
 

@@ -22,8 +22,8 @@ KILN_SIMD_CLONES void map_simd(const In* src, Out* dst, size_t n, Op op) {
 }
 
 template <typename In, typename Out, typename Op>
-KILN_SIMD_CLONES void map_simd_strided(
-    const In* src, int64_t in_stride, Out* dst, int64_t out_stride, int64_t n, Op op) {
+KILN_SIMD_CLONES void map_simd_strided(const In* src, int64_t in_stride, Out* dst,
+                                       int64_t out_stride, int64_t n, Op op) {
   for (int64_t i = 0; i < n; ++i) dst[i * out_stride] = op(src[i * in_stride]);
 }
 
@@ -33,9 +33,8 @@ void run(const array& in, array& out, Op op) {
     const In* src = in.data<In>();
     if (cpu::set_unary_output_data(in, out)) {
       Out* dst = out.data<Out>();
-      cpu::parallel_for(in.data_size(), cpu::kElementwiseGrain, [&](size_t b, size_t e) {
-        map_simd(src + b, dst + b, e - b, op);
-      });
+      cpu::parallel_for(in.data_size(), cpu::kElementwiseGrain,
+                        [&](size_t b, size_t e) { map_simd(src + b, dst + b, e - b, op); });
     } else {
       Out* dst = out.data<Out>();
       auto [shape, strides] =
@@ -81,9 +80,9 @@ void unary(const char* name, const array& in, array& out, Op op) {
 
 }  // namespace
 
-#define KILN_UNARY_EVAL(NAME, FN)                                                \
-  void NAME::eval_cpu(const std::vector<array>& inputs, array& out) {            \
-    unary(#NAME, inputs[0], out, cpu::fn::FN{});                                 \
+#define KILN_UNARY_EVAL(NAME, FN)                                     \
+  void NAME::eval_cpu(const std::vector<array>& inputs, array& out) { \
+    unary(#NAME, inputs[0], out, cpu::fn::FN{});                      \
   }
 
 KILN_UNARY_EVAL(Abs, Abs)

@@ -33,6 +33,12 @@ template <typename T>
 concept Real = Integer<T> || Float<T>;
 template <typename T>
 concept RealOrBool = Real<T> || Bool<T>;
+template <typename T>
+concept Inexact = Float<T> || Complex<T>;
+template <typename T>
+concept Integral = Integer<T> || Bool<T>;
+template <typename T>
+concept Number = RealOrBool<T> || Complex<T>;  // every element type but the half types
 
 /** -x with wrap-around for signed integers (where C++ leaves overflow undefined). */
 template <Integer T>
@@ -52,52 +58,71 @@ T wrapping_multiply(T a, T b) {
 struct Abs {
   template <Integer T>
   T operator()(T x) const {
-    if constexpr (std::is_signed_v<T>) return x < 0 ? wrapping_negate(x) : x;
-    else return x;
+    if constexpr (std::is_signed_v<T>)
+      return x < 0 ? wrapping_negate(x) : x;
+    else
+      return x;
   }
   template <Float T>
-  T operator()(T x) const { return std::abs(x); }
+  T operator()(T x) const {
+    return std::abs(x);
+  }
   template <Complex T>
-  typename T::value_type operator()(T x) const { return std::abs(x); }
+  typename T::value_type operator()(T x) const {
+    return std::abs(x);
+  }
 };
 
 struct Negative {
   template <Integer T>
-  T operator()(T x) const { return wrapping_negate(x); }
-  template <typename T>
-    requires Float<T> || Complex<T>
-  T operator()(T x) const { return -x; }
+  T operator()(T x) const {
+    return wrapping_negate(x);
+  }
+  template <Inexact T>
+  T operator()(T x) const {
+    return -x;
+  }
 };
 
 struct Sign {
   template <Integer T>
   T operator()(T x) const {
-    if constexpr (std::is_signed_v<T>) return static_cast<T>((x > 0) - (x < 0));
-    else return static_cast<T>(x != 0);
+    if constexpr (std::is_signed_v<T>)
+      return static_cast<T>((x > 0) - (x < 0));
+    else
+      return static_cast<T>(x != 0);
   }
   // NaN and +-0 pass through unchanged.
   template <Float T>
-  T operator()(T x) const { return x > 0 ? T(1) : (x < 0 ? T(-1) : x); }
+  T operator()(T x) const {
+    return x > 0 ? T(1) : (x < 0 ? T(-1) : x);
+  }
   template <Complex T>
-  T operator()(T x) const { return x == T(0) ? x : x / std::abs(x); }
+  T operator()(T x) const {
+    return x == T(0) ? x : x / std::abs(x);
+  }
 };
 
 struct Square {
   template <Integer T>
-  T operator()(T x) const { return wrapping_multiply(x, x); }
-  template <typename T>
-    requires Float<T> || Complex<T>
-  T operator()(T x) const { return x * x; }
+  T operator()(T x) const {
+    return wrapping_multiply(x, x);
+  }
+  template <Inexact T>
+  T operator()(T x) const {
+    return x * x;
+  }
 };
 
 // ---------------------------------------------------------------- floating-point math
 
 // Functions of float/double and complex that are plain calls to the standard library.
-#define KILN_STD_FN(NAME, CALL)                          \
-  struct NAME {                                          \
-    template <typename T>                                \
-      requires Float<T> || Complex<T>                    \
-    T operator()(T x) const { return CALL; }             \
+#define KILN_STD_FN(NAME, CALL) \
+  struct NAME {                 \
+    template <Inexact T>        \
+    T operator()(T x) const {   \
+      return CALL;              \
+    }                           \
   };
 KILN_STD_FN(Sqrt, std::sqrt(x))
 KILN_STD_FN(Rsqrt, T(1) / std::sqrt(x))
@@ -111,7 +136,6 @@ KILN_STD_FN(ArcCos, std::acos(x))
 KILN_STD_FN(ArcTan, std::atan(x))
 KILN_STD_FN(Sinh, std::sinh(x))
 KILN_STD_FN(Cosh, std::cosh(x))
-KILN_STD_FN(Tanh, std::tanh(x))
 KILN_STD_FN(ArcSinh, std::asinh(x))
 KILN_STD_FN(ArcCosh, std::acosh(x))
 KILN_STD_FN(ArcTanh, std::atanh(x))
@@ -123,26 +147,48 @@ struct Exp {
   float operator()(std::same_as<float> auto x) const { return exp_f32(x); }
   double operator()(std::same_as<double> auto x) const { return std::exp(x); }
   template <Complex T>
-  T operator()(T x) const { return std::exp(x); }
+  T operator()(T x) const {
+    return std::exp(x);
+  }
+};
+
+struct Tanh {
+  static constexpr bool simd = true;
+  float operator()(std::same_as<float> auto x) const { return tanh_f32(x); }
+  double operator()(std::same_as<double> auto x) const { return std::tanh(x); }
+  template <Complex T>
+  T operator()(T x) const {
+    return std::tanh(x);
+  }
 };
 
 struct Expm1 {
   template <Float T>
-  T operator()(T x) const { return std::expm1(x); }
+  T operator()(T x) const {
+    return std::expm1(x);
+  }
   template <Complex T>
-  T operator()(T x) const { return std::exp(x) - T(1); }
+  T operator()(T x) const {
+    return std::exp(x) - T(1);
+  }
 };
 
 struct Log1p {
   template <Float T>
-  T operator()(T x) const { return std::log1p(x); }
+  T operator()(T x) const {
+    return std::log1p(x);
+  }
   template <Complex T>
-  T operator()(T x) const { return std::log(T(1) + x); }
+  T operator()(T x) const {
+    return std::log(T(1) + x);
+  }
 };
 
 struct Log2 {
   template <Float T>
-  T operator()(T x) const { return std::log2(x); }
+  T operator()(T x) const {
+    return std::log2(x);
+  }
   template <Complex T>
   T operator()(T x) const {
     return std::log(x) / typename T::value_type(std::numbers::ln2);
@@ -154,12 +200,16 @@ struct Sigmoid {
   float operator()(std::same_as<float> auto x) const { return 1.0f / (1.0f + exp_f32(-x)); }
   double operator()(std::same_as<double> auto x) const { return 1.0 / (1.0 + std::exp(-x)); }
   template <Complex T>
-  T operator()(T x) const { return T(1) / (T(1) + std::exp(-x)); }
+  T operator()(T x) const {
+    return T(1) / (T(1) + std::exp(-x));
+  }
 };
 
 struct Erf {
   template <Float T>
-  T operator()(T x) const { return std::erf(x); }
+  T operator()(T x) const {
+    return std::erf(x);
+  }
 };
 
 /**
@@ -192,39 +242,55 @@ inline double erfinv_f64(double y) {
 
 struct ErfInv {
   template <Float T>
-  T operator()(T x) const { return static_cast<T>(erfinv_f64(x)); }
+  T operator()(T x) const {
+    return static_cast<T>(erfinv_f64(x));
+  }
 };
 
 // ---------------------------------------------------------------- rounding
 
 struct Floor {
   template <Float T>
-  T operator()(T x) const { return std::floor(x); }
+  T operator()(T x) const {
+    return std::floor(x);
+  }
 };
 struct Ceil {
   template <Float T>
-  T operator()(T x) const { return std::ceil(x); }
+  T operator()(T x) const {
+    return std::ceil(x);
+  }
 };
 /** Half to even: nearbyint rounds in the default (to nearest, ties to even) mode. */
 struct Round {
   template <Float T>
-  T operator()(T x) const { return std::nearbyint(x); }
+  T operator()(T x) const {
+    return std::nearbyint(x);
+  }
 };
 
 // ---------------------------------------------------------------- logic and bits
 
 struct LogicalNot {
   template <RealOrBool T>
-  bool operator()(T x) const { return x == T(0); }
+  bool operator()(T x) const {
+    return x == T(0);
+  }
   template <Complex T>
-  bool operator()(T x) const { return x == T(0); }
+  bool operator()(T x) const {
+    return x == T(0);
+  }
 };
 
 struct BitwiseInvert {
   template <Integer T>
-  T operator()(T x) const { return static_cast<T>(~x); }
+  T operator()(T x) const {
+    return static_cast<T>(~x);
+  }
   template <Bool T>
-  bool operator()(T x) const { return !x; }
+  bool operator()(T x) const {
+    return !x;
+  }
 };
 
 // ---------------------------------------------------------------- classification
@@ -233,44 +299,60 @@ struct BitwiseInvert {
 
 struct IsNaN {
   template <RealOrBool T>
-  bool operator()(T x) const { return x != x; }
+  bool operator()(T x) const {
+    return x != x;
+  }
   template <Complex T>
-  bool operator()(T x) const { return (*this)(x.real()) || (*this)(x.imag()); }
+  bool operator()(T x) const {
+    return (*this)(x.real()) || (*this)(x.imag());
+  }
 };
 
 struct IsInf {
   template <RealOrBool T>
   bool operator()(T x) const {
-    if constexpr (Float<T>) return std::abs(x) == std::numeric_limits<T>::infinity();
-    else return false;
+    if constexpr (Float<T>)
+      return std::abs(x) == std::numeric_limits<T>::infinity();
+    else
+      return false;
   }
   template <Complex T>
-  bool operator()(T x) const { return (*this)(x.real()) || (*this)(x.imag()); }
+  bool operator()(T x) const {
+    return (*this)(x.real()) || (*this)(x.imag());
+  }
 };
 
 struct IsFinite {
   template <RealOrBool T>
   bool operator()(T x) const {
-    if constexpr (Float<T>) return std::abs(x) < std::numeric_limits<T>::infinity();
-    else return true;
+    if constexpr (Float<T>)
+      return std::abs(x) < std::numeric_limits<T>::infinity();
+    else
+      return true;
   }
   template <Complex T>
-  bool operator()(T x) const { return (*this)(x.real()) && (*this)(x.imag()); }
+  bool operator()(T x) const {
+    return (*this)(x.real()) && (*this)(x.imag());
+  }
 };
 
 struct IsPosInf {
   template <RealOrBool T>
   bool operator()(T x) const {
-    if constexpr (Float<T>) return x == std::numeric_limits<T>::infinity();
-    else return false;
+    if constexpr (Float<T>)
+      return x == std::numeric_limits<T>::infinity();
+    else
+      return false;
   }
 };
 
 struct IsNegInf {
   template <RealOrBool T>
   bool operator()(T x) const {
-    if constexpr (Float<T>) return x == -std::numeric_limits<T>::infinity();
-    else return false;
+    if constexpr (Float<T>)
+      return x == -std::numeric_limits<T>::infinity();
+    else
+      return false;
   }
 };
 
@@ -278,15 +360,21 @@ struct IsNegInf {
 
 struct RealPart {
   template <Complex T>
-  typename T::value_type operator()(T x) const { return x.real(); }
+  typename T::value_type operator()(T x) const {
+    return x.real();
+  }
 };
 struct ImagPart {
   template <Complex T>
-  typename T::value_type operator()(T x) const { return x.imag(); }
+  typename T::value_type operator()(T x) const {
+    return x.imag();
+  }
 };
 struct Conjugate {
   template <Complex T>
-  T operator()(T x) const { return std::conj(x); }
+  T operator()(T x) const {
+    return std::conj(x);
+  }
 };
 
 }  // namespace kiln::cpu::fn
