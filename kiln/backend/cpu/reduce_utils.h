@@ -58,10 +58,12 @@ inline ReducePlan make_reduce_plan(const array& in, const std::vector<int>& axes
   std::stable_sort(dims.begin(), dims.end(),
                    [&](const Dim& a, const Dim& b) { return key(a.in) > key(b.in); });
 
+  // Merged sizes stay within Shape's int32 (arrays past 2^31 elements keep more dims).
+  auto fits = [](int64_t a, int64_t b) { return a * b <= std::numeric_limits<int32_t>::max(); };
   ReducePlan p;
   for (const Dim& d : dims) {
     if (d.reduced) {
-      if (!p.red_shape.empty() && p.red_in.back() == d.in * d.n) {
+      if (!p.red_shape.empty() && p.red_in.back() == d.in * d.n && fits(p.red_shape.back(), d.n)) {
         p.red_shape.back() *= d.n;
         p.red_in.back() = d.in;
       } else {
@@ -71,7 +73,7 @@ inline ReducePlan make_reduce_plan(const array& in, const std::vector<int>& axes
       p.red_size *= d.n;
     } else {
       if (!p.kept_shape.empty() && p.kept_in.back() == d.in * d.n &&
-          p.kept_out.back() == d.out * d.n) {
+          p.kept_out.back() == d.out * d.n && fits(p.kept_shape.back(), d.n)) {
         p.kept_shape.back() *= d.n;
         p.kept_in.back() = d.in;
         p.kept_out.back() = d.out;
