@@ -34,15 +34,20 @@ void eval(std::vector<array> outputs);
  * `synchronize` wait for them. */
 void async_eval(std::vector<array> outputs);
 
+// clang-format 14 mangles requires-clauses.
+// clang-format off
 template <typename... Arrays>
-requires(std::is_same_v<std::decay_t<Arrays>, array>&&...) void eval(Arrays&&... outputs) {
+  requires(std::is_same_v<std::decay_t<Arrays>, array> && ...)
+void eval(Arrays&&... outputs) {
   eval(std::vector<array>{std::forward<Arrays>(outputs)...});
 }
 
 template <typename... Arrays>
-requires(std::is_same_v<std::decay_t<Arrays>, array>&&...) void async_eval(Arrays&&... outputs) {
+  requires(std::is_same_v<std::decay_t<Arrays>, array> && ...)
+void async_eval(Arrays&&... outputs) {
   async_eval(std::vector<array>{std::forward<Arrays>(outputs)...});
 }
+// clang-format on
 
 // ---------------------------------------------------------------- function types
 
