@@ -65,4 +65,35 @@ __device__ inline IdxT global_thread_x() {
          static_cast<IdxT>(threadIdx.x);
 }
 
+/** Offset (in elements) of row-major element `idx` of a view with `ndim` dimensions of
+ * `shape` and `strides` (the GPU twin of kiln::elem_to_loc). */
+template <typename IdxT>
+__device__ inline IdxT elem_to_loc(IdxT idx, const Dims<int>& shape, const Dims<long long>& strides,
+                                   int ndim) {
+  IdxT loc = 0;
+  for (int i = ndim - 1; i >= 0; --i) {
+    const IdxT dim = static_cast<IdxT>(shape.v[i]);
+    const IdxT q = idx / dim;
+    loc += (idx - q * dim) * static_cast<IdxT>(strides.v[i]);
+    idx = q;
+  }
+  return loc;
+}
+
+/** The offsets of row-major element `idx` for two stride sets over one shape. */
+template <typename IdxT>
+__device__ inline void elem_to_loc2(IdxT idx, const Dims<int>& shape, const Dims<long long>& a,
+                                    const Dims<long long>& b, int ndim, IdxT& la, IdxT& lb) {
+  la = 0;
+  lb = 0;
+  for (int i = ndim - 1; i >= 0; --i) {
+    const IdxT dim = static_cast<IdxT>(shape.v[i]);
+    const IdxT q = idx / dim;
+    const IdxT r = idx - q * dim;
+    la += r * static_cast<IdxT>(a.v[i]);
+    lb += r * static_cast<IdxT>(b.v[i]);
+    idx = q;
+  }
+}
+
 }  // namespace kiln

@@ -1,0 +1,136 @@
+// Gather and scatter kernels (Gather, Scatter, GatherAxis, ScatterAxis), in two steps as on
+// the CPU: index arrays are first decoded into element offsets of the target (negative
+// indices wrapped, bounds checked), then the data moves. The decoding is specialized on the
+// index dtype only, the moves on the value type only.
+//
+// An out-of-range index is never followed: its offset becomes 0 (a valid element) and the
+// smallest bad position goes to an error word the host reads after the launch, to raise the
+// CPU's std::out_of_range.
+#pragma once
+
+#include "kiln/backend/cuda/device/indexing.cuh"
+#include "kiln/backend/cuda/device/indexing_atomic.cuh"
+
+namespace kiln {
+
+/**
+ * offsets[n] = (or += when `accumulate`) wrap(idx[n]) * mult for the `count` index positions
+ * (row-major over `shape`, read through `strides`), where wrap adds `size` to a negative
+ * index. A start must lie in [0, last]; otherwise atomicMin(bad, n). last < 0 (an empty
+ * axis) rejects every index.
+ */
+template <typename I>
+__global__ void index_decode(const I* __restrict__ idx, long long* __restrict__ offsets,
+                             unsigned long long* __restrict__ bad,
+                             const __grid_constant__ Dims<int> shape,
+                             const __grid_constant__ Dims<long long> strides, int ndim,
+                             long long count, long long size, long long last, long long mult,
+                             bool accumulate) {
+  const long long n = global_thread_x<long long>();
+  if (n >= count) return;
+  const I v = idx[elem_to_loc(n, shape, strides, ndim)];
+  unsigned long long i;
+  if constexpr (static_cast<I>(-1) < static_cast<I>(0)) {
+    const long long s = static_cast<long long>(v);
+    i = static_cast<unsigned long long>(s < 0 ? s + size : s);
+  } else {
+    i = static_cast<unsigned long long>(v);
+  }
+  long long off = 0;
+  if (last < 0 || i > static_cast<unsigned long long>(last))
+    atomicMin(bad, static_cast<unsigned long long>(n));
+  else
+    off = static_cast<long long>(i) * mult;
+  offsets[n] = accumulate ? offsets[n] + off : off;
+}
+
+/** Parameters of gather (mirrored in backend/cuda/indexing.cpp): output element e, in the
+ * order (outer slice element o < O, index position n < P, inner slice element i < I), reads
+ * src[elem_to_loc(o, outer) + starts[n] + elem_to_loc(i, inner)]. */
+struct GatherArgs {
+  Dims<int> oshape;
+  Dims<long long> osrc;
+  Dims<int> ishape;
+  Dims<long long> isrc;
+  int ondim;
+  int indim;
+  long long O, P, I;
+};
+
+template <typename T>
+__global__ void gather(const T* __restrict__ src, T* __restrict__ dst,
+                       const long long* __restrict__ starts,
+                       const __grid_constant__ GatherArgs a) {
+  const long long e = global_thread_x<long long>();
+  if (e >= a.O * a.P * a.I) return;
+  const long long row = e / a.I, i = e - row * a.I;
+  const long long o = row / a.P, n = row - o * a.P;
+  const long long inner =
+      a.indim == 1 ? i * a.isrc.v[0] : elem_to_loc(i, a.ishape, a.isrc, a.indim);
+  dst[e] = src[elem_to_loc(o, a.oshape, a.osrc, a.ondim) + starts[n] + inner];
+}
+
+/** Parameters of scatter (mirrored in backend/cuda/indexing.cpp): update element (o, n, i)
+ * of upd (outer, position and inner strides) combines into out at elem_to_loc(o, outer) +
+ * starts[n] + elem_to_loc(i, inner). */
+struct ScatterArgs {
+  Dims<int> oshape;
+  Dims<long long> oupd;
+  Dims<long long> oout;
+  Dims<int> ishape;
+  Dims<long long> iupd;
+  Dims<long long> iout;
+  Dims<int> pshape;
+  Dims<long long> pupd;
+  int ondim;
+  int indim;
+  int pndim;
+  long long O, P, I;
+};
+
+template <typename T, typename Op>
+__global__ void scatter(const T* __restrict__ upd, T* __restrict__ out,
+                        const long long* __restrict__ starts,
+                        const __grid_constant__ ScatterArgs a) {
+  const long long e = global_thread_x<long long>();
+  if (e >= a.O * a.P * a.I) return;
+  const long long row = e / a.I, i = e - row * a.I;
+  const long long o = row / a.P, n = row - o * a.P;
+  long long uo, oo, ui, oi;
+  elem_to_loc2(o, a.oshape, a.oupd, a.oout, a.ondim, uo, oo);
+  elem_to_loc2(i, a.ishape, a.iupd, a.iout, a.indim, ui, oi);
+  const long long un = elem_to_loc(n, a.pshape, a.pupd, a.pndim);
+  Op::apply(out + oo + starts[n] + oi, upd[uo + un + ui]);
+}
+
+/** take_along_axis: out[e] (row-major over the index shape) = src[elem_to_loc(e, shape,
+ * src_strides) + offsets[e]], where src_strides is 0 along the axis and offsets hold the
+ * decoded indices times the source's stride along it. */
+template <typename T>
+__global__ void gather_axis(const T* __restrict__ src, T* __restrict__ dst,
+                            const long long* __restrict__ offsets,
+                            const __grid_constant__ Dims<int> shape,
+                            const __grid_constant__ Dims<long long> src_strides, int ndim,
+                            long long size) {
+  const long long e = global_thread_x<long long>();
+  if (e >= size) return;
+  dst[e] = src[elem_to_loc(e, shape, src_strides, ndim) + offsets[e]];
+}
+
+/** put_along_axis: combines vals[elem_to_loc(e, shape, val_strides)] into out at
+ * elem_to_loc(e, shape, out_strides) + offsets[e] (out_strides 0 along the axis). */
+template <typename T, typename Op>
+__global__ void scatter_axis(const T* __restrict__ vals, T* __restrict__ out,
+                             const long long* __restrict__ offsets,
+                             const __grid_constant__ Dims<int> shape,
+                             const __grid_constant__ Dims<long long> val_strides,
+                             const __grid_constant__ Dims<long long> out_strides, int ndim,
+                             long long size) {
+  const long long e = global_thread_x<long long>();
+  if (e >= size) return;
+  long long vo, oo;
+  elem_to_loc2(e, shape, val_strides, out_strides, ndim, vo, oo);
+  Op::apply(out + oo + offsets[e], vals[vo]);
+}
+
+}  // namespace kiln
