@@ -56,6 +56,18 @@ void init_ops_indexing(py::module_& m) {
     NumPy's take_along_axis: ``out[..., i, ...] = a[..., indices[..., i, ...], ...]`` along
     ``axis``; ``indices`` broadcasts against ``a`` on the other axes. With ``axis=None``,
     both are flattened.
+
+    Args:
+        a (array): Input array.
+        indices (array): Integer indices, with ``a.ndim`` dimensions.
+        axis (int, optional): The axis.
+
+    Returns:
+        array: The broadcast shape, with ``indices``'s extent along ``axis``.
+
+    Raises:
+        ValueError: ``indices`` is not integral, has the wrong number of dimensions, or
+            does not broadcast.
   )doc");
   m.def(
       "put_along_axis",
@@ -72,6 +84,15 @@ void init_ops_indexing(py::module_& m) {
       py::arg("axis") = py::none(), py::kw_only(), stream, R"doc(
     ``a`` with ``values`` written at ``indices`` along ``axis`` (NumPy's put_along_axis);
     with ``axis=None``, on the flattened array.
+
+    Args:
+        a (array): Input array.
+        indices (array): Integer indices, with ``a.ndim`` dimensions.
+        values (array or scalar): Values broadcast to ``indices``'s shape, cast to ``a``'s dtype.
+        axis (int, optional): The axis.
+
+    Returns:
+        array: A new array of ``a``'s shape and dtype; ``a`` is unchanged.
   )doc");
 
   m.def(
@@ -117,6 +138,13 @@ void init_ops_indexing(py::module_& m) {
       },
       py::arg("a"), py::pos_only(), py::arg("axis") = -1, py::kw_only(), stream, R"doc(
     A sorted copy along ``axis`` (of the flattened array when None); stable.
+
+    Args:
+        a (array): Input array (not complex).
+        axis (int, optional): The axis; -1 by default.
+
+    Returns:
+        array: The sorted values, of ``a``'s dtype.
   )doc");
   m.def(
       "argsort",
@@ -126,6 +154,13 @@ void init_ops_indexing(py::module_& m) {
       py::arg("a"), py::pos_only(), py::arg("axis") = -1, py::kw_only(), stream, R"doc(
     The ``uint32`` indices that sort ``a`` along ``axis`` (of the flattened array when None);
     stable.
+
+    Args:
+        a (array): Input array (not complex).
+        axis (int, optional): The axis; -1 by default.
+
+    Returns:
+        array: ``uint32`` indices, of the shape of ``a`` (or ``(a.size,)``).
   )doc");
 }
 

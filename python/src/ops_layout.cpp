@@ -65,6 +65,12 @@ void init_ops_layout(py::module_& m) {
       "copy", [](const array& a, StreamOrDevice s) { return copy(a, s); }, py::arg("a"),
       py::pos_only(), py::kw_only(), stream, R"doc(
     A copy of ``a`` with its own buffer.
+
+    Args:
+        a (array): Input array.
+
+    Returns:
+        array: An array of ``a``'s shape, dtype and values, in row-major order.
   )doc");
   m.def(
       "contiguous",
@@ -75,6 +81,13 @@ void init_ops_layout(py::module_& m) {
       R"doc(
     ``a`` in row-major (C) order, copied only if it is not already; with
     ``allow_col_major``, column-major arrays are kept as they are too.
+
+    Args:
+        a (array): Input array.
+        allow_col_major (bool): Accept column-major (Fortran) order too.
+
+    Returns:
+        array: ``a``'s values in a contiguous buffer.
   )doc");
   m.def(
       "as_strided",
@@ -188,6 +201,17 @@ void init_ops_layout(py::module_& m) {
       py::arg("a"), py::pos_only(), py::arg("axis1"), py::arg("axis2"), py::kw_only(), stream,
       R"doc(
     Swaps two axes (a view).
+
+    Args:
+        a (array): Input array.
+        axis1 (int): First axis (negative counts from the end).
+        axis2 (int): Second axis.
+
+    Returns:
+        array: The array with the two axes exchanged.
+
+    Raises:
+        ValueError: An axis is out of bounds.
   )doc");
   m.def(
       "moveaxis",
@@ -195,6 +219,17 @@ void init_ops_layout(py::module_& m) {
       py::arg("a"), py::pos_only(), py::arg("source"), py::arg("destination"), py::kw_only(),
       stream, R"doc(
     Moves axis ``source`` to position ``destination``, keeping the order of the others (a view).
+
+    Args:
+        a (array): Input array.
+        source (int): The axis to move (negative counts from the end).
+        destination (int): Its position in the result.
+
+    Returns:
+        array: The array with the axis moved.
+
+    Raises:
+        ValueError: An axis is out of bounds.
   )doc");
 
   m.def(
@@ -261,7 +296,20 @@ void init_ops_layout(py::module_& m) {
       py::arg("a"), py::pos_only(), py::arg("update"), py::arg("start"), py::arg("stop"),
       py::arg("strides") = py::none(), py::kw_only(), stream, R"doc(
     ``a`` with the slice ``[start:stop:strides]`` replaced by ``update`` (broadcast to the
-    slice's shape). See :func:`slice`.
+    slice's shape and cast to ``a``'s dtype). See :func:`slice`.
+
+    Args:
+        a (array): Input array.
+        update (array or scalar): The new values.
+        start (Sequence[int]): First index per axis.
+        stop (Sequence[int]): End index per axis, excluded.
+        strides (Sequence[int], optional): Step per axis; 1 by default.
+
+    Returns:
+        array: A new array; ``a`` is unchanged.
+
+    Raises:
+        ValueError: ``update`` does not broadcast to the slice.
   )doc");
 
   m.def("split", &split_by, py::arg("a"), py::pos_only(), py::arg("indices_or_sections"),
@@ -304,7 +352,14 @@ void init_ops_layout(py::module_& m) {
         return stack(arrays, axis, s);
       },
       py::arg("arrays"), py::arg("axis") = 0, py::kw_only(), stream, R"doc(
-    Joins arrays of equal shapes along a new axis at position ``axis``.
+    Joins arrays of equal shapes along a new axis at position ``axis``; dtypes promote.
+
+    Args:
+        arrays (list[array]): The arrays, all of one shape.
+        axis (int): Position of the new axis in the result.
+
+    Returns:
+        array: Shape ``shape[:axis] + (len(arrays),) + shape[axis:]``.
 
     Raises:
         ValueError: No arrays, or different shapes.
@@ -321,6 +376,12 @@ void init_ops_layout(py::module_& m) {
     Args:
         a (array): Input array.
         reps (int or Sequence[int]): Repetitions per axis (aligned to the last axes).
+
+    Returns:
+        array: An array of ``a``'s dtype, each dimension multiplied by its repetitions.
+
+    Raises:
+        ValueError: A negative repetition.
   )doc");
   m.def(
       "repeat",
@@ -331,6 +392,17 @@ void init_ops_layout(py::module_& m) {
       py::kw_only(), stream, R"doc(
     Each element repeated ``repeats`` times along ``axis`` (of the flattened array when
     ``axis`` is None).
+
+    Args:
+        array (array): Input array.
+        repeats (int): Repetitions of each element.
+        axis (int, optional): The axis.
+
+    Returns:
+        array: The repeated array (``axis`` is ``repeats`` times longer).
+
+    Raises:
+        ValueError: A negative ``repeats`` or an axis out of bounds.
   )doc");
   m.def(
       "pad",

@@ -50,14 +50,27 @@ void init_ops_linalg(py::module_& m) {
       py::arg("a"), py::arg("b"), py::pos_only(), py::kw_only(), stream, R"doc(
     Sum of products over the last axes of ``a`` and ``b`` (the dot product of vectors).
 
+    Args:
+        a (array): ``(..., K)``.
+        b (array): ``(..., K)``.
+
+    Returns:
+        array: ``a.shape[:-1] + b.shape[:-1]``.
+
     Raises:
         ValueError: The last dimensions differ.
   )doc");
   m.def(
       "outer", [](const array& a, const array& b, StreamOrDevice s) { return outer(a, b, s); },
       py::arg("a"), py::arg("b"), py::pos_only(), py::kw_only(), stream, R"doc(
-    Outer product of the flattened ``a`` (length M) and ``b`` (length N): an ``(M, N)``
-    array.
+    Outer product of the flattened ``a`` (length M) and ``b`` (length N).
+
+    Args:
+        a (array): Any shape, flattened.
+        b (array): Any shape, flattened.
+
+    Returns:
+        array: ``(M, N)`` with ``out[i, j] = a[i] * b[j]``, in the promoted dtype.
   )doc");
 }
 

@@ -837,6 +837,13 @@ def argsort(a: array, /, axis: typing.SupportsInt | typing.SupportsIndex | None 
     """
     The ``uint32`` indices that sort ``a`` along ``axis`` (of the flattened array when None);
     stable.
+
+    Args:
+        a (array): Input array (not complex).
+        axis (int, optional): The axis; -1 by default.
+
+    Returns:
+        array: ``uint32`` indices, of the shape of ``a`` (or ``(a.size,)``).
     """
 def array_equal(a: array | bool | int | float | complex, b: array | bool | int | float | complex, /, equal_nan: bool = False, *, stream: None | Stream | Device = None) -> array:
     """
@@ -1029,10 +1036,23 @@ def contiguous(a: array, /, allow_col_major: bool = False, *, stream: None | Str
     """
     ``a`` in row-major (C) order, copied only if it is not already; with
     ``allow_col_major``, column-major arrays are kept as they are too.
+
+    Args:
+        a (array): Input array.
+        allow_col_major (bool): Accept column-major (Fortran) order too.
+
+    Returns:
+        array: ``a``'s values in a contiguous buffer.
     """
 def copy(a: array, /, *, stream: None | Stream | Device = None) -> array:
     """
     A copy of ``a`` with its own buffer.
+
+    Args:
+        a (array): Input array.
+
+    Returns:
+        array: An array of ``a``'s shape, dtype and values, in row-major order.
     """
 def cos(a: array, /, *, stream: None | Stream | Device = None) -> array:
     """
@@ -1404,6 +1424,13 @@ def imag(a: array, /, *, stream: None | Stream | Device = None) -> array:
 def inner(a: array, b: array, /, *, stream: None | Stream | Device = None) -> array:
     """
     Sum of products over the last axes of ``a`` and ``b`` (the dot product of vectors).
+
+    Args:
+        a (array): ``(..., K)``.
+        b (array): ``(..., K)``.
+
+    Returns:
+        array: ``a.shape[:-1] + b.shape[:-1]``.
 
     Raises:
         ValueError: The last dimensions differ.
@@ -1820,6 +1847,17 @@ def minimum(a: array | bool | int | float | complex, b: array | bool | int | flo
 def moveaxis(a: array, /, source: typing.SupportsInt | typing.SupportsIndex, destination: typing.SupportsInt | typing.SupportsIndex, *, stream: None | Stream | Device = None) -> array:
     """
     Moves axis ``source`` to position ``destination``, keeping the order of the others (a view).
+
+    Args:
+        a (array): Input array.
+        source (int): The axis to move (negative counts from the end).
+        destination (int): Its position in the result.
+
+    Returns:
+        array: The array with the axis moved.
+
+    Raises:
+        ValueError: An axis is out of bounds.
     """
 def multiply(a: array | bool | int | float | complex, b: array | bool | int | float | complex, /, *, stream: None | Stream | Device = None) -> array:
     """
@@ -1895,8 +1933,14 @@ def ones_like(a: array, /, *, stream: None | Stream | Device = None) -> array:
     """
 def outer(a: array, b: array, /, *, stream: None | Stream | Device = None) -> array:
     """
-    Outer product of the flattened ``a`` (length M) and ``b`` (length N): an ``(M, N)``
-    array.
+    Outer product of the flattened ``a`` (length M) and ``b`` (length N).
+
+    Args:
+        a (array): Any shape, flattened.
+        b (array): Any shape, flattened.
+
+    Returns:
+        array: ``(M, N)`` with ``out[i, j] = a[i] * b[j]``, in the promoted dtype.
     """
 def pad(a: array, /, pad_width: typing.Any, mode: str = 'constant', constant_values: array | bool | int | float | complex = 0, *, stream: None | Stream | Device = None) -> array:
     """
@@ -1955,6 +1999,15 @@ def put_along_axis(a: array, /, indices: array, values: array | bool | int | flo
     """
     ``a`` with ``values`` written at ``indices`` along ``axis`` (NumPy's put_along_axis);
     with ``axis=None``, on the flattened array.
+
+    Args:
+        a (array): Input array.
+        indices (array): Integer indices, with ``a.ndim`` dimensions.
+        values (array or scalar): Values broadcast to ``indices``'s shape, cast to ``a``'s dtype.
+        axis (int, optional): The axis.
+
+    Returns:
+        array: A new array of ``a``'s shape and dtype; ``a`` is unchanged.
     """
 def real(a: array, /, *, stream: None | Stream | Device = None) -> array:
     """
@@ -2000,6 +2053,17 @@ def repeat(array: array, /, repeats: typing.SupportsInt | typing.SupportsIndex, 
     """
     Each element repeated ``repeats`` times along ``axis`` (of the flattened array when
     ``axis`` is None).
+
+    Args:
+        array (array): Input array.
+        repeats (int): Repetitions of each element.
+        axis (int, optional): The axis.
+
+    Returns:
+        array: The repeated array (``axis`` is ``repeats`` times longer).
+
+    Raises:
+        ValueError: A negative ``repeats`` or an axis out of bounds.
     """
 def reset_peak_memory(*, device: Device | None = None) -> None:
     """
@@ -2162,7 +2226,20 @@ def slice(a: array, /, start: collections.abc.Sequence[typing.SupportsInt | typi
 def slice_update(a: array, /, update: array | bool | int | float | complex, start: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], stop: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], strides: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None = None, *, stream: None | Stream | Device = None) -> array:
     """
     ``a`` with the slice ``[start:stop:strides]`` replaced by ``update`` (broadcast to the
-    slice's shape). See :func:`slice`.
+    slice's shape and cast to ``a``'s dtype). See :func:`slice`.
+
+    Args:
+        a (array): Input array.
+        update (array or scalar): The new values.
+        start (Sequence[int]): First index per axis.
+        stop (Sequence[int]): End index per axis, excluded.
+        strides (Sequence[int], optional): Step per axis; 1 by default.
+
+    Returns:
+        array: A new array; ``a`` is unchanged.
+
+    Raises:
+        ValueError: ``update`` does not broadcast to the slice.
     """
 def softmax(a: array, /, axis: None | typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = None, *, stream: None | Stream | Device = None) -> array:
     """
@@ -2179,6 +2256,13 @@ def softmax(a: array, /, axis: None | typing.SupportsInt | typing.SupportsIndex 
 def sort(a: array, /, axis: typing.SupportsInt | typing.SupportsIndex | None = -1, *, stream: None | Stream | Device = None) -> array:
     """
     A sorted copy along ``axis`` (of the flattened array when None); stable.
+
+    Args:
+        a (array): Input array (not complex).
+        axis (int, optional): The axis; -1 by default.
+
+    Returns:
+        array: The sorted values, of ``a``'s dtype.
     """
 def split(a: array, /, indices_or_sections: typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], axis: typing.SupportsInt | typing.SupportsIndex = 0, *, stream: None | Stream | Device = None) -> list[array]:
     """
@@ -2236,7 +2320,14 @@ def squeeze(a: array, /, axis: None | typing.SupportsInt | typing.SupportsIndex 
     """
 def stack(arrays: collections.abc.Sequence[array], axis: typing.SupportsInt | typing.SupportsIndex = 0, *, stream: None | Stream | Device = None) -> array:
     """
-    Joins arrays of equal shapes along a new axis at position ``axis``.
+    Joins arrays of equal shapes along a new axis at position ``axis``; dtypes promote.
+
+    Args:
+        arrays (list[array]): The arrays, all of one shape.
+        axis (int): Position of the new axis in the result.
+
+    Returns:
+        array: Shape ``shape[:axis] + (len(arrays),) + shape[axis:]``.
 
     Raises:
         ValueError: No arrays, or different shapes.
@@ -2315,6 +2406,17 @@ def sum(a: array, /, axis: None | typing.SupportsInt | typing.SupportsIndex | co
 def swapaxes(a: array, /, axis1: typing.SupportsInt | typing.SupportsIndex, axis2: typing.SupportsInt | typing.SupportsIndex, *, stream: None | Stream | Device = None) -> array:
     """
     Swaps two axes (a view).
+
+    Args:
+        a (array): Input array.
+        axis1 (int): First axis (negative counts from the end).
+        axis2 (int): Second axis.
+
+    Returns:
+        array: The array with the two axes exchanged.
+
+    Raises:
+        ValueError: An axis is out of bounds.
     """
 def synchronize(stream: Stream | None = None) -> None:
     """
@@ -2339,6 +2441,18 @@ def take_along_axis(a: array, /, indices: array, axis: typing.SupportsInt | typi
     NumPy's take_along_axis: ``out[..., i, ...] = a[..., indices[..., i, ...], ...]`` along
     ``axis``; ``indices`` broadcasts against ``a`` on the other axes. With ``axis=None``,
     both are flattened.
+
+    Args:
+        a (array): Input array.
+        indices (array): Integer indices, with ``a.ndim`` dimensions.
+        axis (int, optional): The axis.
+
+    Returns:
+        array: The broadcast shape, with ``indices``'s extent along ``axis``.
+
+    Raises:
+        ValueError: ``indices`` is not integral, has the wrong number of dimensions, or
+            does not broadcast.
     """
 def tan(a: array, /, *, stream: None | Stream | Device = None) -> array:
     """
@@ -2371,6 +2485,12 @@ def tile(a: array, /, reps: typing.SupportsInt | typing.SupportsIndex | collecti
     Args:
         a (array): Input array.
         reps (int or Sequence[int]): Repetitions per axis (aligned to the last axes).
+
+    Returns:
+        array: An array of ``a``'s dtype, each dimension multiplied by its repetitions.
+
+    Raises:
+        ValueError: A negative repetition.
     """
 def transpose(a: array, /, axes: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None = None, *, stream: None | Stream | Device = None) -> array:
     """
@@ -2532,7 +2652,7 @@ def zeros_like(a: array, /, *, stream: None | Stream | Device = None) -> array:
         array: The filled array.
     """
 __version__: str = '0.1.0'
-_build_dir: str = '/work/main/build/h-python'
+_build_dir: str = '/work/main/build/h-demo'
 bfloat16: Dtype
 bool_: Dtype
 complex64: Dtype
