@@ -34,11 +34,14 @@
 //   }  // namespace kiln_user
 //
 // On the CPU (Target::cpu) the translation unit also defines, after the kernel,
-//   namespace kiln_user { inline void kiln_thread_entry(void** kiln_args) {...} }
-//   KILN_CPU_ENTRY(kiln_thread_entry)
-// where kiln_args[i] points to parameter i as cuLaunchKernel's `params` do, and the CPU
-// prelude defines KILN_CPU_ENTRY (the exported symbol that runs the blocks and threads),
-// __global__, __grid_constant__, __restrict__, __shared__ and kiln_attr::.
+//   namespace kiln_user {
+//   inline void kiln_invoke(void* const* kiln_args, const void* kiln_params_ptr);
+//   }
+//   KILN_CPU_ENTRY(kiln_user::kiln_invoke)
+// where kiln_args[i] is the data pointer of input or output i and kiln_params_ptr points to
+// the kiln_params; kiln_invoke runs the kernel for the current thread. The CPU prelude
+// defines KILN_CPU_ENTRY (the exported entry points), __global__, __grid_constant__,
+// __restrict__, __shared__ and kiln_attr::.
 #pragma once
 
 #include <cstdint>

@@ -98,7 +98,8 @@ KILN_HD T atomic_fetch_max_explicit(atomic<T>* a, U arg, memory_order = memory_o
   else if constexpr (detail::is_builtin_float_v<T>)
     return detail::cas_rmw(&a->value_, [v](T x) { return x < v ? v : x; });
   else if constexpr (sizeof(T) == 8 && detail::is_signed_v<T>)
-    return static_cast<T>(atomicMax(reinterpret_cast<long long*>(&a->value_), v));
+    return static_cast<T>(
+        atomicMax(reinterpret_cast<long long*>(&a->value_), static_cast<long long>(v)));
   else
     return static_cast<T>(atomicMax(detail::native_ptr(a), detail::native_value(v)));
 }
@@ -110,7 +111,8 @@ KILN_HD T atomic_fetch_min_explicit(atomic<T>* a, U arg, memory_order = memory_o
   else if constexpr (detail::is_builtin_float_v<T>)
     return detail::cas_rmw(&a->value_, [v](T x) { return v < x ? v : x; });
   else if constexpr (sizeof(T) == 8 && detail::is_signed_v<T>)
-    return static_cast<T>(atomicMin(reinterpret_cast<long long*>(&a->value_), v));
+    return static_cast<T>(
+        atomicMin(reinterpret_cast<long long*>(&a->value_), static_cast<long long>(v)));
   else
     return static_cast<T>(atomicMin(detail::native_ptr(a), detail::native_value(v)));
 }

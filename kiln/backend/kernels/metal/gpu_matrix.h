@@ -70,9 +70,33 @@ KILN_HD void mma_shuffle(simdgroup_matrix<TD, 8, 8>& d, const simdgroup_matrix<T
 }
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define KILN_SIMDGROUP_MMA 1
+// D (16x8, float) = A (16x8) * B (8x8) + C with one mma.sync; the fragments are PTX's for
+// m16n8k8 (lane g*4+t: a01 = A[g][2t..2t+1], a23 = A[g+8][2t..2t+1], b01 = B[2t..2t+1][g],
+// c/d = rows g and g+8, columns 2t and 2t+1), 16-bit values packed two to a register.
+template <typename TI>
+KILN_HD void mma_m16n8k8(float (&d)[4], uint32_t a01, uint32_t a23, uint32_t b01,
+                         const float (&c)[4]) {
+  if constexpr (is_same_v<TI, half>) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
+        "{%7,%8,%9,%10};"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+        : "r"(a01), "r"(a23), "r"(b01), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
+        "{%7,%8,%9,%10};"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+        : "r"(a01), "r"(a23), "r"(b01), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+  }
+}
+#endif
+
+#ifdef KILN_SIMDGROUP_MMA
 // D = A * B + C on tensor cores for 16-bit inputs and float accumulators. The 8x8 A is the
-// top half of mma's 16x8 operand; the lanes' elements move between Metal's layout and
-// mma's fragments (lane g*4+t holds row g, columns 2t and 2t+1) by shuffles.
+// top half of mma's 16x8 operand (the bottom half is zero); the lanes' elements move
+// between Metal's layout and mma's fragments by shuffles.
 template <typename TI>
 KILN_HD void mma_tensor(simdgroup_matrix<float, 8, 8>& d, const simdgroup_matrix<TI, 8, 8>& a,
                         const simdgroup_matrix<TI, 8, 8>& b,
@@ -80,35 +104,21 @@ KILN_HD void mma_tensor(simdgroup_matrix<float, 8, 8>& d, const simdgroup_matrix
   const unsigned mask = __activemask();
   const unsigned lane = lane_id();
   const int g = static_cast<int>(lane >> 2), t = static_cast<int>(lane & 3);
-  // A[g][2t..2t+1]: one pair in Metal's layout.
+  // A[g][2t..2t+1] and C[g][2t..2t+1]: one pair each in Metal's layout.
   vec<TI, 2> ap = shuffle<Shfl::idx>(mask, a.e_, mat_lane(g, 2 * t));
+  vec<float, 2> cp = shuffle<Shfl::idx>(mask, c.e_, mat_lane(g, 2 * t));
   // B[2t][g] and B[2t+1][g]: element (g & 1) of two lanes' pairs.
   vec<TI, 2> b0 = shuffle<Shfl::idx>(mask, b.e_, mat_lane(2 * t, g & ~1));
   vec<TI, 2> b1 = shuffle<Shfl::idx>(mask, b.e_, mat_lane(2 * t + 1, g & ~1));
-  vec<float, 2> cp = shuffle<Shfl::idx>(mask, c.e_, mat_lane(g, 2 * t));
   const uint32_t a01 = uint32_t(ap[0].bits_) | (uint32_t(ap[1].bits_) << 16);
   const uint32_t b01 = uint32_t(b0[g & 1].bits_) | (uint32_t(b1[g & 1].bits_) << 16);
-  const uint32_t zero = 0;
-  float d0, d1, d2, d3;
-  if constexpr (is_same_v<TI, half>) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
-        "{%7,%8,%9,%10};"
-        : "=f"(d0), "=f"(d1), "=f"(d2), "=f"(d3)
-        : "r"(a01), "r"(zero), "r"(b01), "f"(cp[0]), "f"(cp[1]), "f"(0.0f), "f"(0.0f));
-  } else {
-    asm volatile(
-        "mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
-        "{%7,%8,%9,%10};"
-        : "=f"(d0), "=f"(d1), "=f"(d2), "=f"(d3)
-        : "r"(a01), "r"(zero), "r"(b01), "f"(cp[0]), "f"(cp[1]), "f"(0.0f), "f"(0.0f));
-  }
-  (void)d2;
-  (void)d3;
+  const float cin[4] = {cp[0], cp[1], 0.0f, 0.0f};
+  float dout[4];
+  mma_m16n8k8<TI>(dout, a01, 0u, b01, cin);
   // Back to Metal's layout: D[row][col..col+1] is held by fragment lane row*4 + col/2.
-  const unsigned me = lane;
-  const vec<float, 2> frag(d0, d1);
-  d.e_ = shuffle<Shfl::idx>(mask, frag, static_cast<unsigned>(mat_row(me) * 4 + mat_col(me) / 2));
+  const vec<float, 2> frag(dout[0], dout[1]);
+  d.e_ =
+      shuffle<Shfl::idx>(mask, frag, static_cast<unsigned>(mat_row(lane) * 4 + mat_col(lane) / 2));
 }
 #endif
 
@@ -162,7 +172,7 @@ KILN_HD void simdgroup_multiply_accumulate(simdgroup_matrix<TD, 8, 8>& d,
                                            const simdgroup_matrix<TA, 8, 8>& a,
                                            const simdgroup_matrix<TB, 8, 8>& b,
                                            const simdgroup_matrix<TC, 8, 8>& c) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#ifdef KILN_SIMDGROUP_MMA
   if constexpr (detail::is_same_v<TD, float> && detail::is_same_v<TC, float> &&
                 detail::is_same_v<TA, TB> && is_half_v<TA>) {
     detail::mma_tensor(d, a, b, c);
