@@ -1,0 +1,230 @@
+"""The main demo and the kernel cookbook on the CPU (issue 9): the digits loader and split,
+the fused bias+GELU and silu*up kernels against kiln ops (values and gradients), a short
+training run that must pass a lower accuracy bar, every cookbook kernel in both flavours
+against its reference, the seed examples, the demo's messages for what is missing, and
+`python -m kiln info` / `cache clear`.
+
+CPU kernels compile with the host compiler (about a second each the first time, then from
+the disk cache), so sizes stay small: CI has two cores."""
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import kiln.core as mx
+from conftest import SEED
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(ROOT / "examples" / "python"), str(ROOT / "examples" / "kernels")]
+
+from demo import digits  # noqa: E402
+
+HAS_KERNELS = hasattr(mx.fast, "metal_kernel") and hasattr(mx.fast, "cuda_kernel")
+needs_kernels = pytest.mark.skipif(not HAS_KERNELS, reason="this build has no custom kernels")
+
+try:
+    DIGITS = digits.digits_path()
+except digits.DataMissing as e:
+    DIGITS, DIGITS_MISSING = None, str(e)
+needs_digits = pytest.mark.skipif(DIGITS is None, reason="scikit-learn's digits.csv.gz is missing")
+
+
+@pytest.fixture(autouse=True)
+def on_the_cpu():
+    with mx.stream(mx.cpu):
+        yield
+
+
+def env_with_pythonpath(**extra):
+    env = dict(os.environ, **extra)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "python"), env.get("PYTHONPATH")]))
+    return env
+
+
+# ---------------------------------------------------------------- data
+
+
+@needs_digits
+def test_digits_are_the_real_data_set():
+    x, y = digits.load_digits()
+    assert x.shape == (1797, 64) and x.dtype == np.float32
+    assert 0.0 <= x.min() and x.max() <= 1.0 and x.max() == 1.0  # 16 / 16
+    assert y.shape == (1797,) and sorted(set(y.tolist())) == list(range(10))
+    assert np.bincount(y).min() >= 170  # about 180 images of each digit
+
+
+@needs_digits
+def test_split_is_fixed_by_its_seed_and_disjoint():
+    x, y = digits.load_digits()
+    ids = np.arange(len(x), dtype=np.float32)[:, None]
+    a = digits.train_test_split(ids, y, seed=0)
+    b = digits.train_test_split(ids, y, seed=0)
+    c = digits.train_test_split(ids, y, seed=1)
+    assert all(np.array_equal(u, v) for u, v in zip(a, b))
+    assert not np.array_equal(a[2], c[2])
+    train, test = set(a[0][:, 0].tolist()), set(a[2][:, 0].tolist())
+    assert len(test) == 359 and len(train) == 1438 and not train & test
+
+
+def test_missing_data_set_says_what_to_install(monkeypatch):
+    monkeypatch.setattr(digits.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(digits.DataMissing, match="pip install scikit-learn"):
+        digits.digits_path()
+
+
+# ---------------------------------------------------------------- the demo's kernels
+
+
+@needs_kernels
+def test_bias_gelu_kernels_match_kiln_ops(rng):
+    from demo import mlp
+
+    z = mx.array(rng.standard_normal((37, 70)).astype(np.float32) * 3)
+    b = mx.array(rng.standard_normal(70).astype(np.float32))
+    ct = mx.array(rng.standard_normal((37, 70)).astype(np.float32))
+    np.testing.assert_allclose(np.array(mlp.bias_gelu(z, b)),
+                               np.array(mlp.bias_gelu_reference(z, b)), rtol=1e-5, atol=1e-6)
+
+    def loss(f):
+        return lambda z, b: mx.sum(f(z, b) * ct)
+
+    got = mx.grad(loss(mlp.bias_gelu), argnums=(0, 1))(z, b)
+    want = mx.grad(loss(mlp.bias_gelu_reference), argnums=(0, 1))(z, b)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.array(g), np.array(w), rtol=1e-4, atol=1e-5)
+
+
+@needs_kernels
+def test_silu_mul_kernels_match_kiln_ops(rng):
+    from demo import llama_mlp as lm
+
+    shape = (5, 7, 9)  # 315 elements: the last thread has a partial group of 4
+    gate, up, ct = (mx.array(rng.standard_normal(shape).astype(np.float32) * 3) for _ in range(3))
+    np.testing.assert_allclose(np.array(lm.silu_mul(gate, up)),
+                               np.array(lm.silu_mul_reference(gate, up)), rtol=1e-5, atol=1e-6)
+    _, got = mx.vjp(lm.silu_mul, [gate, up], [ct])
+    _, want = mx.vjp(lm.silu_mul_reference, [gate, up], [ct])
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.array(g), np.array(w), rtol=1e-4, atol=1e-5)
+
+
+@needs_kernels
+def test_llama_block_gradients_through_the_fused_kernels(rng):
+    from demo import llama_mlp as lm
+
+    params = lm.init_block(16, 40, mx.float32, seed=int(rng.integers(1 << 30)))
+    x = mx.array(rng.standard_normal((6, 16)).astype(np.float32))
+
+    def grads(act):
+        loss = lambda p, x: mx.sum(mx.square(lm.block(p, x, act)))  # noqa: E731
+        return mx.grad(loss, argnums=(0, 1))(params, x)
+
+    (gp, gx), (rp, rx) = grads(lm.silu_mul), grads(lm.silu_mul_reference)
+    for name in params:
+        np.testing.assert_allclose(np.array(gp[name]), np.array(rp[name]), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(np.array(gx), np.array(rx), rtol=1e-4, atol=1e-5)
+
+
+@needs_kernels
+@needs_digits
+def test_training_a_few_epochs_passes_the_lower_bar():
+    from demo.train import train
+
+    data = digits.train_test_split(*digits.load_digits(), seed=0)
+    _, history = train(data, epochs=4, log=None, bars=False, seed=SEED % 1000)
+    assert history[-1]["loss"] < 0.5 * history[0]["loss"]
+    assert history[-1]["test_accuracy"] >= 0.90, history
+
+
+@needs_kernels
+def test_seed_examples_agree_with_exp():
+    from demo import seed_examples
+
+    results = seed_examples.run(log=lambda *_: None)
+    assert len(results) == 3 and all(ok for _, ok, _ in results), results
+
+
+# ---------------------------------------------------------------- the cookbook
+
+
+def cookbook_cases():
+    if not HAS_KERNELS:
+        return []
+    import run_all
+
+    recipes, failures = run_all.load_recipes()
+    assert not failures, failures
+    return [pytest.param(r, f, id=f"{r.name}-{f}") for r in recipes for f in ("metal", "cuda")]
+
+
+def test_cookbook_covers_the_seed_guides_list():
+    if not HAS_KERNELS:
+        pytest.skip("this build has no custom kernels")
+    names = {p.values[0].name for p in cookbook_cases()}
+    assert names >= {"rmsnorm", "layernorm", "softmax", "silu_2d", "rope", "attention",
+                     "attention_causal", "attention_sliding_window", "attention_gqa",
+                     "dequant_matvec", "simdgroup_matmul"}
+
+
+@needs_kernels
+@pytest.mark.parametrize("recipe, flavour", cookbook_cases())
+def test_cookbook_kernel_on_the_cpu(recipe, flavour):
+    from cookbook import check
+
+    err, ok = check(recipe, flavour, size="small", seed=SEED)
+    assert ok, f"{recipe.name} ({flavour}): max error {err:.3g} > {recipe.tolerance:g}"
+
+
+# ---------------------------------------------------------------- bad input and tools
+
+
+def run_demo(*args, **env):
+    return subprocess.run([sys.executable, str(ROOT / "examples/python/demo.py"), *args],
+                          capture_output=True, text=True, env=env_with_pythonpath(**env),
+                          timeout=600)
+
+
+def test_demo_without_the_data_file_says_what_to_install(tmp_path):
+    proc = run_demo("--device", "cpu", "--parts", "2", "--data", str(tmp_path / "none.csv.gz"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "skipped" in proc.stdout and "pip install scikit-learn" in proc.stdout
+
+
+@needs_kernels
+def test_demo_without_a_compiler_says_what_to_install_and_still_trains(tmp_path):
+    if DIGITS is None:
+        pytest.skip("scikit-learn's digits.csv.gz is missing")
+    proc = run_demo("--device", "cpu", "--parts", "1,2", "--epochs", "2",
+                    KILN_CXX=str(tmp_path / "no-such-compiler"))
+    out = proc.stdout
+    assert proc.returncode == 0, out + proc.stderr
+    assert "no C++ compiler" in out and "apt-get install -y g++" in out
+    assert "skipped part 1" in out and "epoch  2" in out
+
+
+def test_kiln_info_and_cache_clear(tmp_path):
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    kept = cache / "notes.txt"
+    kept.write_text("not kiln's")
+    ours = [cache / (f"{i:064x}" + ext) for i, ext in enumerate([".kso", ".cpp", ".kjit", ".cu"])]
+    for f in ours:
+        f.write_bytes(b"x" * 100)
+    env = env_with_pythonpath(KILN_CACHE_DIR=str(cache))
+
+    info = subprocess.run([sys.executable, "-m", "kiln", "info"], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert info.returncode == 0, info.stderr
+    assert f"kiln {mx.__version__}" in info.stdout
+    assert "cpu:" in info.stdout and "gpu" in info.stdout
+    assert f"kernel cache: {cache}, 2 compiled kernels" in info.stdout
+
+    clear = subprocess.run([sys.executable, "-m", "kiln", "cache", "clear"], capture_output=True,
+                           text=True, env=env, timeout=120)
+    assert clear.returncode == 0, clear.stderr
+    assert "removed 4 files" in clear.stdout
+    assert not any(f.exists() for f in ours) and kept.exists()
