@@ -9,7 +9,14 @@
 #include <sstream>
 
 #include "bindings.h"
+#include "kiln/backend/cpu/threading.h"
+#include "kiln/backend/kernels/disk_cache.h"
+#include "kiln/backend/kernels/host_compiler.h"
 #include "kiln/device.h"
+#if KILN_WITH_CUDA
+#include "kiln/backend/cuda/context.h"
+#include "kiln/backend/cuda/jit.h"
+#endif
 
 namespace kiln::python {
 
@@ -149,6 +156,61 @@ void init_device(py::module_& m) {
       py::arg("stream") = py::none(), R"doc(
     Blocks until the work submitted to ``stream`` (or, without a stream, to every stream)
     has finished.
+  )doc");
+
+  // Diagnostics (python -m kiln info).
+  m.def(
+      "device_info",
+      [](std::optional<Device> d) {
+        Device dev = d ? *d : default_device();
+        py::dict info;
+        if (dev.type == Device::cpu) {
+          info["device_name"] = "cpu";
+          info["threads"] = cpu::num_threads();
+          return info;
+        }
+        default_stream(dev);  // throws, with the reason, when the GPU is not available
+#if KILN_WITH_CUDA
+        auto& ctx = gpu::device_context(dev.index);
+        int cc = ctx.compute_capability();
+        info["device_name"] = ctx.name();
+        info["memory_size"] = ctx.total_memory();
+        info["compute_capability"] = std::to_string(cc / 10) + "." + std::to_string(cc % 10);
+        info["architecture"] = ctx.target();
+        info["sm_count"] = ctx.sm_count();
+#endif
+        return info;
+      },
+      py::arg("device") = py::none(), R"doc(
+    A dict describing ``device`` (default: the default device). For a GPU: ``device_name``,
+    ``memory_size`` (bytes), ``compute_capability`` ("9.0"), ``architecture`` (what NVRTC
+    compiles for, "sm_90") and ``sm_count``; for the CPU: ``device_name`` and ``threads``.
+    ValueError for a GPU that is not available.
+  )doc");
+  m.def(
+      "kernel_toolchain",
+      []() {
+        py::dict info;
+#if KILN_WITH_CUDA
+        auto [major, minor] = gpu::nvrtc_version();
+        info["nvrtc_version"] = std::to_string(major) + "." + std::to_string(minor);
+#else
+        info["nvrtc_version"] = py::none();
+#endif
+        try {
+          info["host_compiler"] = kernels::host_compiler().identity;
+        } catch (const std::exception& e) {
+          info["host_compiler"] = py::none();
+          info["host_compiler_error"] = std::string(e.what());
+        }
+        info["cache_dir"] = kernels::cache_dir();
+        return info;
+      },
+      R"doc(
+    What compiles custom kernels, as a dict: ``nvrtc_version`` ("12.8"; None in a build
+    without CUDA), ``host_compiler`` (the C++ compiler of CPU kernels with its version line;
+    None and ``host_compiler_error`` when there is none), and ``cache_dir``, the on-disk
+    kernel cache ("" when it is off: KILN_CACHE=0).
   )doc");
 }
 
