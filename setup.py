@@ -1,8 +1,9 @@
 """Builds the kiln._core extension module (and libkiln) with CMake for `pip install .`.
 
 CMake configures the repository with only the library and the bindings, builds the module
-target, and installs the CMake component "python" into the package directory:
-kiln/_core*.so and kiln/lib/libkiln.so (found through the module's $ORIGIN/lib RPATH).
+target, and installs the CMake components "python" and "development" into the package
+directory: kiln/_core*.so and kiln/lib/libkiln.so (found through the module's $ORIGIN/lib
+RPATH), kiln/include/ and kiln/lib/cmake/Kiln/ (the CMake package extensions build against).
 Extra CMake arguments can be passed in the CMAKE_ARGS environment variable (e.g.
 "-DKILN_CUDA=OFF"); the build directory is under setuptools' build_temp.
 """
@@ -51,9 +52,11 @@ class CMakeBuild(build_ext):
         jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 2))
         subprocess.check_call(["cmake", "-S", str(ROOT), "-B", str(build_dir), *args])
         subprocess.check_call(["cmake", "--build", str(build_dir), "--target", "_core", "-j", jobs])
-        subprocess.check_call(
-            ["cmake", "--install", str(build_dir), "--component", "python", "--prefix", str(package_dir)]
-        )
+        # "development": headers and the CMake package, for extensions (python -m kiln --cmake-dir).
+        for component in ("python", "development"):
+            subprocess.check_call(
+                ["cmake", "--install", str(build_dir), "--component", component, "--prefix", str(package_dir)]
+            )
 
 
 setup(
