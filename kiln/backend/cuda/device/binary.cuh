@@ -1,8 +1,10 @@
-// Binary elementwise kernels: out[i] = cast<Out>(Op()(a[i], b[i])), inputs already
+// Binary elementwise kernels: out[i] = apply<Out>(Op(), a[i], b[i]), inputs already
 // broadcast to the output's shape.
 //
-// binary_v: contiguous operands in one layout, or a single element (ScalarA / ScalarB) that
-//   every output reads; N elements per thread with 16-byte loads and stores.
+// binary_v: contiguous operands in one layout, or a single element (`scalar_a`, `scalar_b`)
+//   that every output reads; N elements per thread with 16-byte loads and stores when `vec`
+//   (every contiguous operand aligned), else element by element (see unary_v). The flags are
+//   the same for the whole grid, so one kernel serves every layout at no cost in the loop.
 // binary_g: any strides (zero on broadcast axes), row-contiguous output; W consecutive
 //   elements of the last dimension per thread.
 #pragma once
@@ -13,31 +15,42 @@
 
 namespace kiln {
 
-template <typename Op, typename In, typename Out, bool ScalarA, bool ScalarB, int N>
+/** Reads N elements of a contiguous operand from `i`, or N copies of a scalar's one. */
+template <int N, typename T>
+__device__ inline Vec<T, N> load_operand(const T* p, long long i, bool scalar, bool vec) {
+  Vec<T, N> x;
+  if (scalar) {
+    const T v = p[0];
+#pragma unroll
+    for (int k = 0; k < N; ++k) x.v[k] = v;
+  } else if (vec) {
+    x = load_vec<N>(p + i);
+  } else {
+#pragma unroll
+    for (int k = 0; k < N; ++k) x.v[k] = p[i + k];
+  }
+  return x;
+}
+
+template <typename Op, typename In, typename Out, int N>
 __global__ void binary_v(const In* __restrict__ a, const In* __restrict__ b, Out* __restrict__ out,
-                         long long size) {
+                         long long size, bool vec, bool scalar_a, bool scalar_b) {
   const long long i = global_thread_x<long long>() * N;
   if (i + N <= size) {
-    Vec<In, N> x, y;
-    if constexpr (ScalarA) {
-#pragma unroll
-      for (int k = 0; k < N; ++k) x.v[k] = a[0];
-    } else {
-      x = load_vec<N>(a + i);
-    }
-    if constexpr (ScalarB) {
-#pragma unroll
-      for (int k = 0; k < N; ++k) y.v[k] = b[0];
-    } else {
-      y = load_vec<N>(b + i);
-    }
+    const Vec<In, N> x = load_operand<N>(a, i, scalar_a, vec);
+    const Vec<In, N> y = load_operand<N>(b, i, scalar_b, vec);
     Vec<Out, N> z;
 #pragma unroll
-    for (int k = 0; k < N; ++k) z.v[k] = cast<Out>(Op()(x.v[k], y.v[k]));
-    store_vec<N>(out + i, z);
+    for (int k = 0; k < N; ++k) z.v[k] = apply<Out>(Op(), x.v[k], y.v[k]);
+    if (vec) {
+      store_vec<N>(out + i, z);
+    } else {
+#pragma unroll
+      for (int k = 0; k < N; ++k) out[i + k] = z.v[k];
+    }
   } else {
     for (long long j = i; j < size; ++j) {
-      out[j] = cast<Out>(Op()(a[ScalarA ? 0 : j], b[ScalarB ? 0 : j]));
+      out[j] = apply<Out>(Op(), a[scalar_a ? 0 : j], b[scalar_b ? 0 : j]);
     }
   }
 }
@@ -64,7 +77,7 @@ __global__ void binary_g(const In* __restrict__ a, const In* __restrict__ b, Out
   const IdxT n = last - j0 < W ? last - j0 : W;
 #pragma unroll
   for (int k = 0; k < W; ++k) {
-    if (k < n) dst[k] = cast<Out>(Op()(pa[k * sa], pb[k * sb]));
+    if (k < n) dst[k] = apply<Out>(Op(), pa[k * sa], pb[k * sb]);
   }
 }
 

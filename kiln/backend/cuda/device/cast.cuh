@@ -43,4 +43,11 @@ __device__ inline To cast(From v) {
   }
 }
 
+/** `op` applied to the elements `x...` as the CPU backend applies it: half types compute in
+ * float, and the result converts to Out once (one rounding for a half output). */
+template <typename Out, typename Op, typename... In>
+__device__ inline Out apply(Op op, In... x) {
+  return cast<Out>(op(static_cast<compute_t<In>>(x)...));
+}
+
 }  // namespace kiln

@@ -160,5 +160,59 @@ inline constexpr bool is_integral_v =
     is_same_v<T, bool> || is_same_v<T, uint8> || is_same_v<T, uint16> || is_same_v<T, uint32> ||
     is_same_v<T, uint64> || is_same_v<T, int8> || is_same_v<T, int16> || is_same_v<T, int32> ||
     is_same_v<T, int64>;
+template <typename T>
+inline constexpr bool is_signed_int_v =
+    is_same_v<T, int8> || is_same_v<T, int16> || is_same_v<T, int32> || is_same_v<T, int64>;
+template <typename T>
+inline constexpr bool is_unsigned_int_v =
+    is_same_v<T, uint8> || is_same_v<T, uint16> || is_same_v<T, uint32> || is_same_v<T, uint64>;
+/** Integers, not bool. */
+template <typename T>
+inline constexpr bool is_int_v = is_signed_int_v<T> || is_unsigned_int_v<T>;
+
+// ---------------------------------------------------------------- computation types
+
+/** The type elementwise functors compute in: the half types widen to float (and the result
+ * is rounded once, by the kernel's conversion to the output type), as on the CPU. */
+template <typename T>
+struct ComputeType {
+  using type = T;
+};
+template <>
+struct ComputeType<float16> {
+  using type = float;
+};
+template <>
+struct ComputeType<bfloat16> {
+  using type = float;
+};
+template <typename T>
+using compute_t = typename ComputeType<T>::type;
+
+/** Unsigned arithmetic of at least int's width, in which integer arithmetic wraps instead
+ * of overflowing (the CPU backend's Wide<T>). */
+template <typename T>
+struct WideType {
+  using type = unsigned int;
+};
+template <>
+struct WideType<int64> {
+  using type = unsigned long long;
+};
+template <>
+struct WideType<uint64> {
+  using type = unsigned long long;
+};
+template <typename T>
+using wide_t = typename WideType<T>::type;
+
+/** +infinity of float or double. */
+template <typename T>
+__device__ inline T infinity() {
+  if constexpr (is_same_v<T, float>)
+    return __int_as_float(0x7f800000);
+  else
+    return __longlong_as_double(0x7ff0000000000000ll);
+}
 
 }  // namespace kiln

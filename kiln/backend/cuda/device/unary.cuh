@@ -1,7 +1,9 @@
-// Unary elementwise kernels: out[i] = cast<Out>(Op()(in[i])).
+// Unary elementwise kernels: out[i] = apply<Out>(Op(), in[i]).
 //
 // unary_v: contiguous input and output (same layout), N elements per thread moved with one
-//   16-byte load and store; the last thread finishes a ragged tail element by element.
+//   16-byte load and store when `vec` (both pointers aligned to the vector), else element by
+//   element; the last thread finishes a ragged tail. `vec` is the same for the whole grid, so
+//   its branch costs nothing and one kernel serves aligned and offset views.
 // unary_g: strided input (any strides, including zero for broadcasting), row-contiguous
 //   output; each thread handles W consecutive elements of the last dimension, so the
 //   division-heavy offset computation runs once per W elements.
@@ -14,16 +16,28 @@
 namespace kiln {
 
 template <typename Op, typename In, typename Out, int N>
-__global__ void unary_v(const In* __restrict__ in, Out* __restrict__ out, long long size) {
+__global__ void unary_v(const In* __restrict__ in, Out* __restrict__ out, long long size,
+                        bool vec) {
   const long long i = global_thread_x<long long>() * N;
   if (i + N <= size) {
-    Vec<In, N> x = load_vec<N>(in + i);
+    Vec<In, N> x;
+    if (vec) {
+      x = load_vec<N>(in + i);
+    } else {
+#pragma unroll
+      for (int k = 0; k < N; ++k) x.v[k] = in[i + k];
+    }
     Vec<Out, N> y;
 #pragma unroll
-    for (int k = 0; k < N; ++k) y.v[k] = cast<Out>(Op()(x.v[k]));
-    store_vec<N>(out + i, y);
+    for (int k = 0; k < N; ++k) y.v[k] = apply<Out>(Op(), x.v[k]);
+    if (vec) {
+      store_vec<N>(out + i, y);
+    } else {
+#pragma unroll
+      for (int k = 0; k < N; ++k) out[i + k] = y.v[k];
+    }
   } else {
-    for (long long j = i; j < size; ++j) out[j] = cast<Out>(Op()(in[j]));
+    for (long long j = i; j < size; ++j) out[j] = apply<Out>(Op(), in[j]);
   }
 }
 
@@ -47,7 +61,7 @@ __global__ void unary_g(const In* __restrict__ in, Out* __restrict__ out,
   const IdxT n = last - j0 < W ? last - j0 : W;
 #pragma unroll
   for (int k = 0; k < W; ++k) {
-    if (k < n) dst[k] = cast<Out>(Op()(src[k * step]));
+    if (k < n) dst[k] = apply<Out>(Op(), src[k * step]);
   }
 }
 
