@@ -4,19 +4,23 @@ device, checks each against kiln ops or a kiln built-in, times both, and prints 
 kernel, flavour, max error, time, time of the built-in.
 
     PYTHONPATH=python python examples/kernels/run_all.py [--size small|large] [--only NAME]
-                                                         [--flavour metal|cuda] [--json PATH]
+                                                         [--flavour metal|cuda] [--save]
 
 Sizes: "large" on a GPU and "small" on the CPU by default (on the CPU, custom kernels run
 their threads as fibers: the point there is that the same source runs and agrees). The
 first call of each kernel compiles it (NVRTC on the GPU, the host C++ compiler on the
-CPU) and caches it on disk; timings start after warm-up. Exits non-zero when a kernel
-fails or misses its tolerance.
+CPU) and caches it on disk; timings start after warm-up. With --save, writes
+benchmarks/results/cookbook-<device>-<date>.{json,md} (benchmarks/report.py reads them).
+Exits non-zero when a kernel fails or misses its tolerance.
 """
 
 import argparse
+import datetime
 import importlib
 import json
 import pathlib
+import platform
+import re
 import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -49,13 +53,44 @@ def load_recipes(names=MODULES):
     return recipes, failures
 
 
+def device_name(mx):
+    if mx.default_device() == mx.gpu and hasattr(mx, "device_info"):
+        return mx.device_info(mx.gpu)["device_name"]
+    try:
+        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "cpu"
+
+
+def save(mx, size, rows, table, out):
+    """<out>/cookbook-<device>-<date>.{json,md}."""
+    name, date = device_name(mx), datetime.date.today().isoformat()
+    kind = "gpu" if mx.default_device() == mx.gpu else "cpu"
+    out.mkdir(parents=True, exist_ok=True)
+    stem = out / f"cookbook-{re.sub(r'[^a-z0-9]+', '-', name.lower()).strip('-')}-{date}"
+    report = {"benchmark": "kernel cookbook", "date": date, "device_name": name,
+              "device_kind": kind, "size": size, "kiln": mx.__version__, "rows": rows}
+    stem.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n")
+    stem.with_suffix(".md").write_text(
+        f"# Kernel cookbook, {date}\n\nDevice: {name} ({kind}); kiln {mx.__version__}; {size} "
+        "inputs; medians after warm-up (the first call compiles). Each kernel is timed against "
+        "the kiln computation it is checked against (or a faster built-in where one exists).\n\n"
+        f"```\n{table}\n```\n")
+    print(f"wrote {stem}.json and .md")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", choices=["small", "large"], default=None)
     parser.add_argument("--only", action="append", help="run this kernel (repeatable)")
     parser.add_argument("--flavour", choices=["metal", "cuda"], default=None)
     parser.add_argument("--reps", type=int, default=10, help="timed runs per kernel")
-    parser.add_argument("--json", help="also write the rows to this file")
+    parser.add_argument("--save", action="store_true",
+                        help="write the table to <out-dir>/cookbook-<device>-<date>.{json,md}")
+    parser.add_argument("--out-dir", default=str(HERE.parents[1] / "benchmarks" / "results"))
     args = parser.parse_args(argv)
 
     import kiln.core as mx
@@ -76,10 +111,10 @@ def main(argv=None):
             first = str(e).strip().splitlines()[0] if str(e).strip() else ""
             rows.append({"kernel": recipe.name, "flavour": flavour,
                          "error": f"{type(e).__name__}: {first}"})
-    print(format_table(rows))
-    if args.json:
-        pathlib.Path(args.json).write_text(json.dumps(
-            {"device": str(mx.default_device()), "size": size, "rows": rows}, indent=2) + "\n")
+    table = format_table(rows)
+    print(table)
+    if args.save:
+        save(mx, size, rows, table, pathlib.Path(args.out_dir))
     failed = [r for r in rows if not r.get("ok")]
     if failed:
         print(f"{len(failed)} of {len(rows)} failed: " + ", ".join(

@@ -93,11 +93,18 @@ def part_seed_examples(report, kernels_ok):
 
 
 def part_digits(report, kernels_ok, epochs, data_path):
+    heading("[2/3] A digits classifier with a fused bias+GELU kernel (and its vjp kernel)")
+    try:
+        import numpy  # noqa: F401 - the loader and the split use it
+    except ImportError:
+        print("  skipped: NumPy is missing")
+        report.skipped.append("2: the digits classifier (no NumPy)")
+        report.missing("NumPy", f"{sys.executable} -m pip install numpy")
+        return
     from demo import mlp
     from demo.digits import DataMissing, digits_path, load_digits, train_test_split
     from demo.train import train
 
-    heading("[2/3] A digits classifier with a fused bias+GELU kernel (and its vjp kernel)")
     try:
         path = pathlib.Path(data_path) if data_path else digits_path()
         x, y = load_digits(path)

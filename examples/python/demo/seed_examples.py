@@ -58,23 +58,22 @@ def exp_dict_form(a: mx.array):
 
 
 def exp_strided(a: mx.array):
-    """The same page's strided variant: no copy of a non-contiguous input."""
+    """The same page's strided variant (dict form, ensure_row_contiguous=False at the call,
+    as the page has it): no copy of a non-contiguous input."""
     kernel = mx.fast.metal_kernel(
         name="myexp_strided",
-        input_names=["inp"],
-        output_names=["out"],
         source=STRIDED_SOURCE,
-        ensure_row_contiguous=False,
     )
     outputs = kernel(
-        inputs=[a],
-        template=[("T", mx.float32)],
+        inputs={"inp": a},
+        template={"T": mx.float32},
         grid=(a.size, 1, 1),
         threadgroup=(256, 1, 1),
-        output_shapes=[a.shape],
-        output_dtypes=[a.dtype],
+        output_shapes={"out": a.shape},
+        output_dtypes={"out": a.dtype},
+        ensure_row_contiguous=False,
     )
-    return outputs[0]
+    return outputs["out"]
 
 
 def run(log=print):
