@@ -34,8 +34,8 @@ constexpr Device kCpu = Device::cpu;
 
 const Dtype kAllDtypes[] = {bool_, uint8, uint16,  uint32,   uint64,  int8,    int16,
                             int32, int64, float16, bfloat16, float32, float64, complex64};
-const Dtype kRealDtypes[] = {bool_, uint8,   uint16,   uint32,  uint64, int8,
-                             int16, int32,   int64,    float16, bfloat16, float32, float64};
+const Dtype kRealDtypes[] = {bool_, uint8, uint16,  uint32,   uint64,  int8,   int16,
+                             int32, int64, float16, bfloat16, float32, float64};
 const Dtype kFloatDtypes[] = {float16, bfloat16, float32, float64};
 
 // Expects the GPU result to equal the CPU's within `rtol` (the dtype's tolerance by default;
@@ -143,8 +143,8 @@ TEST(GpuReduce, LongRowsManyRowsColumnsAndEverything) {
   // Each shape selects a path: warp rows, block rows split along the run, columns with and
   // without splits, a reduction of everything (one row split across the GPU).
   const std::pair<Shape, std::vector<int>> cases[] = {
-      {{32768, 256}, {1}}, {{4, 1 << 20}, {1}}, {{1 << 20, 3}, {0}}, {{4096, 3000}, {0}},
-      {{3, 4096, 17}, {1}}, {{1 << 23}, {0}},   {{256, 1024, 8}, {0, 2}}};
+      {{32768, 256}, {1}},  {{4, 1 << 20}, {1}}, {{1 << 20, 3}, {0}},     {{4096, 3000}, {0}},
+      {{3, 4096, 17}, {1}}, {{1 << 23}, {0}},    {{256, 1024, 8}, {0, 2}}};
   for (Dtype d : {float32, bfloat16, int32, uint8, float64}) {
     for (const auto& [shape, axes] : cases) {
       array x = test::random_array(shape, d, -3, 3);
@@ -406,9 +406,7 @@ TEST(GpuRandom, BitsAreTheCpusBitForBit) {
       SCOPED_TRACE(msg("width ", width, " shape ", shape_str(shape)));
       expect_gpu_identical([&](Device dev) { return random::bits(shape, width, k1, dev); });
       for (const array& ks : {keys, keys_t, keys_col}) {
-        expect_gpu_identical([&](Device dev) {
-          return random::bits(shape, width, ks, dev);
-        });
+        expect_gpu_identical([&](Device dev) { return random::bits(shape, width, ks, dev); });
       }
     }
   }
@@ -421,8 +419,9 @@ TEST(GpuRandom, UniformAndRandintAreTheCpusBitForBit) {
     SCOPED_TRACE(msg(d));
     expect_gpu_identical([&](Device dev) { return random::uniform({1000, 33}, d, key, dev); });
     array lo = test::random_array({33}, d, -3, 0), hi = test::random_array({1000, 1}, d, 0, 3);
-    expect_gpu_identical(
-        [&](Device dev) { return random::uniform(lo, hi, {1000, 33}, d, key, dev); });
+    expect_gpu_identical([&](Device dev) {
+      return random::uniform(lo, hi, {1000, 33}, d, key, dev);
+    });
     // Narrow ranges round onto `high` often: those move one step toward low on both devices.
     array nlo = full({}, 1.0, d), nhi = full({}, 1.0078125, d);
     expect_gpu_identical(
@@ -430,9 +429,8 @@ TEST(GpuRandom, UniformAndRandintAreTheCpusBitForBit) {
   }
   for (Dtype d : {int8, uint8, int16, uint16, int32, uint32, int64, uint64}) {
     SCOPED_TRACE(msg(d));
-    expect_gpu_identical([&](Device dev) {
-      return random::randint(array(-5), array(100), {777}, d, key, dev);
-    });
+    expect_gpu_identical(
+        [&](Device dev) { return random::randint(array(-5), array(100), {777}, d, key, dev); });
   }
   // Compositions run other kernels too: equal within tolerance.
   expect_gpu_matches_cpu([&](Device dev) { return random::normal({5000}, float32, key, dev); },

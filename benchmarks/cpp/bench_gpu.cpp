@@ -318,11 +318,11 @@ int main(int argc, char** argv) {
 
   gpu::DeviceContext& ctx = gpu::device_context(s.device.index);
   std::ostringstream info;
-  info << "\"device\": \"" << escape(ctx.name()) << "\", \"compute_capability\": "
-       << ctx.compute_capability() << ", \"sm_count\": " << ctx.sm_count()
-       << ", \"memory_bytes\": " << ctx.total_memory() << ", \"kiln_version\": \"" << KILN_VERSION
-       << "\", \"warmup\": " << warmup << ", \"rounds\": " << rounds
-       << ", \"quick\": " << (quick ? "true" : "false");
+  info << "\"device\": \"" << escape(ctx.name())
+       << "\", \"compute_capability\": " << ctx.compute_capability()
+       << ", \"sm_count\": " << ctx.sm_count() << ", \"memory_bytes\": " << ctx.total_memory()
+       << ", \"kiln_version\": \"" << KILN_VERSION << "\", \"warmup\": " << warmup
+       << ", \"rounds\": " << rounds << ", \"quick\": " << (quick ? "true" : "false");
   report.print(info.str());
   return 0;
 }

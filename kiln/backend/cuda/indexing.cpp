@@ -11,8 +11,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "kiln/backend/cpu/strided.h"
@@ -55,6 +58,25 @@ CUdeviceptr scratch(size_t nbytes, DeviceStream& stream) {
 
 int64_t resident_blocks(DeviceStream& stream) {
   return static_cast<int64_t>(stream.context().sm_count()) * 8;
+}
+
+int64_t resident_blocks(DeviceStream& stream, CUfunction f, uint32_t block, size_t smem) {
+  // Asked once per kernel and launch shape: the answer never changes.
+  static std::mutex mu;
+  static std::map<std::tuple<CUfunction, uint32_t, size_t>, int> cache;
+  int per_sm = 0;
+  {
+    std::lock_guard lk(mu);
+    auto it = cache.find({f, block, smem});
+    if (it != cache.end()) per_sm = it->second;
+  }
+  if (per_sm == 0) {
+    KILN_CU(cuOccupancyMaxActiveBlocksPerMultiprocessor, &per_sm, f, static_cast<int>(block), smem);
+    per_sm = std::max(per_sm, 1);
+    std::lock_guard lk(mu);
+    cache[{f, block, smem}] = per_sm;
+  }
+  return static_cast<int64_t>(stream.context().sm_count()) * per_sm;
 }
 
 }  // namespace kiln::gpu
@@ -259,8 +281,8 @@ class IndexDecoder {
         KILN_CU(cuStreamSynchronize, s_.handle());
       }
       if (bad[op.k] == ~uint64_t{0}) continue;
-      const int64_t off = elem_to_loc(static_cast<int64_t>(bad[op.k]), op.idx.shape(),
-                                      op.idx.strides());
+      const int64_t off =
+          elem_to_loc(static_cast<int64_t>(bad[op.k]), op.idx.shape(), op.idx.strides());
       uint64_t value = 0;
       KILN_CU(cuMemcpyDtoH, &value, gpu::device_address(op.idx) + off * op.idx.itemsize(),
               op.idx.itemsize());
@@ -283,9 +305,8 @@ class IndexDecoder {
     const size_t isz = idx.itemsize();
     const bool dense = idx.flags().row_contiguous;
     for (size_t n = 0; n < idx.size(); ++n) {
-      const int64_t loc =
-          dense ? static_cast<int64_t>(n)
-                : elem_to_loc(static_cast<int64_t>(n), idx.shape(), idx.strides());
+      const int64_t loc = dense ? static_cast<int64_t>(n)
+                                : elem_to_loc(static_cast<int64_t>(n), idx.shape(), idx.strides());
       const char* p = base + loc * static_cast<int64_t>(isz);
       if (!index_ok(p, idx.dtype(), info)) return index_text(p, idx.dtype());
     }
@@ -402,8 +423,8 @@ void Gather::eval_gpu(const std::vector<array>& inputs, array& out) {
   if (axes_.empty()) KILN_CU(cuMemsetD8Async, starts, 0, sizeof(int64_t), s.handle());
   for (size_t k = 0; k < axes_.size(); ++k) {
     const int ax = axes_[k];
-    dec.decode(k, inputs[1 + k],
-               {op_, ax, src.shape(ax), slice_sizes_[ax], src.strides()[ax]}, starts, k > 0);
+    dec.decode(k, inputs[1 + k], {op_, ax, src.shape(ax), slice_sizes_[ax], src.strides()[ax]},
+               starts, k > 0);
   }
   const int64_t e = g.O * g.P * g.I;
   if (e > 0) {
@@ -533,8 +554,8 @@ void ScatterAxis::eval_gpu(const std::vector<array>& inputs, array& out) {
 KILN_GPU_MODULE_CATALOG(indexing, [](const gpu::ModuleSink& sink) {
   sink("indexing_decode", decode_module());
   sink("indexing_gather", gather_module());
-  for (Dtype d : kBitsDtypes) sink(scatter_module_name(ScatterReduce::none, d),
-                                   scatter_module(ScatterReduce::none, d));
+  for (Dtype d : kBitsDtypes)
+    sink(scatter_module_name(ScatterReduce::none, d), scatter_module(ScatterReduce::none, d));
   for (auto r : {ScatterReduce::sum, ScatterReduce::prod, ScatterReduce::max, ScatterReduce::min}) {
     for (Dtype d : all_dtypes) {
       if (scatter_supports(r, d)) sink(scatter_module_name(r, d), scatter_module(r, d));

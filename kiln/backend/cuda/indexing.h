@@ -31,8 +31,10 @@ DimsArg<int64_t> dims_arg(const Strides& strides, const char* op);
  * that work completes). Returns its address (0 for 0 bytes). */
 CUdeviceptr scratch(size_t nbytes, DeviceStream& stream);
 
-/** The kernels' launch budget: blocks of 256 threads that keep every SM of `stream`'s device
- * busy (a full wave at 8 blocks per SM). */
+/** Blocks of 256 threads that fill every SM of `stream`'s device once (8 per SM). */
 int64_t resident_blocks(DeviceStream& stream);
+/** Blocks of kernel `f` (`block` threads, `smem` bytes of dynamic shared memory) resident on
+ * the whole device at once: a full wave, from the driver's occupancy calculator. */
+int64_t resident_blocks(DeviceStream& stream, CUfunction f, uint32_t block, size_t smem);
 
 }  // namespace kiln::gpu

@@ -79,8 +79,8 @@ void BitsToUniform::eval_gpu(const std::vector<array>& inputs, array& out) {
   auto& s = gpu::device_stream(stream());
   out.set_data(gpu::new_device_storage(out.nbytes(), s));
   if (out.size() == 0) return;
-  auto [shape, st] = collapse_contiguous_dims<3>(out.shape(),
-                                                 {bits.strides(), low.strides(), high.strides()});
+  auto [shape, st] =
+      collapse_contiguous_dims<3>(out.shape(), {bits.strides(), low.strides(), high.strides()});
   CUfunction f = gpu::get_kernel(s.context().index(), "random", random_module, uniform_kernel(d));
   const int64_t size = static_cast<int64_t>(out.size());
   gpu::launch_kernel(f, gpu::grid_1d(size, kBlock), {kBlock}, 0, s, gpu::device_address(bits),
@@ -90,6 +90,7 @@ void BitsToUniform::eval_gpu(const std::vector<array>& inputs, array& out) {
                      static_cast<int32_t>(shape.size()), size);
 }
 
-KILN_GPU_MODULE_CATALOG(random, [](const gpu::ModuleSink& sink) { sink("random", random_module()); });
+KILN_GPU_MODULE_CATALOG(random,
+                        [](const gpu::ModuleSink& sink) { sink("random", random_module()); });
 
 }  // namespace kiln

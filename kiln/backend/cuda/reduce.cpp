@@ -28,8 +28,8 @@ namespace {
 
 using gpu::DimsArg;
 
-constexpr uint32_t kBlock = 256;      // device/reduce.cuh's kReduceBlock
-constexpr uint32_t kColumnRows = 8;   // device/reduce.cuh's kColumnRows
+constexpr uint32_t kBlock = 256;     // device/reduce.cuh's kReduceBlock
+constexpr uint32_t kColumnRows = 8;  // device/reduce.cuh's kColumnRows
 // Runs up to this many bytes take a warp per output; longer ones a block.
 constexpr int64_t kWarpRowBytes = 32 << 10;
 // Splits keep at least this many elements (rows for columns) each.
@@ -82,8 +82,9 @@ struct PartialArgs {
   int64_t splits = 0;
   int64_t kstride = 0;
   int64_t sstride = 0;
+  int32_t group = 32;
 };
-static_assert(sizeof(PartialArgs) == 232);
+static_assert(sizeof(PartialArgs) == 240);
 
 // ---------------------------------------------------------------- policies and modules
 
@@ -211,9 +212,8 @@ std::string reduce_module_name(const char* op, Dtype in) {
 }
 
 gpu::ModuleSource reduce_module(Reduce::ReduceType t, Dtype in) {
-  gpu::ModuleSource m{reduce_module_name(op_name(t), in),
-                      "#include \"kiln/backend/cuda/device/reduce.cuh\"\n",
-                      {}};
+  gpu::ModuleSource m{
+      reduce_module_name(op_name(t), in), "#include \"kiln/backend/cuda/device/reduce.cuh\"\n", {}};
   for (Dtype out : reduce_out_dtypes(t, in)) add_policy_kernels(m, reduce_policy(t, in, out));
   return m;
 }
@@ -233,14 +233,13 @@ gpu::ModuleSource arg_module(ArgReduce::ReduceType t, Dtype in) {
 constexpr Dtype kSoftmaxDtypes[] = {float16, bfloat16, float32, float64};
 
 std::string softmax_kernel_name(Dtype d) {
-  return "kiln::softmax_rows<" + gpu::device_type(d) + ", " +
-         (d == float64 ? "double" : "float") + ">";
+  return "kiln::softmax_rows<" + gpu::device_type(d) + ", " + (d == float64 ? "double" : "float") +
+         ">";
 }
 
 gpu::ModuleSource softmax_module() {
-  gpu::ModuleSource m{"reduce_softmax",
-                      "#include \"kiln/backend/cuda/device/reduce_softmax.cuh\"\n",
-                      {}};
+  gpu::ModuleSource m{
+      "reduce_softmax", "#include \"kiln/backend/cuda/device/reduce_softmax.cuh\"\n", {}};
   for (Dtype d : kSoftmaxDtypes) m.kernels.push_back(softmax_kernel_name(d));
   return m;
 }
@@ -265,7 +264,7 @@ bool all_multiples(const Strides& strides, int64_t n) {
 class ReduceLaunch {
  public:
   ReduceLaunch(const gpu::Module& mod, const Policy& p, gpu::DeviceStream& s)
-      : mod_(mod), p_(p), s_(s), target_(gpu::resident_blocks(s)) {}
+      : mod_(mod), p_(p), s_(s) {}
 
   void run(CUdeviceptr src, CUdeviceptr dst, const cpu::ReducePlan& plan) {
     if (plan.rows)
@@ -295,14 +294,17 @@ class ReduceLaunch {
     a.vec = n > 1 && a.run_stride == 1 && a.run % n == 0 && src % 16 == 0 &&
             all_multiples(plan.kept_in, n) && all_multiples(outer_in, n);
 
-    // A warp per output for short rows on many outputs, else a block; a block per output
-    // still leaves SMs idle when outputs are few, so their rows split.
+    // A warp per output for short rows when they fill the GPU, else a block; a block per
+    // output still leaves SMs idle when outputs are few, so their rows split (two waves of
+    // blocks, which evens out their finishing times).
+    CUfunction f = mod_.function(rows_name(p_));
+    const int64_t target = gpu::resident_blocks(s_, f, kBlock, 0);
     const int64_t bytes = a.n * static_cast<int64_t>(p_.in.size);
-    const bool warp = bytes <= kWarpRowBytes && a.rows >= target_ * 4;
+    const bool warp = bytes <= kWarpRowBytes && a.rows >= target * (kBlock / 32);
     a.group = warp ? 32 : static_cast<int32_t>(kBlock);
     int64_t splits = 1;
-    if (!warp && a.rows < target_) {
-      splits = std::min<int64_t>((target_ + a.rows - 1) / a.rows,
+    if (!warp && a.rows < target) {
+      splits = std::min<int64_t>((2 * target + a.rows - 1) / a.rows,
                                  (a.n + kMinSplitElements - 1) / kMinSplitElements);
       splits = std::clamp<int64_t>(splits, 1, 65535);
     }
@@ -312,10 +314,10 @@ class ReduceLaunch {
     const int64_t per_block = kBlock / a.group;
     const gpu::Dim3 grid{grid_x((a.rows + per_block - 1) / per_block),
                          static_cast<uint32_t>(splits), 1};
-    const CUdeviceptr partial =
-        splits > 1 ? gpu::scratch(a.rows * splits * p_.acc_bytes, s_) : 0;
-    gpu::launch_kernel(mod_.function(rows_name(p_)), grid, {kBlock}, 0, s_, src, dst, partial, a);
-    if (splits > 1) combine(partial, dst, plan.kept_shape, plan.kept_out, a.rows, splits, splits, 1);
+    const CUdeviceptr partial = splits > 1 ? gpu::scratch(a.rows * splits * p_.acc_bytes, s_) : 0;
+    gpu::launch_kernel(f, grid, {kBlock}, 0, s_, src, dst, partial, a);
+    if (splits > 1)
+      combine(partial, dst, plan.kept_shape, plan.kept_out, a.rows, splits, splits, 1);
   }
 
   void columns(CUdeviceptr src, CUdeviceptr dst, const cpu::ReducePlan& plan) {
@@ -341,10 +343,13 @@ class ReduceLaunch {
             all_multiples(plan.red_in, n);
     a.tiles = (a.cols + 32 * n - 1) / (32 * n);
 
+    const size_t smem = kColumnRows * 32 * n * p_.acc_bytes;
+    CUfunction f = mod_.function(columns_name(p_));
+    const int64_t target = gpu::resident_blocks(s_, f, 32 * kColumnRows, smem);
     const int64_t blocks = a.outer_size * a.tiles;
     int64_t splits = 1;
-    if (blocks < target_) {
-      splits = std::min<int64_t>((target_ + blocks - 1) / blocks,
+    if (blocks < target) {
+      splits = std::min<int64_t>((2 * target + blocks - 1) / blocks,
                                  (a.rows + kMinSplitRows - 1) / kMinSplitRows);
       splits = std::clamp<int64_t>(splits, 1, 65535);
     }
@@ -352,11 +357,10 @@ class ReduceLaunch {
     splits = (a.rows + a.chunk - 1) / a.chunk;
     const int64_t outputs = a.outer_size * a.cols;
     const CUdeviceptr partial = splits > 1 ? gpu::scratch(splits * outputs * p_.acc_bytes, s_) : 0;
-    const size_t smem = kColumnRows * 32 * n * p_.acc_bytes;
-    gpu::launch_kernel(mod_.function(columns_name(p_)),
-                       {grid_x(blocks), static_cast<uint32_t>(splits), 1}, {32, kColumnRows}, smem,
-                       s_, src, dst, partial, a);
-    if (splits > 1) combine(partial, dst, plan.kept_shape, plan.kept_out, outputs, splits, 1, outputs);
+    gpu::launch_kernel(f, {grid_x(blocks), static_cast<uint32_t>(splits), 1}, {32, kColumnRows},
+                       smem, s_, src, dst, partial, a);
+    if (splits > 1)
+      combine(partial, dst, plan.kept_shape, plan.kept_out, outputs, splits, 1, outputs);
   }
 
   // The second pass: output k combines partial[k * kstride + s * sstride] for each split s.
@@ -370,14 +374,17 @@ class ReduceLaunch {
     b.splits = splits;
     b.kstride = kstride;
     b.sstride = sstride;
-    gpu::launch_kernel(mod_.function(partials_name(p_)), gpu::grid_1d(outputs * 32, kBlock),
-                       {kBlock}, 0, s_, partial, dst, b);
+    // Many partials of few outputs (a reduction of everything) take a block each.
+    b.group = splits >= 256 && outputs < 1024 ? static_cast<int32_t>(kBlock) : 32;
+    const int64_t per_block = kBlock / b.group;
+    gpu::launch_kernel(mod_.function(partials_name(p_)),
+                       {grid_x((outputs + per_block - 1) / per_block), 1, 1}, {kBlock}, 0, s_,
+                       partial, dst, b);
   }
 
   const gpu::Module& mod_;
   const Policy& p_;
   gpu::DeviceStream& s_;
-  int64_t target_;
 };
 
 /** Allocates `out` (row-contiguous, keepdims) and reduces `in` over `axes` into it. */
@@ -424,11 +431,12 @@ void Reduce::eval_gpu(const std::vector<array>& inputs, array& out) {
   }
   const auto outs = reduce_out_dtypes(t, d);
   if (std::find(outs.begin(), outs.end(), out.dtype()) == outs.end()) {
-    throw std::runtime_error(msg("[Reduce::eval_gpu] Unexpected output dtype ", out.dtype(),
-                                 " for input ", d, "."));
+    throw std::runtime_error(
+        msg("[Reduce::eval_gpu] Unexpected output dtype ", out.dtype(), " for input ", d, "."));
   }
-  reduce_gpu(in, out, axes_, reduce_policy(t, d, out.dtype()), reduce_module_name(op_name(t), d),
-             [t, d] { return reduce_module(t, d); }, s);
+  reduce_gpu(
+      in, out, axes_, reduce_policy(t, d, out.dtype()), reduce_module_name(op_name(t), d),
+      [t, d] { return reduce_module(t, d); }, s);
 }
 
 void ArgReduce::eval_gpu(const std::vector<array>& inputs, array& out) {
@@ -438,8 +446,9 @@ void ArgReduce::eval_gpu(const std::vector<array>& inputs, array& out) {
   }
   const ArgReduce::ReduceType t = type_;
   const Dtype d = in.dtype();
-  reduce_gpu(in, out, {axis_}, arg_policy(t, d), reduce_module_name(arg_name(t), d),
-             [t, d] { return arg_module(t, d); }, gpu::device_stream(stream()));
+  reduce_gpu(
+      in, out, {axis_}, arg_policy(t, d), reduce_module_name(arg_name(t), d),
+      [t, d] { return arg_module(t, d); }, gpu::device_stream(stream()));
 }
 
 void Softmax::eval_gpu(const std::vector<array>& inputs, array& out) {

@@ -62,8 +62,8 @@ Dtype acc_dtype(Dtype in) {
 
 std::string policy(Scan::ReduceType t, Dtype in) {
   return "kiln::ReducePolicy<kiln::" + std::string(op_name(t)) + "Op, " + gpu::device_type(in) +
-         ", " + gpu::device_type(acc_dtype(in)) + ", " +
-         gpu::device_type(detail::sum_dtype(in)) + ">";
+         ", " + gpu::device_type(acc_dtype(in)) + ", " + gpu::device_type(detail::sum_dtype(in)) +
+         ">";
 }
 
 std::string lines_kernel(Scan::ReduceType t, Dtype in) {
@@ -89,8 +89,8 @@ void Scan::eval_gpu(const std::vector<array>& inputs, array& out) {
   const array& in = inputs[0];
   const Dtype d = in.dtype();
   if (out.dtype() != detail::sum_dtype(d)) {
-    throw std::runtime_error(msg("[Scan::eval_gpu] Unexpected output dtype ", out.dtype(),
-                                 " for input ", d, "."));
+    throw std::runtime_error(
+        msg("[Scan::eval_gpu] Unexpected output dtype ", out.dtype(), " for input ", d, "."));
   }
   auto& s = gpu::device_stream(stream());
   out.set_data(gpu::new_device_storage(out.nbytes(), s));
@@ -109,8 +109,8 @@ void Scan::eval_gpu(const std::vector<array>& inputs, array& out) {
   for (size_t i = axis_ + 1; i < shape.size(); ++i) inner *= shape[i];
 
   const Scan::ReduceType t = type_;
-  const gpu::Module& mod = gpu::get_module(s.context().index(), module_name(t, d),
-                                           [t, d] { return scan_module(t, d); });
+  const gpu::Module& mod =
+      gpu::get_module(s.context().index(), module_name(t, d), [t, d] { return scan_module(t, d); });
   const CUdeviceptr dst = gpu::device_address(out);
   if (inner > 1) {
     ColumnArgs a{outer, n, inner, reverse_, inclusive_};

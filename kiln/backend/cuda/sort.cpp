@@ -19,7 +19,7 @@ namespace kiln {
 
 namespace {
 
-constexpr int64_t kTile = 2048;    // device/sort.cuh's kSortTile
+constexpr int64_t kTile = 2048;     // device/sort.cuh's kSortTile
 constexpr int64_t kMergeItems = 8;  // device/sort.cuh's kMergeItems
 constexpr uint32_t kBlock = 256;
 
@@ -111,11 +111,11 @@ void sort_gpu(const array& in, int axis, CUdeviceptr values, CUdeviceptr indices
     const int64_t pairs = (a.n + 2 * width - 1) / (2 * width);
     const int64_t chunks = (2 * width + kMergeItems - 1) / kMergeItems;
     gpu::launch_kernel(merge, gpu::grid_1d(a.lines * pairs * chunks, kBlock), {kBlock}, 0, s,
-                       keys[cur], pos[cur], keys[cur ^ 1], pos[cur ^ 1], a.lines, a.n, width,
-                       pairs, chunks);
+                       keys[cur], pos[cur], keys[cur ^ 1], pos[cur ^ 1], a.lines, a.n, width, pairs,
+                       chunks);
   }
-  gpu::launch_kernel(mod.function(kernel("sort_write", key)), gpu::grid_1d(total, kBlock),
-                     {kBlock}, 0, s, keys[cur], pos[cur], values, indices, a);
+  gpu::launch_kernel(mod.function(kernel("sort_write", key)), gpu::grid_1d(total, kBlock), {kBlock},
+                     0, s, keys[cur], pos[cur], values, indices, a);
 }
 
 void check_dtype(const char* name, Dtype d) {

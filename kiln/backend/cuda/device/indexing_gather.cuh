@@ -59,8 +59,7 @@ struct GatherArgs {
 
 template <typename T>
 __global__ void gather(const T* __restrict__ src, T* __restrict__ dst,
-                       const long long* __restrict__ starts,
-                       const __grid_constant__ GatherArgs a) {
+                       const long long* __restrict__ starts, const __grid_constant__ GatherArgs a) {
   const long long e = global_thread_x<long long>();
   if (e >= a.O * a.P * a.I) return;
   const long long row = e / a.I, i = e - row * a.I;

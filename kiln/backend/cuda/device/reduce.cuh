@@ -77,7 +77,8 @@ struct ReduceColArgs {
 };
 
 /** The second pass of a split reduction: output k combines the `splits` partials at
- * k * kstride + s * sstride and goes to elem_to_loc(k, shape, out_strides). */
+ * k * kstride + s * sstride and goes to elem_to_loc(k, shape, out_strides); `group` threads
+ * (a warp, or the whole block) per output. */
 struct ReducePartialArgs {
   Dims<int> shape;
   Dims<long long> out_strides;
@@ -86,6 +87,7 @@ struct ReducePartialArgs {
   long long splits;
   long long kstride;
   long long sstride;
+  int group;
 };
 
 /** The combination of `acc` over a group of threads (a warp, or the whole block when
@@ -229,21 +231,24 @@ __global__ void __launch_bounds__(32 * kColumnRows)
   }
 }
 
-/** The second pass of split reductions: a warp per output combines its partials. */
+/** The second pass of split reductions: a group of threads per output combines its
+ * partials. */
 template <typename P>
 __global__ void __launch_bounds__(kReduceBlock)
     reduce_partials(const typename P::acc_type* __restrict__ partial,
                     typename P::out_type* __restrict__ out,
                     const __grid_constant__ ReducePartialArgs a) {
   using Acc = typename P::acc_type;
-  const long long k = global_thread_x<long long>() / 32;
-  const int lane = threadIdx.x & 31;
-  if (k >= a.outputs) return;  // whole warps
+  const int group = a.group;
+  const int lane = threadIdx.x % group;
+  const long long k =
+      static_cast<long long>(blockIdx.x) * (blockDim.x / group) + threadIdx.x / group;
+  if (k >= a.outputs) return;  // whole groups
   Acc acc = P::init();
-  for (long long s = lane; s < a.splits; s += 32) {
+  for (long long s = lane; s < a.splits; s += group) {
     acc = P::combine(acc, partial[k * a.kstride + s * a.sstride]);
   }
-  acc = warp_combine<P>(acc);
+  acc = group_combine<P>(acc, group);
   if (lane == 0) out[elem_to_loc(k, a.shape, a.out_strides, a.ndim)] = P::finish(acc);
 }
 

@@ -22,9 +22,9 @@ namespace kiln {
 template <typename T>
 struct NumericLimits;
 
-#define KILN_INT_LIMITS(T, LO, HI)                  \
-  template <>                                       \
-  struct NumericLimits<T> {                         \
+#define KILN_INT_LIMITS(T, LO, HI)                 \
+  template <>                                      \
+  struct NumericLimits<T> {                        \
     __device__ static T lowest() { return T(LO); } \
     __device__ static T max() { return T(HI); }    \
   };
@@ -188,8 +188,8 @@ struct SignedOf<unsigned long long> {
 };
 
 template <typename T>
-inline constexpr bool is_signed_integer_v = is_same_v<T, int8> || is_same_v<T, int16> ||
-                                            is_same_v<T, int32> || is_same_v<T, int64>;
+inline constexpr bool is_signed_integer_v =
+    is_same_v<T, int8> || is_same_v<T, int16> || is_same_v<T, int32> || is_same_v<T, int64>;
 // The accumulators in which integer sums and products wrap.
 template <typename T>
 inline constexpr bool is_wrapping_v = is_same_v<T, uint32> || is_same_v<T, uint64>;
