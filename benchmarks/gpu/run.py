@@ -14,7 +14,7 @@ rounds after warm-up), and writes benchmarks/results/gpu-<device>-<date>.{json,m
 - the first-use compile time of an elementwise kernel and its load time from the disk cache
   in a new process.
 
-    python benchmarks/gpu/run.py [--bench PATH] [--quick]
+    python benchmarks/gpu/run.py [--bench PATH] [--quick] [--out-dir DIR]
 
 scripts/gpu-check runs it with KILN_BENCH_OUT set inside the build directory, where the
 binary is found; elsewhere pass --bench or set KILN_BENCH_GPU. Without PyTorch the ratios use
@@ -231,6 +231,7 @@ def main():
     ap.add_argument("--bench", help="path of kiln_bench_gpu")
     ap.add_argument("--quick", action="store_true", help="small sizes, few rounds (smoke test)")
     ap.add_argument("--no-save", action="store_true", help="print only")
+    ap.add_argument("--out-dir", default=str(RESULTS), help="where the dated results go")
     args = ap.parse_args()
 
     kiln = run_kiln(find_bench(args.bench), args.quick)
@@ -259,8 +260,9 @@ def main():
     report = "\n".join(lines) + "\n"
 
     if not args.no_save:
-        RESULTS.mkdir(parents=True, exist_ok=True)
-        stem = RESULTS / ("gpu-%s-%s%s" % (slug, now.strftime("%Y-%m-%d"), "-quick" if args.quick else ""))
+        out_dir = pathlib.Path(args.out_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        stem = out_dir / ("gpu-%s-%s%s" % (slug, now.strftime("%Y-%m-%d"), "-quick" if args.quick else ""))
         stem.with_suffix(".md").write_text(report)
         stem.with_suffix(".json").write_text(json.dumps(
             {"date": now.isoformat(), "kiln": kiln, "torch": torch_results, "torch_info": torch_info,
