@@ -225,7 +225,7 @@ def markdown(device, kind, date, suites, chart_name):
             note = f" ({r['note']})" if r["note"] else ""
             lines.append(f"| {r['workload']}{note} | {fmt_time(r['kiln_seconds'])} | {r['peer']} | "
                          f"{fmt_time(r['peer_seconds'])} | "
-                         f"{f'{ratio:.2f}' if ratio else '—'} |")
+                         f"{f'{ratio:.3g}' if ratio else '—'} |")
         lines += [""] + [f"- {n}" for n in s["notes"]] + ([""] if s["notes"] else [])
     return "\n".join(lines) + "\n"
 

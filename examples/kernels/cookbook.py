@@ -123,7 +123,8 @@ def bench(recipe, flavour, size=None, seed=0, reps=10):
 
 def format_table(rows):
     """The rows of `bench` as an aligned text table."""
-    head = ["kernel", "flavour", "max error", "ok", "time", "built-in", "built-in time", "ratio"]
+    head = ["kernel", "flavour", "max error", "ok", "time", "built-in", "built-in time",
+            "time / built-in"]
     lines = []
     for r in rows:
         if "error" in r:

@@ -179,6 +179,59 @@ def test_cookbook_kernel_on_the_cpu(recipe, flavour):
     assert ok, f"{recipe.name} ({flavour}): max error {err:.3g} > {recipe.tolerance:g}"
 
 
+def nvrtc_version():
+    tools = getattr(mx, "kernel_toolchain", None)
+    return tools()["nvrtc_version"] if tools else None
+
+
+def demo_kernel_calls():
+    """(label, call) pairs running each kernel of the demo once, on small inputs."""
+    from demo import llama_mlp as lm
+    from demo import mlp
+
+    def calls(dtype):
+        z, b = mx.zeros((4, 8), dtype=dtype), mx.zeros((8,), dtype=dtype)
+        return [
+            (f"bias_gelu {dtype}", lambda: mlp._launch("forward", [z, b], z)),
+            (f"bias_gelu_vjp {dtype}", lambda: mlp._launch("backward", [z, b, z], z)),
+            (f"silu_mul {dtype}", lambda: lm._launch("forward", [z, z], 1)),
+            (f"silu_mul_vjp {dtype}", lambda: lm._launch("backward", [z, z, z], 2)),
+        ]
+
+    return calls(mx.float32) + calls(mx.float16)
+
+
+@needs_kernels
+@pytest.mark.skipif(not nvrtc_version(), reason="built without NVRTC (no CUDA toolkit)")
+def test_every_kernel_compiles_for_the_gpu(monkeypatch):
+    """NVRTC compiles every cookbook and demo kernel for sm_90 as it would be launched
+    (dtypes, ranks and template arguments recorded from a call): no GPU needed."""
+    recorded = []
+
+    def record(self, *, inputs, output_shapes, output_dtypes, template=None, **_):
+        recorded.append((self, [a.dtype for a in inputs], [a.ndim for a in inputs],
+                         list(output_dtypes), template or []))
+        return [mx.zeros(s, dtype=d) for s, d in zip(output_shapes, output_dtypes)]
+
+    monkeypatch.setattr(mx.fast.CustomKernel, "__call__", record)
+    labels = []
+    for param in cookbook_cases():
+        recipe, flavour = param.values
+        recipe.kernels[flavour](*recipe.inputs("small", mx.random.key(0)))
+        labels.append(f"{recipe.name} ({flavour})")
+    for label, call in demo_kernel_calls():
+        call()
+        labels.append(label)
+    assert len(recorded) == len(labels)
+    failures = []
+    for label, (kernel, in_dtypes, ndims, out_dtypes, template) in zip(labels, recorded):
+        try:
+            kernel.compile(in_dtypes, ndims, out_dtypes, template=template, target="sm_90")
+        except mx.fast.KernelCompileError as e:
+            failures.append(f"{label}: {e}")
+    assert not failures, "\n\n".join(failures)
+
+
 # ---------------------------------------------------------------- bad input and tools
 
 
