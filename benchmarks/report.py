@@ -19,7 +19,6 @@ a GPU and of a CPU.
 """
 
 import argparse
-import datetime
 import json
 import pathlib
 import re
@@ -134,7 +133,8 @@ def parse_cookbook(d):
             r["builtin_seconds"], f"max error {r['max_error']:.1e}")
         for r in d["rows"] if "kernel_seconds" in r
     ]
-    notes = [f"{r['kernel']} ({r['flavour']}) failed: {r['error']}" for r in d["rows"] if "error" in r]
+    notes = [f"{r['kernel']} ({r['flavour']}) failed: {r['error']}"
+             for r in d["rows"] if "error" in r]
     return (f"Kernel cookbook ({d['size']} inputs)", d["device_kind"], d["device_name"], d["date"],
             rows, notes)
 
@@ -285,7 +285,6 @@ def write_reports(directory, device_filter=None):
             markdown(name, kind, date, suites, png.name if has_chart else None))
         stem.with_suffix(".json").write_text(json.dumps({
             "benchmark": "kiln report", "device": name, "kind": kind, "date": date,
-            "written": datetime.datetime.now().isoformat(timespec="seconds"),
             "suites": suites}, indent=2) + "\n")
         print(f"report: wrote {stem}.md, .json{', .png' if has_chart else ''}", file=sys.stderr)
         written.append((kind, name, date, stem, len(suites)))

@@ -7,6 +7,7 @@ against its reference, the seed examples, the demo's messages for what is missin
 CPU kernels compile with the host compiler (about a second each the first time, then from
 the disk cache), so sizes stay small: CI has two cores."""
 
+import json
 import os
 import pathlib
 import subprocess
@@ -257,6 +258,52 @@ def test_demo_without_a_compiler_says_what_to_install_and_still_trains(tmp_path)
     assert proc.returncode == 0, out + proc.stderr
     assert "no C++ compiler" in out and "apt-get install -y g++" in out
     assert "skipped part 1" in out and "epoch  2" in out
+
+
+def test_benchmark_report_from_dated_results(tmp_path):
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import report
+
+    results = tmp_path / "results"
+    results.mkdir()
+    gpu = {"date": "2031-01-02T10:00:00+00:00", "torch": {"exp_f32": {"ms": 2.0}},
+           "kiln": {"info": {"device": "Test GPU X"},
+                    "results": {"exp_f32": {"ms": 1.0}, "sum_f32": {"error": "boom"}}},
+           "checks": [{"name": "exp vs copy", "value": 0.95, "target": 0.9}]}
+    old = {"benchmark": "python per-call overhead", "date": "2030-05-05",
+           "device": "Device(gpu, 0)", "device_name": "Test GPU X", "notes": [],
+           "seconds_per_call": {"kiln add + eval": 4e-6, "torch add + synchronize": 5e-6}}
+    newer = dict(old, date="2030-06-06", seconds_per_call={"kiln add + eval": 2e-6,
+                                                           "torch add + synchronize": 5e-6})
+    files = {"gpu-test-gpu-x-2031-01-02.json": gpu,
+             "python-overhead-gpu-test-gpu-x-2030-05-05.json": old,
+             "python-overhead-gpu-test-gpu-x-2030-06-06.json": newer,
+             "gpu-test-gpu-x-2031-01-02-quick.json": dict(gpu, torch={})}  # tagged: left out
+    for name, content in files.items():
+        (results / name).write_text(json.dumps(content))
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n\nbefore\n{report.README_BEGIN}\nold\n{report.README_END}\nafter\n")
+
+    written = report.write_reports(results)
+    assert [(w[0], w[1], w[2]) for w in written] == [("gpu", "Test GPU X", "2031-01-02")]
+    md = (results / "test-gpu-x-2031-01-02.md").read_text()
+    assert "| exp_f32 | 1.000 ms | PyTorch | 2.000 ms | 2 |" in md  # the peer takes twice as long
+    assert "| Python call: add of 16 floats | 2.00 µs | PyTorch | 5.00 µs | 2.5 |" in md  # newest
+    assert "sum_f32: kiln error: boom" in md and "exp vs copy: 0.950 (>= 0.9) ok" in md
+    data = json.loads((results / "test-gpu-x-2031-01-02.json").read_text())
+    assert {s["source"] for s in data["suites"]} == {
+        "gpu-test-gpu-x-2031-01-02.json", "python-overhead-gpu-test-gpu-x-2030-06-06.json"}
+    try:
+        import matplotlib  # noqa: F401
+
+        assert (results / "test-gpu-x-2031-01-02.png").stat().st_size > 1000
+    except ImportError:
+        pass
+    assert report.update_readme(readme, written)
+    text = readme.read_text()
+    assert text.startswith("# x\n\nbefore\n") and text.endswith(f"{report.README_END}\nafter\n")
+    assert "### Test GPU X (GPU), 2031-01-02" in text and "old" not in text
+    assert "#### GPU ops" in text  # the report's headings sit below the README's
 
 
 def test_kiln_info_and_cache_clear(tmp_path):
