@@ -48,10 +48,12 @@ class KernelFunction {
    * it outputs start uninitialized); `verbose` prints the generated source.
    *
    * Throws std::invalid_argument ("[metal_kernel] ...") for a wrong number of inputs,
-   * output shapes or dtypes, a threadgroup above 1024 threads, a zero-sized grid or
-   * threadgroup, a template value of the wrong kind, or an input with more dimensions
-   * than kernels support (kMaxNdim). Compile errors raise KernelCompileError when the
-   * kernel is compiled (at the call on the CPU when a compiler is missing, else at eval).
+   * output shapes or dtypes, a threadgroup above 1024 threads (64 in z), a zero-sized grid
+   * or threadgroup, a template argument with a bad or repeated name, or an input whose
+   * shape or strides the body reads with more dimensions than kernels support (kMaxNdim);
+   * at eval, for a threadgroup above what the compiled kernel can run on the device.
+   * Compile errors raise KernelCompileError when the kernel is compiled (at the call on
+   * the CPU when a compiler is missing, else at eval).
    */
   std::vector<array> operator()(
       const std::vector<array>& inputs,
