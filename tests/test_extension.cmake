@@ -96,7 +96,8 @@ if(with_cuda GREATER -1)
   # NVRTC names the extension's file on disk and the line of the error (broken.cu: line 5).
   string(FIND "${log}" "${fixture}/broken.cu(5): error" at)
   if(at EQUAL -1)
-    message(FATAL_ERROR "[extension] the compile error does not name ${fixture}/broken.cu(5):\n${log}")
+    message(FATAL_ERROR
+      "[extension] the compile error does not name ${fixture}/broken.cu(5):\n${log}")
   endif()
   message(STATUS "[extension] the compile error names broken.cu(5)")
 else()

@@ -108,7 +108,8 @@ def main():
         order = [("simple", simple_axpby), ("custom", axpby)]
         for name, f in order if r % 2 == 0 else reversed(order):
             times[name].append(bench(f, x, y, alpha, beta, args.iterations, args.warmup))
-        print(f"Simple axpby: {times['simple'][-1]:.3f} s | Custom axpby: {times['custom'][-1]:.3f} s")
+        simple_s, custom_s = times["simple"][-1], times["custom"][-1]
+        print(f"Simple axpby: {simple_s:.3f} s | Custom axpby: {custom_s:.3f} s")
 
     simple_time = statistics.median(times["simple"])
     custom_time = statistics.median(times["custom"])
@@ -118,6 +119,8 @@ def main():
     device_name = cpu_name() if device == mx.cpu else gpu_name()
     date = datetime.date.today().isoformat()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    # Settings that change the CPU numbers (OpenBLAS's threads run cblas_saxpby).
+    env = {k: v for k, v in os.environ.items() if k.startswith(("OPENBLAS_", "OMP_", "KILN_"))}
     report = {
         "benchmark": "extension axpby (seed document)",
         "date": date,
@@ -134,6 +137,7 @@ def main():
         "seconds": times,
         "median_seconds": {"simple": simple_time, "custom": custom_time},
         "results_agree": agree,
+        "environment": env,
     }
     per_call = lambda t: t / args.iterations * 1e6  # noqa: E731
     lines = [
@@ -141,14 +145,16 @@ def main():
         "",
         f"Device: {args.device} ({device_name}), {os.cpu_count()} CPU cores"
         + (f", 1-minute load average {load:.1f} at the end" if load is not None else "")
-        + f"; Python {report['python']}, kiln {report['kiln']}.",
+        + f"; Python {report['python']}, kiln {report['kiln']}"
+        + (f"; {' '.join(f'{k}={v}' for k, v in env.items())}" if env else "")
+        + ".",
         f"({M}, {N}) float32, alpha = {alpha}, beta = {beta}: {args.iterations} calls, each "
         f"evaluated, after {args.warmup} warm-up calls (the seed's script); medians of "
         f"{args.rounds} such runs, alternating the two functions.",
         "",
         "| function | total (s) | µs per call |",
         "|---|---:|---:|",
-        f"| simple_axpby (alpha * x + beta * y) | {simple_time:.3f} | {per_call(simple_time):.1f} |",
+        f"| simple_axpby | {simple_time:.3f} | {per_call(simple_time):.1f} |",
         f"| axpby (extension primitive) | {custom_time:.3f} | {per_call(custom_time):.1f} |",
         "",
         f"Simple axpby: {simple_time:.3f} s | Custom axpby: {custom_time:.3f} s",

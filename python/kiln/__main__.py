@@ -24,12 +24,15 @@ CACHE_FILE = re.compile(r"^([0-9a-f]{64}\.(kjit|kso|cu|cpp)|\.tmp-\d+-.*)$")
 
 def cmake_dir():
     """The directory with KilnConfig.cmake: KILN_CMAKE_DIR if set, else the installed
-    package's share/cmake/Kiln, else the build tree the extension module came from."""
+    package's lib/cmake/Kiln (pip install puts it there, with include/ and lib/libkiln.so),
+    else the build tree the extension module came from (its top holds a package that uses
+    the source tree's headers)."""
     candidates = []
     if os.environ.get("KILN_CMAKE_DIR"):
         candidates.append(pathlib.Path(os.environ["KILN_CMAKE_DIR"]))
-    package = pathlib.Path(__file__).resolve().parent
-    candidates += [package / "share" / "cmake" / "Kiln", package / "lib" / "cmake" / "Kiln"]
+    # Not resolving links: a development package may be a folder of links to python/kiln.
+    package = pathlib.Path(os.path.abspath(__file__)).parent
+    candidates += [package / "lib" / "cmake" / "Kiln", package / "share" / "cmake" / "Kiln"]
     try:
         from kiln import _core
 

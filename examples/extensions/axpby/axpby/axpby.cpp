@@ -98,19 +98,28 @@ void axpby_impl(const array& x, const array& y, array& out, float alpha_, float 
   const T* y_ptr = y.data<T>();
   T* out_ptr = out.data<T>();
 
-  // Merge the dimensions along which both inputs are contiguous: inputs that are contiguous
-  // (but not float32) become one dimension, and each offset below costs one step
+  // Merge the dimensions along which both inputs are contiguous (contiguous inputs become one
+  // dimension), so that the loop below computes offsets once per row of the last one
   auto [shape, strides] = collapse_contiguous_dims<2>(out.shape(), {x.strides(), y.strides()});
+  const int64_t row_size = shape.back();
+  const int64_t x_step = strides[0].back();
+  const int64_t y_step = strides[1].back();
+  if (out.size() == 0) {
+    return;
+  }
 
-  // Do the element-wise operation for each output
-  for (size_t out_idx = 0; out_idx < out.size(); out_idx++) {
+  // Do the element-wise operation for each output, a row at a time
+  for (size_t row_start = 0; row_start < out.size(); row_start += row_size) {
     // Map linear indices to offsets in x and y
-    auto x_offset = elem_to_loc(out_idx, shape, strides[0]);
-    auto y_offset = elem_to_loc(out_idx, shape, strides[1]);
+    auto x_offset = elem_to_loc(row_start, shape, strides[0]);
+    auto y_offset = elem_to_loc(row_start, shape, strides[1]);
 
     // We allocate the output to be contiguous and regularly strided
     // (defaults to row major) and hence it doesn't need additional mapping
-    out_ptr[out_idx] = axpby_element(x_ptr[x_offset], y_ptr[y_offset], alpha_, beta_);
+    for (int64_t j = 0; j < row_size; j++) {
+      out_ptr[row_start + j] =
+          axpby_element(x_ptr[x_offset + j * x_step], y_ptr[y_offset + j * y_step], alpha_, beta_);
+    }
   }
 }
 

@@ -82,5 +82,7 @@ __device__ inline void axpby_contiguous(const T* __restrict__ x, const T* __rest
     axpby_contiguous(x, y, out, alpha, beta, size, vec);                                           \
   }
 
-instantiate_axpby(float32, float) instantiate_axpby(float16, kiln::float16)
-    instantiate_axpby(bfloat16, kiln::bfloat16) instantiate_axpby(complex64, kiln::complex64)
+instantiate_axpby(float32, float);
+instantiate_axpby(float16, kiln::float16);
+instantiate_axpby(bfloat16, kiln::bfloat16);
+instantiate_axpby(complex64, kiln::complex64);

@@ -184,9 +184,8 @@ def test_jvp_and_vjp(rng, device):
     _, (tangent,) = mx.jvp(fun, [x, y], [tx, ty])
     # axpby is linear: its jvp is axpby of the tangents, which finite differences match.
     eps = 1e-2
-    fd = (to_numpy(fun(x + eps * tx, y + eps * ty)) - to_numpy(fun(x - eps * tx, y - eps * ty))) / (
-        2 * eps
-    )
+    hi, lo = fun(x + eps * tx, y + eps * ty), fun(x - eps * tx, y - eps * ty)
+    fd = (to_numpy(hi) - to_numpy(lo)) / (2 * eps)
     np.testing.assert_allclose(to_numpy(tangent), fd, rtol=1e-3, atol=1e-3)
     np.testing.assert_allclose(
         to_numpy(tangent), alpha * to_numpy(tx) + beta * to_numpy(ty), rtol=1e-5, atol=1e-5
@@ -274,9 +273,10 @@ def test_usage_script(tmp_path):
     import kiln_sample_extensions
 
     # The packages' parent folders (not resolving links: a package may be a folder of links).
-    paths = [pathlib.Path(os.path.abspath(m.__file__)).parent.parent for m in (kiln, kiln_sample_extensions)]
+    modules = (kiln, kiln_sample_extensions)
+    paths = [os.path.dirname(os.path.dirname(os.path.abspath(m.__file__))) for m in modules]
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([*map(str, paths), env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join([*paths, env.get("PYTHONPATH", "")])
     result = subprocess.run(
         [sys.executable, "-c", script],
         cwd=tmp_path,
