@@ -71,6 +71,13 @@ if(NOT EXISTS ${cmake_dir}/KilnConfig.cmake)
   message(FATAL_ERROR "[extension] python -m kiln --cmake-dir printed '${cmake_dir}', "
                       "which holds no KilnConfig.cmake")
 endif()
+# The extension and kiln.core must use one libkiln: the module must come from this build.
+file(REAL_PATH ${cmake_dir} cmake_dir)
+file(REAL_PATH ${KILN_BUILD_DIR} build_dir)
+if(NOT cmake_dir STREQUAL build_dir)
+  message(FATAL_ERROR "[extension] kiln._core in ${KILN_PYTHONPATH} was built by ${cmake_dir}, "
+                      "not by this build (${build_dir}): build the target _core here first.")
+endif()
 
 # ---------------------------------------------------------------- build the example
 file(MAKE_DIRECTORY ${package})
