@@ -4,8 +4,10 @@
 //
 // An extension writes, as kiln's own ops do (see examples/extensions/axpby):
 //   - an op that checks its arguments and returns `array(shape, dtype, primitive, inputs)`;
-//   - a `UnaryPrimitive` (or `Primitive`) subclass, declared with the KILN_PRIMITIVE_*
-//     macros of kiln/primitive.h, with eval_cpu, eval_gpu, jvp, vjp and vmap;
+//   - a `UnaryPrimitive` (or `Primitive`) subclass with eval_cpu, eval_gpu, jvp, vjp and
+//     vmap (the KILN_PRIMITIVE_* macros of kiln/primitive.h declare them; they name `array`
+//     and `Shape` unqualified, so outside namespace kiln add `using kiln::array;` and
+//     `using kiln::Shape;`, or write the declarations out as the example does);
 //   - eval_cpu: allocate the output (`out.set_data(Storage::host(nbytes))`, or an explicit
 //     layout), read inputs through their strides (`elem_to_loc`, `cpu::copy_inplace`), and
 //     dispatch on the dtype (`dispatch_dtype`);
