@@ -61,26 +61,18 @@ def max_error(out, ref):
     return float(np.max(np.abs(got - want), initial=0.0) / scale)
 
 
-def median_seconds(fn, warmup=3, reps=10, min_seconds=0.0):
-    """Median wall time of `mx.eval(fn())` after warm-up (the first call compiles). Each
-    sample evaluates `fn` enough times to last `min_seconds`, then divides."""
+def median_seconds(fn, warmup=3, reps=10):
+    """Median wall time of evaluating fn() after warm-up (the first call compiles); each
+    sample waits for the device, so it includes one launch."""
     for _ in range(warmup):
         mx.eval(fn())
     mx.synchronize()
-    per_sample = 1
-    if min_seconds > 0:
-        start = time.perf_counter()
-        mx.eval(fn())
-        mx.synchronize()
-        once = max(time.perf_counter() - start, 1e-7)
-        per_sample = max(1, int(min_seconds / once))
     samples = []
     for _ in range(reps):
         start = time.perf_counter()
-        for _ in range(per_sample):
-            mx.eval(fn())
+        mx.eval(fn())
         mx.synchronize()
-        samples.append((time.perf_counter() - start) / per_sample)
+        samples.append(time.perf_counter() - start)
     return statistics.median(samples)
 
 
