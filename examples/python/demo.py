@@ -42,9 +42,10 @@ class Report:
     def __init__(self):
         self.failed, self.skipped, self.install, self.summary = [], [], [], []
 
-    def missing(self, what, command):
-        if (what, command) not in self.install:
-            self.install.append((what, command))
+    def missing(self, what, how):
+        """`what` is missing; `how` says how to get it (usually the install command)."""
+        if (what, how) not in self.install:
+            self.install.append((what, how))
 
 
 def heading(text):
@@ -99,7 +100,7 @@ def part_digits(report, kernels_ok, epochs, data_path):
     except ImportError:
         print("  skipped: NumPy is missing")
         report.skipped.append("2: the digits classifier (no NumPy)")
-        report.missing("NumPy", f"{sys.executable} -m pip install numpy")
+        report.missing("NumPy", f"install it with:  {sys.executable} -m pip install numpy")
         return
     from demo import mlp
     from demo.digits import DataMissing, digits_path, load_digits, train_test_split
@@ -111,8 +112,12 @@ def part_digits(report, kernels_ok, epochs, data_path):
     except (DataMissing, OSError) as e:
         print(f"  skipped: {e}")
         report.skipped.append("2: the digits classifier (no data file)")
-        report.missing("the digits data set (scikit-learn)",
-                       f"{sys.executable} -m pip install scikit-learn")
+        if data_path:
+            report.missing(f"the data file {data_path}",
+                           "leave out --data to read scikit-learn's copy")
+        else:
+            report.missing("the digits data set (scikit-learn)",
+                           f"install it with:  {sys.executable} -m pip install scikit-learn")
         return
     data = train_test_split(x, y, test_fraction=0.2, seed=0)
     print(f"  data: {len(x):,} images of 8x8 pixels from {path}")
@@ -259,10 +264,12 @@ def main(argv=None):
     if not has_gpu:
         print(f"  no GPU: {gpu_text}")
         print("  (with an NVIDIA GPU and its driver, the same demo runs there unchanged)")
+        what, command = environment.gpu_install_hint()
+        report.missing(what, command)
     kernels_ok = environment.kernels_built()
     if not kernels_ok:
         print("  this build of kiln.core has no custom kernels (kiln.core.fast.metal_kernel)")
-        report.missing("custom kernels in this build", "git pull && make demo")
+        report.missing("custom kernels in this build", "update and rebuild:  git pull && make demo")
     elif not on_gpu:
         cxx = environment.host_compiler()
         if cxx:
@@ -271,7 +278,8 @@ def main(argv=None):
         else:
             kernels_ok = False
             print("  no C++ compiler: CPU custom kernels need one (or set KILN_CXX)")
-            report.missing("a C++ compiler for CPU kernels", environment.apt_install("g++"))
+            report.missing("a C++ compiler for CPU kernels",
+                           f"install one with:  {environment.apt_install('g++')}")
 
     runners = {
         1: lambda: part_seed_examples(report, kernels_ok),
@@ -292,7 +300,7 @@ def main(argv=None):
     for line in report.skipped:
         print(f"  skipped part {line}")
     for what, command in report.install:
-        print(f"  missing {what}; install with:  {command}")
+        print(f"  missing {what}: {command}")
     for line in report.failed:
         print(f"  FAILED part {line}")
     if not report.failed:

@@ -243,9 +243,19 @@ def run_demo(*args, **env):
 
 
 def test_demo_without_the_data_file_says_what_to_install(tmp_path):
+    # scikit-learn's package without its data folder: what a broken install looks like.
+    fake = tmp_path / "site" / "sklearn"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("")
+    proc = run_demo("--device", "cpu", "--parts", "2",
+                    PYTHONPATH=f"{tmp_path / 'site'}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "skipped part 2" in proc.stdout and "has no datasets/data/digits.csv.gz" in proc.stdout
+    assert "pip install scikit-learn" in proc.stdout
+
     proc = run_demo("--device", "cpu", "--parts", "2", "--data", str(tmp_path / "none.csv.gz"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "skipped" in proc.stdout and "pip install scikit-learn" in proc.stdout
+    assert "skipped part 2" in proc.stdout and "none.csv.gz" in proc.stdout
 
 
 @needs_kernels

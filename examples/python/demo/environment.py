@@ -46,6 +46,18 @@ def gpu_status():
     return False, reason
 
 
+def gpu_install_hint():
+    """(what is missing, how to get it) for running on a GPU: the CUDA toolkit at build time
+    when this build lacks NVRTC, else an NVIDIA GPU and driver (found at run time)."""
+    tools = getattr(mx, "kernel_toolchain", None)
+    if tools and tools()["nvrtc_version"] is None:
+        return ("the CUDA toolkit in this build (optional: everything runs on the CPU)",
+                "install CUDA 12 or later (NVRTC, cuBLASLt), then rebuild:  make demo")
+    return ("a GPU (optional: everything ran on the CPU)",
+            "kiln uses an NVIDIA GPU when one and its driver (libcuda.so.1) are present, "
+            "without a rebuild")
+
+
 def device_info(device):
     """kiln.core.device_info(device) where this build has it, else {}."""
     fn = getattr(mx, "device_info", None)
