@@ -162,6 +162,10 @@ for (int k = 0; k < 2; ++k) {}
   EXPECT_NE(s.find("const  float c"), std::string::npos) << s;
   EXPECT_NE(s.find(" float* o = ( float*)out;"), std::string::npos) << s;
   EXPECT_NE(s.find(" float t = x.device + 1;"), std::string::npos) << s;
+  // In a parameter list (a helper in the header) threadgroup storage is a pointer.
+  spec.header = "void f(threadgroup float buf[32], threadgroup int& n);\n";
+  s = kernels::generate(spec, inst, kernels::Target::gpu).source;
+  EXPECT_NE(s.find("void f( float buf[32],  int& n);"), std::string::npos) << s;
   EXPECT_NE(s.find("#pragma unroll\n"), std::string::npos) << s;
   // Line structure is kept: the loop is still on line 8 of "source".
   size_t src = s.find("#line 1 \"source\"\n");

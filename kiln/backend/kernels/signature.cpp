@@ -203,8 +203,10 @@ std::string rewrite_metal(std::string_view s) {
 
   std::string out;
   out.reserve(s.size() + 64);
+  int parens = 0;  // inside parentheses (parameters, casts) `threadgroup` never declares storage
   for (size_t i = 0; i < toks.size(); ++i) {
     std::string_view t = text(i);
+    if (toks[i].kind == Tok::punct) parens += t == "(" ? 1 : t == ")" ? -1 : 0;
     if (toks[i].kind == Tok::directive) {
       std::string line(t);
       if (line.find("clang") != std::string::npos && line.find("loop") != std::string::npos &&
@@ -242,7 +244,7 @@ std::string rewrite_metal(std::string_view s) {
         continue;
       }
       if (t == "threadgroup") {
-        if (declares_storage(i)) out += "__shared__";
+        if (parens <= 0 && declares_storage(i)) out += "__shared__";
         continue;
       }
     }
