@@ -462,8 +462,8 @@ TEST(Transforms, TrainingLoopKeepsMemoryFlat) {
   for (int step = 0; step < 1000; ++step) {
     if (step == 100) {
       synchronize();
-      base_active = get_active_memory(Device::cpu);
-      reset_peak_memory(Device::cpu);
+      base_active = get_active_memory(test::test_device());
+      reset_peak_memory(test::test_device());
     }
     auto [loss, grads] = step_fn(params);
     for (size_t i = 0; i < params.size(); ++i) {
@@ -473,12 +473,12 @@ TEST(Transforms, TrainingLoopKeepsMemoryFlat) {
     eval(loss);
     if (step == 0) first_loss = loss.item<float>();
     last_loss = loss.item<float>();
-    if (step == 100) base_peak = get_peak_memory(Device::cpu);
+    if (step == 100) base_peak = get_peak_memory(test::test_device());
     for (auto& p : params) ASSERT_FALSE(p.has_primitive() || p.is_tracer()) << "step " << step;
   }
   synchronize();
-  size_t end_active = get_active_memory(Device::cpu);
-  size_t peak = get_peak_memory(Device::cpu);
+  size_t end_active = get_active_memory(test::test_device());
+  size_t peak = get_peak_memory(test::test_device());
   EXPECT_LT(last_loss, first_loss);  // it trains
   EXPECT_LE(end_active, base_active + 4096) << "active memory grew from " << base_active;
   // One step's working set, measured at step 100, bounds the peak of the next 900.
@@ -621,8 +621,8 @@ TEST(Transforms, CheckpointLowersPeakMemory) {
     array x = test::random_array({n}, float32);
     x.eval();
     synchronize();
-    size_t base = get_active_memory(Device::cpu);
-    reset_peak_memory(Device::cpu);
+    size_t base = get_active_memory(test::test_device());
+    reset_peak_memory(test::test_device());
     ArrayFn b = use_checkpoint ? checkpoint(block) : ArrayFn(block);
     auto g = grad([&](const array& a) {
       std::vector<array> y{a};
@@ -631,7 +631,7 @@ TEST(Transforms, CheckpointLowersPeakMemory) {
     })(x);
     g.eval();
     synchronize();
-    return get_peak_memory(Device::cpu) - base;
+    return get_peak_memory(test::test_device()) - base;
   };
   size_t plain = run(false), checkpointed = run(true);
   const size_t mib = n * sizeof(float);
