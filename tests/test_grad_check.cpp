@@ -1,5 +1,5 @@
 // The transformation check table: one row per op of kiln/ops.h (several for ops with
-// variants), each a function building the op from inputs, the inputs' shapes and domains.
+// variants) and the samplers of kiln/random.h, each a function building the op from inputs, the inputs' shapes and domains.
 //
 // Ops/GradCheck.VjpJvp/<row>: on random float64 inputs, vjp and jvp against the Jacobian from
 // central finite differences, and <vjp(u), v> == <u, jvp(v)>. Integer and bool outputs
@@ -378,11 +378,28 @@ std::vector<Row> indexing_rows() {
   };
 }
 
+// Samplers of kiln/random.h: batched over keys (every slice its own key) and differentiable
+// in their parameters for a fixed key.
+std::vector<Row> random_rows() {
+  static const array fixed_key = random::key(20261121);
+  Input key{{2}, uint32, 0, 4e9};
+  return {
+      row("random::bits", "", FN1(random::bits({3, 2}, a)), {key}),
+      row("random::split", "", FN1(random::split(a, 3)), {key}),
+      row("random::uniform", "key", FN1(random::uniform({3}, a)), {key}),
+      row("random::uniform", "bounds", FN2(random::uniform(a, b, {3, 4}, float64, fixed_key)),
+          {F({4}, -2, -1), F({3, 1}, 1, 2)}),
+      row("random::normal", "key", FN1(random::normal({2, 3}, a)), {key}),
+      row("random::randint", "key", FN1(random::randint(0, 10, {4}, int32, a)), {key}),
+      row("random::bernoulli", "", FN1(random::bernoulli(a, fixed_key)), {F({3, 4}, 0, 1)}),
+  };
+}
+
 const std::vector<Row>& all_rows() {
   static const std::vector<Row> rows = [] {
     std::vector<Row> r;
     for (auto part : {creation_rows(), layout_rows(), unary_rows(), binary_rows(), reduction_rows(),
-                      linalg_rows(), indexing_rows()}) {
+                      linalg_rows(), indexing_rows(), random_rows()}) {
       r.insert(r.end(), part.begin(), part.end());
     }
     std::set<std::string> used;
