@@ -1,5 +1,6 @@
 // The transformation check table: one row per op of kiln/ops.h (several for ops with
-// variants) and the samplers of kiln/random.h, each a function building the op from inputs, the inputs' shapes and domains.
+// variants) and the samplers of kiln/random.h, each a function building the op from
+// inputs, the inputs' shapes and domains.
 //
 // Ops/GradCheck.VjpJvp/<row>: on random float64 inputs, vjp and jvp against the Jacobian from
 // central finite differences, and <vjp(u), v> == <u, jvp(v)>. Integer and bool outputs
