@@ -32,6 +32,8 @@ fi
 
 optional=()
 command -v ccache >/dev/null 2>&1 || optional+=(ccache)
+# CPU custom kernels switch fibers with Boost.Context (else with the slower ucontext).
+has_lib libboost_context || optional+=(libboost-context-dev)
 
 if ((${#missing[@]})); then
   if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then

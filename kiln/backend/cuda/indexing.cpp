@@ -21,6 +21,7 @@
 #include "kiln/backend/cpu/strided.h"
 #include "kiln/backend/cuda/allocator.h"
 #include "kiln/backend/cuda/context.h"
+#include "kiln/backend/cuda/copy.h"
 #include "kiln/backend/cuda/driver.h"
 #include "kiln/backend/cuda/launch.h"
 #include "kiln/backend/cuda/stream.h"
@@ -330,20 +331,10 @@ int split_axis(const std::vector<int>& axes) {
   return axes.empty() ? 0 : *std::min_element(axes.begin(), axes.end());
 }
 
-/** The scatter's output starts as a copy of `a`, keeping a contiguous layout. */
+/** The scatter's output starts as a copy of `a`, keeping a contiguous layout (a dense copy of
+ * a broadcast or strided one). Never `a`'s buffer: its host copy would go stale. */
 void init_from(const array& a, array& out, gpu::DeviceStream& s) {
-  if (a.flags().contiguous) {
-    const size_t bytes = a.data_size() * a.itemsize();
-    out.set_data(gpu::new_device_storage(bytes, s), a.data_size(), a.strides(), a.flags());
-    if (bytes) {
-      KILN_CU(cuMemcpyDtoDAsync, gpu::device_address(out), gpu::device_address(a), bytes,
-              s.handle());
-    }
-  } else {
-    out.set_data(gpu::new_device_storage(out.nbytes(), s));
-    const Dtype bits = gpu::bits_dtype(a.dtype());
-    gpu::unary_op_strided("Identity", a, gpu::device_address(out), bits, bits, s);
-  }
+  gpu::copy_gpu(a, out, s);
 }
 
 // Mirrors of device/indexing_gather.cuh's argument structs.

@@ -18,6 +18,7 @@
 #include "kiln/backend/cpu/strided.h"
 #include "kiln/backend/cuda/allocator.h"
 #include "kiln/backend/cuda/blas.h"
+#include "kiln/backend/cuda/copy.h"
 #include "kiln/backend/cuda/driver.h"
 #include "kiln/backend/cuda/elementwise.h"
 #include "kiln/backend/cuda/indexing.h"
@@ -86,8 +87,7 @@ Operand prepare(const array& x, gpu::DeviceStream& s) {
             Strides(st.begin(), st.end() - 2)};
   }
   const CUdeviceptr p = gpu::scratch(x.nbytes(), s);
-  const Dtype bits = gpu::bits_dtype(x.dtype());
-  gpu::unary_op_strided("Identity", x, p, bits, bits, s);
+  gpu::copy_to_row_contiguous(x, p, s);
   Strides rm = array::row_major_strides(x.shape());
   return {p, false, std::max<int64_t>(cols, 1), Strides(rm.begin(), rm.end() - 2)};
 }
@@ -107,10 +107,7 @@ void product_gpu(const char* name, const array& a, const array& b, const array* 
   const Shape batch(out.shape().begin(), out.shape().end() - 2);
   const CUdeviceptr dst = gpu::device_address(out);
   const bool use_c = c != nullptr && beta != 0.0f;
-  if (use_c) {
-    const Dtype bits = gpu::bits_dtype(d);
-    gpu::unary_op_strided("Identity", *c, dst, bits, bits, s);
-  }
+  if (use_c) gpu::copy_to_row_contiguous(*c, dst, s);
 
   gpu::GemmArgs g;
   g.dtype = d;

@@ -7,6 +7,7 @@
 #include "kiln/backend/cpu/strided.h"
 #include "kiln/backend/cuda/allocator.h"
 #include "kiln/backend/cuda/context.h"
+#include "kiln/backend/cuda/copy.h"
 #include "kiln/backend/cuda/elementwise.h"
 #include "kiln/backend/cuda/indexing.h"
 #include "kiln/backend/cuda/launch.h"
@@ -56,7 +57,7 @@ void RandomBits::eval_gpu(const std::vector<array>& inputs, array& out) {
   CUdeviceptr k = gpu::device_address(keys);
   if (!keys.flags().row_contiguous) {
     k = gpu::scratch(keys.nbytes(), s);
-    gpu::unary_op_strided("Identity", keys, k, uint32, uint32, s);
+    gpu::copy_to_row_contiguous(keys, k, s);
   }
   const int64_t blocks_per_key = (key_bytes + 7) / 8;
   const int align = key_bytes % 8 == 0 ? 8 : key_bytes % 4 == 0 ? 4 : 1;

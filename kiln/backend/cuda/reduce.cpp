@@ -15,6 +15,7 @@
 #include "kiln/backend/cpu/reduce_utils.h"
 #include "kiln/backend/cuda/allocator.h"
 #include "kiln/backend/cuda/context.h"
+#include "kiln/backend/cuda/copy.h"
 #include "kiln/backend/cuda/elementwise.h"
 #include "kiln/backend/cuda/indexing.h"
 #include "kiln/backend/cuda/launch.h"
@@ -416,13 +417,13 @@ void Reduce::eval_gpu(const std::vector<array>& inputs, array& out) {
   auto& s = gpu::device_stream(stream());
   array in = inputs[0];
   if ((t == And || t == Or) && in.dtype() != bool_) {
-    // Nonzero tests through the bool conversion (AsType's kernels), into a dense scratch.
+    // Nonzero tests through AsType's bool conversion (integers test their bits), into a
+    // dense scratch.
     auto storage = gpu::new_device_storage(in.size(), s);
     s.keep_alive(storage);
     array b(storage, in.shape(), bool_);
-    if (in.size()) {
-      gpu::unary_op_strided("Identity", in, gpu::device_address(b), in.dtype(), bool_, s);
-    }
+    const Dtype kin = is_integral(in.dtype()) ? gpu::bits_dtype(in.dtype()) : in.dtype();
+    if (in.size()) gpu::unary_op_strided("Identity", in, gpu::device_address(b), kin, bool_, s);
     in = b;
   }
   const Dtype d = in.dtype();
@@ -465,8 +466,7 @@ void Softmax::eval_gpu(const std::vector<array>& inputs, array& out) {
   if (!in.flags().row_contiguous) {
     // Rows are read three times: make them dense once.
     src = gpu::scratch(in.nbytes(), s);
-    const Dtype bits = gpu::bits_dtype(d);
-    gpu::unary_op_strided("Identity", in, src, bits, bits, s);
+    gpu::copy_to_row_contiguous(in, src, s);
   }
   const int64_t n = in.shape().back();
   const int64_t rows = static_cast<int64_t>(in.size()) / n;

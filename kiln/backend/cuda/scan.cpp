@@ -9,6 +9,7 @@
 
 #include "kiln/backend/cuda/allocator.h"
 #include "kiln/backend/cuda/context.h"
+#include "kiln/backend/cuda/copy.h"
 #include "kiln/backend/cuda/elementwise.h"
 #include "kiln/backend/cuda/indexing.h"
 #include "kiln/backend/cuda/launch.h"
@@ -99,8 +100,7 @@ void Scan::eval_gpu(const std::vector<array>& inputs, array& out) {
   CUdeviceptr src = gpu::device_address(in);
   if (!in.flags().row_contiguous) {
     src = gpu::scratch(in.nbytes(), s);
-    const Dtype bits = gpu::bits_dtype(d);
-    gpu::unary_op_strided("Identity", in, src, bits, bits, s);
+    gpu::copy_to_row_contiguous(in, src, s);
   }
   const Shape& shape = in.shape();
   int64_t outer = 1, inner = 1;

@@ -1,9 +1,9 @@
-#include "kiln/backend/cuda/sha256.h"
+#include "kiln/backend/kernels/sha256.h"
 
 #include <algorithm>
 #include <cstring>
 
-namespace kiln::gpu {
+namespace kiln::kernels {
 
 namespace {
 
@@ -112,4 +112,4 @@ std::string Sha256::hex(const Digest& d) {
   return s;
 }
 
-}  // namespace kiln::gpu
+}  // namespace kiln::kernels
