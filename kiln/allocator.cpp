@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -24,7 +25,7 @@ namespace {
 class HostAllocator {
  public:
   static constexpr size_t kAlign = 64;
-  static constexpr size_t kSmall = 1 << 14;  // below this, plain malloc (glibc caches)
+  static constexpr size_t kSmall = 1 << 14;  // up to this: no cache, no lock (glibc caches)
 
   HostAllocator() {
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
@@ -44,29 +45,23 @@ class HostAllocator {
 
   void* malloc(size_t nbytes) {
     size_t size = round(nbytes);
+    if (size <= kSmall) return malloc_small(nbytes, size);
     {
       std::lock_guard lk(mu_);
-      if (size > kSmall) {
-        // Reuse the smallest cached block that fits and wastes at most a quarter of itself.
-        auto it = free_.lower_bound(size);
-        if (it != free_.end() && it->first - size <= it->first / 4) {
-          void* p = it->second.ptr;
-          size_t got = it->first;
-          free_.erase(it);
-          cached_ -= got;
-          note_alloc(got);
-          sizes_[p] = got;
-          return poisoned(p, got);
-        }
+      // Reuse the smallest cached block that fits and wastes at most a quarter of itself.
+      auto it = free_.lower_bound(size);
+      if (it != free_.end() && it->first - size <= it->first / 4) {
+        void* p = it->second.ptr;
+        size_t got = it->first;
+        free_.erase(it);
+        cached_ -= got;
+        note_alloc(got);
+        sizes_[p] = got;
+        return poisoned(p, got);
       }
       if (active_ + size > limit_) {
         release_cache_locked(cached_);
-        if (active_ + size > limit_) {
-          throw std::runtime_error(
-              "[malloc] Allocating " + std::to_string(nbytes) + " bytes would exceed the host " +
-              "memory limit of " + std::to_string(limit_) + " bytes (" +
-              std::to_string(active_) + " in use).");
-        }
+        if (active_ + size > limit_) throw over_limit(nbytes);
       }
     }
     void* p = std::aligned_alloc(kAlign, size);
@@ -81,21 +76,25 @@ class HostAllocator {
     }
     std::lock_guard lk(mu_);
     note_alloc(size);
-    if (size > kSmall) sizes_[p] = size;
+    sizes_[p] = size;
     return poisoned(p, size);
   }
 
   void free(void* p, size_t nbytes) {
     if (!p) return;
-    std::lock_guard lk(mu_);
     size_t size = round(nbytes);
-    if (size > kSmall) {
-      auto it = sizes_.find(p);
-      size = it->second;
-      sizes_.erase(it);
+    if (size <= kSmall) {
+      // Small blocks bypass the cache and the lock (glibc caches them per thread).
+      active_ -= size;
+      std::free(p);
+      return;
     }
+    std::lock_guard lk(mu_);
+    auto it = sizes_.find(p);
+    size = it->second;
+    sizes_.erase(it);
     active_ -= size;
-    if (size > kSmall && size <= cache_limit_) {
+    if (size <= cache_limit_) {
       free_.emplace(size, Block{p});
       cached_ += size;
       if (cached_ > cache_limit_) release_cache_locked(cached_ - cache_limit_);
@@ -104,30 +103,15 @@ class HostAllocator {
     }
   }
 
-  size_t active() {
-    std::lock_guard lk(mu_);
-    return active_;
-  }
-  size_t peak() {
-    std::lock_guard lk(mu_);
-    return peak_;
-  }
-  void reset_peak() {
-    std::lock_guard lk(mu_);
-    peak_ = active_;
-  }
+  size_t active() { return active_.load(); }
+  size_t peak() { return peak_.load(); }
+  void reset_peak() { peak_.store(active_.load()); }
   size_t cache() {
     std::lock_guard lk(mu_);
     return cached_;
   }
-  size_t set_limit(size_t l) {
-    std::lock_guard lk(mu_);
-    return std::exchange(limit_, l);
-  }
-  size_t limit() {
-    std::lock_guard lk(mu_);
-    return limit_;
-  }
+  size_t set_limit(size_t l) { return limit_.exchange(l); }
+  size_t limit() { return limit_.load(); }
   size_t set_cache_limit(size_t l) {
     std::lock_guard lk(mu_);
     size_t old = std::exchange(cache_limit_, l);
@@ -151,8 +135,32 @@ class HostAllocator {
   }
 
   void note_alloc(size_t size) {
-    active_ += size;
-    peak_ = std::max(peak_, active_);
+    size_t now = active_.fetch_add(size) + size;
+    size_t peak = peak_.load(std::memory_order_relaxed);
+    while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
+    }
+  }
+
+  void* malloc_small(size_t nbytes, size_t size) {
+    if (active_.load(std::memory_order_relaxed) + size > limit_.load(std::memory_order_relaxed)) {
+      std::lock_guard lk(mu_);
+      release_cache_locked(cached_);
+      if (active_ + size > limit_) throw over_limit(nbytes);
+    }
+    void* p = std::aligned_alloc(kAlign, size);  // size is a multiple of kAlign
+    if (!p) {
+      throw std::runtime_error("[malloc] Out of host memory allocating " +
+                               std::to_string(nbytes) + " bytes.");
+    }
+    note_alloc(size);
+    return poisoned(p, size);
+  }
+
+  std::runtime_error over_limit(size_t nbytes) const {
+    return std::runtime_error(
+        "[malloc] Allocating " + std::to_string(nbytes) + " bytes would exceed the host memory " +
+        "limit of " + std::to_string(limit_.load()) + " bytes (" + std::to_string(active_.load()) +
+        " in use).");
   }
 
   // Frees at least `bytes` of cache, largest blocks first.
@@ -169,9 +177,11 @@ class HostAllocator {
   std::mutex mu_;
   std::multimap<size_t, Block> free_;
   std::map<void*, size_t> sizes_;  // large live blocks: their real (rounded) size
-  size_t total_, limit_, cache_limit_;
+  size_t total_, cache_limit_;
+  std::atomic<size_t> limit_;
   bool poison_ = false;
-  size_t active_ = 0, peak_ = 0, cached_ = 0;
+  std::atomic<size_t> active_{0}, peak_{0};  // atomics: small blocks skip the lock
+  size_t cached_ = 0;
 };
 
 HostAllocator& host_allocator() {
@@ -188,21 +198,28 @@ void host_free(void* ptr, size_t nbytes) { host_allocator().free(ptr, nbytes); }
 
 }  // namespace allocator
 
+namespace {
+// Lets make_shared reach Storage's protected constructor: one allocation per storage.
+struct StorageImpl : Storage {
+  explicit StorageImpl(size_t nbytes) : Storage(nbytes) {}
+};
+}  // namespace
+
 std::shared_ptr<Storage> Storage::host(size_t nbytes) {
-  std::shared_ptr<Storage> s(new Storage(nbytes));
+  std::shared_ptr<Storage> s = std::make_shared<StorageImpl>(nbytes);
   s->host_.store(allocator::host_malloc(nbytes), std::memory_order_relaxed);
   return s;
 }
 
 std::shared_ptr<Storage> Storage::wrap_host(void* ptr, size_t nbytes, Deleter deleter) {
-  std::shared_ptr<Storage> s(new Storage(nbytes));
+  std::shared_ptr<Storage> s = std::make_shared<StorageImpl>(nbytes);
   s->host_.store(ptr, std::memory_order_relaxed);
   s->host_deleter_ = deleter ? std::move(deleter) : [](void*) {};
   return s;
 }
 
 std::shared_ptr<Storage> Storage::device(std::unique_ptr<DeviceCopy> copy, size_t nbytes) {
-  std::shared_ptr<Storage> s(new Storage(nbytes));
+  std::shared_ptr<Storage> s = std::make_shared<StorageImpl>(nbytes);
   s->device_ = std::move(copy);
   return s;
 }

@@ -57,8 +57,10 @@ class Storage {
   /** Guards the creation of copies. */
   std::mutex& mutex() { return mu_; }
 
+ protected:
+  explicit Storage(size_t nbytes) : nbytes_(nbytes) {}
+
  private:
-  Storage(size_t nbytes) : nbytes_(nbytes) {}
   void* materialize_host();
 
   size_t nbytes_;

@@ -1,5 +1,6 @@
 #include "kiln/array.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <sstream>
 
@@ -134,9 +135,6 @@ array::array(
   auto node = std::make_shared<Node>();
   node->primitive = std::move(primitive);
   node->inputs = std::move(inputs);
-  node->outputs = {desc_};
-  node->shapes = {desc_->shape};
-  node->dtypes = {dtype};
   desc_->node = std::move(node);
   desc_->status = Status::unscheduled;
   for (auto& in : desc_->node->inputs) {
@@ -237,8 +235,13 @@ const std::vector<array>& array::inputs() const {
   return const_cast<array*>(this)->inputs();
 }
 
+uint64_t array::new_visit_mark() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 std::vector<array> array::outputs() const {
-  if (!desc_->node) return {*this};
+  if (!is_multi_output()) return {*this};
   auto& node = *desc_->node;
   std::vector<array> outs;
   outs.reserve(node.outputs.size());
@@ -259,7 +262,7 @@ std::vector<array> array::outputs() const {
 }
 
 std::vector<array> array::siblings() const {
-  if (!desc_->node || desc_->node->outputs.size() == 1) return {};
+  if (!is_multi_output()) return {};
   auto outs = outputs();
   outs.erase(outs.begin() + desc_->position);
   return outs;
@@ -268,7 +271,7 @@ std::vector<array> array::siblings() const {
 void array::detach() {
   auto node = std::move(desc_->node);
   if (!node) return;
-  for (auto& w : node->outputs) {
+  for (auto& w : node->outputs) {  // siblings (empty for a single output)
     if (auto d = w.lock()) d->node.reset();
   }
 }

@@ -145,6 +145,16 @@ class array {
   std::vector<array> outputs() const;
   /** The other outputs of the primitive. */
   std::vector<array> siblings() const;
+  /** Whether the primitive has more than one output. */
+  bool is_multi_output() const { return desc_->node && !desc_->node->outputs.empty(); }
+  /** For graph walks: marks this array's node with `mark` and returns true if it was not
+   * marked with it already (each walk uses a fresh mark from `new_visit_mark`). */
+  bool mark_visited(uint64_t mark) const {
+    if (desc_->node->visit_mark == mark) return false;
+    desc_->node->visit_mark = mark;
+    return true;
+  }
+  static uint64_t new_visit_mark();
   /** Position of this array among the outputs of its primitive. */
   uint32_t sibling_position() const { return desc_->position; }
   /** Drops the primitive and inputs of this array and its siblings. */
@@ -198,9 +208,12 @@ class array {
   struct Node {
     std::shared_ptr<Primitive> primitive;
     std::vector<array> inputs;
+    // Multi-output nodes only (a single output is the desc that owns the node): the
+    // outputs, and what is needed to recreate the ones the user dropped.
     std::vector<std::weak_ptr<ArrayDesc>> outputs;
-    std::vector<Shape> shapes;  // to recreate outputs the user dropped
+    std::vector<Shape> shapes;
     std::vector<Dtype> dtypes;
+    uint64_t visit_mark = 0;  // graph walks mark visited nodes (see mark_visited)
   };
   struct ArrayDesc {
     Shape shape;

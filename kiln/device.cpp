@@ -17,7 +17,9 @@ namespace {
 struct Registry {
   std::mutex mu;
   std::vector<Stream> streams;
-  int default_stream[2] = {-1, -1};  // per device type (device index 0)
+  // Default stream index per device type (device index 0); read without the lock on
+  // every op, written under it.
+  std::atomic<int> default_stream[2] = {-1, -1};
 };
 
 Registry& registry() {
@@ -95,16 +97,17 @@ void set_default_device(const Device& d) {
 
 Stream default_stream(Device d) {
   auto& r = registry();
+  auto& slot = r.default_stream[type_index(d.type)];
+  if (int idx = slot.load(std::memory_order_acquire); idx >= 0) return Stream(idx, Device(d.type));
   std::lock_guard lk(r.mu);
-  int& idx = r.default_stream[type_index(d.type)];
-  if (idx < 0) {
+  if (slot.load() < 0) {
     if (!is_available(d)) {
       throw std::invalid_argument(
           "[default_stream] The GPU is not available: " + gpu::unavailable_reason());
     }
-    idx = make_stream_locked(r, d).index;
+    slot.store(make_stream_locked(r, d).index, std::memory_order_release);
   }
-  return r.streams[idx];
+  return r.streams[slot.load()];
 }
 
 void set_default_stream(Stream s) {
@@ -114,7 +117,7 @@ void set_default_stream(Stream s) {
     throw std::invalid_argument(
         "[set_default_stream] Unknown stream " + std::to_string(s.index) + ".");
   }
-  r.default_stream[type_index(s.device.type)] = s.index;
+  r.default_stream[type_index(s.device.type)].store(s.index, std::memory_order_release);
 }
 
 Stream new_stream(Device d) {

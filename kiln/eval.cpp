@@ -1,7 +1,5 @@
 // eval / async_eval: an iterative topological sort of the unevaluated graph, then
 // submission to the per-stream executors.
-#include <unordered_set>
-
 #include "kiln/primitive.h"
 #include "kiln/scheduler.h"
 #include "kiln/transforms.h"
@@ -14,18 +12,18 @@ namespace {
 // call stack. Each graph node (shared by sibling outputs) becomes one task.
 std::vector<scheduler::Task> build_tape(const std::vector<array>& outputs) {
   std::vector<scheduler::Task> tape;
-  std::unordered_set<const void*> seen;
+  const uint64_t mark = array::new_visit_mark();
   std::vector<std::pair<array, size_t>> stack;
   for (const auto& out : outputs) {
     if (out.status() != array::Status::unscheduled) continue;
-    if (!seen.insert(out.graph_node()).second) continue;
+    if (!out.mark_visited(mark)) continue;
     stack.emplace_back(out, 0);
     while (!stack.empty()) {
       auto& [a, next] = stack.back();
       auto& ins = a.inputs();
       if (next < ins.size()) {
         const array& in = ins[next++];
-        if (in.status() == array::Status::unscheduled && seen.insert(in.graph_node()).second) {
+        if (in.status() == array::Status::unscheduled && in.mark_visited(mark)) {
           array child = in;  // copy before push_back invalidates references
           stack.emplace_back(std::move(child), 0);
         }

@@ -226,9 +226,14 @@ void submit(std::vector<Task>&& tasks, bool run_inline) {
         t.deps.push_back(in.event());
       }
     }
-    for (auto& out : t.arr.outputs()) {
-      out.set_event(ev);
-      out.set_status(array::Status::scheduled);
+    if (t.arr.is_multi_output()) {
+      for (auto& out : t.arr.outputs()) {
+        out.set_event(ev);
+        out.set_status(array::Status::scheduled);
+      }
+    } else {
+      t.arr.set_event(ev);
+      t.arr.set_status(array::Status::scheduled);
     }
     group_of(&ex).emplace_back(value, std::move(t));
   }

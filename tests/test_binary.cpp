@@ -452,6 +452,38 @@ TEST(Binary, LargeArrays) {
   test::expect_allclose(t, {1 << 17, 3}, want_t);
 }
 
+// Transposed operands larger than a tile (64) walk the last two dimensions in tiles,
+// ragged at the edges, under a batch dimension; every element must be written once.
+TEST(Binary, TransposedOperandsWalkInTiles) {
+  const int64_t B = 2, R = 131, C = 70;
+  array a = test::random_array({B, C, R}, float32), b = test::random_array({B, R, C}, float32);
+  array at = swapaxes(a, 1, 2);  // (B, R, C) with strides (C*R, 1, R)
+  auto xa = test::to_double(a), xb = test::to_double(b);
+  std::vector<double> sum(B * R * C), neg(B * R * C), sel(B * R * C);
+  for (int64_t n = 0; n < B; ++n) {
+    for (int64_t i = 0; i < R; ++i) {
+      for (int64_t j = 0; j < C; ++j) {
+        const double va = xa[(n * C + j) * R + i], vb = xb[(n * R + i) * C + j];
+        sum[(n * R + i) * C + j] = va + vb;
+        neg[(n * R + i) * C + j] = -va;
+        sel[(n * R + i) * C + j] = va > 0 ? va : vb;
+      }
+    }
+  }
+  test::expect_allclose(add(at, b), {B, R, C}, sum);
+  test::expect_allclose(add(b, at), {B, R, C}, sum);
+  test::expect_allclose(negative(at), {B, R, C}, neg);
+  test::expect_allclose(
+      exp(at), {B, R, C},
+      test::map_ref(test::to_double(contiguous(at)), [](double v) { return std::exp(v); }));
+  test::expect_allclose(where(greater(at, array(0.0f)), at, b), {B, R, C}, sel);
+  array ai = astype(at, int32);
+  auto xi = test::to_double(contiguous(ai));
+  std::vector<double> doubled(xi.size());
+  for (size_t k = 0; k < xi.size(); ++k) doubled[k] = 2 * xi[k];
+  test::expect_allclose(add(ai, ai), {B, R, C}, doubled);
+}
+
 // Gradients by central differences in float64 (the full table is in test_grad_check.cpp).
 TEST(Binary, GradientsMatchFiniteDifferences) {
   struct G {

@@ -2,7 +2,7 @@
 // broadcast inputs, with the output layout and buffer-donation rules they share.
 //
 // Fast paths: inputs that are contiguous in the same layout (or scalars) run one flat,
-// vectorizable loop; anything else walks collapsed dimensions with for_each_run.
+// vectorizable loop; anything else walks collapsed dimensions with for_each_elementwise_run.
 #pragma once
 
 #include <array>
@@ -49,10 +49,9 @@ void unary_op(const array& in, array& out, Op op) {
     });
     return;
   }
-  auto [shape, strides] =
-      collapse_contiguous_dims<2>(in.shape(), {in.strides(), out.strides()});
+  auto [shape, strides] = collapse_contiguous_dims<2>(in.shape(), {in.strides(), out.strides()});
   const int64_t is = strides[0].back(), os = strides[1].back();
-  for_each_run(shape, strides, [&](const std::array<int64_t, 2>& off, int64_t n) {
+  for_each_elementwise_run(shape, strides, [&](const std::array<int64_t, 2>& off, int64_t n) {
     const In* s = src + off[0];
     Out* d = dst + off[1];
     if (is == 1 && os == 1) {
@@ -100,7 +99,7 @@ void binary_op(const array& a, const array& b, array& out, Op op) {
   auto [shape, strides] =
       collapse_contiguous_dims<3>(out.shape(), {a.strides(), b.strides(), out.strides()});
   const int64_t sa = strides[0].back(), sb = strides[1].back(), so = strides[2].back();
-  for_each_run(shape, strides, [&](const std::array<int64_t, 3>& off, int64_t n) {
+  for_each_elementwise_run(shape, strides, [&](const std::array<int64_t, 3>& off, int64_t n) {
     const A* x = pa + off[0];
     const B* y = pb + off[1];
     Out* d = dst + off[2];
@@ -131,7 +130,7 @@ void ternary_op(const array& a, const array& b, const array& c, array& out, Op o
       out.shape(), {a.strides(), b.strides(), c.strides(), out.strides()});
   const int64_t sa = strides[0].back(), sb = strides[1].back(), sc = strides[2].back(),
                 so = strides[3].back();
-  for_each_run(shape, strides, [&](const std::array<int64_t, 4>& off, int64_t n) {
+  for_each_elementwise_run(shape, strides, [&](const std::array<int64_t, 4>& off, int64_t n) {
     const A* x = pa + off[0];
     const B* y = pb + off[1];
     const C* z = pc + off[2];

@@ -5,8 +5,10 @@
 // over the last one. Loops split across threads over whole runs of the last dimension.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <utility>
 #include <vector>
 
@@ -54,12 +56,8 @@ std::pair<Shape, std::array<Strides, K>> collapse_contiguous_dims(
  * total is large enough. `shape` and `strides` are used as given (collapse first).
  */
 template <size_t K, typename F>
-void for_each_run(
-    const Shape& shape,
-    const std::array<Strides, K>& strides,
-    F&& inner,
-    bool parallel = true,
-    size_t grain = cpu::kElementwiseGrain) {
+void for_each_run(const Shape& shape, const std::array<Strides, K>& strides, F&& inner,
+                  bool parallel = true, size_t grain = cpu::kElementwiseGrain) {
   const int nd = static_cast<int>(shape.size());
   if (nd == 0) {
     std::array<int64_t, K> offs{};
@@ -107,6 +105,62 @@ void for_each_run(
   }
   size_t run_grain = std::max<size_t>(1, grain / static_cast<size_t>(n));
   cpu::parallel_for(runs, run_grain, do_runs);
+}
+
+/** Side of the square tiles of for_each_elementwise_run's transposed walk, in elements. */
+inline constexpr int64_t kElementwiseTile = 64;
+
+/**
+ * for_each_run for order-free elementwise maps: runs may be pieces of rows, in any order.
+ * When some operand walks the last dimension with a large stride and the one before it with
+ * a smaller one (a transposed view), row-long runs touch a new cache line, often a new page,
+ * per element; then the last two dimensions are walked in square tiles, so each tile's
+ * lines of every operand stay in L1 while it is done.
+ */
+template <size_t K, typename F>
+void for_each_elementwise_run(const Shape& shape, const std::array<Strides, K>& strides, F&& inner,
+                              size_t grain = cpu::kElementwiseGrain) {
+  constexpr int64_t T = kElementwiseTile;
+  const int nd = static_cast<int>(shape.size());
+  bool tile = nd >= 2 && shape[nd - 1] >= T && shape[nd - 2] >= T;
+  if (tile) {
+    tile = false;
+    for (size_t k = 0; k < K; ++k) {
+      const int64_t last = std::abs(strides[k][nd - 1]), prev = std::abs(strides[k][nd - 2]);
+      tile = tile || (last >= 16 && prev < last);
+    }
+  }
+  if (!tile) {
+    for_each_run(shape, strides, std::forward<F>(inner), true, grain);
+    return;
+  }
+  const int64_t rows = shape[nd - 2], cols = shape[nd - 1];
+  const int64_t row_tiles = (rows + T - 1) / T, col_tiles = (cols + T - 1) / T;
+  int64_t outer = 1;
+  for (int i = 0; i < nd - 2; ++i) outer *= shape[i];
+  const int64_t tiles = outer * row_tiles * col_tiles;
+  cpu::parallel_for(tiles, std::max<size_t>(1, grain / (T * T)), [&](size_t b, size_t e) {
+    for (size_t t = b; t < e; ++t) {
+      int64_t r = static_cast<int64_t>(t);
+      const int64_t j0 = (r % col_tiles) * T;
+      r /= col_tiles;
+      const int64_t i0 = (r % row_tiles) * T;
+      r /= row_tiles;
+      std::array<int64_t, K> base{};
+      for (int d = nd - 3; d >= 0; --d) {
+        const int64_t idx = r % shape[d];
+        r /= shape[d];
+        for (size_t k = 0; k < K; ++k) base[k] += idx * strides[k][d];
+      }
+      const int64_t n = std::min(T, cols - j0), i1 = std::min(rows, i0 + T);
+      for (int64_t i = i0; i < i1; ++i) {
+        std::array<int64_t, K> offs;
+        for (size_t k = 0; k < K; ++k)
+          offs[k] = base[k] + i * strides[k][nd - 2] + j0 * strides[k][nd - 1];
+        inner(offs, n);
+      }
+    }
+  });
 }
 
 }  // namespace kiln

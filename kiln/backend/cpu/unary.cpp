@@ -40,7 +40,7 @@ void run(const array& in, array& out, Op op) {
       auto [shape, strides] =
           collapse_contiguous_dims<2>(in.shape(), {in.strides(), out.strides()});
       const int64_t is = strides[0].back(), os = strides[1].back();
-      for_each_run(shape, strides, [&](const std::array<int64_t, 2>& off, int64_t n) {
+      for_each_elementwise_run(shape, strides, [&](const std::array<int64_t, 2>& off, int64_t n) {
         map_simd_strided(src + off[0], is, dst + off[1], os, n, op);
       });
     }

@@ -4,7 +4,9 @@
 
 namespace kiln {
 
-void TraceInput::eval_gpu(const std::vector<array>& inputs, array& out) { eval_cpu(inputs, out); }
+void TraceInput::eval_gpu(const std::vector<array>& inputs, array& out) {
+  eval_cpu(inputs, out);
+}
 
 void StopGradient::eval_gpu(const std::vector<array>& inputs, array& out) {
   eval_cpu(inputs, out);
