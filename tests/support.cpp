@@ -1,4 +1,8 @@
+#include <spawn.h>
+#include <unistd.h>
+
 #include <complex>
+#include <filesystem>
 
 #include "test_utils.h"
 
@@ -88,6 +92,20 @@ std::vector<double> map_ref(const std::vector<double>& x, const std::function<do
   std::vector<double> out(x.size());
   for (size_t i = 0; i < x.size(); ++i) out[i] = f(x[i]);
   return out;
+}
+
+pid_t spawn_self(const std::string& filter, const std::vector<std::string>& env) {
+  std::string exe = std::filesystem::read_symlink("/proc/self/exe").string();
+  std::string arg = "--gtest_filter=" + filter;
+  std::vector<char*> argv = {exe.data(), arg.data(), nullptr};
+  std::vector<std::string> envs(env);
+  for (char** e = environ; *e; ++e) envs.emplace_back(*e);
+  std::vector<char*> envp;
+  for (auto& e : envs) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, exe.c_str(), nullptr, nullptr, argv.data(), envp.data());
+  return rc == 0 ? pid : -1;
 }
 
 }  // namespace kiln::test

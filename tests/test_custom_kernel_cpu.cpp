@@ -584,19 +584,6 @@ std::vector<int> run_tagged(const std::string& tag) {
                                     std::nullopt, false, kCpu)[0]);
 }
 
-pid_t spawn_self(const std::string& filter, const std::vector<std::string>& env) {
-  std::string exe = fs::read_symlink("/proc/self/exe").string();
-  std::string arg = "--gtest_filter=" + filter;
-  std::vector<char*> argv = {exe.data(), arg.data(), nullptr};
-  std::vector<std::string> envs(env);
-  for (char** e = environ; *e; ++e) envs.emplace_back(*e);
-  std::vector<char*> envp;
-  for (auto& e : envs) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  pid_t pid = -1;
-  return posix_spawn(&pid, exe.c_str(), nullptr, nullptr, argv.data(), envp.data()) == 0 ? pid : -1;
-}
-
 TEST_F(CustomKernelCpuCache, SecondProcessLoadsFromDisk) {
   const std::string tag = random_tag();
   EXPECT_EQ(run_tagged(tag), (std::vector<int>{3, 6, 9}));
@@ -605,7 +592,7 @@ TEST_F(CustomKernelCpuCache, SecondProcessLoadsFromDisk) {
   ASSERT_EQ(stat(dir_.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u) << "the cache directory is private";
 
-  pid_t pid = spawn_self("CustomKernelCpuCache.ChildLoadsFromDisk",
+  pid_t pid = test::spawn_self("CustomKernelCpuCache.ChildLoadsFromDisk",
                          {"KILN_TEST_CPU_CACHE_TAG=" + tag, "KILN_TEST_CPU_CACHE_DIR=" + dir_});
   ASSERT_GT(pid, 0);
   int status = 0;

@@ -26,6 +26,7 @@
 #include "kiln/backend/cuda/embedded.h"
 #include "kiln/backend/cuda/jit.h"
 #include "kiln/backend/cuda/sha256.h"
+#include "test_utils.h"
 
 extern char** environ;
 
@@ -81,21 +82,6 @@ class JitCache : public ::testing::Test {
   fs::path root_;
   std::string dir_;
 };
-
-// Runs this test binary with `filter`, extra environment `env`, and returns its exit status.
-pid_t spawn_self(const std::string& filter, const std::vector<std::string>& env) {
-  std::string exe = fs::read_symlink("/proc/self/exe").string();
-  std::string arg = "--gtest_filter=" + filter;
-  std::vector<char*> argv = {exe.data(), arg.data(), nullptr};
-  std::vector<std::string> envs(env);
-  for (char** e = environ; *e; ++e) envs.emplace_back(*e);
-  std::vector<char*> envp;
-  for (auto& e : envs) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, exe.c_str(), nullptr, nullptr, argv.data(), envp.data());
-  return rc == 0 ? pid : -1;
-}
 
 int wait_exit(pid_t pid) {
   int status = 0;
@@ -309,7 +295,7 @@ TEST_F(JitCache, Child) {
 TEST_F(JitCache, DiskHitInANewProcess) {
   const std::string tag = "process_" + random_hex();
   compile_cached(test_module(tag));
-  pid_t pid = spawn_self("JitCache.Child",
+  pid_t pid = kiln::test::spawn_self("JitCache.Child",
                          {"KILN_TEST_JIT_CHILD_TAG=" + tag, "KILN_TEST_JIT_CHILD_DIR=" + dir_,
                           "KILN_TEST_JIT_CHILD_EXPECT_DISK_HIT=1"});
   ASSERT_GT(pid, 0);
@@ -320,7 +306,7 @@ TEST_F(JitCache, ConcurrentProcessesShareOneDirectory) {
   const std::string tag = "concurrent_" + random_hex();
   std::vector<pid_t> pids;
   for (int i = 0; i < 4; ++i) {
-    pids.push_back(spawn_self(
+    pids.push_back(kiln::test::spawn_self(
         "JitCache.Child", {"KILN_TEST_JIT_CHILD_TAG=" + tag, "KILN_TEST_JIT_CHILD_DIR=" + dir_}));
   }
   for (pid_t p : pids) EXPECT_EQ(wait_exit(p), 0);

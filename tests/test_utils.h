@@ -2,6 +2,8 @@
 // the device under test (KILN_DEVICE=cpu|gpu).
 #pragma once
 
+#include <sys/types.h>
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -52,5 +54,9 @@ Device test_device();
 
 /** Applies `f` elementwise to `x`'s values (row-major), as a float64 reference. */
 std::vector<double> map_ref(const std::vector<double>& x, const std::function<double(double)>& f);
+
+/** Starts this test binary again with `--gtest_filter=filter` and the extra environment
+ * `env` (NAME=value) before the inherited one; returns its pid, or -1 if it cannot start. */
+pid_t spawn_self(const std::string& filter, const std::vector<std::string>& env);
 
 }  // namespace kiln::test

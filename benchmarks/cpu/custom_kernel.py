@@ -16,7 +16,6 @@ import datetime
 import json
 import os
 import platform
-import re
 import shutil
 import subprocess
 import sys
@@ -24,22 +23,11 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run import cpu_model, sanitize  # noqa: E402  (the CPU benchmark's machine naming)
+
 ELEM_BYTES = 3 * 4 * (1 << 24)  # a, b read and out written once
 RMS_BYTES = 2 * 4 * 4096 * 4096  # x read (at least once) and out written
-
-
-def cpu_model():
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def sanitize(name):
-    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "unknown"
 
 
 def build(build_dir, work):

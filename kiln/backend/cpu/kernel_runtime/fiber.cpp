@@ -24,6 +24,21 @@ size_t page_size() {
   return p;
 }
 
+// A stack of at least `stack_bytes` with a guard page below it (an overflow faults instead
+// of corrupting); `mapped` gets the size of the whole mapping.
+void* map_stack(size_t stack_bytes, size_t& mapped) {
+  const size_t page = page_size();
+  mapped = (stack_bytes + page - 1) / page * page + page;
+  void* p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+  if (p == MAP_FAILED) {
+    throw std::runtime_error(std::string("[custom kernel] Cannot map a fiber stack: ") +
+                             std::strerror(errno));
+  }
+  mprotect(p, page, PROT_NONE);
+  return p;
+}
+
 }  // namespace
 
 #if KILN_HAVE_BOOST_CONTEXT
@@ -42,20 +57,11 @@ struct Fiber::Impl {
   bctx::fiber caller;  // where yield() returns to, while it runs
 };
 
-Fiber::Fiber(size_t stack_bytes) : impl_(new Impl) {
-  const size_t page = page_size();
-  const size_t usable = (stack_bytes + page - 1) / page * page;
-  mapped_ = usable + page;
-  stack_ = mmap(nullptr, mapped_, PROT_READ | PROT_WRITE,
-                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
-  if (stack_ == MAP_FAILED) {
-    delete impl_;
-    throw std::runtime_error(std::string("[custom kernel] Cannot map a fiber stack: ") +
-                             std::strerror(errno));
-  }
-  mprotect(stack_, page, PROT_NONE);  // overflowing the stack faults instead of corrupting
+Fiber::Fiber(size_t stack_bytes) {
+  stack_ = map_stack(stack_bytes, mapped_);
+  impl_ = new Impl;
   bctx::stack_context sc;
-  sc.size = usable;
+  sc.size = mapped_ - page_size();
   sc.sp = static_cast<char*>(stack_) + mapped_;
   impl_->callee = bctx::fiber(std::allocator_arg, BorrowedStack{sc}, [this](bctx::fiber&& c) {
     impl_->caller = std::move(c);
@@ -108,21 +114,12 @@ namespace {
 thread_local Fiber* starting_fiber = nullptr;
 }  // namespace
 
-Fiber::Fiber(size_t stack_bytes) : impl_(new Impl) {
-  const size_t page = page_size();
-  const size_t usable = (stack_bytes + page - 1) / page * page;
-  mapped_ = usable + page;
-  stack_ = mmap(nullptr, mapped_, PROT_READ | PROT_WRITE,
-                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
-  if (stack_ == MAP_FAILED) {
-    delete impl_;
-    throw std::runtime_error(std::string("[custom kernel] Cannot map a fiber stack: ") +
-                             std::strerror(errno));
-  }
-  mprotect(stack_, page, PROT_NONE);
+Fiber::Fiber(size_t stack_bytes) {
+  stack_ = map_stack(stack_bytes, mapped_);
+  impl_ = new Impl;
   getcontext(&impl_->callee);
-  impl_->callee.uc_stack.ss_sp = static_cast<char*>(stack_) + page;
-  impl_->callee.uc_stack.ss_size = usable;
+  impl_->callee.uc_stack.ss_sp = static_cast<char*>(stack_) + page_size();
+  impl_->callee.uc_stack.ss_size = mapped_ - page_size();
   impl_->callee.uc_link = nullptr;
   makecontext(&impl_->callee, reinterpret_cast<void (*)()>(+[] { loop(starting_fiber); }), 0);
   // Enter once so that the fiber picks up its pointer; loop() yields back at once.

@@ -44,7 +44,7 @@ class Fiber {
   struct Impl;
   static void loop(Fiber* self);
 
-  Impl* impl_;
+  Impl* impl_ = nullptr;
   void* stack_ = nullptr;  // the whole mapping, guard page included
   size_t mapped_ = 0;
   Fn fn_ = nullptr;
