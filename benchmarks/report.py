@@ -149,10 +149,35 @@ def parse_extension(d):
     return "Extension (axpby)", kind, d["device_name"], d["date"], rows, []
 
 
+def parse_gpu_custom_kernels(d):
+    if d.get("benchmark") != "gpu custom kernels" or d.get("quick"):
+        return None
+    s = d["seconds"]
+    rows = []
+    for label, kiln_key, peer, peer_key in (
+        ("custom kernel call from Python: launch + wait", "kiln launch + eval", "CuPy RawKernel",
+         "CuPy launch + synchronize"),
+        ("custom kernel call from Python: launch only", "kiln launch + async_eval (per call)",
+         "CuPy RawKernel", "CuPy launch (per call)"),
+        ("custom kernel cold compile (first call)", "kiln cold compile (first call)",
+         "CuPy RawKernel", "CuPy cold compile (first call)"),
+        ("custom kernel disk-cache load, new process", "kiln disk-cache load (first call, new process)",
+         "CuPy RawKernel", "CuPy disk-cache load (first call, new process)"),
+        ("seed exp kernel, 2^28 float32", "kiln seed exp kernel (Metal body)", "CuPy RawKernel",
+         "CuPy RawKernel exp"),
+        ("seed exp kernel, 2^28 float32", "kiln seed exp kernel (Metal body)",
+         "device copy (CuPy)", "device copy (CuPy x.copy())"),
+    ):
+        if kiln_key in s and peer_key in s:
+            rows.append(row(label, s[kiln_key], peer, s[peer_key]))
+    notes = [f"{c['name']}: {c['ratio']:.3f} (target {c['target']})" for c in d.get("checks", [])]
+    return "GPU custom kernels", "gpu", d["device_name"], d["date"], rows, notes
+
+
 PARSERS = [parse_cpu_ops, parse_gpu_ops, parse_python_overhead, parse_cpu_custom_kernels,
-           parse_cookbook, parse_extension]
+           parse_cookbook, parse_extension, parse_gpu_custom_kernels]
 # Suites whose peers are other libraries: these make the chart.
-PEER_SUITES = {"CPU ops", "GPU ops", "Python overhead"}
+PEER_SUITES = {"CPU ops", "GPU ops", "Python overhead", "GPU custom kernels"}
 
 
 def load_results(directory):

@@ -7,7 +7,8 @@
 # CPU, always: ops against NumPy and OpenBLAS (benchmarks/cpu/run.py), custom kernels
 # against kiln's built-ins (benchmarks/cpu/custom_kernel.py), Python call overhead against
 # PyTorch and NumPy (benchmarks/python/overhead.py). GPU, when one is usable: ops against
-# PyTorch (benchmarks/gpu/run.py), Python call overhead on the GPU, and the kernel cookbook
+# PyTorch (benchmarks/gpu/run.py), Python call overhead on the GPU, custom kernels against
+# CuPy (benchmarks/gpu/custom_kernel.py), and the kernel cookbook
 # (examples/kernels/run_all.py). Each writes dated results to benchmarks/results/. A suite
 # that fails is reported and the others still run; the exit status is non-zero if any failed.
 # QUICK=1 runs every suite in its smoke-test mode where it has one; BENCH_OUT=DIR writes the
@@ -75,6 +76,7 @@ if "$PY" -c "import sys, kiln.core as mx; sys.exit(0 if mx.is_available(mx.gpu) 
     failed+=("GPU ops (not built)")
   fi
   run "Python overhead (GPU)" "$PY" benchmarks/python/overhead.py --device gpu --out-dir "$OUT"
+  run "GPU custom kernels" "$PY" benchmarks/gpu/custom_kernel.py --out-dir "$OUT" "${quick[@]}"
   run "kernel cookbook (GPU)" env KILN_DEVICE=gpu "$PY" examples/kernels/run_all.py --save --out-dir "$OUT" \
     "${cookbook_quick[@]}"
 else
