@@ -123,6 +123,27 @@ TEST(CustomKernelGenerator, OptionalParametersOnlyWhenMentioned) {
   EXPECT_EQ(g.hash.size(), 32u);
 }
 
+// Template arguments only change the GPU entry (the name expression), not the source: the
+// module name must still differ, or a second instantiation finds the first one's module.
+TEST(CustomKernelGenerator, TemplateInstancesNameDifferentModules) {
+  kernels::KernelSpec spec{fast::KernelFlavour::cuda, "k", {"a"}, {"out"}, R"(
+      out[threadIdx.x] = W && a[threadIdx.x] > T(0) ? a[threadIdx.x] : T(N);
+  )"};
+  auto instance = [](int n, bool w) {
+    return kernels::KernelInstance{
+        {float32}, {false}, {float32}, {{"T", float32}, {"N", n}, {"W", w}}};
+  };
+  auto g1 = kernels::generate(spec, instance(0, true), kernels::Target::gpu);
+  auto g2 = kernels::generate(spec, instance(128, true), kernels::Target::gpu);
+  auto g3 = kernels::generate(spec, instance(0, false), kernels::Target::gpu);
+  EXPECT_EQ(g1.entry, "kiln_user::custom_kernel_k<float, 0, true>");
+  EXPECT_EQ(g2.entry, "kiln_user::custom_kernel_k<float, 128, true>");
+  EXPECT_NE(g1.hash, g2.hash);
+  EXPECT_NE(g1.hash, g3.hash);
+  EXPECT_NE(g2.hash, g3.hash);
+  EXPECT_EQ(g1.hash, kernels::generate(spec, instance(0, true), kernels::Target::gpu).hash);
+}
+
 TEST(CustomKernelGenerator, BarriersAndWarpOperationsAreFound) {
   kernels::KernelSpec spec{fast::KernelFlavour::metal,
                            "k",

@@ -246,6 +246,31 @@ def test_template_arguments(runs, rng):
         assert_close(out, ref, dtype=t)
 
 
+def test_instances_differing_only_in_int_and_bool_template_arguments(runs, rng):
+    # Same source and dtypes: only the instantiation differs (one module each, not one shared).
+    kernel = mx.fast.cuda_kernel(
+        name="scaled_only_values",
+        input_names=["x"],
+        output_names=["out"],
+        source="""
+            uint i = blockIdx.x * blockDim.x + threadIdx.x;
+            out[i] = FLAG ? x[i] * N : -x[i];
+        """,
+    )
+    x, xn = random_array(rng, (64,), mx.float32)
+
+    def call(n, flag):
+        return kernel(inputs=[x], template=[("N", n), ("FLAG", flag)], output_shapes=[(64,)],
+                      output_dtypes=[mx.float32], grid=(64, 1, 1), threadgroup=(32, 1, 1))[0]
+
+    a, b, c = call(3, True), call(128, True), call(3, False)
+    mx.eval(a, b, c)  # one eval, three instances
+    assert_close(a, 3 * xn, dtype=mx.float32)
+    assert_close(b, 128 * xn, dtype=mx.float32)
+    assert_close(c, -xn, dtype=mx.float32)
+    assert_close(call(7, True), 7 * xn, dtype=mx.float32)  # a later eval, a new instance
+
+
 def test_header_with_a_templated_helper(runs, rng):
     kernel = mx.fast.metal_kernel(
         name="sqplus",

@@ -599,7 +599,9 @@ GeneratedKernel generate(const KernelSpec& spec, const KernelInstance& inst, Tar
     g.entry = "kiln_user::kiln_invoke";
   }
   g.source = std::move(src);
-  g.hash = content_hash(g.source);
+  // The entry takes part: on the GPU, instances that differ only in template arguments share
+  // the source but not the kernel a module is built with.
+  g.hash = content_hash(g.source + '\n' + g.entry);
   (void)op;
   return g;
 }

@@ -96,7 +96,7 @@ struct GeneratedKernel {
   std::string source;     // the whole translation unit
   std::string entry;      // name expression (GPU) or per-thread function (CPU)
   std::string signature;  // the generated signature alone, for errors and verbose output
-  std::string hash;       // 32 hex digits over `source`: names the compiled module
+  std::string hash;       // 32 hex digits over `source` and `entry`: names the module
   BodyUsage usage;
 };
 
