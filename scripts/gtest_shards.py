@@ -93,11 +93,12 @@ def run_alone(binary, name, work, deadline):
                            timeout=left)
     except subprocess.TimeoutExpired:
         return name, "not run", "stopped at the deadline"
+    output = p.stdout if len(p.stdout) < 12000 else p.stdout[:4000] + "\n[...]\n" + p.stdout[-8000:]
     if report.exists():
         got = results_of(report).get(name)
         if got:
-            return name, got, p.stdout[-3000:]
-    return name, "crashed", p.stdout[-3000:]
+            return name, got, output
+    return name, "crashed", output
 
 
 def main():

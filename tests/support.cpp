@@ -99,7 +99,13 @@ pid_t spawn_self(const std::string& filter, const std::vector<std::string>& env)
   std::string arg = "--gtest_filter=" + filter;
   std::vector<char*> argv = {exe.data(), arg.data(), nullptr};
   std::vector<std::string> envs(env);
-  for (char** e = environ; *e; ++e) envs.emplace_back(*e);
+  // Not the sharding variables: a child in another shard than its test would run nothing.
+  for (char** e = environ; *e; ++e) {
+    std::string_view v(*e);
+    if (!v.starts_with("GTEST_TOTAL_SHARDS=") && !v.starts_with("GTEST_SHARD_INDEX=") &&
+        !v.starts_with("GTEST_SHARD_STATUS_FILE="))
+      envs.emplace_back(*e);
+  }
   std::vector<char*> envp;
   for (auto& e : envs) envp.push_back(e.data());
   envp.push_back(nullptr);

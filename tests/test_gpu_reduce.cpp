@@ -398,7 +398,8 @@ TEST(GpuMatmul, Tf32IsASettingOffByDefault) {
   array a = test::random_array({256, 512}, float32), b = test::random_array({512, 128}, float32);
   const bool before = gpu::set_matmul_allow_tf32(false);
   EXPECT_FALSE(before) << "TF32 must be off by default (PyTorch's default for matmul)";
-  expect_gpu_matches_cpu([&](Device dev) { return matmul(a, b, dev); }, 2e-5);
+  // float32 rounding of a 512-term sum (any summation order); TF32 errs ~30x more.
+  expect_gpu_matches_cpu([&](Device dev) { return matmul(a, b, dev); }, 1e-4);
   gpu::set_matmul_allow_tf32(true);
   array g = matmul(a, b, kGpu), c = matmul(a, b, kCpu);
   // TF32 keeps 10 mantissa bits of the inputs: ~1e-3 relative error, not float32's ~1e-6.

@@ -373,18 +373,19 @@ double worst_ulp_error(const std::function<array(const array&)>& f, double (*ref
   return worst;
 }
 
-// The float32 exp and tanh are the library's own (simd_math.h): within 1.5 ulp of the
-// correctly rounded result over the whole float range.
+// The CPU's float32 exp and tanh are the library's own (simd_math.h): within 1.5 ulp of the
+// correctly rounded result over the whole float range. (On the GPU they are CUDA's expf and
+// tanhf, documented within 2 ulp; the GPU suites compare them with the CPU.)
 TEST(Unary, Float32ExpAndTanhAccuracyOverTheWholeRange) {
   float at = 0;
   double e = worst_ulp_error(
-      OP(exp), [](double x) { return std::exp(x); },
+      [](const array& a) { return exp(a, Device::cpu); }, [](double x) { return std::exp(x); },
       {88.72283f, 88.7228394f, 88.72284f, -87.33654f, -103.27893f, -103.97208f, -104.0f, -1e-30f,
        1e-30f, 0.0f, -0.0f, 1.0f, INFINITY, -INFINITY, NAN},
       at);
   EXPECT_LE(e, 1.5) << "exp at x = " << std::hexfloat << at;
   double t = worst_ulp_error(
-      OP(tanh), [](double x) { return std::tanh(x); },
+      [](const array& a) { return tanh(a, Device::cpu); }, [](double x) { return std::tanh(x); },
       {1.0f, 0.99999994f, 1.0000001f, -1.0f, 1e-40f, -1e-40f, 9.0f, 44.0f, 45.0f, 0.0f, -0.0f,
        INFINITY, -INFINITY, NAN},
       at);

@@ -147,3 +147,16 @@ def test_cupy_gpu_round_trip():
     back = cupy.from_dlpack(mx.add(a, a, stream=mx.gpu))
     assert back.data.ptr != c.data.ptr
     cupy.testing.assert_allclose(back, c * 2)
+
+
+@pytest.mark.skipif(not HAS_GPU, reason="needs a GPU")
+def test_gpu_array_to_numpy_needs_the_cpu_device(rng):
+    values = rng.standard_normal((4, 6)).astype(np.float32)
+    b = mx.multiply(mx.array(values), 2.0, stream=mx.gpu)
+    mx.eval(b)
+    assert b.__dlpack_device__()[0] == 2  # kDLCUDA: where the data is
+    with pytest.raises(BufferError):
+        np.from_dlpack(b)  # NumPy takes host memory only
+    np.testing.assert_array_equal(np.from_dlpack(b, device="cpu"), 2 * values)
+    with pytest.raises(BufferError, match="copy"):
+        b.__dlpack__(dl_device=(1, 0), copy=False)

@@ -37,7 +37,7 @@ CASES = {
     "true": lambda m: True,
     "false": lambda m: False,
     "list": lambda m: [0, 2, 3],
-    "negative list": lambda m: [-1, 0, -4],
+    "negative list": lambda m: [-1, 0, -3],  # no duplicates: which write wins is unspecified on the GPU
     "repeated list": lambda m: [1, 1, 1],
     "empty list": lambda m: [],
     "array": lambda m: m.array([3, 0]),
