@@ -166,7 +166,7 @@ def parse_gpu_custom_kernels(d):
         ("seed exp kernel, 2^28 float32", "kiln seed exp kernel (Metal body)", "CuPy RawKernel",
          "CuPy RawKernel exp"),
         ("seed exp kernel, 2^28 float32", "kiln seed exp kernel (Metal body)",
-         "device copy (CuPy)", "device copy (CuPy x.copy())"),
+         "device copy (CuPy)", "device copy (CuPy copyto)"),
     ):
         if kiln_key in s and peer_key in s:
             rows.append(row(label, s[kiln_key], peer, s[peer_key]))
