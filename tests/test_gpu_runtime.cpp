@@ -482,49 +482,6 @@ TEST(GpuMemory, BuffersLiveUntilTheGpuIsDone) {
   EXPECT_LE(get_active_memory(kGpu), base - bytes) << "x's copy is released once the GPU is done";
 }
 
-// Stream-ordered reuse: a block a stream's Storage releases while that stream still has
-// queued work goes straight back to the same stream (its next kernels run after the queued
-// ones) but not to another stream until the work is done.
-TEST(GpuMemory, FreedBlocksAreReusedInStreamOrder) {
-  REQUIRE_GPU();
-  Stream s1 = new_stream(kGpu), s2 = new_stream(kGpu);
-  auto& d1 = gpu::device_stream(s1);
-  auto& d2 = gpu::device_stream(s2);
-  const int n = 1 << 22;
-  const size_t bytes = n * sizeof(float);
-  array x = test::random_array({n}, float32);
-  const auto xs = test::to_double(x);
-  eval(gpu_sleep(1, s1), exp(x, s1));  // kernels loaded, x mirrored
-  synchronize();
-  const size_t base = get_active_memory(kGpu);
-
-  auto block = gpu::new_device_storage(bytes, d1);
-  const void* p = block->device_copy()->ptr();
-  array delay = gpu_sleep(1000, s1);
-  array y = exp(x, s1);
-  async_eval(delay, y);
-  auto t0 = std::chrono::steady_clock::now();  // until exp is enqueued (y allocated)
-  while (get_active_memory(kGpu) < base + 2 * bytes &&
-         std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(500)) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  ASSERT_GE(get_active_memory(kGpu), base + 2 * bytes);
-  block.reset();  // released behind the queued sleep and exp
-  EXPECT_LT(get_active_memory(kGpu), base + 2 * bytes) << "a released block is no longer active";
-  auto other = gpu::new_device_storage(bytes, d2);
-  EXPECT_NE(other->device_copy()->ptr(), p) << "another stream must wait for s1's queued work";
-  auto same = gpu::new_device_storage(bytes, d1);
-  EXPECT_EQ(same->device_copy()->ptr(), p) << "the same stream takes the block back at once";
-  EXPECT_FALSE(y.is_available());
-  y.eval();
-  test::expect_allclose(y, {n}, test::map_ref(xs, [](double v) { return std::exp(v); }));
-  same.reset();
-  other.reset();
-  synchronize();
-  clear_cache(kGpu);
-  EXPECT_EQ(get_cache_memory(kGpu), 0u) << "clear_cache frees blocks once their work is done";
-}
-
 // ---------------------------------------------------------------- streams and copies
 
 TEST(GpuStreams, EventsTrackCompletion) {

@@ -47,23 +47,15 @@ size_t DeviceAllocator::block_size_for(size_t nbytes) {
   return (nbytes + step - 1) / step * step;
 }
 
-bool DeviceAllocator::FreeBlock::ready_for(int s) const {
-  return stream < 0 || (s >= 0 && stream == s) || stream_tag_done(stream, tag);
-}
-
-bool DeviceAllocator::try_alloc_locked(size_t size, int stream, CUdeviceptr& ptr,
-                                       CUresult& result) {
+bool DeviceAllocator::try_alloc_locked(size_t size, CUdeviceptr& ptr, CUresult& result) {
   result = CUDA_SUCCESS;
   if (size > limit_ || active_ > limit_ - size) return false;
-  if (auto it = free_.find(size); it != free_.end()) {
-    auto& blocks = it->second;
-    for (size_t i = blocks.size(); i-- > 0;) {  // newest first: likely still in L2
-      if (!blocks[i].ready_for(stream)) continue;
-      ptr = blocks[i].ptr;
-      blocks.erase(blocks.begin() + static_cast<std::ptrdiff_t>(i));
-      cached_ -= size;
-      return true;
-    }
+  auto it = free_.find(size);
+  if (it != free_.end() && !it->second.empty()) {
+    ptr = it->second.back();
+    it->second.pop_back();
+    cached_ -= size;
+    return true;
   }
   // Cached blocks count towards the limit too: make room before asking the driver.
   if (cached_ > limit_ - size - active_) trim_locked(limit_ - size - active_);
@@ -72,7 +64,7 @@ bool DeviceAllocator::try_alloc_locked(size_t size, int stream, CUdeviceptr& ptr
   return result == CUDA_SUCCESS;
 }
 
-CUdeviceptr DeviceAllocator::malloc(size_t nbytes, size_t& block_size, int stream) {
+CUdeviceptr DeviceAllocator::malloc(size_t nbytes, size_t& block_size) {
   block_size = 0;
   if (nbytes == 0) return 0;
   const size_t size = block_size_for(nbytes);
@@ -81,10 +73,10 @@ CUdeviceptr DeviceAllocator::malloc(size_t nbytes, size_t& block_size, int strea
   bool ok;
   {
     std::lock_guard lk(mu_);
-    ok = try_alloc_locked(size, stream, ptr, result);
+    ok = try_alloc_locked(size, ptr, result);
     if (!ok && (result == CUDA_SUCCESS || result == CUDA_ERROR_OUT_OF_MEMORY)) {
       trim_locked(0);
-      ok = try_alloc_locked(size, stream, ptr, result);
+      ok = try_alloc_locked(size, ptr, result);
     }
   }
   if (!ok && (result == CUDA_SUCCESS || result == CUDA_ERROR_OUT_OF_MEMORY)) {
@@ -92,7 +84,7 @@ CUdeviceptr DeviceAllocator::malloc(size_t nbytes, size_t& block_size, int strea
     release_finished_work(ctx_.index(), /*wait=*/true);
     std::lock_guard lk(mu_);
     trim_locked(0);
-    ok = try_alloc_locked(size, stream, ptr, result);
+    ok = try_alloc_locked(size, ptr, result);
   }
   if (!ok) {
     std::lock_guard lk(mu_);
@@ -114,14 +106,12 @@ CUdeviceptr DeviceAllocator::malloc(size_t nbytes, size_t& block_size, int strea
   return ptr;
 }
 
-void DeviceAllocator::free(CUdeviceptr ptr, size_t size, int stream) noexcept {
+void DeviceAllocator::free(CUdeviceptr ptr, size_t size) noexcept {
   if (!ptr) return;
-  FreeBlock block{ptr, stream, stream >= 0 ? stream_release_tag(stream) : 0};
   std::lock_guard lk(mu_);
   active_ -= size;
-  // A block the GPU may still use stays cached even past the limit (trimmed once done).
-  if (cached_ + size <= cache_limit_ || !block.ready_for(-1)) {
-    free_[size].push_back(block);
+  if (cached_ + size <= cache_limit_) {
+    free_[size].push_back(ptr);
     cached_ += size;
     return;
   }
@@ -142,10 +132,9 @@ void DeviceAllocator::trim_locked(size_t keep) noexcept {
   }
   for (auto it = free_.rbegin(); it != free_.rend() && cached_ > keep; ++it) {
     auto& blocks = it->second;
-    for (size_t i = blocks.size(); i-- > 0 && cached_ > keep;) {
-      if (!blocks[i].ready_for(-1)) continue;  // in use by queued work: freed later
-      driver().cuMemFree(blocks[i].ptr);
-      blocks.erase(blocks.begin() + static_cast<std::ptrdiff_t>(i));
+    while (!blocks.empty() && cached_ > keep) {
+      driver().cuMemFree(blocks.back());
+      blocks.pop_back();
       cached_ -= it->first;
     }
   }
@@ -188,9 +177,8 @@ void DeviceAllocator::clear_cache() {
 
 // ---------------------------------------------------------------- DeviceBuffer
 
-DeviceBuffer::DeviceBuffer(DeviceContext& ctx, size_t nbytes, int stream)
-    : ctx_(ctx), stream_(stream) {
-  ptr_ = ctx.allocator().malloc(nbytes, block_size_, stream);
+DeviceBuffer::DeviceBuffer(DeviceContext& ctx, size_t nbytes) : ctx_(ctx) {
+  ptr_ = ctx.allocator().malloc(nbytes, block_size_);
 }
 
 DeviceBuffer::~DeviceBuffer() {
@@ -201,7 +189,7 @@ DeviceBuffer::~DeviceBuffer() {
     } catch (...) {
     }
   }
-  ctx_.allocator().free(ptr_, block_size_, stream_);
+  ctx_.allocator().free(ptr_, block_size_);
 }
 
 int DeviceBuffer::device_index() const {
@@ -218,7 +206,7 @@ void DeviceBuffer::copy_to_host(void* dst, size_t nbytes) {
 }
 
 std::shared_ptr<Storage> new_device_storage(size_t nbytes, DeviceStream& stream) {
-  auto buf = std::make_unique<DeviceBuffer>(stream.context(), nbytes, stream.index());
+  auto buf = std::make_unique<DeviceBuffer>(stream.context(), nbytes);
   if (poison_enabled() && nbytes) {
     KILN_CU(cuMemsetD8Async, buf->dptr(), 0xFF, nbytes, stream.handle());
   }
@@ -260,8 +248,7 @@ size_t set_cache_limit(int index, size_t limit) {
   return device_context(index).allocator().set_cache_limit(limit);
 }
 void clear_cache(int index) {
-  // Waits for queued work: blocks it may still use can only be freed after it.
-  release_finished_work(index, /*wait=*/true);
+  release_finished_work(index, /*wait=*/false);
   device_context(index).allocator().clear_cache();
 }
 

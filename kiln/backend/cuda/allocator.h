@@ -2,11 +2,9 @@
 //
 // Blocks are rounded up to size classes (eight per power of two, so at most 1/8 is wasted)
 // and kept in a per-class free list when released, because cuMemAlloc/cuMemFree are slow
-// and synchronize the device. A block returns to the allocator when the last Storage using
-// it dies. Blocks are reused in stream order (stream.h): a block released by stream S's
-// Storage carries S and a release tag; S takes it back at once, other streams and the
-// driver only once S's work up to the tag has completed. Storages that other streams or
-// host copies use are kept alive by the streams until their work completes.
+// and synchronize the device. A block returns to the allocator only when the last Storage
+// using it dies, and the stream runtime keeps every Storage a launch touches alive until
+// that launch has completed, so a cached block is never in use by the GPU.
 #pragma once
 
 #include <cuda.h>
@@ -36,11 +34,9 @@ class DeviceAllocator {
    * memory, frees the cache, waits for in-flight work to release its buffers, and retries;
    * then throws std::runtime_error naming the size.
    */
-  CUdeviceptr malloc(size_t nbytes, size_t& block_size, int stream = -1);
-  /** Returns a block to the cache (or the driver, past the cache limit, once no work of
-   * `stream` can use it). `stream` is the kiln stream whose work last used the block in
-   * stream order, or -1 when none can still be using it. Never throws. */
-  void free(CUdeviceptr ptr, size_t block_size, int stream = -1) noexcept;
+  CUdeviceptr malloc(size_t nbytes, size_t& block_size);
+  /** Returns a block to the cache (or the driver, past the cache limit). Never throws. */
+  void free(CUdeviceptr ptr, size_t block_size) noexcept;
 
   /** The size class of a request: what malloc reserves for it. */
   static size_t block_size_for(size_t nbytes);
@@ -59,21 +55,14 @@ class DeviceAllocator {
   void clear_cache();
 
  private:
-  struct FreeBlock {
-    CUdeviceptr ptr;
-    int stream;    // the stream it was released in order of, or -1
-    uint64_t tag;  // that stream's release tag
-    bool ready_for(int s) const;  // usable by work on stream s (-1: by anyone, or the driver)
-  };
-  // Frees cached blocks no work can use (largest first) until at most `keep` bytes remain.
-  // Holds mu_.
+  // Frees cached blocks (largest first) until at most `keep` bytes remain. Holds mu_.
   void trim_locked(size_t keep) noexcept;
   // The allocation itself; false when the limit or the device refuses. Holds mu_.
-  bool try_alloc_locked(size_t size, int stream, CUdeviceptr& ptr, CUresult& result);
+  bool try_alloc_locked(size_t size, CUdeviceptr& ptr, CUresult& result);
 
   DeviceContext& ctx_;
   mutable std::mutex mu_;
-  std::map<size_t, std::vector<FreeBlock>> free_;  // by block size, newest last
+  std::map<size_t, std::vector<CUdeviceptr>> free_;  // by block size
   size_t active_ = 0, peak_ = 0, cached_ = 0;
   size_t limit_, cache_limit_;
 };
@@ -85,9 +74,8 @@ class DeviceAllocator {
  */
 class DeviceBuffer : public DeviceCopy {
  public:
-  /** Allocates `nbytes` on GPU `device` for work on kiln stream `stream` (-1: none in
-   * particular; the block is then never reused in stream order). */
-  DeviceBuffer(DeviceContext& ctx, size_t nbytes, int stream = -1);
+  /** Allocates `nbytes` on GPU `device`. */
+  DeviceBuffer(DeviceContext& ctx, size_t nbytes);
   ~DeviceBuffer() override;
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
@@ -95,8 +83,6 @@ class DeviceBuffer : public DeviceCopy {
   void* ptr() override { return reinterpret_cast<void*>(ptr_); }
   CUdeviceptr dptr() const { return ptr_; }
   int device_index() const override;
-  /** The kiln stream the buffer was made for, or -1. */
-  int stream() const { return stream_; }
   /** Copies to the host and blocks until done. Call it only once the producing work has
    * completed (host reads wait for their array's event first): it does not wait on the
    * producer's stream. */
@@ -114,7 +100,6 @@ class DeviceBuffer : public DeviceCopy {
   DeviceContext& ctx_;
   CUdeviceptr ptr_ = 0;
   size_t block_size_ = 0;
-  int stream_ = -1;
   int upload_stream_ = -1;
   CUevent upload_event_ = nullptr;  // owned
 };

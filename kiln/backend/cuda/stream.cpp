@@ -88,8 +88,7 @@ void DeviceStream::flush(uint64_t value) {
   std::shared_ptr<PooledEvent> oldest;
   {
     std::lock_guard lk(mu_);
-    pending_.push_back({value, ops_.load(std::memory_order_acquire), std::move(ev),
-                        std::move(current_)});
+    pending_.push_back({value, std::move(ev), std::move(current_)});
     if (value) committed_ = std::max(committed_, value);
     if (pending_.size() > kMaxInFlight) oldest = pending_.front().event;
   }
@@ -97,15 +96,6 @@ void DeviceStream::flush(uint64_t value) {
   ops_since_flush_ = 0;
   if (oldest) KILN_CU(cuEventSynchronize, oldest->event);
   release_finished(false);
-}
-
-void DeviceStream::keep_alive(std::shared_ptr<Storage> storage) {
-  // A device-only block of this stream is reused in stream order: nothing to hold.
-  if (!storage->has_host()) {
-    auto* buf = dynamic_cast<DeviceBuffer*>(storage->device_copy());
-    if (buf && buf->stream() == index_) return;
-  }
-  current_.push_back(std::move(storage));
 }
 
 void DeviceStream::end_op() {
@@ -176,8 +166,6 @@ void DeviceStream::release_finished(bool wait) noexcept {
       if (r == CUDA_ERROR_NOT_READY) break;
       check("cuEventQuery", r);
       if (pending_.front().value) completed_ = pending_.front().value;
-      if (pending_.front().ops > done_ops_.load(std::memory_order_relaxed))
-        done_ops_.store(pending_.front().ops, std::memory_order_release);
       done.push_back(std::move(pending_.front()));
       pending_.pop_front();
     }
@@ -207,18 +195,6 @@ void release_finished_work(int device, bool wait) noexcept {
   }
 }
 
-uint64_t stream_release_tag(int stream) noexcept {
-  if (stream < 0 || stream >= kMaxStreams) return 0;
-  DeviceStream* ds = streams()[stream].load(std::memory_order_acquire);
-  return ds ? ds->release_tag() : 0;
-}
-
-bool stream_tag_done(int stream, uint64_t tag) noexcept {
-  if (stream < 0 || stream >= kMaxStreams) return true;
-  DeviceStream* ds = streams()[stream].load(std::memory_order_acquire);
-  return !ds || ds->tag_done(tag);
-}
-
 CUstream copy_stream(int device) {
   static auto* handles = new std::array<std::atomic<CUstream>, kMaxDevices>{};
   static auto* mu = new std::mutex;
@@ -242,7 +218,7 @@ void make_resident(const array& a, DeviceStream& stream) {
     DeviceCopy* copy = st.device_copy();
     if (!copy) {
       if (!st.has_host()) throw std::logic_error("[gpu] An input buffer has no data.");
-      auto buf = std::make_unique<DeviceBuffer>(stream.context(), st.nbytes(), stream.index());
+      auto buf = std::make_unique<DeviceBuffer>(stream.context(), st.nbytes());
       if (st.nbytes()) {
         KILN_CU(cuMemcpyHtoDAsync, buf->dptr(), st.host_ptr(), st.nbytes(), stream.handle());
         CUevent ev = nullptr;
@@ -280,7 +256,6 @@ void eval(array& arr) {
   Primitive& prim = arr.primitive();
   DeviceStream& stream = device_stream(prim.stream());
   stream.context().make_current();
-  stream.begin_op();  // before any buffer of this op can be released
   auto& inputs = arr.inputs();
   for (const auto& in : inputs) make_resident(in, stream);
   auto outputs = arr.outputs();
