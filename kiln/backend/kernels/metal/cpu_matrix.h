@@ -77,9 +77,9 @@ simdgroup_matrix<T, C, R> make_filled_simdgroup_matrix(T value) {
  * `elements_per_row` elements per row; `transpose` loads that block transposed. `src` is a
  * pointer (checked in checking mode).
  */
-template <typename T, typename P>
+template <typename T, typename P, typename O = vec<ulong, 2>>
 void simdgroup_load(simdgroup_matrix<T, 8, 8>& d, P src, ulong elements_per_row = 8,
-                    vec<ulong, 2> origin = vec<ulong, 2>(0), bool transpose = false) {
+                    O origin = O(0), bool transpose = false) {
   const unsigned lane = detail::matrix_lane();
   const int row = detail::mat_row(lane), col = detail::mat_col(lane);
   for (int j = 0; j < 2; ++j) {
@@ -88,10 +88,11 @@ void simdgroup_load(simdgroup_matrix<T, 8, 8>& d, P src, ulong elements_per_row 
   }
 }
 
-/** Stores `a` into the 8x8 block at `origin` (transposed with `transpose`). */
-template <typename T, typename P>
+/** Stores `a` into the 8x8 block at `origin` (transposed with `transpose`). `origin`'s type
+ * is a parameter so that headers that never load or store do not instantiate ulong2. */
+template <typename T, typename P, typename O = vec<ulong, 2>>
 void simdgroup_store(const simdgroup_matrix<T, 8, 8>& a, P dst, ulong elements_per_row = 8,
-                     vec<ulong, 2> origin = vec<ulong, 2>(0), bool transpose = false) {
+                     O origin = O(0), bool transpose = false) {
   const unsigned lane = detail::matrix_lane();
   const int row = detail::mat_row(lane), col = detail::mat_col(lane);
   for (int j = 0; j < 2; ++j) {

@@ -143,9 +143,9 @@ KILN_HD simdgroup_matrix<T, C, R> make_filled_simdgroup_matrix(T value) {
  * Loads the 8x8 block at `origin` (x = column, y = row) of a row-major matrix with
  * `elements_per_row` elements per row; `transpose` loads that block transposed.
  */
-template <typename T, typename U>
+template <typename T, typename U, typename O = vec<ulong, 2>>
 KILN_HD void simdgroup_load(simdgroup_matrix<T, 8, 8>& d, const U* src, ulong elements_per_row = 8,
-                            vec<ulong, 2> origin = vec<ulong, 2>(0), bool transpose = false) {
+                            O origin = O(0), bool transpose = false) {
   const unsigned lane = detail::lane_id();
   const int row = detail::mat_row(lane), col = detail::mat_col(lane);
   for (int j = 0; j < 2; ++j) {
@@ -154,10 +154,11 @@ KILN_HD void simdgroup_load(simdgroup_matrix<T, 8, 8>& d, const U* src, ulong el
   }
 }
 
-/** Stores `a` into the 8x8 block at `origin` (transposed with `transpose`). */
-template <typename T, typename U>
+/** Stores `a` into the 8x8 block at `origin` (transposed with `transpose`). `origin`'s type
+ * is a parameter so that headers that never load or store do not instantiate ulong2. */
+template <typename T, typename U, typename O = vec<ulong, 2>>
 KILN_HD void simdgroup_store(const simdgroup_matrix<T, 8, 8>& a, U* dst, ulong elements_per_row = 8,
-                             vec<ulong, 2> origin = vec<ulong, 2>(0), bool transpose = false) {
+                             O origin = O(0), bool transpose = false) {
   const unsigned lane = detail::lane_id();
   const int row = detail::mat_row(lane), col = detail::mat_col(lane);
   for (int j = 0; j < 2; ++j) {
