@@ -19,6 +19,7 @@ import concurrent.futures
 import json
 import os
 import pathlib
+import shutil
 import signal
 import subprocess
 import sys
@@ -126,18 +127,17 @@ def main():
     # Unfinished tests one process each; failures again alone to tell real ones from
     # interference between tests sharing a process.
     failed_in_shard = sorted(n for n, r in results.items() if r == "failed")
-    todo = [n for n in unfinished if n not in results] + failed_in_shard
+    todo = unfinished + failed_in_shard
     alone = {}
     with concurrent.futures.ThreadPoolExecutor(args.shards) as pool:
         for name, got, output in pool.map(lambda n: run_alone(args.binary, n, work, deadline), todo):
             alone[name] = (got, output)
     for n in unfinished:
-        if n in alone:
-            results[n] = alone[n][0]
+        results[n] = alone[n][0]
 
     count = lambda r: sum(1 for v in results.values() if v == r)
-    real = [n for n in failed_in_shard if alone.get(n, ("failed",))[0] != "passed"]
-    only_shard = [n for n in failed_in_shard if alone.get(n, ("",))[0] == "passed"]
+    real = [n for n in failed_in_shard if alone[n][0] != "passed"]
+    only_shard = [n for n in failed_in_shard if alone[n][0] == "passed"]
     crashed = [n for n in results if results[n] == "crashed"]
     not_run = [n for n in results if results[n] == "not run"]
     lines = [
@@ -161,6 +161,7 @@ def main():
                 log.write((work / f"shard{i}.log").read_text(errors="replace"))
             for name, (got, output) in alone.items():
                 log.write(f"\n==== alone: {name}: {got}\n{output}")
+    shutil.rmtree(work, ignore_errors=True)
     return 1 if real or crashed or not_run else 0
 
 

@@ -37,8 +37,10 @@ import uuid
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "benchmarks" / "python"))
 
 import kiln.core as mx  # noqa: E402
+from overhead import median_seconds  # noqa: E402  (the Python overhead benchmark's timer)
 
 SEED_EXP = """
     uint elem = thread_position_in_grid.x;
@@ -56,18 +58,6 @@ extern "C" __global__ void cupy_exp(const float* inp, float* out, long long n) {
 }
 """
 SMALL_N = 256
-
-
-def median_seconds(fn, number, repeats, warmup=20):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        times.append((time.perf_counter() - start) / number)
-    return statistics.median(times)
 
 
 def cuda_exp_kernel(tag=""):
@@ -100,7 +90,7 @@ def call_costs(cp, number, repeats):
     mx.eval(x)
     k = cuda_exp_kernel()
     mx.eval(kiln_launch(k, x))
-    res["kiln launch + eval"] = median_seconds(lambda: mx.eval(kiln_launch(k, x)), number, repeats)
+    res["kiln launch + eval"] = median_seconds(lambda: mx.eval(kiln_launch(k, x)), number, repeats, 20)
 
     def kiln_async():
         outs = [kiln_launch(k, x) for _ in range(number)]
@@ -120,7 +110,7 @@ def call_costs(cp, number, repeats):
         cupy_launch(cp, kc, xc)
         stream.synchronize()
 
-    res["CuPy launch + synchronize"] = median_seconds(cupy_sync, number, repeats)
+    res["CuPy launch + synchronize"] = median_seconds(cupy_sync, number, repeats, 20)
 
     def cupy_async():
         outs = [cupy_launch(cp, kc, xc) for _ in range(number)]
