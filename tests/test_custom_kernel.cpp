@@ -144,6 +144,57 @@ TEST(CustomKernelGenerator, TemplateInstancesNameDifferentModules) {
   EXPECT_EQ(g1.hash, kernels::generate(spec, instance(0, true), kernels::Target::gpu).hash);
 }
 
+// A CUDA body that names nothing of the Metal layer gets the light GPU prelude (NVRTC parses
+// a fraction of the code); a half or complex dtype, or a Metal-layer name, brings it back.
+TEST(CustomKernelGenerator, CudaFlavourPreludeIsLightUnlessTheMetalLayerIsNeeded) {
+  const std::string light = "kiln/backend/kernels/cuda_gpu_lite.h", full = "cuda_gpu.h\"";
+  kernels::KernelSpec spec{fast::KernelFlavour::cuda, "k", {"a"}, {"out"}, R"(
+      // float16_t in a comment does not count
+      out[threadIdx.x] = a[elem_to_loc(threadIdx.x, a_shape, a_strides, a_ndim)];
+  )"};
+  kernels::KernelInstance f32{{float32}, {false}, {float32}, {}};
+  auto prelude_of = [&](const kernels::KernelInstance& inst, kernels::Target t) {
+    auto src = kernels::generate(spec, inst, t).source;
+    return src.substr(0, src.find("namespace kiln_user"));
+  };
+  EXPECT_NE(prelude_of(f32, kernels::Target::gpu).find(light), std::string::npos);
+  EXPECT_NE(prelude_of(f32, kernels::Target::cpu).find("cuda_cpu.h"), std::string::npos);
+  for (Dtype d : {float16, bfloat16, complex64}) {
+    EXPECT_NE(prelude_of({{d}, {false}, {float32}, {}}, kernels::Target::gpu).find(full),
+              std::string::npos);
+    EXPECT_NE(prelude_of({{float32}, {false}, {d}, {}}, kernels::Target::gpu).find(full),
+              std::string::npos);
+    EXPECT_NE(prelude_of({{float32}, {false}, {float32}, {{"T", d}}}, kernels::Target::gpu)
+                  .find(full),
+              std::string::npos);
+  }
+  for (const char* body : {"out[0] = metal::exp(a[0]);", "out[0] = float(float16_t(a[0]));",
+                           "out[0] = complex64_t(a[0], 0).real;"}) {
+    spec.source = body;
+    EXPECT_NE(prelude_of(f32, kernels::Target::gpu).find(full), std::string::npos) << body;
+  }
+  spec.source = "out[0] = helper(a[0]);";
+  spec.header = "__device__ float helper(float x) { return float(bfloat16_t(x)); }";
+  EXPECT_NE(prelude_of(f32, kernels::Target::gpu).find(full), std::string::npos);
+}
+
+#ifdef KILN_WITH_CUDA
+// What the light prelude offers compiles without a GPU: MLX's scalar utilities, Limits,
+// METAL_FUNC and INFINITY.
+TEST(CustomKernelGenerator, LightPreludeCompilesForSm90) {
+  auto k = fast::cuda_kernel("light", {"a"}, {"out"}, R"(
+      uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i >= uint32_t(ceildiv(a_shape[0], 1))) return;
+      float v = a[elem_to_loc(i, a_shape, a_strides, a_ndim)] + elem_to_loc_1(i, 0);
+      out[i] = clip(v) + (Limits<int32_t>::max > 0 ? 0.f : INFINITY);
+  )",
+                             "METAL_FUNC __device__ float clip(float v) { return "
+                             "fminf(v, Limits<float>::finite_max); }");
+  std::string src = k.compile({float32}, {1}, {float32}, {}, "sm_90");
+  EXPECT_NE(src.find("cuda_gpu_lite.h"), std::string::npos);
+}
+#endif
+
 TEST(CustomKernelGenerator, BarriersAndWarpOperationsAreFound) {
   kernels::KernelSpec spec{fast::KernelFlavour::metal,
                            "k",

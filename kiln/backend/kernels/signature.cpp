@@ -371,6 +371,17 @@ bool is_warp_word(std::string_view w) {
          w.starts_with("__reduce_");
 }
 
+// Names that only the CUDA flavour's full prelude (Metal layer included) provides; a kernel
+// that uses none of them, and no half or complex dtype, gets the light prelude.
+bool is_metal_layer_word(std::string_view w) {
+  return w == "metal" || w == "float16_t" || w == "bfloat16_t" || w == "complex64_t" ||
+         w == "elem_to_loc_2" || w == "elem_to_loc_3" || w == "elem_to_loc_2_nd";
+}
+
+bool is_half_or_complex(Dtype d) {
+  return d == float16 || d == bfloat16 || d == complex64;
+}
+
 constexpr int kMaxNdim = fast::kMaxNdim;
 
 }  // namespace
@@ -451,6 +462,7 @@ BodyUsage analyze(const KernelSpec& spec) {
     for (const auto& w : text == &spec.source ? ids : identifiers(*text)) {
       u.barriers = u.barriers || is_barrier_word(w);
       u.warp_ops = u.warp_ops || is_warp_word(w);
+      u.metal_names = u.metal_names || is_metal_layer_word(w);
     }
   }
   return u;
@@ -486,9 +498,19 @@ GeneratedKernel generate(const KernelSpec& spec, const KernelInstance& inst, Tar
   g.usage = analyze(spec);
   const BodyUsage& u = g.usage;
   const std::string kernel = "custom_kernel_" + spec.name;
+  // NVRTC spends most of a small kernel's compile time parsing the Metal layer; a CUDA body
+  // that cannot name any of it on the GPU is compiled without it.
+  bool light = !metal && target == Target::gpu && !u.metal_names;
+  for (Dtype d : inst.input_dtypes) light = light && !is_half_or_complex(d);
+  for (Dtype d : inst.output_dtypes) light = light && !is_half_or_complex(d);
+  for (const auto& [tname, value] : inst.template_args)
+    light = light && !(std::holds_alternative<Dtype>(value) &&
+                       is_half_or_complex(std::get<Dtype>(value)));
   const std::string flavour_header =
       target == Target::gpu
-          ? (metal ? "kiln/backend/kernels/metal/gpu.h" : "kiln/backend/kernels/cuda_gpu.h")
+          ? (metal   ? "kiln/backend/kernels/metal/gpu.h"
+             : light ? "kiln/backend/kernels/cuda_gpu_lite.h"
+                     : "kiln/backend/kernels/cuda_gpu.h")
           : (metal ? "kiln/backend/kernels/metal/cpu.h" : "kiln/backend/kernels/cuda_cpu.h");
 
   std::string src;

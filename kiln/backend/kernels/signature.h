@@ -90,6 +90,7 @@ struct BodyUsage {
   std::vector<std::string> attributes;  // Metal attributes, e.g. "thread_position_in_grid"
   bool barriers = false;  // block-level synchronization (barriers, __syncthreads, ...)
   bool warp_ops = false;  // warp/simdgroup collectives (shuffles, simd_sum, ballots, ...)
+  bool metal_names = false;  // names the Metal layer: metal::, float16_t, bfloat16_t, ...
 };
 
 struct GeneratedKernel {
