@@ -164,9 +164,9 @@ TEST(CustomKernelGenerator, CudaFlavourPreludeIsLightUnlessTheMetalLayerIsNeeded
               std::string::npos);
     EXPECT_NE(prelude_of({{float32}, {false}, {d}, {}}, kernels::Target::gpu).find(full),
               std::string::npos);
-    EXPECT_NE(prelude_of({{float32}, {false}, {float32}, {{"T", d}}}, kernels::Target::gpu)
-                  .find(full),
-              std::string::npos);
+    EXPECT_NE(
+        prelude_of({{float32}, {false}, {float32}, {{"T", d}}}, kernels::Target::gpu).find(full),
+        std::string::npos);
   }
   for (const char* body : {"out[0] = metal::exp(a[0]);", "out[0] = float(float16_t(a[0]));",
                            "out[0] = complex64_t(a[0], 0).real;"}) {

@@ -504,8 +504,8 @@ GeneratedKernel generate(const KernelSpec& spec, const KernelInstance& inst, Tar
   for (Dtype d : inst.input_dtypes) light = light && !is_half_or_complex(d);
   for (Dtype d : inst.output_dtypes) light = light && !is_half_or_complex(d);
   for (const auto& [tname, value] : inst.template_args)
-    light = light && !(std::holds_alternative<Dtype>(value) &&
-                       is_half_or_complex(std::get<Dtype>(value)));
+    light = light &&
+            !(std::holds_alternative<Dtype>(value) && is_half_or_complex(std::get<Dtype>(value)));
   const std::string flavour_header =
       target == Target::gpu
           ? (metal   ? "kiln/backend/kernels/metal/gpu.h"
