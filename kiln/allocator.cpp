@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -25,7 +26,8 @@ namespace {
 class HostAllocator {
  public:
   static constexpr size_t kAlign = 64;
-  static constexpr size_t kSmall = 1 << 14;  // up to this: no cache, no lock (glibc caches)
+  static constexpr size_t kSmall = 1 << 14;       // up to this: free lists per size
+  static constexpr size_t kSmallCache = 4 << 20;  // bytes the small free lists may hold
 
   HostAllocator() {
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
@@ -60,14 +62,14 @@ class HostAllocator {
         return poisoned(p, got);
       }
       if (active_ + size > limit_) {
-        release_cache_locked(cached_);
+        release_all_locked();
         if (active_ + size > limit_) throw over_limit(nbytes);
       }
     }
     void* p = std::aligned_alloc(kAlign, size);
     if (!p) {
       std::lock_guard lk(mu_);
-      release_cache_locked(cached_);
+      release_all_locked();
       p = std::aligned_alloc(kAlign, size);
       if (!p) {
         throw std::runtime_error(
@@ -83,12 +85,7 @@ class HostAllocator {
   void free(void* p, size_t nbytes) {
     if (!p) return;
     size_t size = round(nbytes);
-    if (size <= kSmall) {
-      // Small blocks bypass the cache and the lock (glibc caches them per thread).
-      active_ -= size;
-      std::free(p);
-      return;
-    }
+    if (size <= kSmall) return free_small(p, size);
     std::lock_guard lk(mu_);
     auto it = sizes_.find(p);
     size = it->second;
@@ -108,7 +105,8 @@ class HostAllocator {
   void reset_peak() { peak_.store(active_.load()); }
   size_t cache() {
     std::lock_guard lk(mu_);
-    return cached_;
+    std::lock_guard small(small_mu_);
+    return cached_ + small_cached_;
   }
   size_t set_limit(size_t l) { return limit_.exchange(l); }
   size_t limit() { return limit_.load(); }
@@ -116,11 +114,18 @@ class HostAllocator {
     std::lock_guard lk(mu_);
     size_t old = std::exchange(cache_limit_, l);
     if (cached_ > cache_limit_) release_cache_locked(cached_ - cache_limit_);
+    bool trim;
+    {
+      std::lock_guard small(small_mu_);
+      small_limit_ = std::min(l, kSmallCache);
+      trim = small_cached_ > small_limit_;
+    }
+    if (trim) release_small();
     return old;
   }
   void clear() {
     std::lock_guard lk(mu_);
-    release_cache_locked(cached_);
+    release_all_locked();
   }
 
  private:
@@ -144,16 +149,51 @@ class HostAllocator {
   void* malloc_small(size_t nbytes, size_t size) {
     if (active_.load(std::memory_order_relaxed) + size > limit_.load(std::memory_order_relaxed)) {
       std::lock_guard lk(mu_);
-      release_cache_locked(cached_);
+      release_all_locked();
       if (active_ + size > limit_) throw over_limit(nbytes);
     }
-    void* p = std::aligned_alloc(kAlign, size);  // size is a multiple of kAlign
+    void* p = nullptr;
+    {
+      std::lock_guard lk(small_mu_);
+      void*& head = small_free_[size / kAlign - 1];
+      if (head) {
+        p = std::exchange(head, *static_cast<void**>(head));
+        small_cached_ -= size;
+      }
+    }
+    if (!p) p = std::aligned_alloc(kAlign, size);  // size is a multiple of kAlign
     if (!p) {
       throw std::runtime_error("[malloc] Out of host memory allocating " +
                                std::to_string(nbytes) + " bytes.");
     }
     note_alloc(size);
     return poisoned(p, size);
+  }
+
+  // Small blocks are kept on a free list per size (64-byte steps) up to kSmallCache bytes:
+  // glibc's aligned_alloc does not use its per-thread cache, and an eager-style op on a
+  // small array allocates one output per call.
+  void free_small(void* p, size_t size) {
+    active_ -= size;
+    {
+      std::lock_guard lk(small_mu_);
+      if (small_cached_ + size <= small_limit_) {
+        void*& head = small_free_[size / kAlign - 1];
+        *static_cast<void**>(p) = head;
+        head = p;
+        small_cached_ += size;
+        return;
+      }
+    }
+    std::free(p);
+  }
+
+  void release_small() {
+    std::lock_guard lk(small_mu_);
+    for (void*& head : small_free_) {
+      while (head) std::free(std::exchange(head, *static_cast<void**>(head)));
+    }
+    small_cached_ = 0;
   }
 
   std::runtime_error over_limit(size_t nbytes) const {
@@ -163,7 +203,13 @@ class HostAllocator {
         " in use).");
   }
 
-  // Frees at least `bytes` of cache, largest blocks first.
+  // Empties both caches (caller holds mu_).
+  void release_all_locked() {
+    release_cache_locked(cached_);
+    release_small();
+  }
+
+  // Frees at least `bytes` of the large-block cache, largest blocks first.
   void release_cache_locked(size_t bytes) {
     while (bytes > 0 && !free_.empty()) {
       auto it = std::prev(free_.end());
@@ -174,7 +220,7 @@ class HostAllocator {
     }
   }
 
-  std::mutex mu_;
+  std::mutex mu_;  // taken before small_mu_ where both are held
   std::multimap<size_t, Block> free_;
   std::map<void*, size_t> sizes_;  // large live blocks: their real (rounded) size
   size_t total_, cache_limit_;
@@ -182,6 +228,10 @@ class HostAllocator {
   bool poison_ = false;
   std::atomic<size_t> active_{0}, peak_{0};  // atomics: small blocks skip the lock
   size_t cached_ = 0;
+
+  std::mutex small_mu_;
+  std::array<void*, kSmall / kAlign> small_free_{};  // heads of intrusive free lists
+  size_t small_cached_ = 0, small_limit_ = kSmallCache;
 };
 
 HostAllocator& host_allocator() {

@@ -1,5 +1,7 @@
 // eval / async_eval: an iterative topological sort of the unevaluated graph, then
 // submission to the per-stream executors.
+#include <algorithm>
+
 #include "kiln/primitive.h"
 #include "kiln/scheduler.h"
 #include "kiln/transforms.h"
@@ -12,6 +14,16 @@ namespace {
 // call stack. Each graph node (shared by sibling outputs) becomes one task.
 std::vector<scheduler::Task> build_tape(const std::vector<array>& outputs) {
   std::vector<scheduler::Task> tape;
+  // One op over computed (or scheduled) inputs, the eager-style call: no traversal.
+  if (outputs.size() == 1 && outputs[0].status() == array::Status::unscheduled) {
+    const auto& ins = outputs[0].inputs();
+    if (std::none_of(ins.begin(), ins.end(), [](const array& in) {
+          return in.status() == array::Status::unscheduled;
+        })) {
+      tape.push_back(scheduler::Task{outputs[0], {}});
+      return tape;
+    }
+  }
   const uint64_t mark = array::new_visit_mark();
   std::vector<std::pair<array, size_t>> stack;
   for (const auto& out : outputs) {

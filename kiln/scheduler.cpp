@@ -19,6 +19,9 @@ namespace {
 class Executor;
 Executor& get_executor(const Stream& s);
 
+// Tasks of one stream with their sequence numbers, in submission order.
+using Batch = std::vector<std::pair<uint64_t, Task>>;
+
 class Executor {
  public:
   explicit Executor(Stream s) : stream_(s), is_gpu_(s.device.type == Device::gpu) {}
@@ -31,7 +34,7 @@ class Executor {
   }
   uint64_t last_reserved() const { return next_ - 1; }
 
-  void push(std::deque<std::pair<uint64_t, Task>>&& items) {
+  void push(Batch&& items) {
     {
       std::lock_guard lk(mu_);
       for (auto& it : items) queue_.push_back(std::move(it));
@@ -51,11 +54,12 @@ class Executor {
   }
 
   // Runs tasks on the calling thread, which holds the claim from try_claim().
-  void run_claimed(std::deque<std::pair<uint64_t, Task>>& items) {
-    while (!items.empty()) {
-      auto [value, task] = std::move(items.front());
-      items.pop_front();
-      execute(task);
+  void run_claimed(Batch& items) {
+    for (auto& [value, task] : items) {
+      {
+        Task t = std::move(task);  // its arrays are released before the next task runs
+        execute(t);
+      }
       finish(value);
     }
     commit_pending();
@@ -206,14 +210,21 @@ void add_stream(const Stream& s) {
 
 void submit(std::vector<Task>&& tasks, bool run_inline) {
   if (tasks.empty()) return;
-  // Group by stream, keeping topological order within each stream.
-  std::vector<std::pair<Executor*, std::deque<std::pair<uint64_t, Task>>>> groups;
-  auto group_of = [&](Executor* e) -> std::deque<std::pair<uint64_t, Task>>& {
-    for (auto& g : groups)
+  // Grouped by stream, keeping topological order within each stream. Almost every graph
+  // is on one stream: that group lives in `first` and `others` stays unallocated.
+  Executor* first_ex = nullptr;
+  Batch first;
+  std::vector<std::pair<Executor*, Batch>> others;
+  auto group_of = [&](Executor* e) -> Batch& {
+    if (!first_ex || first_ex == e) {
+      first_ex = e;
+      return first;
+    }
+    for (auto& g : others)
       if (g.first == e) return g.second;
-    groups.emplace_back(e, std::deque<std::pair<uint64_t, Task>>{});
-    return groups.back().second;
+    return others.emplace_back(e, Batch{}).second;
   };
+  first.reserve(tasks.size());
 
   std::unique_lock lk(submit_mutex());
   for (auto& t : tasks) {
@@ -240,15 +251,15 @@ void submit(std::vector<Task>&& tasks, bool run_inline) {
   tasks.clear();
   // A blocking eval on one idle stream runs on this thread: no hand-off latency. The
   // claim is taken under the submit lock, so later submissions queue behind these tasks.
-  if (run_inline && groups.size() == 1) {
-    auto& [ex, items] = groups[0];
-    if (auto claim = ex->try_claim(); claim.owns_lock()) {
+  if (run_inline && others.empty()) {
+    if (auto claim = first_ex->try_claim(); claim.owns_lock()) {
       lk.unlock();
-      ex->run_claimed(items);
+      first_ex->run_claimed(first);
       return;
     }
   }
-  for (auto& [ex, items] : groups) ex->push(std::move(items));
+  first_ex->push(std::move(first));
+  for (auto& [ex, items] : others) ex->push(std::move(items));
 }
 
 void wait(const Stream& stream, uint64_t value) {
