@@ -178,15 +178,34 @@ TEST(CustomKernelGenerator, CudaFlavourPreludeIsLightUnlessTheMetalLayerIsNeeded
   EXPECT_NE(prelude_of(f32, kernels::Target::gpu).find(full), std::string::npos);
 }
 
+// NVRTC's -minimal (no CUDA runtime device API, textures or surfaces) is kept off for a
+// kernel that names them or includes a header.
+TEST(CustomKernelGenerator, RuntimeNamesAndIncludesAreFound) {
+  kernels::KernelSpec spec{fast::KernelFlavour::cuda, "k", {"a"}, {"out"}, ""};
+  auto uses_runtime = [&](const std::string& source, const std::string& header = "") {
+    spec.source = source;
+    spec.header = header;
+    return kernels::analyze(spec).runtime_names;
+  };
+  EXPECT_FALSE(uses_runtime("float texel = a[0]; out[0] = texel; // cudaMalloc"));
+  EXPECT_FALSE(uses_runtime("printf(\"%f cudaError_t\\n\", a[0]); out[0] = a[0];"));
+  EXPECT_TRUE(uses_runtime("cudaError_t e = cudaSuccess; out[0] = e;"));
+  EXPECT_TRUE(uses_runtime("out[0] = tex1Dfetch<float>(t, 0);"));
+  EXPECT_TRUE(uses_runtime("out[0] = f(a[0]);", "#include <cuda_fp16.h>\n"));
+  EXPECT_TRUE(uses_runtime("out[0] = f(a[0]);", "  #  include \"x.h\"\n"));
+  EXPECT_FALSE(uses_runtime("out[0] = a[0];", "#pragma once\n"));
+}
+
 #ifdef KILN_WITH_CUDA
 // What the light prelude offers compiles without a GPU: MLX's scalar utilities, Limits,
-// METAL_FUNC and INFINITY.
+// METAL_FUNC, INFINITY, and printf under NVRTC's -minimal.
 TEST(CustomKernelGenerator, LightPreludeCompilesForSm90) {
   auto k = fast::cuda_kernel("light", {"a"}, {"out"}, R"(
       uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
       if (i >= uint32_t(ceildiv(a_shape[0], 1))) return;
       float v = a[elem_to_loc(i, a_shape, a_strides, a_ndim)] + elem_to_loc_1(i, 0);
       out[i] = clip(v) + (Limits<int32_t>::max > 0 ? 0.f : INFINITY);
+      if (i == 0) printf("out[0] = %f\n", out[0]);
   )",
                              "METAL_FUNC __device__ float clip(float v) { return "
                              "fminf(v, Limits<float>::finite_max); }");

@@ -378,6 +378,29 @@ bool is_metal_layer_word(std::string_view w) {
          w == "elem_to_loc_2" || w == "elem_to_loc_3" || w == "elem_to_loc_2_nd";
 }
 
+// What NVRTC's -minimal leaves out: the CUDA runtime's device API and types (cuda*), texture
+// and surface functions; an included header may need any of them.
+bool is_runtime_word(std::string_view w) {
+  if (w.starts_with("cuda")) return true;
+  for (std::string_view p : {"tex", "surf"}) {
+    if (!w.starts_with(p)) continue;
+    std::string_view rest = w.substr(p.size());
+    if (rest.starts_with("1D") || rest.starts_with("2D") || rest.starts_with("3D") ||
+        rest.starts_with("Cubemap"))
+      return true;
+  }
+  return false;
+}
+bool has_include(std::string_view s) {
+  for (const Token& t : lex(s)) {
+    if (t.kind != Tok::directive) continue;
+    std::string_view d = s.substr(t.begin + 1, t.end - t.begin - 1);
+    d.remove_prefix(std::min(d.find_first_not_of(" \t"), d.size()));
+    if (d.starts_with("include")) return true;
+  }
+  return false;
+}
+
 bool is_half_or_complex(Dtype d) {
   return d == float16 || d == bfloat16 || d == complex64;
 }
@@ -463,7 +486,9 @@ BodyUsage analyze(const KernelSpec& spec) {
       u.barriers = u.barriers || is_barrier_word(w);
       u.warp_ops = u.warp_ops || is_warp_word(w);
       u.metal_names = u.metal_names || is_metal_layer_word(w);
+      u.runtime_names = u.runtime_names || is_runtime_word(w);
     }
+    u.runtime_names = u.runtime_names || has_include(*text);
   }
   return u;
 }

@@ -91,6 +91,7 @@ struct BodyUsage {
   bool barriers = false;  // block-level synchronization (barriers, __syncthreads, ...)
   bool warp_ops = false;  // warp/simdgroup collectives (shuffles, simd_sum, ballots, ...)
   bool metal_names = false;  // names the Metal layer: metal::, float16_t, bfloat16_t, ...
+  bool runtime_names = false;  // an #include, or names of the CUDA runtime (cuda*, tex*, surf*)
 };
 
 struct GeneratedKernel {
