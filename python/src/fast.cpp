@@ -3,6 +3,7 @@
 // from dicts at the call, outputs returned as a dict), and KernelCompileError.
 #include <pybind11/stl.h>
 
+#include <array>
 #include <map>
 #include <mutex>
 
@@ -23,6 +24,70 @@ using TemplateArgs = std::vector<std::pair<std::string, TemplateArg>>;
 std::string type_name(py::handle v) {
   return py::str(py::type::handle_of(v).attr("__name__"));
 }
+
+// The keywords of CustomKernel.__call__, parsed by hand: pybind11 looks each declared
+// keyword up by a str it builds from the C name, which made up a third of the call's host
+// cost. Keys from a call site are interned, so they are matched by identity first.
+struct CallArgs {
+  enum Key { inputs, output_shapes, output_dtypes, grid, threadgroup, templ, init_value,
+             verbose, ensure_row_contiguous, stream, count };
+  std::array<py::handle, count> v{};
+
+  static const std::array<PyObject*, count>& keys() {
+    static const auto k = [] {
+      std::array<PyObject*, count> k{};
+      const char* names[count] = {"inputs",      "output_shapes", "output_dtypes",
+                                  "grid",        "threadgroup",   "template",
+                                  "init_value",  "verbose",       "ensure_row_contiguous",
+                                  "stream"};
+      for (int i = 0; i < count; ++i) k[i] = PyUnicode_InternFromString(names[i]);
+      return k;
+    }();
+    return k;
+  }
+
+  CallArgs(const char* tag, const py::args& args, const py::kwargs& kwargs) {
+    if (!args.empty()) {
+      throw py::type_error(msg("[", tag, "] A kernel takes keyword arguments only (inputs=, ",
+                               "grid=, ...); got ", args.size(), " positional."));
+    }
+    const auto& k = keys();
+    for (auto [key, value] : kwargs) {
+      int i = 0;
+      while (i < count && key.ptr() != k[i]) ++i;
+      for (int j = 0; i == count && j < count; ++j)
+        if (PyUnicode_Compare(key.ptr(), k[j]) == 0) i = j;
+      if (i == count) {
+        throw py::type_error(msg("[", tag, "] Unexpected keyword argument '",
+                                 py::str(key).cast<std::string>(), "'."));
+      }
+      v[i] = value;
+    }
+    for (int i : {inputs, output_shapes, output_dtypes, grid, threadgroup}) {
+      if (!v[i]) {
+        throw py::type_error(msg("[", tag, "] Missing keyword argument '",
+                                 py::str(k[i]).cast<std::string>(), "'."));
+      }
+    }
+  }
+
+  bool given(Key key) const { return v[key] && !v[key].is_none(); }
+
+  // The value of an optional keyword as T; a wrong type is a TypeError naming it.
+  template <typename T>
+  T get(const char* tag, Key key, T fallback) const {
+    if (!given(key)) return fallback;
+    try {
+      return v[key].cast<T>();
+    } catch (const py::cast_error&) {
+      throw py::type_error(msg("[", tag, "] Keyword argument '",
+                               py::str(keys()[key]).cast<std::string>(), "' has the wrong type ",
+                               py::str(py::type::handle_of(v[key]).attr("__name__"))
+                                   .cast<std::string>(),
+                               "."));
+    }
+  }
+};
 
 // A kernel as Python sees it. With names given at definition it wraps one KernelFunction;
 // without them (the older form) the names come from the call's dicts, and each set of names
@@ -54,6 +119,20 @@ class PyKernel {
   const std::string& name() const { return name_; }
   const char* tag() const {
     return flavour_ == KernelFlavour::metal ? "metal_kernel" : "cuda_kernel";
+  }
+
+  py::object call_kwargs(const py::args& args, const py::kwargs& kwargs) {
+    CallArgs a(tag(), args, kwargs);
+    using K = CallArgs;
+    std::optional<double> init;
+    if (a.given(K::init_value)) init = a.get<double>(tag(), K::init_value, 0.0);
+    std::optional<bool> ensure;
+    if (a.given(K::ensure_row_contiguous))
+      ensure = a.get<bool>(tag(), K::ensure_row_contiguous, true);
+    return call(a.v[K::inputs], a.v[K::output_shapes], a.v[K::output_dtypes], a.v[K::grid],
+                a.v[K::threadgroup], a.given(K::templ) ? a.v[K::templ] : py::none(), init,
+                a.get<bool>(tag(), K::verbose, false), ensure,
+                a.get<StreamOrDevice>(tag(), K::stream, StreamOrDevice{}));
   }
 
   py::object call(py::handle inputs, py::handle output_shapes, py::handle output_dtypes,
@@ -292,7 +371,9 @@ class PyKernel {
 };
 
 constexpr const char* kCallDoc = R"doc(
-Runs the kernel (lazily: the outputs are computed at eval).
+__call__(*, inputs, output_shapes, output_dtypes, grid, threadgroup, template=None, init_value=None, verbose=False, ensure_row_contiguous=None, stream=None)
+
+Runs the kernel (lazily: the outputs are computed at eval). Keyword arguments only.
 
 Args:
     inputs (list[array | bool | int | float] | dict): The inputs, in the order of
@@ -316,6 +397,8 @@ Returns:
 Raises:
     ValueError: A wrong number of inputs, outputs, shapes or dtypes, a zero-sized grid, a
         threadgroup above 1024 threads, a template value that is not a dtype, int or bool.
+    TypeError: A positional argument, an unknown or missing keyword, a value of the wrong
+        type.
     KernelCompileError: The source does not compile (raised at eval).
 )doc";
 
@@ -345,11 +428,7 @@ void init_fast(py::module_& m) {
   py::class_<PyKernel, std::shared_ptr<PyKernel>>(
       f, "CustomKernel", "A custom kernel from metal_kernel or cuda_kernel.")
       .def_property_readonly("name", &PyKernel::name)
-      .def("__call__", &PyKernel::call, py::kw_only(), py::arg("inputs"), py::arg("output_shapes"),
-           py::arg("output_dtypes"), py::arg("grid"), py::arg("threadgroup"),
-           py::arg("template") = py::none(), py::arg("init_value") = py::none(),
-           py::arg("verbose") = false, py::arg("ensure_row_contiguous") = py::none(),
-           py::arg("stream") = py::none(), kCallDoc)
+      .def("__call__", &PyKernel::call_kwargs, kCallDoc)
       .def("compile", &PyKernel::compile, py::arg("input_dtypes"), py::arg("input_ndims"),
            py::arg("output_dtypes"), py::kw_only(), py::arg("template") = py::none(),
            py::arg("target") = "sm_90", kCompileDoc)

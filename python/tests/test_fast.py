@@ -493,6 +493,18 @@ def test_argument_errors():
     ]:
         with pytest.raises(ValueError, match=message):
             kernel(**{**good, **change})
+    # Keywords are parsed by kiln: unknown, missing, mistyped and positional arguments.
+    for call, message in [
+        (lambda: kernel(**good, outputs=[x]), r"\[metal_kernel\] Unexpected keyword argument 'outputs'"),
+        (lambda: kernel(**{k: v for k, v in good.items() if k != "grid"}), "Missing keyword argument 'grid'"),
+        (lambda: kernel(**good, init_value="0"), "'init_value' has the wrong type str"),
+        (lambda: kernel(**good, stream="gpu"), "'stream' has the wrong type str"),
+        (lambda: kernel([x]), "keyword arguments only"),
+    ]:
+        with pytest.raises(TypeError, match=message):
+            call()
+    out = kernel(**good, init_value=None, template=None, verbose=False, stream=None)[0]
+    assert out.shape == (8,)
     with pytest.raises(ValueError, match="input_names"):
         mx.fast.metal_kernel(name="k", input_names=["x"], source="")
     with pytest.raises(ValueError, match="identifier"):
