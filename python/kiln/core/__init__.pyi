@@ -7,7 +7,7 @@ import enum
 import typing
 from . import random
 from . import fast
-__all__: list[str] = ['Device', 'DeviceType', 'Dtype', 'DtypeCategory', 'Stream', 'StreamContext', 'abs', 'add', 'addmm', 'all', 'allclose', 'any', 'arange', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctan2', 'arctanh', 'argmax', 'argmin', 'argsort', 'array', 'array_equal', 'as_strided', 'astype', 'async_eval', 'bfloat16', 'bitwise_and', 'bitwise_invert', 'bitwise_or', 'bitwise_xor', 'bool_', 'broadcast_arrays', 'broadcast_to', 'ceil', 'checkpoint', 'clear_cache', 'clip', 'complex64', 'complexfloating', 'concatenate', 'conj', 'conjugate', 'contiguous', 'copy', 'cos', 'cosh', 'cpu', 'cumprod', 'cumsum', 'custom_function', 'default_device', 'default_stream', 'divide', 'equal', 'erf', 'erfinv', 'eval', 'exp', 'expand_dims', 'expm1', 'eye', 'fast', 'finfo', 'flatten', 'float16', 'float32', 'float64', 'floating', 'floor', 'floor_divide', 'from_dlpack', 'full', 'full_like', 'gather', 'generic', 'get_active_memory', 'get_cache_memory', 'get_memory_limit', 'get_peak_memory', 'gpu', 'grad', 'greater', 'greater_equal', 'identity', 'iinfo', 'imag', 'inexact', 'inner', 'int16', 'int32', 'int64', 'int8', 'integer', 'is_available', 'isclose', 'isfinite', 'isinf', 'isnan', 'isneginf', 'isposinf', 'issubdtype', 'jvp', 'left_shift', 'less', 'less_equal', 'linspace', 'log', 'log10', 'log1p', 'log2', 'logaddexp', 'logical_and', 'logical_not', 'logical_or', 'logsumexp', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'moveaxis', 'multiply', 'negative', 'new_stream', 'not_equal', 'number', 'ones', 'ones_like', 'outer', 'pad', 'power', 'prod', 'promote_types', 'put_along_axis', 'random', 'real', 'reciprocal', 'remainder', 'repeat', 'reset_peak_memory', 'reshape', 'right_shift', 'round', 'rsqrt', 'scatter', 'scatter_add', 'scatter_max', 'scatter_min', 'scatter_prod', 'set_cache_limit', 'set_default_device', 'set_default_stream', 'set_memory_limit', 'sigmoid', 'sign', 'signedinteger', 'sin', 'sinh', 'slice', 'slice_update', 'softmax', 'sort', 'split', 'sqrt', 'square', 'squeeze', 'stack', 'std', 'stop_gradient', 'stream', 'subtract', 'sum', 'swapaxes', 'synchronize', 'take', 'take_along_axis', 'tan', 'tanh', 'tile', 'transpose', 'tril', 'triu', 'uint16', 'uint32', 'uint64', 'uint8', 'unsignedinteger', 'value_and_grad', 'var', 'vjp', 'vmap', 'where', 'zeros', 'zeros_like']
+__all__: list[str] = ['Device', 'DeviceType', 'Dtype', 'DtypeCategory', 'Stream', 'StreamContext', 'abs', 'add', 'addmm', 'all', 'allclose', 'any', 'arange', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctan2', 'arctanh', 'argmax', 'argmin', 'argsort', 'array', 'array_equal', 'as_strided', 'astype', 'async_eval', 'bfloat16', 'bitwise_and', 'bitwise_invert', 'bitwise_or', 'bitwise_xor', 'bool_', 'broadcast_arrays', 'broadcast_to', 'ceil', 'checkpoint', 'clear_cache', 'clip', 'complex64', 'complexfloating', 'concatenate', 'conj', 'conjugate', 'contiguous', 'copy', 'cos', 'cosh', 'cpu', 'cumprod', 'cumsum', 'custom_function', 'default_device', 'default_stream', 'device_info', 'divide', 'equal', 'erf', 'erfinv', 'eval', 'exp', 'expand_dims', 'expm1', 'eye', 'fast', 'finfo', 'flatten', 'float16', 'float32', 'float64', 'floating', 'floor', 'floor_divide', 'from_dlpack', 'full', 'full_like', 'gather', 'generic', 'get_active_memory', 'get_cache_memory', 'get_memory_limit', 'get_peak_memory', 'gpu', 'grad', 'greater', 'greater_equal', 'identity', 'iinfo', 'imag', 'inexact', 'inner', 'int16', 'int32', 'int64', 'int8', 'integer', 'is_available', 'isclose', 'isfinite', 'isinf', 'isnan', 'isneginf', 'isposinf', 'issubdtype', 'jvp', 'kernel_toolchain', 'left_shift', 'less', 'less_equal', 'linspace', 'log', 'log10', 'log1p', 'log2', 'logaddexp', 'logical_and', 'logical_not', 'logical_or', 'logsumexp', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'moveaxis', 'multiply', 'negative', 'new_stream', 'not_equal', 'number', 'ones', 'ones_like', 'outer', 'pad', 'power', 'prod', 'promote_types', 'put_along_axis', 'random', 'real', 'reciprocal', 'remainder', 'repeat', 'reset_peak_memory', 'reshape', 'right_shift', 'round', 'rsqrt', 'scatter', 'scatter_add', 'scatter_max', 'scatter_min', 'scatter_prod', 'set_cache_limit', 'set_default_device', 'set_default_stream', 'set_memory_limit', 'sigmoid', 'sign', 'signedinteger', 'sin', 'sinh', 'slice', 'slice_update', 'softmax', 'sort', 'split', 'sqrt', 'square', 'squeeze', 'stack', 'std', 'stop_gradient', 'stream', 'subtract', 'sum', 'swapaxes', 'synchronize', 'take', 'take_along_axis', 'tan', 'tanh', 'tile', 'transpose', 'tril', 'triu', 'uint16', 'uint32', 'uint64', 'uint8', 'unsignedinteger', 'value_and_grad', 'var', 'vjp', 'vmap', 'where', 'zeros', 'zeros_like']
 class Dtype:
     """
     An element type: ``bool_``, ``uint8`` ... ``uint64``, ``int8`` ... ``int64``,
@@ -1115,6 +1115,13 @@ def default_stream(device: Device) -> Stream:
     """
     The default stream of ``device``. ValueError if the device is not available.
     """
+def device_info(device: Device | None = None) -> dict:
+    """
+    A dict describing ``device`` (default: the default device). For a GPU: ``device_name``,
+    ``memory_size`` (bytes), ``compute_capability`` ("9.0"), ``architecture`` (what NVRTC
+    compiles for, "sm_90") and ``sm_count``; for the CPU: ``device_name`` and ``threads``.
+    ValueError for a GPU that is not available.
+    """
 def divide(a: array | bool | int | float | complex, b: array | bool | int | float | complex, /, *, stream: None | Stream | Device = None) -> array:
     """
     Element-wise true division.
@@ -1552,6 +1559,13 @@ def jvp(fun: collections.abc.Callable, primals: typing.Any, tangents: typing.Any
 
     Raises:
         ValueError: Wrong number, shapes or dtypes of tangents.
+    """
+def kernel_toolchain() -> dict:
+    """
+    What compiles custom kernels, as a dict: ``nvrtc_version`` ("12.8"; None in a build
+    without CUDA), ``host_compiler`` (the C++ compiler of CPU kernels with its version line;
+    None and ``host_compiler_error`` when there is none), and ``cache_dir``, the on-disk
+    kernel cache ("" when it is off: KILN_CACHE=0).
     """
 def left_shift(a: array | bool | int | float | complex, b: array | bool | int | float | complex, /, *, stream: None | Stream | Device = None) -> array:
     """
@@ -2652,7 +2666,7 @@ def zeros_like(a: array, /, *, stream: None | Stream | Device = None) -> array:
         array: The filled array.
     """
 __version__: str = '0.1.0'
-_build_dir: str = '/work/main/build/h-demo'
+_build_dir: str
 bfloat16: Dtype
 bool_: Dtype
 complex64: Dtype
