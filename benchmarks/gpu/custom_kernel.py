@@ -15,9 +15,9 @@ CuPy's RawKernel on the same GPU in the same run (issue 6).
   written) against the device copy bandwidth (CuPy copying the same array into preallocated
   arrays).
 
-Times are medians over rounds after warm-up; GPU work is timed on the host around batches of
-launches that end in a synchronize (each exp batch moves several GiB, so the host's share
-is small). Writes benchmarks/results/gpu-custom-kernel-<device>-<date>.{json,md}.
+Times are medians over rounds after warm-up (kiln's and CuPy's per-call rounds alternate);
+GPU work is timed on the host around batches of launches that end in a synchronize (each
+exp batch moves several GiB, so the host's share is small). Writes benchmarks/results/gpu-custom-kernel-<device>-<date>.{json,md}.
 
     PYTHONPATH=python python benchmarks/gpu/custom_kernel.py [--quick] [--out-dir DIR]
 """
@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT / "benchmarks" / "python"))
 
 import kiln.core as mx  # noqa: E402
-from overhead import median_seconds  # noqa: E402  (the Python overhead benchmark's timer)
+from overhead import interleaved_medians, median_seconds  # noqa: E402  (its timers)
 
 SEED_EXP = """
     uint elem = thread_position_in_grid.x;
@@ -85,12 +85,10 @@ def cupy_launch(cp, kernel, x):
 
 
 def call_costs(cp, number, repeats):
-    res = {}
     x = mx.random.normal((SMALL_N,))
     mx.eval(x)
     k = cuda_exp_kernel()
     mx.eval(kiln_launch(k, x))
-    res["kiln launch + eval"] = median_seconds(lambda: mx.eval(kiln_launch(k, x)), number, repeats, 20)
 
     def kiln_async():
         outs = [kiln_launch(k, x) for _ in range(number)]
@@ -98,26 +96,30 @@ def call_costs(cp, number, repeats):
             mx.async_eval(o)
         mx.synchronize()
 
-    res["kiln launch + async_eval (per call)"] = median_seconds(kiln_async, 1, repeats, 2) / number
-    if cp is None:
-        return res
-    xc = cp.random.standard_normal(SMALL_N, dtype=cp.float32)
-    kc = cupy_exp_kernel(cp)
-    cupy_launch(cp, kc, xc)
-    stream = cp.cuda.get_current_stream()
-
-    def cupy_sync():
+    cases = {"kiln launch + eval": (lambda: mx.eval(kiln_launch(k, x)), number),
+             "kiln launch + async_eval (per call)": (kiln_async, 1)}
+    if cp is not None:
+        xc = cp.random.standard_normal(SMALL_N, dtype=cp.float32)
+        kc = cupy_exp_kernel(cp)
         cupy_launch(cp, kc, xc)
-        stream.synchronize()
+        stream = cp.cuda.get_current_stream()
 
-    res["CuPy launch + synchronize"] = median_seconds(cupy_sync, number, repeats, 20)
+        def cupy_sync():
+            cupy_launch(cp, kc, xc)
+            stream.synchronize()
 
-    def cupy_async():
-        outs = [cupy_launch(cp, kc, xc) for _ in range(number)]
-        stream.synchronize()
-        return outs
+        def cupy_async():
+            outs = [cupy_launch(cp, kc, xc) for _ in range(number)]
+            stream.synchronize()
+            return outs
 
-    res["CuPy launch (per call)"] = median_seconds(cupy_async, 1, repeats, 2) / number
+        cases["CuPy launch + synchronize"] = (cupy_sync, number)
+        cases["CuPy launch (per call)"] = (cupy_async, 1)
+    # kiln's and CuPy's repeats alternate: the host's noise falls on both alike.
+    res = interleaved_medians(cases, repeats, warmup=20)
+    for name in ("kiln launch + async_eval (per call)", "CuPy launch (per call)"):
+        if name in res:
+            res[name] /= number
     return res
 
 

@@ -5,7 +5,8 @@ Each case adds two 16-element float32 arrays (too small for the arithmetic to ma
 waits for the result, so the time is the cost of calling the library: argument parsing,
 dispatch, graph construction and scheduling for kiln, the eager kernel call for PyTorch
 and NumPy. kiln's lazy graph construction alone is reported too. Times are medians over
-repeats of many calls, after warm-up.
+repeats of many calls, after warm-up; the repeats of all cases alternate, so that the noise
+of a shared machine falls on every library alike.
 
     PYTHONPATH=python python benchmarks/python/overhead.py [--device cpu|gpu]
 
@@ -41,6 +42,25 @@ def median_seconds(fn, number, repeats, warmup=200):
             fn()
         times.append((time.perf_counter() - start) / number)
     return statistics.median(times)
+
+
+def interleaved_medians(cases, repeats, warmup=200):
+    """Per-call seconds of each case, {name: (fn, calls per repeat)}: the repeats of all the
+    cases alternate (in a rotating order), so a slow phase of a shared, noisy machine hits
+    every case alike instead of the one that happened to run then."""
+    for fn, number in cases.values():
+        for _ in range(min(warmup, number)):
+            fn()
+    times = {name: [] for name in cases}
+    names = list(cases)
+    for r in range(repeats):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            fn, number = cases[name]
+            start = time.perf_counter()
+            for _ in range(number):
+                fn()
+            times[name].append((time.perf_counter() - start) / number)
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def cpu_name():
@@ -111,23 +131,24 @@ def main():
         sys.exit("no GPU is available")
     mx.set_default_device(device)
 
-    results = {}
+    cases, per_add = {}, {}
     for name, case in kiln_cases(device).items():
         fn, per = case if isinstance(case, tuple) else (case, 1)
-        number = max(args.number // per, 20)
-        results[name] = median_seconds(fn, number, args.repeats, warmup=max(200 // per, 5)) / per
+        cases[name] = (fn, max(args.number // per, 20))
+        per_add[name] = per
     notes = []
     try:
         import torch  # noqa: F401
 
         torch_version = torch.__version__
-        for name, fn in torch_cases(device).items():
-            results[name] = median_seconds(fn, args.number, args.repeats)
+        cases.update({name: (fn, args.number) for name, fn in torch_cases(device).items()})
     except ImportError:
         torch_version = None
         notes.append("PyTorch is not installed here: its cases were skipped, so the 1.5x target is not checked.")
-    for name, fn in numpy_cases().items():
-        results[name] = median_seconds(fn, args.number, args.repeats)
+    cases.update({name: (fn, args.number) for name, fn in numpy_cases().items()})
+    results = interleaved_medians(cases, args.repeats)
+    for name, per in per_add.items():
+        results[name] /= per
 
     device_name = cpu_name() if device == mx.cpu else "gpu"
     if device == mx.gpu:
