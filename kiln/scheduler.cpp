@@ -38,18 +38,17 @@ class Executor {
     {
       std::lock_guard lk(mu_);
       for (auto& it : items) queue_.push_back(std::move(it));
+      queued_.fetch_add(items.size(), std::memory_order_relaxed);
       if (!thread_.joinable()) thread_ = std::thread([this] { worker_loop(); });
     }
     cv_.notify_one();
   }
 
   // Claims the stream for the calling thread if it is idle (nothing queued or running).
+  // Called under the submit lock, so nothing is queued meanwhile; queued_ only falls.
   std::unique_lock<std::mutex> try_claim() {
     std::unique_lock run(run_mu_, std::try_to_lock);
-    if (run.owns_lock()) {
-      std::lock_guard lk(mu_);
-      if (!queue_.empty()) run.unlock();
-    }
+    if (run.owns_lock() && queued_.load(std::memory_order_acquire) != 0) run.unlock();
     return run;
   }
 
@@ -95,6 +94,7 @@ class Executor {
         if (queue_.empty()) break;
         item.emplace(std::move(queue_.front()));
         queue_.pop_front();
+        queued_.fetch_sub(1, std::memory_order_release);
       }
       execute(item->second);
       uint64_t value = item->first;
@@ -162,6 +162,7 @@ class Executor {
   std::mutex mu_;  // guards queue_ and thread_ start
   std::condition_variable cv_;
   std::deque<std::pair<uint64_t, Task>> queue_;
+  std::atomic<size_t> queued_{0};  // queue_.size(), readable without mu_
   std::thread thread_;
 
   std::mutex run_mu_;  // held by whichever thread executes this stream's tasks

@@ -430,16 +430,25 @@ void init_transforms(py::module_& m) {
   m.def(
       "eval",
       [](py::args args) {
-        // Fast path for the common call with arrays only, all of them computed already.
-        bool ready = true;
-        for (auto a : args)
-          ready = ready && is_array(a) && array_ref(a).status() == array::Status::available;
+        // Fast paths for the common call with arrays only: all computed already (nothing to
+        // do), or no trees to walk.
+        bool flat = true, ready = true;
+        for (auto a : args) {
+          flat = flat && is_array(a);
+          ready = ready && flat && array_ref(a).status() == array::Status::available;
+        }
         if (ready) {
           for (auto a : args)
             if (array_ref(a).error()) std::rethrow_exception(array_ref(a).error());
           return;
         }
-        auto arrays = tree_arrays(args);
+        std::vector<array> arrays;
+        if (flat) {
+          arrays.reserve(args.size());
+          for (auto a : args) arrays.push_back(array_ref(a));
+        } else {
+          arrays = tree_arrays(args);
+        }
         py::gil_scoped_release nogil;
         eval(std::move(arrays));
       },
