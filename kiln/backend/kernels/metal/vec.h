@@ -65,49 +65,94 @@ inline constexpr bool is_vec_v = detail::vec_traits<detail::remove_cv_t<X>>::val
 template <typename X>
 using vec_t = typename detail::vec_traits<detail::remove_cv_t<X>>::type;
 
-// The operators every vector has, defined as hidden friends (found through the vector type
-// or a swizzle of it) so that a scalar operand converts to the element type.
-#define KILN_VEC_BINARY(op)                                    \
-  friend KILN_HD vec operator op(const vec& a, const vec& b) { \
-    vec r;                                                     \
-    for (int i = 0; i < N; ++i) r.d_[i] = a.d_[i] op b.d_[i];  \
-    return r;                                                  \
-  }                                                            \
-  friend KILN_HD vec operator op(const vec& a, T s) {          \
-    vec r;                                                     \
-    for (int i = 0; i < N; ++i) r.d_[i] = a.d_[i] op s;        \
-    return r;                                                  \
-  }                                                            \
-  friend KILN_HD vec operator op(T s, const vec& b) {          \
-    vec r;                                                     \
-    for (int i = 0; i < N; ++i) r.d_[i] = s op b.d_[i];        \
-    return r;                                                  \
-  }                                                            \
-  KILN_HD vec& operator op##=(const vec& b) {                  \
-    for (int i = 0; i < N; ++i) d_[i] = d_[i] op b.d_[i];      \
-    return *this;                                              \
-  }                                                            \
-  KILN_HD vec& operator op##=(T s) {                           \
-    for (int i = 0; i < N; ++i) d_[i] = d_[i] op s;            \
-    return *this;                                              \
+// The operators every vector has: hidden friends of a base class that vec<T, N> derives from,
+// found through the vector type or a swizzle of it (the base is an associated class), so
+// that a scalar operand converts to the element type. One definition serves N = 2, 3, 4:
+// NVRTC parses them once rather than per size.
+#define KILN_VEC_BINARY(op)                                  \
+  friend KILN_HD V operator op(const V& a, const V& b) {     \
+    V r;                                                     \
+    for (int i = 0; i < N; ++i) r.d_[i] = a.d_[i] op b.d_[i]; \
+    return r;                                                \
+  }                                                          \
+  friend KILN_HD V operator op(const V& a, T s) {            \
+    V r;                                                     \
+    for (int i = 0; i < N; ++i) r.d_[i] = a.d_[i] op s;      \
+    return r;                                                \
+  }                                                          \
+  friend KILN_HD V operator op(T s, const V& b) {            \
+    V r;                                                     \
+    for (int i = 0; i < N; ++i) r.d_[i] = s op b.d_[i];      \
+    return r;                                                \
+  }                                                          \
+  friend KILN_HD V& operator op##=(V& a, const V& b) {       \
+    for (int i = 0; i < N; ++i) a.d_[i] = a.d_[i] op b.d_[i]; \
+    return a;                                                \
+  }                                                          \
+  friend KILN_HD V& operator op##=(V& a, T s) {              \
+    for (int i = 0; i < N; ++i) a.d_[i] = a.d_[i] op s;      \
+    return a;                                                \
   }
 
-#define KILN_VEC_COMPARE(op)                                            \
-  friend KILN_HD vec<bool, N> operator op(const vec& a, const vec& b) { \
-    vec<bool, N> r;                                                     \
-    for (int i = 0; i < N; ++i) r[i] = a.d_[i] op b.d_[i];              \
-    return r;                                                           \
-  }                                                                     \
-  friend KILN_HD vec<bool, N> operator op(const vec& a, T s) {          \
-    vec<bool, N> r;                                                     \
-    for (int i = 0; i < N; ++i) r[i] = a.d_[i] op s;                    \
-    return r;                                                           \
-  }                                                                     \
-  friend KILN_HD vec<bool, N> operator op(T s, const vec& b) {          \
-    vec<bool, N> r;                                                     \
-    for (int i = 0; i < N; ++i) r[i] = s op b.d_[i];                    \
-    return r;                                                           \
+#define KILN_VEC_COMPARE(op)                                          \
+  friend KILN_HD vec<bool, N> operator op(const V& a, const V& b) {   \
+    vec<bool, N> r;                                                   \
+    for (int i = 0; i < N; ++i) r[i] = a.d_[i] op b.d_[i];            \
+    return r;                                                         \
+  }                                                                   \
+  friend KILN_HD vec<bool, N> operator op(const V& a, T s) {          \
+    vec<bool, N> r;                                                   \
+    for (int i = 0; i < N; ++i) r[i] = a.d_[i] op s;                  \
+    return r;                                                         \
+  }                                                                   \
+  friend KILN_HD vec<bool, N> operator op(T s, const V& b) {          \
+    vec<bool, N> r;                                                   \
+    for (int i = 0; i < N; ++i) r[i] = s op b.d_[i];                  \
+    return r;                                                         \
   }
+
+namespace detail {
+
+template <typename T, int N>
+struct vec_ops {
+  typedef vec<T, N> V;
+  KILN_VEC_BINARY(+)
+  KILN_VEC_BINARY(-)
+  KILN_VEC_BINARY(*)
+  KILN_VEC_BINARY(/)
+  KILN_VEC_BINARY(%)
+  KILN_VEC_BINARY(&)
+  KILN_VEC_BINARY(|)
+  KILN_VEC_BINARY(^)
+  KILN_VEC_BINARY(<<)
+  KILN_VEC_BINARY(>>)
+  KILN_VEC_COMPARE(==)
+  KILN_VEC_COMPARE(!=)
+  KILN_VEC_COMPARE(<)
+  KILN_VEC_COMPARE(<=)
+  KILN_VEC_COMPARE(>)
+  KILN_VEC_COMPARE(>=)
+  KILN_VEC_COMPARE(&&)
+  KILN_VEC_COMPARE(||)
+  friend KILN_HD V operator-(const V& a) {
+    V r;
+    for (int i = 0; i < N; ++i) r.d_[i] = -a.d_[i];
+    return r;
+  }
+  friend KILN_HD V operator+(const V& a) { return a; }
+  friend KILN_HD V operator~(const V& a) {
+    V r;
+    for (int i = 0; i < N; ++i) r.d_[i] = ~a.d_[i];
+    return r;
+  }
+  friend KILN_HD vec<bool, N> operator!(const V& a) {
+    vec<bool, N> r;
+    for (int i = 0; i < N; ++i) r[i] = !a.d_[i];
+    return r;
+  }
+};
+
+}  // namespace detail
 
 #define KILN_VEC_COMMON(N_)                                                     \
   static constexpr int N = N_;                                                  \
@@ -123,42 +168,6 @@ using vec_t = typename detail::vec_traits<detail::remove_cv_t<X>>::type;
   }                                                                             \
   KILN_HD const T& operator[](int i) const {                                    \
     return d_[i];                                                               \
-  }                                                                             \
-  KILN_VEC_BINARY(+)                                                            \
-  KILN_VEC_BINARY(-)                                                            \
-  KILN_VEC_BINARY(*)                                                            \
-  KILN_VEC_BINARY(/)                                                            \
-  KILN_VEC_BINARY(%)                                                            \
-  KILN_VEC_BINARY(&)                                                            \
-  KILN_VEC_BINARY(|)                                                            \
-  KILN_VEC_BINARY(^)                                                            \
-  KILN_VEC_BINARY(<<)                                                           \
-  KILN_VEC_BINARY(>>)                                                           \
-  KILN_VEC_COMPARE(==)                                                          \
-  KILN_VEC_COMPARE(!=)                                                          \
-  KILN_VEC_COMPARE(<)                                                           \
-  KILN_VEC_COMPARE(<=)                                                          \
-  KILN_VEC_COMPARE(>)                                                           \
-  KILN_VEC_COMPARE(>=)                                                          \
-  KILN_VEC_COMPARE(&&)                                                          \
-  KILN_VEC_COMPARE(||)                                                          \
-  friend KILN_HD vec operator-(const vec& a) {                                  \
-    vec r;                                                                      \
-    for (int i = 0; i < N; ++i) r.d_[i] = -a.d_[i];                             \
-    return r;                                                                   \
-  }                                                                             \
-  friend KILN_HD vec operator+(const vec& a) {                                  \
-    return a;                                                                   \
-  }                                                                             \
-  friend KILN_HD vec operator~(const vec& a) {                                  \
-    vec r;                                                                      \
-    for (int i = 0; i < N; ++i) r.d_[i] = ~a.d_[i];                             \
-    return r;                                                                   \
-  }                                                                             \
-  friend KILN_HD vec<bool, N> operator!(const vec& a) {                         \
-    vec<bool, N> r;                                                             \
-    for (int i = 0; i < N; ++i) r[i] = !a.d_[i];                                \
-    return r;                                                                   \
   }
 
 // Swizzle members over S slots, converting to a 2-, 3- or 4-vector.
@@ -167,7 +176,7 @@ using vec_t = typename detail::vec_traits<detail::remove_cv_t<X>>::type;
 #define KILN_SW4(S, name, a, b, c, d) detail::swizzle<T, S, vec<T, 4>, a, b, c, d> name;
 
 template <typename T>
-struct alignas(detail::vec_align_v<T, 2>) vec<T, 2> {
+struct alignas(detail::vec_align_v<T, 2>) vec<T, 2> : detail::vec_ops<T, 2> {
   union {
     T d_[2];
     struct {
@@ -185,7 +194,7 @@ struct alignas(detail::vec_align_v<T, 2>) vec<T, 2> {
 };
 
 template <typename T>
-struct alignas(detail::vec_align_v<T, 3>) vec<T, 3> {
+struct alignas(detail::vec_align_v<T, 3>) vec<T, 3> : detail::vec_ops<T, 3> {
   static_assert(sizeof(vec<T, 2>) > 0, "instantiates the vectors swizzles convert to");
   union {
     T d_[4];
@@ -210,7 +219,7 @@ struct alignas(detail::vec_align_v<T, 3>) vec<T, 3> {
 };
 
 template <typename T>
-struct alignas(detail::vec_align_v<T, 4>) vec<T, 4> {
+struct alignas(detail::vec_align_v<T, 4>) vec<T, 4> : detail::vec_ops<T, 4> {
   static_assert(sizeof(vec<T, 2>) > 0 && sizeof(vec<T, 3>) > 0,
                 "instantiates the vectors swizzles convert to");
   union {
