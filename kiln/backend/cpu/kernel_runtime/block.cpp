@@ -122,12 +122,6 @@ void BlockRunner::run(uint64_t b) {
   }
 }
 
-void BlockRunner::enter(Slot& s) {
-  s.state = State::ready;
-  worker_.running.store(&s.t, std::memory_order_relaxed);
-  worker_.in_fiber.store(true, std::memory_order_release);
-}
-
 void BlockRunner::park(Slot& s) {
   // Runtime code from here on: the watchdog must not abandon it halfway.
   worker_.in_fiber.store(false, std::memory_order_release);
@@ -151,7 +145,7 @@ void BlockRunner::park(Slot& s) {
   }
 }
 
-uint32_t BlockRunner::next_thread() {
+uint32_t BlockRunner::next_round() {
   while (!ls_.failed.load(std::memory_order_relaxed)) {
     if (pos_ < ready_.size()) return ready_[pos_++];
     ready_.swap(next_);  // threads that yielded run again next round
@@ -203,12 +197,18 @@ WarpResult* BlockRunner::warp_exchange(Thread* t, const char* file, int line, ui
   }
   if (bytes > kWarpSlotBytes) t->rt->fail(t, "a warp operation on a value over 64 bytes.");
   Warp& w = *s->runner->warps_[t->linear / kWarpSize];
-  std::memcpy(w.in[t->linear % kWarpSize], value, bytes);
+  unsigned char* in = w.in[t->linear % kWarpSize];
+  if (bytes == 4) {  // the common sizes without a call
+    std::memcpy(in, value, 4);
+  } else if (bytes == 8) {
+    std::memcpy(in, value, 8);
+  } else {
+    std::memcpy(in, value, bytes);
+  }
   s->state = State::warp;
   s->file = file;
   s->line = line;
   s->mask = mask;
-  s->bytes = bytes;
   s->runner->park(*s);
   return &w.out;
 }
@@ -265,8 +265,7 @@ bool BlockRunner::resolve_warps() {
     }
     // Results are read from `out`, so lanes may publish their next value into `in` at once.
     for (uint32_t lane = 0; lane < kWarpSize; ++lane) {
-      if (lanes >> lane & 1)
-        std::memcpy(w.out.values[lane], w.in[lane], slots_[first + lane].bytes);
+      if (lanes >> lane & 1) std::memcpy(w.out.values[lane], w.in[lane], kWarpSlotBytes);
     }
     w.out.lanes = lanes;
     w.out.cache_tag = nullptr;

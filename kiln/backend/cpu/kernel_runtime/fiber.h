@@ -14,7 +14,8 @@
 
 namespace kiln::cpu_rt {
 
-class Fiber {
+// Hidden, so that the runtime's calls to it stay direct (no PLT), but for implementation().
+class __attribute__((visibility("hidden"))) Fiber {
  public:
   using Fn = void (*)(void* arg);
 
@@ -46,7 +47,7 @@ class Fiber {
 
   /** The switching library in use, for messages and benchmarks: "boost.context" or
    * "ucontext". */
-  static const char* implementation();
+  __attribute__((visibility("default"))) static const char* implementation();
 
  private:
   struct Impl;

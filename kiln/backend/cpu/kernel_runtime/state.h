@@ -71,8 +71,9 @@ void watchdog_launch_ends();
 
 /** Runs the blocks of a fiber-mode launch on one OS thread. The scheduler runs on the fibers
  * themselves: a thread that stops (barrier, warp operation, yield, end) picks the next one
- * and switches to it directly; only a finished, failed or stalled block goes back to run(). */
-class BlockRunner {
+ * and switches to it directly; only a finished, failed or stalled block goes back to run().
+ * Hidden: calls between its functions on the hot path stay direct (no PLT). */
+class __attribute__((visibility("hidden"))) BlockRunner {
  public:
   explicit BlockRunner(LaunchState& ls);
   ~BlockRunner();
@@ -99,7 +100,6 @@ class BlockRunner {
     int line = 0;
     int predicate = 0;
     uint32_t mask = 0;
-    uint32_t bytes = 0;  // size of the value published to a warp operation
     int count = 0;       // result of a barrier: threads with a non-zero predicate
   };
   struct Site {
@@ -122,9 +122,18 @@ class BlockRunner {
   void park(Slot& s);
   /** The next thread to run, once the ready ones have run releasing the parked ones that may
    * go on; kNone when the block has finished, failed or stalled. */
-  uint32_t next_thread();
+  uint32_t next_thread() {
+    return pos_ < ready_.size() && !ls_.failed.load(std::memory_order_relaxed) ? ready_[pos_++]
+                                                                               : next_round();
+  }
+  /** next_thread() at the end of a round: releases the threads that may go on. */
+  uint32_t next_round();
   /** Marks `s` as running (for the watchdog), just before switching to it. */
-  void enter(Slot& s);
+  void enter(Slot& s) {
+    s.state = State::ready;
+    worker_.running.store(&s.t, std::memory_order_relaxed);
+    worker_.in_fiber.store(true, std::memory_order_release);
+  }
   bool resolve_warps();
   bool resolve_barrier();
   std::string site_str(const Slot& s) const;
