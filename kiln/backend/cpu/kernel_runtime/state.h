@@ -100,7 +100,7 @@ class __attribute__((visibility("hidden"))) BlockRunner {
     int line = 0;
     int predicate = 0;
     uint32_t mask = 0;
-    int count = 0;       // result of a barrier: threads with a non-zero predicate
+    int count = 0;  // result of a barrier: threads with a non-zero predicate
   };
   struct Site {
     const char* file;
