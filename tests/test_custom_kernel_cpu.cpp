@@ -124,6 +124,21 @@ fast::KernelFunction simd_ops() {
   )");
 }
 
+// Reductions of two types and four operations, several on one line, the same one twice in a
+// row: each completion computes its own (the lanes of a completion share one result), on
+// threadgroups of 48 (a full simdgroup and one of 16) with the lanes 2 mod 5 returning first.
+fast::KernelFunction simd_reductions() {
+  return fast::metal_kernel("cpu_simd_reductions", {"x"}, {"out"}, R"(
+    uint i = thread_position_in_grid.x;
+    if (thread_index_in_threadgroup % 5 == 2) return;
+    float f = x[i];
+    int k = int(x[i]);
+    out[3 * i] = simd_sum(f) - simd_sum(f * 2.0f);
+    out[3 * i + 1] = float(simd_sum(k) * 1000 + simd_max(k));
+    out[3 * i + 2] = simd_max(f) + simd_min(f) * 1000.0f;
+  )");
+}
+
 // CUDA warp functions on full warps: shuffles (with widths), votes, reductions, matches.
 fast::KernelFunction warp_ops() {
   return fast::cuda_kernel("cpu_warp_ops", {"x"}, {"out"}, R"(
@@ -306,6 +321,29 @@ TEST(CustomKernelCpu, SimdgroupFunctionsOnPartialSimdgroupsAndEarlyReturns) {
     }
     for (int t = 0; t < tg; ++t)
       if (t % 7 == 3) EXPECT_EQ(got[0][g * tg + t], -7) << "a returned lane wrote";
+  }
+}
+
+TEST(CustomKernelCpu, EachReductionComputedForItsOwnLanes) {
+  const int tg = 48, groups = 3, n = tg * groups;
+  auto xs = random_ints(n, -50, 50);
+  array x = astype(ints(xs), float32);
+  auto got = test::to_double(
+      simd_reductions()({x}, {{3 * n}}, {float32}, d1(n), d1(tg), {}, -7.0f, false, kCpu)[0]);
+  for (int g = 0; g < groups; ++g) {
+    for (int w = 0; w * 32 < tg; ++w) {
+      std::vector<int> lanes;  // the threads of this simdgroup that stay
+      for (int l = 0; l < 32 && w * 32 + l < tg; ++l)
+        if ((w * 32 + l) % 5 != 2) lanes.push_back(g * tg + w * 32 + l);
+      int sum = 0, mx = -1000, mn = 1000;
+      for (int i : lanes) sum += xs[i], mx = std::max(mx, xs[i]), mn = std::min(mn, xs[i]);
+      for (int i : lanes) {
+        EXPECT_EQ(got[3 * i], -sum) << i;
+        EXPECT_EQ(got[3 * i + 1], sum * 1000 + mx) << i;
+        EXPECT_EQ(got[3 * i + 2], mx + mn * 1000) << i;
+      }
+    }
+    for (int t = 2; t < tg; t += 5) EXPECT_EQ(got[3 * (g * tg + t)], -7) << "a returned lane wrote";
   }
 }
 

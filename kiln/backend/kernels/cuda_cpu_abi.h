@@ -13,7 +13,7 @@
 namespace kiln::cpu_rt {
 
 /** Bumped whenever the layout of anything below changes (part of the cache key). */
-inline constexpr uint32_t kAbiVersion = 1;
+inline constexpr uint32_t kAbiVersion = 2;
 inline constexpr uint32_t kWarpSize = 32;
 /** Largest value a warp operation exchanges per lane (a double4, or three matrix slices). */
 inline constexpr uint32_t kWarpSlotBytes = 64;
@@ -23,6 +23,17 @@ struct Dim3 {
 };
 
 struct Runtime;
+
+/** What a completed warp operation gives the lanes that took part; valid until the lane's
+ * next warp operation. */
+struct WarpResult {
+  alignas(64) unsigned char values[kWarpSize][kWarpSlotBytes];  // lane l's value at [l]
+  uint32_t lanes;                                               // who took part
+  /** A result every lane of this completion computes alike (a reduction), kept by the first
+   * lane that computes it for the others: `cache_tag` names it, null at each completion. */
+  const void* cache_tag;
+  alignas(16) unsigned char cache[kWarpSlotBytes];
+};
 
 /** One GPU thread as the kernel sees it. The runtime owns it in fiber mode; the block loop
  * of a barrier-free kernel keeps one on its stack and rewrites it per thread. */
@@ -49,11 +60,10 @@ struct Runtime {
   /**
    * Warp collective at `file:line`: publishes `bytes` (<= kWarpSlotBytes) of `value` and
    * waits for the lanes of this warp that take part (those in `mask` that reach the same
-   * call; lanes that exited do not). Returns the warp's kWarpSize slots, kWarpSlotBytes
-   * apart, valid until this thread's next warp operation; `*lanes` gets who took part.
+   * call; lanes that exited do not). Returns their values (the other slots are stale).
    */
-  const unsigned char* (*warp_exchange)(Thread* t, const char* file, int line, uint32_t mask,
-                                        const void* value, uint32_t bytes, uint32_t* lanes);
+  WarpResult* (*warp_exchange)(Thread* t, const char* file, int line, uint32_t mask,
+                               const void* value, uint32_t bytes);
   /** Lets other threads of the block run (called now and then by atomics, so that a spin
    * loop on an atomic makes progress with cooperative threads). */
   void (*yield)(Thread* t);

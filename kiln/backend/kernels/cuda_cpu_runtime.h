@@ -20,9 +20,6 @@ namespace kiln::cpu_rt {
 // Hidden: each kernel's shared object has its own, reached without a symbol lookup.
 __attribute__((visibility("hidden"))) inline thread_local Thread* current_thread = nullptr;
 
-/** The runtime's table, set by every entry point (one table for every launch). */
-__attribute__((visibility("hidden"))) inline const Runtime* runtime = nullptr;
-
 __attribute__((always_inline)) inline Thread& self() {
   return *current_thread;
 }
@@ -39,14 +36,14 @@ inline int block_barrier(int predicate, const char* file, int line) {
 /** The values the lanes taking part in a warp operation published. */
 template <typename T>
 struct WarpValues {
-  const unsigned char* slots;
+  WarpResult* result;
   uint32_t lanes;  // who took part
   uint32_t lane;   // this lane
 
   bool has(uint32_t l) const { return l < kWarpSize && (lanes >> l & 1); }
   T operator[](uint32_t l) const {
     T v;
-    std::memcpy(static_cast<void*>(&v), slots + size_t(l) * kWarpSlotBytes, sizeof(T));
+    std::memcpy(static_cast<void*>(&v), result->values[l], sizeof(T));
     return v;
   }
   /** The value of lane `l`, or this lane's own when `l` did not take part. */
@@ -60,10 +57,9 @@ inline WarpValues<T> warp_exchange(uint32_t mask, const T& value, const char* fi
   static_assert(std::is_trivially_copyable_v<T>, "warp operations need trivially copyable values");
   static_assert(sizeof(T) <= kWarpSlotBytes, "warp operations take values of up to 64 bytes");
   Thread* t = current_thread;
-  uint32_t lanes = 0;
-  const unsigned char* slots = t->rt->warp_exchange(t, file, line, mask, &value, sizeof(T), &lanes);
+  WarpResult* r = t->rt->warp_exchange(t, file, line, mask, &value, sizeof(T));
   current_thread = t;
-  return {slots, lanes, t->linear % kWarpSize};
+  return {r, r->lanes, t->linear % kWarpSize};
 }
 
 /** The lanes of this warp that reach the call, for operations without a value. */
@@ -71,25 +67,43 @@ inline uint32_t warp_sync(uint32_t mask, const char* file, int line) {
   return warp_exchange(mask, char(0), file, line).lanes;
 }
 
+/** Names the reduction of T by Op (a stateless operation) in WarpResult::cache; mutable, so
+ * that no two share an address. */
+template <typename T, typename Op>
+inline char kReduceTag = 0;
+
 /** Reduction over the lanes that took part. A full warp folds as the GPU's shuffle tree
  * (xor 16, 8, 4, 2, 1), so that float results match it bit for bit; otherwise the lanes
- * fold in lane order, as the GPU's exact path for partial warps. */
+ * fold in lane order, as the GPU's exact path for partial warps. Every lane gets the same
+ * result: the first lane to get here computes it, the others take it from the cache. */
 template <typename T, typename Op>
 inline T warp_reduce(const WarpValues<T>& v, Op op) {
+  constexpr bool cached = std::is_empty_v<Op>;
+  const void* tag = &kReduceTag<T, Op>;
+  T acc;
+  if (cached && v.result->cache_tag == tag) {
+    std::memcpy(static_cast<void*>(&acc), v.result->cache, sizeof(T));
+    return acc;
+  }
   if (v.lanes == 0xffffffffu) {
     T x[kWarpSize];
     for (uint32_t i = 0; i < kWarpSize; ++i) x[i] = v[i];
     for (uint32_t d = kWarpSize / 2; d > 0; d /= 2) {
       for (uint32_t i = 0; i < d; ++i) x[i] = op(x[i], x[i + d]);
     }
-    return x[0];
+    acc = x[0];
+  } else {
+    acc = v[v.lane];
+    bool first = true;
+    for (uint32_t i = 0; i < kWarpSize; ++i) {
+      if (!v.has(i)) continue;
+      acc = first ? v[i] : op(acc, v[i]);
+      first = false;
+    }
   }
-  T acc = v[v.lane];
-  bool first = true;
-  for (uint32_t i = 0; i < kWarpSize; ++i) {
-    if (!v.has(i)) continue;
-    acc = first ? v[i] : op(acc, v[i]);
-    first = false;
+  if (cached) {
+    std::memcpy(v.result->cache, static_cast<const void*>(&acc), sizeof(T));
+    v.result->cache_tag = tag;
   }
   return acc;
 }
@@ -156,11 +170,11 @@ inline int vprint(const char* format, va_list args) {
   va_copy(again, args);
   int n = std::vsnprintf(small, sizeof small, format, args);
   if (n >= 0 && static_cast<size_t>(n) < sizeof small) {
-    runtime->print(small, static_cast<size_t>(n));
+    self().rt->print(small, static_cast<size_t>(n));
   } else if (n >= 0) {
     char* big = new char[static_cast<size_t>(n) + 1];
     std::vsnprintf(big, static_cast<size_t>(n) + 1, format, again);
-    runtime->print(big, static_cast<size_t>(n));
+    self().rt->print(big, static_cast<size_t>(n));
     delete[] big;
   }
   va_end(again);
@@ -169,7 +183,7 @@ inline int vprint(const char* format, va_list args) {
 
 /** Stops the launch with `message`; the error names the kernel, block and thread. */
 [[noreturn]] inline void trap(const char* message) {
-  runtime->fail(current_thread, message);
+  current_thread->rt->fail(current_thread, message);
   __builtin_unreachable();
 }
 
@@ -194,7 +208,6 @@ inline void place_thread(Thread& t, const Launch& L, uint64_t b, uint32_t linear
 template <typename Invoke>
 inline void run_blocks(const Launch* L, uint64_t begin, uint64_t end, unsigned char* shared,
                        Invoke invoke) {
-  runtime = L->rt;
   Thread t{};
   t.grid_dim = L->blocks;
   t.dynamic_shared = shared;
@@ -247,7 +260,6 @@ inline void run_blocks(const Launch* L, uint64_t begin, uint64_t end, unsigned c
   }                                                                                      \
   extern "C" __attribute__((visibility("default"))) void kiln_cpu_run_thread(            \
       const ::kiln::cpu_rt::Launch* kiln_launch, ::kiln::cpu_rt::Thread* kiln_thread) {  \
-    ::kiln::cpu_rt::runtime = kiln_launch->rt;                                           \
     ::kiln::cpu_rt::current_thread = kiln_thread;                                        \
     INVOKE(kiln_launch->args, kiln_launch->params);                                      \
   }                                                                                      \

@@ -2,7 +2,7 @@
 //
 // Threads run in order of their index until each has finished or parked: at a barrier, at a
 // warp operation, or after a voluntary yield (atomics in spin loops). Then the parked
-// threads are released, as the GPU would release them:
+// threads are released, as the GPU would release them, and run again in order of index:
 // - A warp operation completes for the lanes of a warp that wait at the same call (same
 //   site and mask) once every other lane of that warp has finished or parked at a barrier
 //   or another warp operation: lanes that returned early, or that took another branch, are
@@ -12,6 +12,8 @@
 //   others move on, as after the GPU's reconvergence.
 // - A barrier completes once every thread that has not finished waits at one. In checking
 //   mode, a thread that finished, or threads at different barriers, make it an error.
+// A thread that parks runs this scheduler itself (park) and switches straight to the next
+// thread's fiber: one context switch per hand-over.
 #include <algorithm>
 #include <cstring>
 
@@ -80,6 +82,7 @@ void BlockRunner::run(uint64_t b) {
   auto& pool = fiber_pool();
   ready_.clear();
   next_.clear();
+  pos_ = 0;
   for (uint32_t i = 0; i < n_; ++i) {
     Slot& s = slots_[i];
     s.t.thread_idx = {i % bdim.x, i / bdim.x % bdim.y, i / (bdim.x * bdim.y)};
@@ -100,23 +103,15 @@ void BlockRunner::run(uint64_t b) {
   }
   for (auto& w : warps_) w->sites.clear();
 
-  while (true) {
-    for (uint32_t i : ready_) {
-      resume(i);
-      if (ls_.failed.load(std::memory_order_relaxed)) {
-        abandon();
-        return;
-      }
-    }
-    ready_.swap(next_);  // threads that yielded run again next round
-    next_.clear();
-    bool released = resolve_warps();
-    if (!released && ready_.empty()) released = resolve_barrier();
-    if (ls_.failed.load(std::memory_order_relaxed)) {
-      abandon();
-      return;
-    }
-    if (!released && ready_.empty()) break;
+  // The threads run until the block has finished, failed or stalled.
+  if (const uint32_t first = next_thread(); first != kNone) {
+    enter(slots_[first]);
+    slots_[first].fiber->resume();
+    worker_.in_fiber.store(false, std::memory_order_release);
+  }
+  if (ls_.failed.load(std::memory_order_relaxed)) {
+    abandon();
+    return;
   }
   for (uint32_t i = 0; i < n_; ++i) {
     if (slots_[i].state != State::done) {
@@ -127,21 +122,40 @@ void BlockRunner::run(uint64_t b) {
   }
 }
 
-void BlockRunner::resume(uint32_t i) {
-  Slot& s = slots_[i];
-  s.state = State::ready;
-  worker_.running.store(&s.t, std::memory_order_relaxed);
-  worker_.in_fiber.store(true, std::memory_order_release);
-  s.fiber->resume();
+void BlockRunner::park(Slot& s) {
+  // Runtime code from here on: the watchdog must not abandon it halfway.
   worker_.in_fiber.store(false, std::memory_order_release);
-  if (s.fiber->done()) {
-    s.state = State::done;
+  const uint32_t i = s.t.linear;
+  if (s.state == State::done) {
     bump(worker_.progress);
   } else if (s.state == State::yielded) {
     next_.push_back(i);
   } else {
     add(worker_.waiting, 1);
   }
+  const uint32_t n = next_thread();
+  if (n == i) {  // its own turn again at once (say, the only thread left that yields)
+    enter(s);
+  } else if (n == kNone) {
+    s.fiber->suspend();  // back to run()
+  } else {
+    Slot& next = slots_[n];
+    enter(next);
+    s.fiber->switch_to(*next.fiber);
+  }
+}
+
+uint32_t BlockRunner::next_round() {
+  while (!ls_.failed.load(std::memory_order_relaxed)) {
+    if (pos_ < ready_.size()) return ready_[pos_++];
+    ready_.swap(next_);  // threads that yielded run again next round
+    next_.clear();
+    pos_ = 0;
+    bool released = resolve_warps();
+    if (!released && ready_.empty()) released = resolve_barrier();
+    if (!released && ready_.empty()) break;
+  }
+  return kNone;
 }
 
 void BlockRunner::thread_main(void* p) {
@@ -154,6 +168,8 @@ void BlockRunner::thread_main(void* p) {
   } catch (...) {
     ls.fail(ls.where(s.t) + "the kernel threw an unknown exception.");
   }
+  s.state = State::done;
+  s.runner->park(s);
 }
 
 int BlockRunner::barrier(Thread* t, const char* file, int line, int predicate) {
@@ -167,13 +183,12 @@ int BlockRunner::barrier(Thread* t, const char* file, int line, int predicate) {
   s->file = file;
   s->line = line;
   s->predicate = predicate;
-  s->fiber->yield();
+  s->runner->park(*s);
   return s->count;
 }
 
-const unsigned char* BlockRunner::warp_exchange(Thread* t, const char* file, int line,
-                                                uint32_t mask, const void* value, uint32_t bytes,
-                                                uint32_t* lanes) {
+WarpResult* BlockRunner::warp_exchange(Thread* t, const char* file, int line, uint32_t mask,
+                                       const void* value, uint32_t bytes) {
   auto* s = static_cast<Slot*>(t->fiber);
   if (!s) {
     t->rt->fail(t,
@@ -182,14 +197,20 @@ const unsigned char* BlockRunner::warp_exchange(Thread* t, const char* file, int
   }
   if (bytes > kWarpSlotBytes) t->rt->fail(t, "a warp operation on a value over 64 bytes.");
   Warp& w = *s->runner->warps_[t->linear / kWarpSize];
-  std::memcpy(w.in[t->linear % kWarpSize], value, bytes);
+  unsigned char* in = w.in[t->linear % kWarpSize];
+  if (bytes == 4) {  // the common sizes without a call
+    std::memcpy(in, value, 4);
+  } else if (bytes == 8) {
+    std::memcpy(in, value, 8);
+  } else {
+    std::memcpy(in, value, bytes);
+  }
   s->state = State::warp;
   s->file = file;
   s->line = line;
   s->mask = mask;
-  s->fiber->yield();
-  *lanes = s->lanes;
-  return &w.out[0][0];
+  s->runner->park(*s);
+  return &w.out;
 }
 
 void BlockRunner::yield(Thread* t) {
@@ -197,7 +218,7 @@ void BlockRunner::yield(Thread* t) {
   auto* s = static_cast<Slot*>(t->fiber);
   if (!s) return;  // the block loop: no other thread to let through
   s->state = State::yielded;
-  s->fiber->yield();
+  s->runner->park(*s);
 }
 
 bool BlockRunner::resolve_warps() {
@@ -244,8 +265,10 @@ bool BlockRunner::resolve_warps() {
     }
     // Results are read from `out`, so lanes may publish their next value into `in` at once.
     for (uint32_t lane = 0; lane < kWarpSize; ++lane) {
-      if (lanes >> lane & 1) std::memcpy(w.out[lane], w.in[lane], kWarpSlotBytes);
+      if (lanes >> lane & 1) std::memcpy(w.out.values[lane], w.in[lane], kWarpSlotBytes);
     }
+    w.out.lanes = lanes;
+    w.out.cache_tag = nullptr;
     bool known = false;
     for (Site& site : w.sites) {
       if (site.line == l.line && site.mask == l.mask && same_file(site.file, l.file)) {
@@ -255,7 +278,6 @@ bool BlockRunner::resolve_warps() {
     if (!known) w.sites.push_back({l.file, l.line, l.mask, 1});
     for (uint32_t i = first; i < end; ++i) {
       if (lanes >> (i - first) & 1) {
-        slots_[i].lanes = lanes;
         slots_[i].state = State::ready;
         ready_.push_back(i);
       }
@@ -265,7 +287,8 @@ bool BlockRunner::resolve_warps() {
   }
   if (released) {
     bump(worker_.progress);
-    std::sort(ready_.begin(), ready_.end());
+    // Yielded threads, then released lanes warp by warp: in order but for a mix of both.
+    if (!std::is_sorted(ready_.begin(), ready_.end())) std::sort(ready_.begin(), ready_.end());
   }
   return released;
 }
@@ -326,7 +349,7 @@ void BlockRunner::abandon() {
   auto& pool = fiber_pool();
   for (uint32_t i = 0; i < n_; ++i) {
     Slot& s = slots_[i];
-    if (s.fiber && !s.fiber->done()) {
+    if (s.fiber && s.state != State::done) {
       // Its stack holds the frames of a thread that will never continue.
       for (auto& f : pool) {
         if (f.get() == s.fiber) Fiber::abandon(std::move(f));

@@ -8,9 +8,10 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #if KILN_HAVE_BOOST_CONTEXT
-#include <boost/context/fiber.hpp>
+#include <boost/context/detail/fcontext.hpp>
 #else
 #include <ucontext.h>
 #endif
@@ -43,58 +44,50 @@ void* map_stack(size_t stack_bytes, size_t& mapped) {
 
 #if KILN_HAVE_BOOST_CONTEXT
 
-namespace bctx = boost::context;
-
-// Hands Boost.Context the stack this Fiber owns.
-struct BorrowedStack {
-  bctx::stack_context sc;
-  bctx::stack_context allocate() { return sc; }
-  void deallocate(bctx::stack_context&) noexcept {}
-};
+// fcontext, the layer under boost::context::fiber: a jump passes one pointer, which lets two
+// fibers switch directly (boost::context::fiber would hand the suspended side's handle to
+// the resumed one, which cannot know where to keep it).
+namespace fctx = boost::context::detail;
 
 struct Fiber::Impl {
-  bctx::fiber callee;  // the suspended fiber, while it does not run
-  bctx::fiber caller;  // where yield() returns to, while it runs
+  fctx::fcontext_t ctx = nullptr;    // where this fiber continues, while it does not run
+  fctx::fcontext_t* home = nullptr;  // while it runs: where resume()'s caller continues
+
+  // Every jump passes the address where the side that jumps away is to be kept; the side
+  // that wakes up stores it there (null: the side that jumped has ended).
+  static void land(fctx::transfer_t t) {
+    if (t.data) *static_cast<fctx::fcontext_t*>(t.data) = t.fctx;
+  }
+
+  static void entry(fctx::transfer_t t) {
+    auto* self = static_cast<Fiber*>(t.data);
+    land(fctx::jump_fcontext(t.fctx, nullptr));  // back to the constructor, until first use
+    loop(self);
+    fctx::jump_fcontext(*self->impl_->home, nullptr);  // for good: the destructor unmaps
+  }
 };
 
 Fiber::Fiber(size_t stack_bytes) {
   stack_ = map_stack(stack_bytes, mapped_);
   impl_ = new Impl;
-  bctx::stack_context sc;
-  sc.size = mapped_ - page_size();
-  sc.sp = static_cast<char*>(stack_) + mapped_;
-  impl_->callee = bctx::fiber(std::allocator_arg, BorrowedStack{sc}, [this](bctx::fiber&& c) {
-    impl_->caller = std::move(c);
-    loop(this);
-    return std::move(impl_->caller);
-  });
-}
-
-Fiber::~Fiber() {
-  if (!impl_) return;  // abandoned
-  if (impl_->callee) {
-    stop_ = true;
-    impl_->callee = std::move(impl_->callee).resume();  // leaves loop() and finishes
-  }
-  delete impl_;
-  munmap(stack_, mapped_);
+  fctx::fcontext_t c = fctx::make_fcontext(static_cast<char*>(stack_) + mapped_,
+                                           mapped_ - page_size(), &Impl::entry);
+  impl_->ctx = fctx::jump_fcontext(c, this).fctx;  // the fiber learns its Fiber*
 }
 
 void Fiber::resume() {
-  impl_->callee = std::move(impl_->callee).resume();
+  fctx::fcontext_t home = nullptr;
+  impl_->home = &home;
+  Impl::land(fctx::jump_fcontext(impl_->ctx, &home));
 }
 
-void Fiber::yield() {
-  impl_->caller = std::move(impl_->caller).resume();
+void Fiber::switch_to(Fiber& next) {
+  next.impl_->home = impl_->home;
+  Impl::land(fctx::jump_fcontext(next.impl_->ctx, &impl_->ctx));
 }
 
-void Fiber::abandon(std::unique_ptr<Fiber> fiber) {
-  // Destroying a Boost.Context handle resumes its fiber to unwind it: leak the handles.
-  new bctx::fiber(std::move(fiber->impl_->callee));
-  new bctx::fiber(std::move(fiber->impl_->caller));
-  delete fiber->impl_;
-  fiber->impl_ = nullptr;
-  munmap(fiber->stack_, fiber->mapped_);
+void Fiber::suspend() {
+  Impl::land(fctx::jump_fcontext(*impl_->home, &impl_->ctx));
 }
 
 const char* Fiber::implementation() {
@@ -104,8 +97,8 @@ const char* Fiber::implementation() {
 #else  // glibc ucontext
 
 struct Fiber::Impl {
-  ucontext_t callee;
-  ucontext_t caller;
+  ucontext_t ctx;
+  ucontext_t* home = nullptr;  // while it runs: where resume()'s caller continues
 };
 
 namespace {
@@ -117,38 +110,34 @@ thread_local Fiber* starting_fiber = nullptr;
 Fiber::Fiber(size_t stack_bytes) {
   stack_ = map_stack(stack_bytes, mapped_);
   impl_ = new Impl;
-  getcontext(&impl_->callee);
-  impl_->callee.uc_stack.ss_sp = static_cast<char*>(stack_) + page_size();
-  impl_->callee.uc_stack.ss_size = mapped_ - page_size();
-  impl_->callee.uc_link = nullptr;
-  makecontext(&impl_->callee, reinterpret_cast<void (*)()>(+[] { loop(starting_fiber); }), 0);
-  // Enter once so that the fiber picks up its pointer; loop() yields back at once.
+  getcontext(&impl_->ctx);
+  impl_->ctx.uc_stack.ss_sp = static_cast<char*>(stack_) + page_size();
+  impl_->ctx.uc_stack.ss_size = mapped_ - page_size();
+  impl_->ctx.uc_link = nullptr;
+  makecontext(&impl_->ctx, reinterpret_cast<void (*)()>(+[] {
+    Fiber* self = starting_fiber;
+    self->suspend();  // back to the constructor, until first use
+    loop(self);
+    setcontext(self->impl_->home);  // for good (uc_link is null: never return)
+  }),
+              0);
   starting_fiber = this;
-  swapcontext(&impl_->caller, &impl_->callee);
-}
-
-Fiber::~Fiber() {
-  if (!impl_) return;  // abandoned
-  if (!stop_) {
-    stop_ = true;
-    resume();  // loop() returns to the final switch
-  }
-  delete impl_;
-  munmap(stack_, mapped_);
+  resume();
 }
 
 void Fiber::resume() {
-  swapcontext(&impl_->caller, &impl_->callee);
+  ucontext_t home;
+  impl_->home = &home;
+  swapcontext(&home, &impl_->ctx);
 }
 
-void Fiber::yield() {
-  swapcontext(&impl_->callee, &impl_->caller);
+void Fiber::switch_to(Fiber& next) {
+  next.impl_->home = impl_->home;
+  swapcontext(&impl_->ctx, &next.impl_->ctx);
 }
 
-void Fiber::abandon(std::unique_ptr<Fiber> fiber) {
-  delete fiber->impl_;
-  fiber->impl_ = nullptr;
-  munmap(fiber->stack_, fiber->mapped_);
+void Fiber::suspend() {
+  swapcontext(&impl_->ctx, impl_->home);
 }
 
 const char* Fiber::implementation() {
@@ -157,27 +146,34 @@ const char* Fiber::implementation() {
 
 #endif
 
+Fiber::~Fiber() {
+  if (!impl_) return;  // abandoned
+  stop_ = true;
+  resume();  // its last work returns, and loop() ends
+  delete impl_;
+  munmap(stack_, mapped_);
+}
+
+void Fiber::abandon(std::unique_ptr<Fiber> fiber) {
+  // Nothing may resume it: its stack goes without running what is on it.
+  delete fiber->impl_;
+  fiber->impl_ = nullptr;
+  munmap(fiber->stack_, fiber->mapped_);
+}
+
 void Fiber::assign(Fn fn, void* arg) {
   fn_ = fn;
   arg_ = arg;
-  done_ = false;
 }
 
 void Fiber::loop(Fiber* self) {
-#if !KILN_HAVE_BOOST_CONTEXT
-  self->yield();  // back to the constructor
-#endif
   while (!self->stop_) {
-    if (!self->done_) {
-      self->fn_(self->arg_);
-      self->done_ = true;
-    }
-    self->yield();
+    // The work switches away at its end; it returns once the fiber is switched into again.
+    if (Fn fn = std::exchange(self->fn_, nullptr))
+      fn(self->arg_);
+    else
+      self->suspend();  // switched into with nothing to do: back to resume()
   }
-#if !KILN_HAVE_BOOST_CONTEXT
-  // A ucontext function must not return (uc_link is null): switch away for good.
-  setcontext(&self->impl_->caller);
-#endif
 }
 
 }  // namespace kiln::cpu_rt

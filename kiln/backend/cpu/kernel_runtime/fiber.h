@@ -1,10 +1,12 @@
 // Fibers for CPU custom kernels: each GPU thread of a block that uses barriers or warp
 // operations runs on its own fiber and switches out at those points.
 //
-// The context switch comes from Boost.Context (KILN_HAVE_BOOST_CONTEXT, when its compiled
-// library was found at configure time), else from glibc's ucontext, which is slower (each
-// switch is a system call) but needs nothing. A fiber is long-lived: it runs one thread
-// after another (assign, then resume until done), so a block costs no fiber creation.
+// The context switch comes from Boost.Context's fcontext (KILN_HAVE_BOOST_CONTEXT, when its
+// compiled library was found at configure time), else from glibc's ucontext, which is slower
+// (each switch is a system call) but needs nothing. A fiber is long-lived: it runs one thread
+// after another (assign, then switch to it), so a block costs no fiber creation. Fibers of one
+// OS thread switch to each other directly, so that handing the CPU from one GPU thread to the
+// next costs one context switch, not a round trip through a scheduler.
 #pragma once
 
 #include <cstddef>
@@ -12,33 +14,40 @@
 
 namespace kiln::cpu_rt {
 
-class Fiber {
+// Hidden, so that the runtime's calls to it stay direct (no PLT), but for implementation().
+class __attribute__((visibility("hidden"))) Fiber {
  public:
   using Fn = void (*)(void* arg);
 
   /** A fiber with its own stack of `stack_bytes` (plus a guard page below it). */
   explicit Fiber(size_t stack_bytes);
-  /** Ends the fiber; it must be idle (its last assignment done). */
+  /** Ends the fiber; it must not be inside its work (never assigned, or its last work ended
+   * by switching away for good, see assign()). */
   ~Fiber();
   Fiber(const Fiber&) = delete;
   Fiber& operator=(const Fiber&) = delete;
 
-  /** Gives the idle fiber its next work: the next resume() calls fn(arg). `fn` must not
-   * throw. */
+  /** Gives the fiber its next work: the next switch into it calls fn(arg), once the previous
+   * work (if any) has returned. `fn` must not throw, and must end by switching away
+   * (switch_to or suspend) while the fiber is idle: that switch returns when the fiber is
+   * next switched into, and then `fn` returns and the new work starts. */
   void assign(Fn fn, void* arg);
-  /** Runs the fiber until it yields or its work returns. Called from outside any fiber. */
+  /** Runs this fiber, and the fibers it switches to, until one of them calls suspend().
+   * Called from the OS thread's own stack, outside any fiber. */
   void resume();
-  /** Called on the fiber: switches back to the resume() that started this run. */
-  void yield();
-  /** Whether the last assigned work has returned. */
-  bool done() const { return done_; }
+  /** Called on this fiber, the running one: continues `next` (another fiber of this OS
+   * thread) and returns when some fiber switches back to this one. */
+  void switch_to(Fiber& next);
+  /** Called on this fiber, the running one: returns to the resume() that started the
+   * current run, and returns when some fiber (or resume()) switches back to this one. */
+  void suspend();
   /** Forgets a fiber that was left in the middle of its work (the launch was abandoned by a
    * jump out of it): nothing on its stack runs again and the stack is released. */
   static void abandon(std::unique_ptr<Fiber> fiber);
 
   /** The switching library in use, for messages and benchmarks: "boost.context" or
    * "ucontext". */
-  static const char* implementation();
+  __attribute__((visibility("default"))) static const char* implementation();
 
  private:
   struct Impl;
@@ -49,7 +58,6 @@ class Fiber {
   size_t mapped_ = 0;
   Fn fn_ = nullptr;
   void* arg_ = nullptr;
-  bool done_ = true;
   bool stop_ = false;
 };
 

@@ -69,8 +69,11 @@ LaunchState*& current_launch();
 void watchdog_launch_begins();
 void watchdog_launch_ends();
 
-/** Runs the blocks of a fiber-mode launch on one OS thread. */
-class BlockRunner {
+/** Runs the blocks of a fiber-mode launch on one OS thread. The scheduler runs on the fibers
+ * themselves: a thread that stops (barrier, warp operation, yield, end) picks the next one
+ * and switches to it directly; only a finished, failed or stalled block goes back to run().
+ * Hidden: calls between its functions on the hot path stay direct (no PLT). */
+class __attribute__((visibility("hidden"))) BlockRunner {
  public:
   explicit BlockRunner(LaunchState& ls);
   ~BlockRunner();
@@ -82,8 +85,8 @@ class BlockRunner {
 
   // Runtime entry points (Runtime table), called on a fiber.
   static int barrier(Thread* t, const char* file, int line, int predicate);
-  static const unsigned char* warp_exchange(Thread* t, const char* file, int line, uint32_t mask,
-                                            const void* value, uint32_t bytes, uint32_t* lanes);
+  static WarpResult* warp_exchange(Thread* t, const char* file, int line, uint32_t mask,
+                                   const void* value, uint32_t bytes);
   static void yield(Thread* t);
 
  private:
@@ -97,8 +100,7 @@ class BlockRunner {
     int line = 0;
     int predicate = 0;
     uint32_t mask = 0;
-    uint32_t lanes = 0;  // result of a warp operation: who took part
-    int count = 0;       // result of a barrier: threads with a non-zero predicate
+    int count = 0;  // result of a barrier: threads with a non-zero predicate
   };
   struct Site {
     const char* file;
@@ -108,12 +110,30 @@ class BlockRunner {
   };
   struct Warp {
     alignas(64) unsigned char in[kWarpSize][kWarpSlotBytes];
-    alignas(64) unsigned char out[kWarpSize][kWarpSlotBytes];
+    WarpResult out;
     std::vector<Site> sites;
   };
+  static constexpr uint32_t kNone = ~0u;
 
   static void thread_main(void* slot);
-  void resume(uint32_t i);
+  /** On the fiber of `s`, whose state says why it stops: runs the next thread (or goes back
+   * to run()) and returns when `s` may go on. A finished thread's call returns only when its
+   * fiber gets new work: it must touch nothing of this block afterwards. */
+  void park(Slot& s);
+  /** The next thread to run, once the ready ones have run releasing the parked ones that may
+   * go on; kNone when the block has finished, failed or stalled. */
+  uint32_t next_thread() {
+    return pos_ < ready_.size() && !ls_.failed.load(std::memory_order_relaxed) ? ready_[pos_++]
+                                                                               : next_round();
+  }
+  /** next_thread() at the end of a round: releases the threads that may go on. */
+  uint32_t next_round();
+  /** Marks `s` as running (for the watchdog), just before switching to it. */
+  void enter(Slot& s) {
+    s.state = State::ready;
+    worker_.running.store(&s.t, std::memory_order_relaxed);
+    worker_.in_fiber.store(true, std::memory_order_release);
+  }
   bool resolve_warps();
   bool resolve_barrier();
   std::string site_str(const Slot& s) const;
@@ -123,7 +143,9 @@ class BlockRunner {
   uint32_t n_ = 0;  // threads in the current block
   std::vector<Slot> slots_;
   std::vector<std::unique_ptr<Warp>> warps_;
-  std::vector<uint32_t> ready_, next_;
+  std::vector<uint32_t> ready_;  // this round's threads; ready_[pos_] runs next
+  size_t pos_ = 0;
+  std::vector<uint32_t> next_;  // threads that yielded: the next round's
   std::unique_ptr<unsigned char[]> dynamic_shared_;
 };
 
