@@ -131,12 +131,20 @@ void CustomKernel::eval_gpu(const std::vector<array>& inputs, std::vector<array>
   auto& s = gpu::device_stream(stream());
   const KernelProgram& p = program();
   const kernels::KernelSpec& sp = spec();
-  CUfunction f = custom_function(p, s);
+  const KernelProgram::GpuFunction* loaded = p.gpu_function(s.context().index());
+  KernelProgram::GpuFunction fresh;
+  if (!loaded) {
+    fresh.function = custom_function(p, s);
+    KILN_CU(cuFuncGetAttribute, &fresh.max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+            static_cast<CUfunction>(fresh.function));
+    loaded = p.set_gpu_function(s.context().index(), fresh);
+    if (!loaded) loaded = &fresh;  // a device beyond the cache's slots
+  }
+  CUfunction f = static_cast<CUfunction>(loaded->function);
+  const int max_threads = loaded->max_threads;
 
   const auto [gx, gy, gz] = grid_;
   const auto [tx, ty, tz] = threadgroup_;
-  int max_threads = 0;
-  KILN_CU(cuFuncGetAttribute, &max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f);
   if (int64_t(tx) * ty * tz > max_threads) {
     throw std::invalid_argument(msg(tag(), " Kernel '", sp.name, "' can run at most ", max_threads,
                                     " threads per threadgroup on this GPU (its register use); "

@@ -86,16 +86,19 @@ void DeviceStream::flush(uint64_t value) {
   auto ev = get_event(ctx_);
   KILN_CU(cuEventRecord, ev->event, stream_);
   std::shared_ptr<PooledEvent> oldest;
+  bool older_work = false;
   {
     std::lock_guard lk(mu_);
     pending_.push_back({value, std::move(ev), std::move(current_)});
     if (value) committed_ = std::max(committed_, value);
     if (pending_.size() > kMaxInFlight) oldest = pending_.front().event;
+    older_work = pending_.size() > 1;
   }
   current_.clear();
   ops_since_flush_ = 0;
   if (oldest) KILN_CU(cuEventSynchronize, oldest->event);
-  release_finished(false);
+  // Only work recorded before this flush can have finished already: no query otherwise.
+  if (older_work) release_finished(false);
 }
 
 void DeviceStream::end_op() {

@@ -691,7 +691,25 @@ KernelProgram::KernelProgram(std::shared_ptr<const KernelSpec> spec,
       instance_(std::move(instance)),
       cache_(std::make_unique<Cache>()) {}
 
-KernelProgram::~KernelProgram() = default;
+KernelProgram::~KernelProgram() {
+  for (auto& f : gpu_functions_) delete f.load(std::memory_order_relaxed);
+}
+
+const KernelProgram::GpuFunction* KernelProgram::gpu_function(int device) const {
+  if (device < 0 || device >= kMaxGpuDevices) return nullptr;
+  return gpu_functions_[device].load(std::memory_order_acquire);
+}
+
+const KernelProgram::GpuFunction* KernelProgram::set_gpu_function(int device,
+                                                                  GpuFunction f) const {
+  if (device < 0 || device >= kMaxGpuDevices) return nullptr;
+  auto* mine = new GpuFunction(f);
+  GpuFunction* expected = nullptr;
+  if (gpu_functions_[device].compare_exchange_strong(expected, mine, std::memory_order_acq_rel))
+    return mine;
+  delete mine;
+  return expected;
+}
 
 const GeneratedKernel& KernelProgram::generated(Target target) const {
   std::lock_guard lk(cache_->mu);

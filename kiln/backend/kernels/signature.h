@@ -44,6 +44,8 @@
 // __restrict__, __shared__ and kiln_attr::.
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -131,12 +133,25 @@ class KernelProgram {
   const KernelInstance& instance() const { return instance_; }
   const GeneratedKernel& generated(Target target) const;
 
+  /** A GPU backend's loaded kernel on one device, opaque here: looked up without a lock or
+   * a string on every launch once set. */
+  struct GpuFunction {
+    void* function = nullptr;
+    int max_threads = 0;  // per threadgroup, given the kernel's register use
+  };
+  static constexpr int kMaxGpuDevices = 16;
+  /** The function set for `device`, or nullptr (also for devices >= kMaxGpuDevices). */
+  const GpuFunction* gpu_function(int device) const;
+  /** Sets it once (the first caller wins); returns the one kept. */
+  const GpuFunction* set_gpu_function(int device, GpuFunction f) const;
+
  private:
   std::shared_ptr<const KernelSpec> spec_;
   std::shared_ptr<const BodyUsage> usage_;
   KernelInstance instance_;
   struct Cache;
   std::unique_ptr<Cache> cache_;
+  mutable std::array<std::atomic<GpuFunction*>, kMaxGpuDevices> gpu_functions_{};
 };
 
 /** The geometry fields at the start of `kiln_params`. */
