@@ -23,12 +23,18 @@ struct KernelFunction::Definition {
   std::shared_ptr<const kernels::BodyUsage> usage;
   mutable std::mutex mu;
   mutable std::unordered_map<std::string, std::shared_ptr<const KernelProgram>> programs;
+  mutable std::shared_ptr<const KernelProgram> last;  // a loop calls with the same instance
 
   std::shared_ptr<const KernelProgram> program(KernelInstance inst) const {
+    {
+      std::lock_guard lk(mu);
+      if (last && last->instance() == inst) return last;
+    }
     std::string key = inst.key();
     std::lock_guard lk(mu);
     auto& p = programs[key];
     if (!p) p = std::make_shared<const KernelProgram>(spec, usage, std::move(inst));
+    last = p;
     return p;
   }
 };

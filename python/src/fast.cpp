@@ -113,7 +113,7 @@ class PyKernel {
                                       "neither (then the call's dicts name them)."));
     }
     // Named kernels are defined now, so bad names fail here.
-    if (input_names_) definition(*input_names_, *output_names_, ensure_row_contiguous_);
+    if (input_names_) named_ = &definition(*input_names_, *output_names_, ensure_row_contiguous_);
   }
 
   const std::string& name() const { return name_; }
@@ -192,14 +192,16 @@ class PyKernel {
                                         "' was defined without input_names and output_names: "
                                         "pass inputs, output_shapes and output_dtypes as dicts."));
       }
-      in_names = *input_names_;
-      out_names = *output_names_;
       for (py::handle v : sequence(inputs, "inputs")) in.push_back(input_array(v));
       for (py::handle v : sequence(output_shapes, "output_shapes")) shapes.push_back(shape_of(v));
       for (py::handle v : sequence(output_dtypes, "output_dtypes")) dtypes.push_back(dtype_of(v));
     }
+    const bool row_contiguous = ensure_row_contiguous.value_or(ensure_row_contiguous_);
+    // A named kernel called with lists: its own definition, without building the names' key.
     const KernelFunction& fn =
-        definition(in_names, out_names, ensure_row_contiguous.value_or(ensure_row_contiguous_));
+        !dict_form && row_contiguous == ensure_row_contiguous_ ? *named_
+        : dict_form ? definition(in_names, out_names, row_contiguous)
+                    : definition(*input_names_, *output_names_, row_contiguous);
     std::optional<float> init;
     if (init_value) init = static_cast<float>(*init_value);
     std::vector<array> outs =
@@ -367,7 +369,8 @@ class PyKernel {
   bool ensure_row_contiguous_, atomic_outputs_;
   int shared_memory_;
   std::mutex mu_;
-  std::map<std::string, KernelFunction> definitions_;
+  std::map<std::string, KernelFunction> definitions_;  // nodes never move: named_ stays valid
+  const KernelFunction* named_ = nullptr;  // the definition with the names given at creation
 };
 
 constexpr const char* kCallDoc = R"doc(
