@@ -21,7 +21,6 @@ examples/extensions/axpby). Writes benchmarks/results/extension-axpby-<device>-<
 
 import argparse
 import datetime
-import json
 import os
 import pathlib
 import platform
@@ -33,6 +32,8 @@ import kiln.core as mx
 from kiln_sample_extensions import axpby
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks" / "python"))
+from overhead import save_results  # noqa: E402  (the benchmarks' result files)
 
 
 def simple_axpby(x: mx.array, y: mx.array, alpha: float, beta: float) -> mx.array:
@@ -165,13 +166,7 @@ def main():
     text = "\n".join(lines) + "\n"
     print(text)
 
-    out_dir = pathlib.Path(args.out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    safe = "".join(c if c.isalnum() else "-" for c in device_name).strip("-").lower()
-    stem = out_dir / f"extension-axpby-{args.device}-{safe}-{date}"
-    stem.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n")
-    stem.with_suffix(".md").write_text(text)
-    print(f"wrote {stem}.md and .json")
+    save_results(args.out_dir, f"extension-axpby-{args.device}", device_name, date, report, text)
     if not agree:
         sys.exit("simple_axpby and axpby disagree")
 

@@ -63,6 +63,17 @@ def interleaved_medians(cases, repeats, warmup=200):
     return {name: statistics.median(t) for name, t in times.items()}
 
 
+def save_results(out_dir, prefix, device_name, date, report, text):
+    """Writes <out_dir>/<prefix>-<device>-<date>.{json,md} (the device name made file-safe)."""
+    out_dir = pathlib.Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    safe = "".join(c if c.isalnum() else "-" for c in device_name).strip("-").lower()
+    stem = out_dir / f"{prefix}-{safe}-{date}"
+    stem.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n")
+    stem.with_suffix(".md").write_text(text)
+    print(f"wrote {stem}.md and .json")
+
+
 def cpu_name():
     try:
         for line in open("/proc/cpuinfo"):
@@ -195,13 +206,7 @@ def main():
     text = "\n".join(lines) + "\n"
     print(text)
 
-    out_dir = pathlib.Path(args.out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    safe = "".join(c if c.isalnum() else "-" for c in device_name).strip("-").lower()
-    stem = out_dir / f"python-overhead-{device.type.name}-{safe}-{date}"
-    stem.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n")
-    stem.with_suffix(".md").write_text(text)
-    print(f"wrote {stem}.md and .json")
+    save_results(args.out_dir, f"python-overhead-{device.type.name}", device_name, date, report, text)
 
 
 if __name__ == "__main__":

@@ -71,12 +71,10 @@ struct CallArgs {
     }
   }
 
-  bool given(Key key) const { return v[key] && !v[key].is_none(); }
-
-  // The value of an optional keyword as T; a wrong type is a TypeError naming it.
+  // An optional keyword as T (nullopt when absent or None); a wrong type is a TypeError.
   template <typename T>
-  T get(const char* tag, Key key, T fallback) const {
-    if (!given(key)) return fallback;
+  std::optional<T> get(const char* tag, Key key) const {
+    if (!v[key] || v[key].is_none()) return std::nullopt;
     try {
       return v[key].cast<T>();
     } catch (const py::cast_error&) {
@@ -124,15 +122,12 @@ class PyKernel {
   py::object call_kwargs(const py::args& args, const py::kwargs& kwargs) {
     CallArgs a(tag(), args, kwargs);
     using K = CallArgs;
-    std::optional<double> init;
-    if (a.given(K::init_value)) init = a.get<double>(tag(), K::init_value, 0.0);
-    std::optional<bool> ensure;
-    if (a.given(K::ensure_row_contiguous))
-      ensure = a.get<bool>(tag(), K::ensure_row_contiguous, true);
+    py::handle templ = a.v[K::templ] ? a.v[K::templ] : py::none();
     return call(a.v[K::inputs], a.v[K::output_shapes], a.v[K::output_dtypes], a.v[K::grid],
-                a.v[K::threadgroup], a.given(K::templ) ? a.v[K::templ] : py::none(), init,
-                a.get<bool>(tag(), K::verbose, false), ensure,
-                a.get<StreamOrDevice>(tag(), K::stream, StreamOrDevice{}));
+                a.v[K::threadgroup], templ, a.get<double>(tag(), K::init_value),
+                a.get<bool>(tag(), K::verbose).value_or(false),
+                a.get<bool>(tag(), K::ensure_row_contiguous),
+                a.get<StreamOrDevice>(tag(), K::stream).value_or(StreamOrDevice{}));
   }
 
   py::object call(py::handle inputs, py::handle output_shapes, py::handle output_dtypes,
