@@ -7,6 +7,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "kiln/array.h"
@@ -31,7 +32,8 @@ array arange(int start, int stop, StreamOrDevice s = {});
 array arange(int stop, StreamOrDevice s = {});
 
 /** `num` evenly spaced values over [start, stop] (both included); throws for num < 0. */
-array linspace(double start, double stop, int num = 50, Dtype dtype = float32, StreamOrDevice s = {});
+array linspace(double start, double stop, int num = 50, Dtype dtype = float32,
+               StreamOrDevice s = {});
 
 /** An array of `shape` filled with `vals` (broadcast to shape), converted to `dtype`. */
 array full(Shape shape, array vals, Dtype dtype, StreamOrDevice s = {});
@@ -45,18 +47,28 @@ array full(Shape shape, T val, StreamOrDevice s = {}) {
   return full(std::move(shape), array(val), s);
 }
 array zeros(const Shape& shape, Dtype dtype, StreamOrDevice s = {});
-inline array zeros(const Shape& shape, StreamOrDevice s = {}) { return zeros(shape, float32, s); }
+inline array zeros(const Shape& shape, StreamOrDevice s = {}) {
+  return zeros(shape, float32, s);
+}
 array zeros_like(const array& a, StreamOrDevice s = {});
 array ones(const Shape& shape, Dtype dtype, StreamOrDevice s = {});
-inline array ones(const Shape& shape, StreamOrDevice s = {}) { return ones(shape, float32, s); }
+inline array ones(const Shape& shape, StreamOrDevice s = {}) {
+  return ones(shape, float32, s);
+}
 array ones_like(const array& a, StreamOrDevice s = {});
 array full_like(const array& a, array vals, StreamOrDevice s = {});
 
 /** An n x m matrix with ones on the k-th diagonal (k > 0 above the main diagonal). */
 array eye(int n, int m, int k, Dtype dtype = float32, StreamOrDevice s = {});
-inline array eye(int n, Dtype dtype, StreamOrDevice s = {}) { return eye(n, n, 0, dtype, s); }
-inline array eye(int n, StreamOrDevice s = {}) { return eye(n, n, 0, float32, s); }
-inline array eye(int n, int m, StreamOrDevice s = {}) { return eye(n, m, 0, float32, s); }
+inline array eye(int n, Dtype dtype, StreamOrDevice s = {}) {
+  return eye(n, n, 0, dtype, s);
+}
+inline array eye(int n, StreamOrDevice s = {}) {
+  return eye(n, n, 0, float32, s);
+}
+inline array eye(int n, int m, StreamOrDevice s = {}) {
+  return eye(n, m, 0, float32, s);
+}
 /** The n x n identity. */
 array identity(int n, Dtype dtype = float32, StreamOrDevice s = {});
 
@@ -107,15 +119,10 @@ std::vector<array> broadcast_arrays(const std::vector<array>& inputs, StreamOrDe
 array slice(const array& a, Shape start, Shape stop, Shape strides, StreamOrDevice s = {});
 array slice(const array& a, Shape start, Shape stop, StreamOrDevice s = {});
 /** `src` with the slice [start, stop) by `strides` replaced by `update` (broadcast). */
-array slice_update(
-    const array& src,
-    const array& update,
-    Shape start,
-    Shape stop,
-    Shape strides,
-    StreamOrDevice s = {});
-array slice_update(
-    const array& src, const array& update, Shape start, Shape stop, StreamOrDevice s = {});
+array slice_update(const array& src, const array& update, Shape start, Shape stop, Shape strides,
+                   StreamOrDevice s = {});
+array slice_update(const array& src, const array& update, Shape start, Shape stop,
+                   StreamOrDevice s = {});
 
 /** Splits into `num_splits` equal parts along `axis` (throws if it does not divide). */
 std::vector<array> split(const array& a, int num_splits, int axis, StreamOrDevice s = {});
@@ -137,11 +144,8 @@ array tile(const array& a, std::vector<int> reps, StreamOrDevice s = {});
 array repeat(const array& a, int repeats, int axis, StreamOrDevice s = {});
 array repeat(const array& a, int repeats, StreamOrDevice s = {});
 /** Pads with a constant; `pad_width` gives (before, after) per axis. */
-array pad(
-    const array& a,
-    const std::vector<std::pair<int, int>>& pad_width,
-    const array& pad_value = array(0),
-    StreamOrDevice s = {});
+array pad(const array& a, const std::vector<std::pair<int, int>>& pad_width,
+          const array& pad_value = array(0), StreamOrDevice s = {});
 
 // ---------------------------------------------------------------- unary (ops_unary.cpp)
 
@@ -231,27 +235,14 @@ array logaddexp(const array& a, const array& b, StreamOrDevice s = {});
 /** Elementwise choice: x where condition else y; all three broadcast. */
 array where(const array& condition, const array& x, const array& y, StreamOrDevice s = {});
 /** Limits values to [a_min, a_max]; either bound may be absent, not both. */
-array clip(
-    const array& a,
-    const std::optional<array>& a_min,
-    const std::optional<array>& a_max,
-    StreamOrDevice s = {});
+array clip(const array& a, const std::optional<array>& a_min, const std::optional<array>& a_max,
+           StreamOrDevice s = {});
 /** |a - b| <= atol + rtol * |b| elementwise (NumPy isclose). */
-array isclose(
-    const array& a,
-    const array& b,
-    double rtol = 1e-5,
-    double atol = 1e-8,
-    bool equal_nan = false,
-    StreamOrDevice s = {});
+array isclose(const array& a, const array& b, double rtol = 1e-5, double atol = 1e-8,
+              bool equal_nan = false, StreamOrDevice s = {});
 /** All of isclose, as a 0-d bool array. */
-array allclose(
-    const array& a,
-    const array& b,
-    double rtol = 1e-5,
-    double atol = 1e-8,
-    bool equal_nan = false,
-    StreamOrDevice s = {});
+array allclose(const array& a, const array& b, double rtol = 1e-5, double atol = 1e-8,
+               bool equal_nan = false, StreamOrDevice s = {});
 /** Same shape and equal values, as a 0-d bool array (false for different shapes). */
 array array_equal(const array& a, const array& b, bool equal_nan = false, StreamOrDevice s = {});
 
@@ -259,10 +250,10 @@ array array_equal(const array& a, const array& b, bool equal_nan = false, Stream
 // Each reduces over all axes, one axis, or a list of axes (negative counts from the end,
 // duplicates are an error); `keepdims` keeps reduced axes with size 1.
 
-#define KILN_REDUCTION(NAME)                                                                  \
-  array NAME(const array& a, bool keepdims = false, StreamOrDevice s = {});                  \
-  array NAME(const array& a, const std::vector<int>& axes, bool keepdims = false,            \
-             StreamOrDevice s = {});                                                         \
+#define KILN_REDUCTION(NAME)                                                      \
+  array NAME(const array& a, bool keepdims = false, StreamOrDevice s = {});       \
+  array NAME(const array& a, const std::vector<int>& axes, bool keepdims = false, \
+             StreamOrDevice s = {});                                              \
   array NAME(const array& a, int axis, bool keepdims = false, StreamOrDevice s = {});
 /** Sum; bool and small integers accumulate in int32/uint32 as MLX. */
 KILN_REDUCTION(sum)
@@ -299,8 +290,10 @@ array softmax(const array& a, const std::vector<int>& axes, StreamOrDevice s = {
 array softmax(const array& a, int axis = -1, StreamOrDevice s = {});
 
 /** Inclusive (or exclusive) cumulative sum / product along `axis`, optionally reversed. */
-array cumsum(const array& a, int axis, bool reverse = false, bool inclusive = true, StreamOrDevice s = {});
-array cumprod(const array& a, int axis, bool reverse = false, bool inclusive = true, StreamOrDevice s = {});
+array cumsum(const array& a, int axis, bool reverse = false, bool inclusive = true,
+             StreamOrDevice s = {});
+array cumprod(const array& a, int axis, bool reverse = false, bool inclusive = true,
+              StreamOrDevice s = {});
 
 // ---------------------------------------------------------------- linear algebra (ops_linalg.cpp)
 
@@ -311,8 +304,8 @@ array cumprod(const array& a, int axis, bool reverse = false, bool inclusive = t
  */
 array matmul(const array& a, const array& b, StreamOrDevice s = {});
 /** alpha * (a @ b) + beta * c, with c broadcast to the product's shape. */
-array addmm(
-    array c, array a, array b, float alpha = 1.0f, float beta = 1.0f, StreamOrDevice s = {});
+array addmm(array c, array a, array b, float alpha = 1.0f, float beta = 1.0f,
+            StreamOrDevice s = {});
 /** Sum over the last axis of a and b: sum(a * b, -1) for vectors, matmul otherwise. */
 array inner(const array& a, const array& b, StreamOrDevice s = {});
 array outer(const array& a, const array& b, StreamOrDevice s = {});
@@ -321,25 +314,22 @@ array outer(const array& a, const array& b, StreamOrDevice s = {});
 
 /** Elements at `indices` of the flattened array (negative indices wrap). */
 array take(const array& a, const array& indices, StreamOrDevice s = {});
-/** Slices at `indices` along `axis`: result shape a.shape[:axis] + indices.shape + a.shape[axis+1:]. */
+/** Slices at `indices` along `axis`: result shape a.shape[:axis] + indices.shape +
+ * a.shape[axis+1:]. */
 array take(const array& a, const array& indices, int axis, StreamOrDevice s = {});
 array take(const array& a, int index, int axis, StreamOrDevice s = {});
 /** NumPy take_along_axis: `indices` broadcasts against `a` except along `axis`. */
 array take_along_axis(const array& a, const array& indices, int axis, StreamOrDevice s = {});
 /** `a` with `values` written at `indices` along `axis` (NumPy put_along_axis). */
-array put_along_axis(
-    const array& a, const array& indices, const array& values, int axis, StreamOrDevice s = {});
+array put_along_axis(const array& a, const array& indices, const array& values, int axis,
+                     StreamOrDevice s = {});
 /**
  * General gather: `indices[i]` indexes axis `axes[i]` of `a` (all index arrays broadcast
  * together); `slice_sizes` gives the extent taken along every axis of `a`. Result shape:
  * broadcast index shape + slice_sizes.
  */
-array gather(
-    const array& a,
-    const std::vector<array>& indices,
-    const std::vector<int>& axes,
-    const Shape& slice_sizes,
-    StreamOrDevice s = {});
+array gather(const array& a, const std::vector<array>& indices, const std::vector<int>& axes,
+             const Shape& slice_sizes, StreamOrDevice s = {});
 /**
  * General scatter, the inverse of gather: writes `updates` (shape: broadcast index shape +
  * slice shape) into `a` at `indices` along `axes`. Duplicate indices: scatter keeps one
@@ -361,6 +351,124 @@ array sort(const array& a, int axis, StreamOrDevice s = {});
 array sort(const array& a, StreamOrDevice s = {});
 array argsort(const array& a, int axis, StreamOrDevice s = {});
 array argsort(const array& a, StreamOrDevice s = {});
+
+// ---------------------------------------------------------------- NumPy-style ops built on the
+// above (ops_numpy.cpp, ops_einsum.cpp): MLX's names and semantics.
+
+/** trunc: rounds toward zero (floating inputs; integers are returned unchanged). */
+array trunc(const array& a, StreamOrDevice s = {});
+/** Radians to degrees and back; integer inputs are computed in float32. */
+array degrees(const array& a, StreamOrDevice s = {});
+array radians(const array& a, StreamOrDevice s = {});
+/** Logical exclusive or of the truthiness of `a` and `b` (bool result). */
+array logical_xor(const array& a, const array& b, StreamOrDevice s = {});
+/** (floor_divide(a, b), remainder(a, b)). */
+std::vector<array> divmod(const array& a, const array& b, StreamOrDevice s = {});
+/** NaN replaced by `nan`, +inf by `posinf` and -inf by `neginf` (default: the largest and
+ * lowest finite values of the dtype). Non-floating inputs are returned unchanged. */
+array nan_to_num(const array& a, float nan = 0.0f, std::optional<float> posinf = std::nullopt,
+                 std::optional<float> neginf = std::nullopt, StreamOrDevice s = {});
+
+/** Reverses the order of elements along `axes` (all axes when empty); a strided view. */
+array flip(const array& a, const std::vector<int>& axes, StreamOrDevice s = {});
+array flip(const array& a, StreamOrDevice s = {});
+/** Rolls elements by `shift` along `axes` (the flattened array when no axes are given);
+ * elements pushed off one end come back at the other. */
+array roll(const array& a, int shift, StreamOrDevice s = {});
+array roll(const array& a, const Shape& shift, const std::vector<int>& axes, StreamOrDevice s = {});
+/** Views with at least 1, 2 or 3 dimensions (NumPy's rules for where the new axes go). */
+array atleast_1d(const array& a, StreamOrDevice s = {});
+array atleast_2d(const array& a, StreamOrDevice s = {});
+array atleast_3d(const array& a, StreamOrDevice s = {});
+/** Splits `axis` into `shape` (one entry may be -1). */
+array unflatten(const array& a, int axis, Shape shape, StreamOrDevice s = {});
+/** The slices of `a` along `axis`, with that axis removed. */
+std::vector<array> unstack(const array& a, int axis = 0, StreamOrDevice s = {});
+/** Swaps the last two axes. Throws for fewer than 2 dimensions. */
+array matrix_transpose(const array& a, StreamOrDevice s = {});
+/** Reinterprets the bytes of `a` as `dtype`; the last axis scales by the size ratio.
+ * Throws when the last axis (or a 0-d array) cannot be split or merged evenly. */
+array view(const array& a, Dtype dtype, StreamOrDevice s = {});
+/** Coordinate grids: "xy" (Cartesian, the default) or "ij" (matrix) indexing. */
+std::vector<array> meshgrid(const std::vector<array>& arrays, bool sparse = false,
+                            const std::string& indexing = "xy", StreamOrDevice s = {});
+/** The `offset`-th diagonal of the (axis1, axis2) planes, as the last axis of the result. */
+array diagonal(const array& a, int offset = 0, int axis1 = 0, int axis2 = 1, StreamOrDevice s = {});
+/** For a 1-d input, a square matrix with `a` on the k-th diagonal; for a 2-d input, its k-th
+ * diagonal. */
+array diag(const array& a, int k = 0, StreamOrDevice s = {});
+/** Sum along the `offset`-th diagonal of the (axis1, axis2) planes. */
+array trace(const array& a, int offset = 0, int axis1 = 0, int axis2 = 1,
+            std::optional<Dtype> dtype = std::nullopt, StreamOrDevice s = {});
+/** The n-th discrete difference along `axis`: a[1:] - a[:-1], n times. */
+array diff(const array& a, int n = 1, int axis = -1, StreamOrDevice s = {});
+
+/** An n x m matrix with ones at and below the k-th diagonal. */
+array tri(int n, int m, int k = 0, Dtype dtype = float32, StreamOrDevice s = {});
+/** Window functions of length M (NumPy's definitions), float32. */
+array bartlett(int M, StreamOrDevice s = {});
+array blackman(int M, StreamOrDevice s = {});
+array hamming(int M, StreamOrDevice s = {});
+array hanning(int M, StreamOrDevice s = {});
+
+/** Number of non-zero elements (uint32), over all axes or the given ones. */
+array count_nonzero(const array& a, const std::vector<int>& axes, bool keepdims = false,
+                    StreamOrDevice s = {});
+array count_nonzero(const array& a, bool keepdims = false, StreamOrDevice s = {});
+/** (min, max) over the axes (all when empty). */
+std::vector<array> minmax(const array& a, const std::vector<int>& axes, bool keepdims = false,
+                          StreamOrDevice s = {});
+/** Cumulative maximum / minimum / log-sum-exp along `axis`, as cumsum. */
+array cummax(const array& a, int axis, bool reverse = false, bool inclusive = true,
+             StreamOrDevice s = {});
+array cummin(const array& a, int axis, bool reverse = false, bool inclusive = true,
+             StreamOrDevice s = {});
+array logcumsumexp(const array& a, int axis, bool reverse = false, bool inclusive = true,
+                   StreamOrDevice s = {});
+
+/** Contraction of the last `axes` axes of a with the first `axes` axes of b (NumPy). */
+array tensordot(const array& a, const array& b, int axes = 2, StreamOrDevice s = {});
+/** Contraction of a's axes `axes_a` with b's `axes_b`, in pairs. */
+array tensordot(const array& a, const array& b, const std::vector<int>& axes_a,
+                const std::vector<int>& axes_b, StreamOrDevice s = {});
+/** sum(conj(a) * b, axis) with broadcasting. */
+array vecdot(const array& a, const array& b, int axis = -1, StreamOrDevice s = {});
+/** Kronecker product. */
+array kron(const array& a, const array& b, StreamOrDevice s = {});
+/** Einstein summation (NumPy's subscripts, with "->" and "..."), contracted pairwise along
+ * a greedy path of matrix products. Throws [einsum] for malformed subscripts. */
+array einsum(const std::string& subscripts, const std::vector<array>& operands,
+             StreamOrDevice s = {});
+/** The pairwise contraction path einsum takes and a printable report of it. */
+std::pair<std::vector<std::vector<int>>, std::string> einsum_path(
+    const std::string& subscripts, const std::vector<array>& operands);
+/** Walsh-Hadamard transform along the last axis (its length n must be m * 2^k with m in
+ * {1, 12, 20, 28}), multiplied by `scale` (default 1/sqrt(n)). */
+array hadamard_transform(const array& a, std::optional<float> scale = std::nullopt,
+                         StreamOrDevice s = {});
+/** Matrix products of a[lhs_indices] and b[rhs_indices] (indices into the broadcast batch
+ * axes of each operand; absent means all, in order), MLX's gather_mm. */
+array gather_mm(const array& a, const array& b, std::optional<array> lhs_indices = std::nullopt,
+                std::optional<array> rhs_indices = std::nullopt, bool sorted_indices = false,
+                StreamOrDevice s = {});
+/** Matrix products over segments of the contraction axis: `segments` (..., 2) holds
+ * [start, end) pairs along K; the result has shape segments.shape[:-1] + (M, N). */
+array segmented_mm(const array& a, const array& b, const array& segments, StreamOrDevice s = {});
+/** matmul with block masks (block_size 32 or 64): `mask_out` (.., M/bs, N/bs) masks output
+ * blocks, `mask_lhs` (.., M/bs, K/bs) and `mask_rhs` (.., K/bs, N/bs) input blocks; bool
+ * masks select, floating masks also scale. */
+array block_masked_mm(const array& a, const array& b, int block_size = 64,
+                      std::optional<array> mask_out = std::nullopt,
+                      std::optional<array> mask_lhs = std::nullopt,
+                      std::optional<array> mask_rhs = std::nullopt, StreamOrDevice s = {});
+
+/** Float to 8-bit float e4m3 (uint8 storage, saturating, round to nearest even) and back. */
+array to_fp8(const array& a, StreamOrDevice s = {});
+array from_fp8(const array& a, Dtype dtype = bfloat16, StreamOrDevice s = {});
+
+/** `inputs` returned as new arrays whose evaluation also waits for `dependencies`. */
+std::vector<array> depends(const std::vector<array>& inputs,
+                           const std::vector<array>& dependencies);
 
 // ---------------------------------------------------------------- operators
 
@@ -387,16 +495,16 @@ array operator<<(const array& a, const array& b);
 array operator>>(const array& a, const array& b);
 
 // A C++ scalar on either side becomes a 0-d array of its own dtype, as in MLX's C++ API.
-#define KILN_SCALAR_OPERATOR(OP)                                              \
-  template <typename T>                                                       \
-    requires std::is_arithmetic_v<T> || is_half_v<T> || is_complex_v<T>       \
-  array operator OP(const array& a, T b) {                                    \
-    return a OP array(b);                                                     \
-  }                                                                           \
-  template <typename T>                                                       \
-    requires std::is_arithmetic_v<T> || is_half_v<T> || is_complex_v<T>       \
-  array operator OP(T a, const array& b) {                                    \
-    return array(a) OP b;                                                     \
+#define KILN_SCALAR_OPERATOR(OP)                                                         \
+  template <typename T>                                                                  \
+  requires std::is_arithmetic_v<T> || is_half_v<T> || is_complex_v<T> array operator OP( \
+      const array& a, T b) {                                                             \
+    return a OP array(b);                                                                \
+  }                                                                                      \
+  template <typename T>                                                                  \
+  requires std::is_arithmetic_v<T> || is_half_v<T> || is_complex_v<T> array operator OP( \
+      T a, const array& b) {                                                             \
+    return array(a) OP b;                                                                \
   }
 KILN_SCALAR_OPERATOR(+)
 KILN_SCALAR_OPERATOR(-)

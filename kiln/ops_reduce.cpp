@@ -304,7 +304,7 @@ array scan(const array& a, int axis_in, bool reverse, bool inclusive, Scan::Redu
   auto stream = to_stream(s);
   int axis = normalize_axis(axis_in, static_cast<int>(a.ndim()), op);
   auto prim = std::make_shared<Scan>(stream, type, axis, reverse, inclusive);
-  return array(a.shape(), detail::sum_dtype(a.dtype()), std::move(prim), {a});
+  return array(a.shape(), Scan::out_dtype(type, a.dtype()), std::move(prim), {a});
 }
 
 }  // namespace
@@ -315,6 +315,23 @@ array cumsum(const array& a, int axis, bool reverse, bool inclusive, StreamOrDev
 
 array cumprod(const array& a, int axis, bool reverse, bool inclusive, StreamOrDevice s) {
   return scan(a, axis, reverse, inclusive, Scan::Prod, "cumprod", s);
+}
+
+array cummax(const array& a, int axis, bool reverse, bool inclusive, StreamOrDevice s) {
+  check_real(a, "cummax");
+  return scan(a, axis, reverse, inclusive, Scan::Max, "cummax", s);
+}
+
+array cummin(const array& a, int axis, bool reverse, bool inclusive, StreamOrDevice s) {
+  check_real(a, "cummin");
+  return scan(a, axis, reverse, inclusive, Scan::Min, "cummin", s);
+}
+
+// Integers and bool are computed in float32, as MLX does.
+array logcumsumexp(const array& a, int axis, bool reverse, bool inclusive, StreamOrDevice s) {
+  check_real(a, "logcumsumexp");
+  const Dtype d = is_floating_point(a.dtype()) ? a.dtype() : float32;
+  return scan(astype(a, d, s), axis, reverse, inclusive, Scan::LogAddExp, "logcumsumexp", s);
 }
 
 // ---------------------------------------------------------------- sort, argsort

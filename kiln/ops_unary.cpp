@@ -175,6 +175,9 @@ array floor(const array& a, StreamOrDevice s) {
 array ceil(const array& a, StreamOrDevice s) {
   return rounding<Ceil>(a, s, "ceil");
 }
+array trunc(const array& a, StreamOrDevice s) {
+  return rounding<Trunc>(a, s, "trunc");
+}
 
 array round(const array& a, int decimals, StreamOrDevice s) {
   if (decimals == 0) return rounding<Round>(a, s, "round");

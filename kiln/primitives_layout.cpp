@@ -219,6 +219,40 @@ std::pair<std::vector<array>, std::vector<int>> Contiguous::vmap(const std::vect
   return {{contiguous(inputs[0], allow_col_major_, stream())}, axes};
 }
 
+// ---------------------------------------------------------------- View
+bool View::is_equivalent(const Primitive& other) const {
+  auto* o = dynamic_cast<const View*>(&other);
+  return o && o->dtype_ == dtype_;
+}
+std::vector<Shape> View::output_shapes(const std::vector<array>& inputs) {
+  Shape shape = inputs[0].shape();
+  if (!shape.empty()) {
+    shape.back() = static_cast<int32_t>(int64_t{shape.back()} * inputs[0].itemsize() / dtype_.size);
+  }
+  return {shape};
+}
+// Reinterpreting bits has no derivative; integer views never get here (no tangents).
+std::vector<array> View::jvp(const std::vector<array>&, const std::vector<array>&,
+                             const std::vector<int>&) {
+  throw std::invalid_argument("[view] Reinterpreting the bits of an array is not differentiable.");
+}
+std::vector<array> View::vjp(const std::vector<array>&, const std::vector<array>&,
+                             const std::vector<int>&, const std::vector<array>&) {
+  throw std::invalid_argument("[view] Reinterpreting the bits of an array is not differentiable.");
+}
+std::pair<std::vector<array>, std::vector<int>> View::vmap(const std::vector<array>& inputs,
+                                                           const std::vector<int>& axes) {
+  if (axes[0] < 0) return {{view(inputs[0], dtype_, stream())}, {-1}};
+  // The batch axis first, so that the last axis that scales is never the batch axis.
+  array x = moveaxis(inputs[0], axes[0], 0, stream());
+  if (x.ndim() == 1 && x.itemsize() != dtype_.size) {
+    throw std::invalid_argument(
+        "[view] Changing the type of a scalar is only allowed for types "
+        "with the same size.");
+  }
+  return {{view(x, dtype_, stream())}, {0}};
+}
+
 // ---------------------------------------------------------------- AsStrided
 bool AsStrided::is_equivalent(const Primitive& other) const {
   auto* o = dynamic_cast<const AsStrided*>(&other);

@@ -127,6 +127,22 @@ class AsStrided : public UnaryPrimitive {
   int64_t offset_;
 };
 
+/** The bytes of a row-contiguous input read as another dtype (the op makes the input
+ * contiguous): the last axis scales by the ratio of the item sizes. Not differentiable. */
+class View : public UnaryPrimitive {
+ public:
+  View(Stream stream, Dtype dtype) : UnaryPrimitive(stream), dtype_(dtype) {}
+  KILN_PRIMITIVE_EVAL_UNARY()
+  KILN_PRIMITIVE_GRADS()
+  KILN_PRIMITIVE_VMAP()
+  KILN_PRIMITIVE_NAME(View)
+  bool is_equivalent(const Primitive& other) const override;
+  std::vector<Shape> output_shapes(const std::vector<array>& inputs) override;
+
+ private:
+  Dtype dtype_;
+};
+
 /**
  * Bounds of a strided slice, already normalized by the op (Python's clamping): per axis,
  * `start` is the first index taken, then every `strides`-th up to `stop` (exclusive; -1 for

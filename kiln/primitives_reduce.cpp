@@ -2,9 +2,11 @@
 #include "kiln/primitives_reduce.h"
 
 #include <algorithm>
+#include <cmath>
 #include <ostream>
 
 #include "kiln/ops.h"
+#include "kiln/primitives_indexing.h"
 #include "kiln/utils.h"
 
 namespace kiln {
@@ -196,7 +198,23 @@ std::pair<std::vector<array>, std::vector<int>> ArgReduce::vmap(const std::vecto
 // ---------------------------------------------------------------- Scan
 
 const char* Scan::name() const {
-  return type_ == Sum ? "CumSum" : "CumProd";
+  switch (type_) {
+    case Sum:
+      return "CumSum";
+    case Prod:
+      return "CumProd";
+    case Max:
+      return "CumMax";
+    case Min:
+      return "CumMin";
+    case LogAddExp:
+      return "CumLogSumExp";
+  }
+  return "Scan";
+}
+
+Dtype Scan::out_dtype(ReduceType type, Dtype in) {
+  return type == Sum || type == Prod ? detail::sum_dtype(in) : in;
 }
 
 void Scan::print(std::ostream& os) {
@@ -210,15 +228,92 @@ bool Scan::is_equivalent(const Primitive& other) const {
          o->inclusive_ == inclusive_;
 }
 
+namespace {
+
+array scan_op(Scan::ReduceType t, const array& x, int axis, bool reverse, bool inclusive,
+              const Stream& s) {
+  switch (t) {
+    case Scan::Sum:
+      return cumsum(x, axis, reverse, inclusive, s);
+    case Scan::Prod:
+      return cumprod(x, axis, reverse, inclusive, s);
+    case Scan::Max:
+      return cummax(x, axis, reverse, inclusive, s);
+    case Scan::Min:
+      return cummin(x, axis, reverse, inclusive, s);
+    case Scan::LogAddExp:
+      return logcumsumexp(x, axis, reverse, inclusive, s);
+  }
+  throw std::logic_error("[Scan] Unknown scan type.");
+}
+
+// For cummax/cummin: the position along `axis` of the input element each output takes its
+// value from (the latest one reaching the running extreme, NaN included), -1 for the first
+// output of an exclusive scan (the identity).
+array extreme_source(Scan::ReduceType t, const array& x, int axis, bool reverse, bool inclusive,
+                     const Stream& s) {
+  const int n = x.shape(axis);
+  Shape pos_shape(x.ndim(), 1);
+  pos_shape[axis] = n;
+  // Positions in scan order, so that the running maximum of reached positions is the latest.
+  array pos = reshape(arange(0, n, 1, int32, s), pos_shape, s);
+  if (reverse) pos = subtract(array(n - 1, int32), pos, s);
+  array y = scan_op(t, x, axis, reverse, true, s);
+  array hit = logical_or(equal(x, y, s), isnan(x, s), s);
+  array src = cummax(where(hit, pos, array(-1, int32), s), axis, reverse, true, s);
+  if (!inclusive && n > 0) {
+    // Output j takes what inclusive output j-1 (in scan order) took.
+    Shape start(x.ndim(), 0), stop = x.shape();
+    if (reverse)
+      start[axis] = 1;
+    else
+      stop[axis] = n - 1;
+    Shape edge = x.shape();
+    edge[axis] = 1;
+    array none = full(edge, array(-1, int32), s);
+    array kept = slice(src, start, stop, s);
+    src = reverse ? concatenate({kept, none}, axis, s) : concatenate({none, kept}, axis, s);
+  }
+  return reverse ? where(greater_equal(src, array(0, int32), s),
+                         subtract(array(n - 1, int32), src, s), src, s)
+                 : src;
+}
+
+// log of the positive and negative parts of v: (log max(v, 0), log max(-v, 0)).
+std::pair<array, array> log_parts(const array& v, const Stream& s) {
+  array zero = zeros_like(v, s);
+  return {log(maximum(v, zero, s), s), log(maximum(negative(v, s), zero, s), s)};
+}
+
+}  // namespace
+
 // cumprod's derivatives divide by x only before the first zero of each scan line; at the
 // first zero they use the scan of x with that zero replaced by 1, and after it they vanish
 // (every product there contains the zero). Exact for any number of zeros.
+// cummax/cummin pass each output's derivative to the element it copies. logcumsumexp's
+// derivatives are sums of t_i exp(x_i - y_j), computed as log-sum-exps of the positive and
+// negative parts of t so that no exponential overflows.
 std::vector<array> Scan::jvp(const std::vector<array>& primals, const std::vector<array>& tangents,
                              const std::vector<int>&) {
   auto s = stream();
   const array& t = tangents[0];
-  if (type_ == Sum) return {cumsum(t, axis_, reverse_, inclusive_, s)};
   const array& x = primals[0];
+  if (type_ == Sum) return {cumsum(t, axis_, reverse_, inclusive_, s)};
+  if (type_ == Max || type_ == Min) {
+    array src = extreme_source(type_, x, axis_, reverse_, inclusive_, s);
+    array valid = greater_equal(src, array(0, int32), s);
+    array taken = take_along_axis(t, maximum(src, array(0, int32), s), axis_, s);
+    return {where(valid, taken, zeros_like(taken, s), s)};
+  }
+  if (type_ == LogAddExp) {
+    array y = logcumsumexp(x, axis_, reverse_, inclusive_, s);
+    auto [lp, ln] = log_parts(t, s);
+    auto part = [&](const array& l) {
+      return exp(subtract(logcumsumexp(add(l, x, s), axis_, reverse_, inclusive_, s), y, s), s);
+    };
+    array r = subtract(part(lp), part(ln), s);
+    return {where(isneginf(y, s), zeros_like(r, s), r, s)};
+  }
   array zero(0, x.dtype()), one(1, x.dtype());
   array is_zero = equal(x, zero, s);
   array zeros_seen = cumsum(is_zero, axis_, reverse_, true, s);
@@ -240,11 +335,29 @@ std::vector<array> Scan::vjp(const std::vector<array>& primals,
                              const std::vector<array>& outputs) {
   auto s = stream();
   const array& g = cotangents[0];
+  const array& x = primals[0];
   // The transpose of a scan sums the cotangents over the outputs each input reached: the
   // same scan in the other direction.
   auto scan_back = [&](const array& v) { return cumsum(v, axis_, !reverse_, inclusive_, s); };
   if (type_ == Sum) return {scan_back(g)};
-  const array& x = primals[0];
+  if (type_ == Max || type_ == Min) {
+    array src = extreme_source(type_, x, axis_, reverse_, inclusive_, s);
+    array valid = greater_equal(src, array(0, int32), s);
+    array gv = where(valid, g, zeros_like(g, s), s);
+    return {detail::scatter_along_axis(ScatterReduce::sum, zeros_like(x, s),
+                                       maximum(src, array(0, int32), s), gv, axis_, s)};
+  }
+  if (type_ == LogAddExp) {
+    const array& y = outputs[0];
+    auto [lp, ln] = log_parts(g, s);
+    // Outputs that summed nothing (-inf, the first of an exclusive scan) pass nothing back.
+    array empty = isneginf(y, s);
+    auto part = [&](const array& l) {
+      array v = where(empty, full_like(l, array(-INFINITY, l.dtype()), s), subtract(l, y, s), s);
+      return exp(add(x, logcumsumexp(v, axis_, !reverse_, inclusive_, s), s), s);
+    };
+    return {subtract(part(lp), part(ln), s)};
+  }
   const array& y = outputs[0];
   array zero(0, x.dtype()), one(1, x.dtype());
   array is_zero = equal(x, zero, s);
@@ -262,10 +375,7 @@ std::vector<array> Scan::vjp(const std::vector<array>& primals,
 std::pair<std::vector<array>, std::vector<int>> Scan::vmap(const std::vector<array>& inputs,
                                                            const std::vector<int>& axes) {
   int axis = shift_axis(axis_, axes[0]);
-  array x = inputs[0];
-  array r = type_ == Sum ? cumsum(x, axis, reverse_, inclusive_, stream())
-                         : cumprod(x, axis, reverse_, inclusive_, stream());
-  return {{r}, {axes[0]}};
+  return {{scan_op(type_, inputs[0], axis, reverse_, inclusive_, stream())}, {axes[0]}};
 }
 
 // ---------------------------------------------------------------- Sort, ArgSort

@@ -66,13 +66,16 @@ class ArgReduce : public UnaryPrimitive {
 };
 
 /**
- * Cumulative sum / product along `axis`: inclusive (out[i] combines in[0..i]) or exclusive
- * (in[0..i-1], the identity first); `reverse` runs from the end. Same shape as the input;
- * the output dtype follows Sum's widening and half types accumulate in float32.
+ * Cumulative sum / product / max / min / log-sum-exp along `axis`: inclusive (out[i]
+ * combines in[0..i]) or exclusive (in[0..i-1], the identity first); `reverse` runs from the
+ * end. Same shape as the input. Sum and Prod widen as Sum does; Max, Min and LogAddExp keep
+ * the input dtype (LogAddExp takes floating inputs). Half types accumulate in float32.
  */
 class Scan : public UnaryPrimitive {
  public:
-  enum ReduceType { Sum, Prod };
+  enum ReduceType { Sum, Prod, Max, Min, LogAddExp };
+  /** The output dtype of a scan of `type` over `in`. */
+  static Dtype out_dtype(ReduceType type, Dtype in);
 
   Scan(Stream stream, ReduceType type, int axis, bool reverse, bool inclusive)
       : UnaryPrimitive(stream),

@@ -129,6 +129,15 @@ KILN_SMOOTH_UNARY(Sigmoid, sigmoid, multiply(y, subtract(constant(1, x), y, s), 
 // Rounding is piecewise constant.
 KILN_ZERO_GRAD_UNARY(Floor, floor)
 KILN_ZERO_GRAD_UNARY(Ceil, ceil)
+KILN_ZERO_GRAD_UNARY(Trunc, trunc)
+// fp8 bits are integers: no derivative flows through either conversion.
+KILN_ZERO_GRAD_UNARY(ToFP8, to_fp8)
+namespace {
+array from_fp8_float32(const array& x, StreamOrDevice s) {
+  return from_fp8(x, float32, s);
+}
+}  // namespace
+KILN_ZERO_GRAD_UNARY(FromFP8, from_fp8_float32)
 KILN_ZERO_GRAD_UNARY(Round, round0)
 // Logical, bitwise and classification results are bool or integer: no gradient.
 KILN_ZERO_GRAD_UNARY(LogicalNot, logical_not)

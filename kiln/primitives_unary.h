@@ -72,8 +72,15 @@ KILN_UNARY_PRIMITIVE(Sigmoid)
 // Rounding (real floating types; the ops return integer inputs unchanged).
 KILN_UNARY_PRIMITIVE(Floor)
 KILN_UNARY_PRIMITIVE(Ceil)
+KILN_UNARY_PRIMITIVE(Trunc)
 /** Round half to even. */
 KILN_UNARY_PRIMITIVE(Round)
+
+// 8-bit floats (OCP e4m3, uint8 storage).
+/** A floating value to e4m3 bits: round to nearest even, saturating to +-448 (NaN too). */
+KILN_UNARY_PRIMITIVE(ToFP8)
+/** e4m3 bits (uint8) to float32. */
+KILN_UNARY_PRIMITIVE(FromFP8)
 
 // Logic and bits.
 /** x == 0, for any dtype; bool output. */

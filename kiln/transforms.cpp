@@ -455,21 +455,6 @@ std::vector<array> vmap_impl(const ArrayFn& fun, const std::vector<array>& input
   return results;
 }
 
-// Outputs equal to `inputs`, computed only after `deps`.
-std::vector<array> depends(const std::vector<array>& inputs, const std::vector<array>& deps) {
-  std::vector<Shape> shapes;
-  std::vector<Dtype> dtypes;
-  for (const auto& x : inputs) {
-    shapes.push_back(x.shape());
-    dtypes.push_back(x.dtype());
-  }
-  std::vector<array> all = inputs;
-  all.insert(all.end(), deps.begin(), deps.end());
-  Stream s = deps.empty() ? to_stream(StreamOrDevice{}) : stream_of(deps[0]);
-  return array::make_arrays(std::move(shapes), dtypes,
-                            std::make_shared<Depends>(s, static_cast<int>(inputs.size())), all);
-}
-
 // The rules custom_function uses when the user gives none: transform `fun` itself.
 CustomVjpFn default_vjp(ArrayFn fun) {
   return [fun = std::move(fun)](const std::vector<array>& primals,
@@ -518,6 +503,22 @@ ArrayFn make_custom(ArrayFn fun, CustomVjpFn fvjp, CustomJvpFn fjvp, CustomVmapF
 }
 
 }  // namespace
+
+// Outputs equal to `inputs` (sharing their buffers), computed only after `deps` (MLX's
+// depends; checkpoint uses it to order the recomputation after the forward pass).
+std::vector<array> depends(const std::vector<array>& inputs, const std::vector<array>& deps) {
+  std::vector<Shape> shapes;
+  std::vector<Dtype> dtypes;
+  for (const auto& x : inputs) {
+    shapes.push_back(x.shape());
+    dtypes.push_back(x.dtype());
+  }
+  std::vector<array> all = inputs;
+  all.insert(all.end(), deps.begin(), deps.end());
+  Stream s = deps.empty() ? to_stream(StreamOrDevice{}) : stream_of(deps[0]);
+  return array::make_arrays(std::move(shapes), dtypes,
+                            std::make_shared<Depends>(s, static_cast<int>(inputs.size())), all);
+}
 
 // ---------------------------------------------------------------- vjp and jvp
 

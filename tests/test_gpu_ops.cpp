@@ -526,13 +526,81 @@ std::vector<Row> random_rows() {
   };
 }
 
+// The NumPy-style ops of ops_numpy.cpp, ops_einsum.cpp and ops_products.cpp: compositions of
+// the primitives above, and the Trunc, ToFP8/FromFP8, View and new Scan kernels.
+std::vector<Row> numpy_rows() {
+  static const array lhs_idx({2, 0, 1, 2}, int32);
+  static const array rhs_idx({1, 1, 0, 0}, int32);
+  static const array segments({0, 20, 10, 40, 33, 33}, {3, 2}, int32);
+  static const array block_mask({true, false, true, true, false, true}, {2, 3}, bool_);
+  const std::vector<Dtype> halves = {float32, float16, bfloat16};
+  return {
+      row("trunc", "", FN1(trunc(a)), {T({30, 40}, -5, 5)}).types(kFloats),
+      row("degrees", "", FN1(degrees(a)), {T({30, 40})}).types({float32, int32}),
+      row("radians", "", FN1(radians(a)), {T({30, 40})}),
+      row("logical_xor", "", FN2(logical_xor(a, b)), {T({3, 40}), T({40})}).types(kSome),
+      row("divmod", "", FNV(divmod(x[0], x[1])), {T({30, 40}, -9, 9), T({40}, 1, 4)})
+          .types({float32, int32}),
+      row("nan_to_num", "", FN1(nan_to_num(divide(log(a), a))), {T({30, 40}, -1, 1)}).types(halves),
+      row("flip", "", FN1(flip(a, std::vector<int>{0, 2})), {L(T({4, 5, 6}), Layout::strided)})
+          .types(kSome),
+      row("roll", "", FN1(roll(a, Shape{3, -7}, {0, 1})), {T({20, 30})}).types(kSome),
+      row("roll", "flat", FN1(roll(a, 11)), {L(T({6, 7}), Layout::transposed)}),
+      row("atleast_1d", "", FN1(atleast_1d(a)), {T({})}),
+      row("atleast_2d", "", FN1(atleast_2d(a)), {T({5})}),
+      row("atleast_3d", "", FN1(atleast_3d(a)), {T({4, 5})}),
+      row("unflatten", "", FN1(unflatten(a, 1, {4, -1})), {L(T({3, 20}), Layout::transposed)}),
+      row("unstack", "", FNV(unstack(x[0], 1)), {T({3, 4})}),
+      row("matrix_transpose", "", FN1(matrix_transpose(a)), {T({2, 3, 4})}),
+      row("view", "widen", FN1(view(a, uint32)), {T({6, 8})}).types({uint8, int16, bfloat16}),
+      row("view", "narrow_strided", FN1(view(a, uint8)), {L(T({6, 8}), Layout::strided)})
+          .types({float32, int64}),
+      row("meshgrid", "", FNV(meshgrid({x[0], x[1]})), {T({30}), T({40})}),
+      row("diagonal", "", FN1(diagonal(a, 2, 2, 0)), {T({20, 5, 30})}).types(kSome),
+      row("diag", "vector", FN1(diag(a, -2)), {T({30})}),
+      row("diag", "matrix", FN1(diag(a, 3)), {L(T({30, 40}), Layout::transposed)}),
+      row("trace", "", FN1(trace(a, 1, 1, 2)), {T({4, 30, 30})}).types({float32, int32}),
+      row("diff", "", FN1(diff(a, 2, 1)), {T({30, 40})}).types({float32, int32}),
+      row("tri", "", FN0(tri(30, 40, -3, t)), {}).types(kSome),
+      row("bartlett", "", FN0(bartlett(33)), {}),
+      row("blackman", "", FN0(blackman(33)), {}),
+      row("hamming", "", FN0(hamming(33)), {}),
+      row("hanning", "", FN0(hanning(33)), {}),
+      row("count_nonzero", "", FN1(count_nonzero(a, std::vector<int>{1})), {T({30, 40}, -1, 1)})
+          .types({int32, float32}),
+      row("minmax", "", FNV(minmax(x[0], {0})), {T({30, 40})}).types({float32, int16}),
+      row("cummax", "", FN1(cummax(a, 1)), {T({30, 400})}).types({float32, bfloat16, int32, uint8}),
+      row("cummax", "columns_reverse_exclusive", FN1(cummax(a, 0, true, false)), {T({300, 40})})
+          .types({float32, int64}),
+      row("cummin", "", FN1(cummin(a, 1)), {T({30, 5000})}).types({float32, float16, int16}),
+      row("logcumsumexp", "", FN1(logcumsumexp(a, 1)), {T({30, 400})}).types(halves),
+      row("logcumsumexp", "long_reverse", FN1(logcumsumexp(a, 0, true)), {T({20000, 3})}),
+      row("tensordot", "", FN2(tensordot(a, b, {0, 2}, {1, 0})), {T({20, 3, 40}), T({40, 20, 5})}),
+      row("vecdot", "", FN2(vecdot(a, b)), {T({30, 40}), T({40})}).types({float32, complex64}),
+      row("kron", "", FN2(kron(a, b)), {T({5, 6}), T({3, 4})}).types(kSome),
+      row("einsum", "", FN3(einsum("bij,bjk,kl->bil", {a, b, c})),
+          {T({2, 20, 30}), T({2, 30, 10}), T({10, 15})}),
+      row("hadamard_transform", "", FN1(hadamard_transform(a)), {T({5, 1024})}).types(halves),
+      row("hadamard_transform", "m28", FN1(hadamard_transform(a)), {T({3, 28 * 64})}),
+      row("gather_mm", "", FN2(gather_mm(a, b, lhs_idx, rhs_idx)), {T({3, 20, 30}), T({2, 30, 10})})
+          .types(halves),
+      row("segmented_mm", "", FN2(segmented_mm(a, b, segments)), {T({20, 40}), T({40, 30})}),
+      row("block_masked_mm", "", FN2(block_masked_mm(a, b, 32, block_mask)),
+          {T({60, 40}), T({40, 70})}),
+      row("to_fp8", "", FN1(to_fp8(a)), {T({30, 40}, -500, 500)}).types(halves),
+      row("from_fp8", "", FN1(from_fp8(a, float32)), {D({30, 40}, uint8, 0, 255)}),
+      row("depends", "", FNV(depends({x[0]}, {x[1]})), {T({30, 40}), T({5})}),
+  };
+}
+
 // ---------------------------------------------------------------- the cases
 
 const std::vector<Row>& all_rows() {
   static const std::vector<Row> rows = [] {
     std::vector<Row> r;
-    for (auto part : {creation_rows(), layout_rows(), unary_rows(), binary_rows(), operator_rows(),
-                      reduction_rows(), linalg_rows(), indexing_rows(), random_rows()}) {
+    for (auto part :
+         {creation_rows(), layout_rows(), unary_rows(), binary_rows(), operator_rows(),
+          reduction_rows(), linalg_rows(), indexing_rows(), random_rows(), numpy_rows()}) {
       r.insert(r.end(), part.begin(), part.end());
     }
     return r;
@@ -642,8 +710,8 @@ void expect_same(const array& gpu, const array& cpu, double rtol) {
     const bool c_nan = std::isnan(c[i].real()) || std::isnan(c[i].imag());
     const bool g_nan = std::isnan(g[i].real()) || std::isnan(g[i].imag());
     // Equal values pass first: infinities (an overflowing prod) differ by nan.
-    const bool ok = g[i] == c[i] ||
-                    (c_nan ? g_nan : std::abs(g[i] - c[i]) <= rtol * (1 + std::abs(c[i])));
+    const bool ok =
+        g[i] == c[i] || (c_nan ? g_nan : std::abs(g[i] - c[i]) <= rtol * (1 + std::abs(c[i])));
     if (!ok && reported++ < 5) {
       ADD_FAILURE() << "element " << i << ": gpu " << g[i] << ", cpu " << c[i] << " (seed "
                     << test::seed() << ")";
@@ -683,7 +751,8 @@ INSTANTIATE_TEST_SUITE_P(Ops, CrossDevice, ::testing::ValuesIn(all_cases()),
 
 // Every op declared in kiln/ops.h has at least one row.
 TEST(CrossDeviceTable, EveryOpHasARow) {
-  auto header = std::filesystem::path(__FILE__).parent_path().parent_path() / "kiln" / "ops.h";
+  // The source tree from CMake: __FILE__ may be relative to the build (ccache's base_dir).
+  auto header = std::filesystem::path(KILN_SOURCE_DIR) / "kiln" / "ops.h";
   std::ifstream file(header);
   ASSERT_TRUE(file) << "cannot read " << header;
   std::set<std::string> declared;

@@ -397,11 +397,84 @@ std::vector<Row> random_rows() {
   };
 }
 
+// The NumPy-style ops of ops_numpy.cpp, ops_einsum.cpp and ops_products.cpp.
+std::vector<Row> numpy_rows() {
+  static const array lhs_idx({2, 0, 1}, int32);
+  static const array rhs_idx({1, 1, 0}, int32);
+  static const array segments({0, 2, 1, 4, 3, 3}, {3, 2}, int32);
+  static const array block_mask({true, false, true, true}, {2, 2}, bool_);
+  Input fp8{{3, 4}, uint8, 0, 255};
+  return {
+      row("trunc", "", FN1(trunc(a)), {F({3, 4}, -3, 3)}),
+      UNARY(degrees, -3, 3),
+      UNARY(radians, -3, 3),
+      row("logical_xor", "", FN2(logical_xor(a, b)), {F({3, 4}), F({4})}),
+      row("divmod", "", FNV(divmod(x[0], x[1])), {F({3, 4}, -3, 3), F({3, 4}, 0.5, 2)}),
+      row("nan_to_num", "", FN1(nan_to_num(divide(a, a))), {F({3, 4}, 0.5, 2)}),
+      row("flip", "axes", FN1(flip(a, std::vector<int>{0, 2})), {F({2, 3, 4})}),
+      row("flip", "all", FN1(flip(a)), {F({2, 3})}),
+      row("roll", "flat", FN1(roll(a, 5)), {F({3, 4})}),
+      row("roll", "axes", FN1(roll(a, Shape{1, -2}, {0, 1})), {F({3, 4})}),
+      row("atleast_1d", "", FN1(atleast_1d(a)), {F({})}),
+      row("atleast_2d", "", FN1(atleast_2d(a)), {F({4})}),
+      row("atleast_3d", "", FN1(atleast_3d(a)), {F({3, 4})}),
+      row("unflatten", "", FN1(unflatten(a, 1, {2, -1})), {F({3, 4})}),
+      row("unstack", "", FNV(unstack(x[0], 1)), {F({3, 4})}),
+      row("matrix_transpose", "", FN1(matrix_transpose(a)), {F({2, 3, 4})}),
+      row("view", "bits", FN1(view(a, int64)), {F({3, 4})}),
+      row("meshgrid", "xy", FNV(meshgrid({x[0], x[1]})), {F({3}), F({4})}),
+      row("meshgrid", "ij_sparse", FNV(meshgrid({x[0], x[1]}, true, "ij")), {F({3}), F({4})}),
+      row("diagonal", "offset", FN1(diagonal(a, 1, 0, 2)), {F({3, 2, 4})}),
+      row("diagonal", "negative", FN1(diagonal(a, -1)), {F({4, 3})}),
+      row("diag", "vector", FN1(diag(a, -1)), {F({3})}),
+      row("diag", "matrix", FN1(diag(a, 1)), {F({3, 4})}),
+      row("trace", "", FN1(trace(a, 0, 1, 2)), {F({2, 3, 3})}),
+      row("diff", "", FN1(diff(a, 2, 0)), {F({4, 3})}),
+      row("tri", "", FN1(multiply(a, tri(3, 4, 1, float64))), {F({3, 4})}),
+      row("bartlett", "", FN1(multiply(a, astype(bartlett(5), float64))), {F({5})}),
+      row("blackman", "", FN1(multiply(a, astype(blackman(5), float64))), {F({5})}),
+      row("hamming", "", FN1(multiply(a, astype(hamming(5), float64))), {F({5})}),
+      row("hanning", "", FN1(multiply(a, astype(hanning(5), float64))), {F({5})}),
+      row("count_nonzero", "", FN1(count_nonzero(a, std::vector<int>{1})), {F({3, 4})}),
+      row("count_nonzero", "all", FN1(count_nonzero(a)), {F({3, 4})}),
+      row("minmax", "", FNV(minmax(x[0], {1})), {F({3, 4})}),
+      row("cummax", "", FN1(cummax(a, 1)), {F({3, 4})}),
+      // Exclusive scans start from +-inf, where finite differences are NaN: their
+      // derivatives are checked in python/tests/test_ops_numpy.py.
+      row("cummax", "reverse", FN1(cummax(a, 0, true)), {F({3, 4})}),
+      row("cummin", "", FN1(cummin(a, 1)), {F({3, 4})}),
+      row("cummin", "reverse", FN1(cummin(a, 1, true)), {F({3, 4})}),
+      row("logcumsumexp", "", FN1(logcumsumexp(a, 1)), {F({3, 4})}),
+      row("logcumsumexp", "reverse", FN1(logcumsumexp(a, 0, true)), {F({3, 4})}),
+      row("tensordot", "int", FN2(tensordot(a, b, 1)), {F({2, 3}), F({3, 4})}),
+      row("tensordot", "axes", FN2(tensordot(a, b, {0, 2}, {1, 0})), {F({2, 3, 4}), F({4, 2, 5})}),
+      row("vecdot", "", FN2(vecdot(a, b)), {F({3, 4}), F({4})}),
+      row("kron", "", FN2(kron(a, b)), {F({2, 3}), F({2, 2})}),
+      row("einsum", "matmul", FN2(einsum("ij,jk->ik", {a, b})), {F({2, 3}), F({3, 4})}),
+      row("einsum", "batched_implicit", FN2(einsum("bij,bjk", {a, b})),
+          {F({2, 2, 3}), F({2, 3, 2})}),
+      row("einsum", "diag_ellipsis", FN2(einsum("...ii,...i->...", {a, b})),
+          {F({2, 3, 3}), F({3})}),
+      row("einsum", "three", FN3(einsum("ij,jk,kl->il", {a, b, c})),
+          {F({2, 3}), F({3, 4}), F({4, 2})}),
+      row("hadamard_transform", "pow2", FN1(hadamard_transform(a)), {F({3, 8})}),
+      row("hadamard_transform", "m12", FN1(hadamard_transform(a, 0.5f)), {F({2, 24})}),
+      row("gather_mm", "", FN2(gather_mm(a, b, lhs_idx, rhs_idx)), {F({3, 2, 4}), F({2, 4, 3})}),
+      row("gather_mm", "default", FN2(gather_mm(a, b)), {F({2, 2, 4}), F({1, 4, 3})}),
+      row("segmented_mm", "", FN2(segmented_mm(a, b, segments)), {F({2, 4}), F({4, 3})}),
+      row("block_masked_mm", "", FN2(block_masked_mm(a, b, 32, block_mask)),
+          {F({40, 8}), F({8, 40})}),
+      row("to_fp8", "", FN1(to_fp8(a)), {F({3, 4})}),
+      row("from_fp8", "", FN1(from_fp8(a, float64)), {fp8}),
+      row("depends", "", FNV(depends({x[0]}, {x[1]})), {F({3, 4}), F({2})}),
+  };
+}
+
 const std::vector<Row>& all_rows() {
   static const std::vector<Row> rows = [] {
     std::vector<Row> r;
     for (auto part : {creation_rows(), layout_rows(), unary_rows(), binary_rows(), reduction_rows(),
-                      linalg_rows(), indexing_rows(), random_rows()}) {
+                      linalg_rows(), indexing_rows(), random_rows(), numpy_rows()}) {
       r.insert(r.end(), part.begin(), part.end());
     }
     std::set<std::string> used;
@@ -790,7 +863,8 @@ TEST(GradCheckTable, TheChecksCatchWrongTransforms) {
 
 // Every op declared in kiln/ops.h has at least one row.
 TEST(GradCheckTable, EveryOpHasARow) {
-  auto header = std::filesystem::path(__FILE__).parent_path().parent_path() / "kiln" / "ops.h";
+  // The source tree from CMake: __FILE__ may be relative to the build (ccache's base_dir).
+  auto header = std::filesystem::path(KILN_SOURCE_DIR) / "kiln" / "ops.h";
   std::ifstream file(header);
   ASSERT_TRUE(file) << "cannot read " << header;
   std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());

@@ -126,7 +126,7 @@ void init_array(py::module_& m) {
   cls.attr("__array_priority__") = 100;
 
   // Helper types first, so that signatures using them name them.
-  py::class_<ArrayIterator>(m, "_ArrayIterator")
+  py::class_<ArrayIterator>(m, "ArrayIterator")
       .def("__iter__", [](py::object it) { return it; })
       .def("__next__", [](ArrayIterator& it) {
         if (it.i >= it.a.shape()[0]) throw py::stop_iteration();
@@ -134,7 +134,7 @@ void init_array(py::module_& m) {
       });
   // `x.at[index].add(value)` and friends.
   py::class_<ArrayAtIndex> at_index(m, "_ArrayAtIndex");
-  py::class_<ArrayAt>(m, "_ArrayAt").def("__getitem__", [](const ArrayAt& at, py::object index) {
+  py::class_<ArrayAt>(m, "ArrayAt").def("__getitem__", [](const ArrayAt& at, py::object index) {
     return ArrayAtIndex{at.a, std::move(index)};
   });
   auto def_at = [&](const char* name, AtOp op, const char* doc) {
@@ -401,6 +401,28 @@ void init_array(py::module_& m) {
            py::arg("inclusive") = true, stream, "See :func:`cumsum`.")
       .def("cumprod", &scan_cumprod, axis_none, py::kw_only(), py::arg("reverse") = false,
            py::arg("inclusive") = true, stream, "See :func:`cumprod`.")
+      .def("cummax", &scan_cummax, axis_none, py::kw_only(), py::arg("reverse") = false,
+           py::arg("inclusive") = true, stream, "See :func:`cummax`.")
+      .def("cummin", &scan_cummin, axis_none, py::kw_only(), py::arg("reverse") = false,
+           py::arg("inclusive") = true, stream, "See :func:`cummin`.")
+      .def("logcumsumexp", &scan_logcumsumexp, axis_none, py::kw_only(), py::arg("reverse") = false,
+           py::arg("inclusive") = true, stream, "See :func:`logcumsumexp`.")
+      .def(
+          "diag", [](const array& a, int k, StreamOrDevice s) { return diag(a, k, s); },
+          py::arg("k") = 0, py::kw_only(), stream, "See :func:`diag`.")
+      .def(
+          "diagonal",
+          [](const array& a, int offset, int axis1, int axis2, StreamOrDevice s) {
+            return diagonal(a, offset, axis1, axis2, s);
+          },
+          py::arg("offset") = 0, py::arg("axis1") = 0, py::arg("axis2") = 1, stream,
+          "See :func:`diagonal`.")
+      .def(
+          "view", [](const array& a, Dtype dtype, StreamOrDevice s) { return view(a, dtype, s); },
+          py::arg("dtype"), py::kw_only(), stream, "See :func:`view`.")
+      .def_property_readonly(
+          "mT", [](const array& a) { return matrix_transpose(a); },
+          "The array with its last two axes swapped (:func:`matrix_transpose`).")
       .def(
           "reshape",
           [](const array& a, py::args shape, StreamOrDevice s) {
@@ -443,6 +465,30 @@ void init_array(py::module_& m) {
           "round",
           [](const array& a, int decimals, StreamOrDevice s) { return round(a, decimals, s); },
           py::arg("decimals") = 0, py::kw_only(), stream, "See :func:`round`.");
+
+  m.def(
+      "get_array_buffer_size",
+      [](py::args arrays) {
+        size_t total = 0;
+        for (auto x : arrays) {
+          const array& a = x.cast<const array&>();
+          if (!a.has_storage()) {
+            throw std::invalid_argument(
+                "[get_array_buffer_size] Arrays must be evaluated before querying buffer size.");
+          }
+          total += a.data_size() * a.itemsize();
+        }
+        return total;
+      },
+      R"doc(
+    The bytes of the buffers behind the given evaluated arrays (a view counts the elements
+    it spans, not its whole base buffer).
+
+    Raises:
+        ValueError: An array has not been evaluated.
+  )doc");
+  m.def("_set_print_precision", &set_print_precision, py::arg("precision"));
+  m.def("_get_print_precision", &print_precision);
 }
 
 }  // namespace kiln::python

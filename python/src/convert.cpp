@@ -1,5 +1,6 @@
 #include "convert.h"
 
+#include <atomic>
 #include <complex>
 #include <cstring>
 #include <limits>
@@ -191,7 +192,8 @@ array numpy_to_array(py::array arr, std::optional<Dtype> dtype) {
     arr = py::array(py::module_::import("numpy").attr("ascontiguousarray")(arr));
   }
   Shape shape = numpy_shape(arr);
-  Dtype out = dtype.value_or(*src);
+  // As MLX: NumPy's default float64 becomes float32 unless float64 is asked for.
+  Dtype out = dtype.value_or(*src == float64 ? float32 : *src);
   size_t n = shape_size(shape);
   auto storage = Storage::host(n * out.size);
   cast_copy(arr.data(), *src, storage->host_ptr(), out, n);
@@ -437,6 +439,8 @@ py::object list_of(const T* base, const array& a, size_t dim) {
   return out;
 }
 
+std::atomic<int> g_print_precision{-1};
+
 // Element formatting for repr: Python spellings of bools and complex numbers, six
 // significant digits for floats.
 template <typename T>
@@ -454,12 +458,19 @@ void format_element(std::ostream& os, T v) {
     os << "j";
   } else {
     double d = as_double(v);
-    if (std::isnan(d))
+    if (std::isnan(d)) {
       os << "nan";
-    else if (std::isinf(d))
+    } else if (std::isinf(d)) {
       os << (d < 0 ? "-inf" : "inf");
-    else
+    } else if (int p = print_precision(); p >= 0) {
+      auto flags = os.flags();
+      auto old = os.precision(p);
+      os << std::fixed << d;
+      os.flags(flags);
+      os.precision(old);
+    } else {
       os << d;
+    }
   }
 }
 
@@ -496,6 +507,13 @@ void format_dim(std::ostream& os, const T* base, const array& a, size_t dim, siz
 }  // namespace
 
 // ---------------------------------------------------------------- public functions
+
+int print_precision() {
+  return g_print_precision.load();
+}
+void set_print_precision(int precision) {
+  g_print_precision = precision < 0 ? -1 : precision;
+}
 
 bool is_array(py::handle h) {
   // Resolved once: the type object lives as long as the module.

@@ -83,6 +83,10 @@ py::array to_numpy_view(array& a);
 /** MLX-style repr: `array([1, 2], dtype=int32)` (evaluates). */
 std::string array_repr(array& a);
 
+/** Digits after the point of floats in reprs (set_printoptions); -1: six significant. */
+int print_precision();
+void set_print_precision(int precision);
+
 }  // namespace kiln::python
 
 namespace pybind11::detail {

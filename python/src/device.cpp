@@ -5,11 +5,14 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
+#include <map>
 #include <optional>
 #include <sstream>
 
 #include "bindings.h"
 #include "kiln/backend/cpu/threading.h"
+#include "kiln/backend/gpu.h"
 #include "kiln/backend/kernels/disk_cache.h"
 #include "kiln/backend/kernels/host_compiler.h"
 #include "kiln/device.h"
@@ -63,6 +66,26 @@ class StreamContext {
   std::optional<Stream> prev_stream_;
 };
 
+// A stream that is a different kiln stream on each thread using it (MLX's
+// new_thread_local_stream): each thread's stream is created on its first use.
+struct ThreadLocalStream {
+  Device device;
+  uint64_t id;
+
+  Stream resolve() const {
+    auto& mine = streams();
+    auto it = mine.find(id);
+    if (it == mine.end()) it = mine.emplace(id, new_stream(device)).first;
+    return it->second;
+  }
+  static std::map<uint64_t, Stream>& streams() {
+    thread_local std::map<uint64_t, Stream> per_thread;
+    return per_thread;
+  }
+};
+
+std::atomic<uint64_t> next_thread_local_id{1};
+
 }  // namespace
 
 void init_device(py::module_& m) {
@@ -91,11 +114,11 @@ void init_device(py::module_& m) {
       .def("__hash__", [](const Device& d) { return static_cast<int>(d.type) * 1024 + d.index; });
   py::implicitly_convertible<Device::DeviceType, Device>();
 
-  py::class_<Stream>(m, "Stream", R"doc(
+  py::class_<Stream> stream_class(m, "Stream", R"doc(
     An ordered queue of work on one device. Work on different streams may overlap; kiln
     inserts the waits a graph needs across streams. Create one with :func:`new_stream`.
-  )doc")
-      .def_readonly("device", &Stream::device)
+  )doc");
+  stream_class.def_readonly("device", &Stream::device)
       .def_readonly("index", &Stream::index)
       .def("__repr__", &to_string<Stream>)
       .def("__eq__",
@@ -123,6 +146,53 @@ void init_device(py::module_& m) {
   )doc");
   m.def("new_stream", &new_stream, py::arg("device"), R"doc(
     A new stream on ``device``. ValueError if the device is not available.
+  )doc");
+  m.def("new_thread_unsafe_stream", &new_stream, py::arg("device"), R"doc(
+    A new stream on ``device`` (kiln's streams may be used from any thread; this is
+    :func:`new_stream`, under MLX's name).
+  )doc");
+
+  py::class_<ThreadLocalStream>(m, "ThreadLocalStream", R"doc(
+    A stream that stands for a separate stream on each thread that uses it, created on the
+    thread's first use. Pass it wherever a stream is accepted. See
+    :func:`new_thread_local_stream`.
+  )doc")
+      .def_readonly("device", &ThreadLocalStream::device)
+      .def("__repr__", [](const ThreadLocalStream& t) {
+        return "ThreadLocalStream(" + to_string(t.device) + ")";
+      });
+  // Resolved to the calling thread's stream wherever a Stream is expected.
+  stream_class.def(py::init([](const ThreadLocalStream& t) { return t.resolve(); }));
+  py::implicitly_convertible<ThreadLocalStream, Stream>();
+  m.def(
+      "new_thread_local_stream",
+      [](Device d) {
+        default_stream(d);  // ValueError now, not at first use, when d is unavailable
+        return ThreadLocalStream{d, next_thread_local_id++};
+      },
+      py::arg("device"), R"doc(
+    A :class:`ThreadLocalStream` on ``device``: each thread using it gets its own stream, so
+    threads evaluating independent graphs do not serialize on one queue.
+  )doc");
+  m.def(
+      "clear_streams",
+      []() {
+        {
+          py::gil_scoped_release nogil;
+          synchronize();
+        }
+        ThreadLocalStream::streams().clear();
+      },
+      R"doc(
+    Waits for all submitted work and forgets the calling thread's thread-local streams (a
+    later use creates new ones).
+  )doc");
+  m.def(
+      "device_count",
+      [](Device::DeviceType t) { return t == Device::cpu ? 1 : gpu::device_count(); },
+      py::arg("device_type"), R"doc(
+    The number of devices of ``device_type``: 1 for the CPU, the number of CUDA GPUs (0
+    without a driver or a CUDA build) for the GPU.
   )doc");
 
   py::class_<StreamContext>(m, "StreamContext", R"doc(

@@ -15,32 +15,35 @@ namespace kiln::python {
 namespace {
 
 std::string dtype_repr(Dtype d) {
-  return "kiln.core." + std::string(d == bool_ ? "bool_" : dtype_name(d));
+  // As MLX prints them: kiln.core.bool, kiln.core.float32, ...
+  return "kiln.core." + std::string(dtype_name(d));
 }
 
 // Machine limits of a floating dtype, as NumPy's finfo.
 struct FInfo {
   Dtype dtype;
   double min, max, eps, tiny;
+  int bits;
 };
 
 FInfo finfo(Dtype d) {
   if (!is_inexact(d)) {
-    throw std::invalid_argument(msg("[finfo] ", d, " is not a floating-point or complex type."));
+    throw std::invalid_argument(msg("[finfo] dtype ", d, " is not inexact."));
   }
   switch (d.val) {
     case Dtype::Val::float16:
-      return {d, -65504.0, 65504.0, 0.0009765625, 6.103515625e-05};
+      return {d, -65504.0, 65504.0, 0.0009765625, 6.103515625e-05, 16};
     // bfloat16 has float32's exponent range and 8 significant bits.
     case Dtype::Val::bfloat16:
-      return {d, -3.3895313892515355e38, 3.3895313892515355e38, 0.0078125, 1.1754943508222875e-38};
+      return {d,         -3.3895313892515355e38, 3.3895313892515355e38,
+              0.0078125, 1.1754943508222875e-38, 16};
     case Dtype::Val::float64: {
       using L = std::numeric_limits<double>;
-      return {d, L::lowest(), L::max(), L::epsilon(), L::min()};
+      return {d, L::lowest(), L::max(), L::epsilon(), L::min(), 64};
     }
-    default: {  // float32 and complex64 (whose parts are float32)
+    default: {  // float32 and complex64 (whose parts are float32, as MLX reports)
       using L = std::numeric_limits<float>;
-      return {d, L::lowest(), L::max(), L::epsilon(), L::min()};
+      return {float32, L::lowest(), L::max(), L::epsilon(), L::min(), 32};
     }
   }
 }
@@ -140,8 +143,9 @@ void init_dtype(py::module_& m) {
 
   py::class_<FInfo>(m, "finfo", R"doc(
     Machine limits of a floating-point (or complex) dtype: ``min``, ``max`` (finite
-    extremes), ``eps`` (the gap between 1 and the next value) and ``tiny`` (the smallest
-    positive normal value), as Python floats. ValueError for other dtypes.
+    extremes), ``eps`` (the gap between 1 and the next value), ``smallest_normal`` (also
+    ``tiny``, the smallest positive normal value) as Python floats, and ``bits``. For
+    complex64, the limits of its float32 parts. ValueError for other dtypes.
   )doc")
       .def(py::init(&finfo), py::arg("dtype"))
       .def_readonly("dtype", &FInfo::dtype)
@@ -149,8 +153,11 @@ void init_dtype(py::module_& m) {
       .def_readonly("max", &FInfo::max)
       .def_readonly("eps", &FInfo::eps)
       .def_readonly("tiny", &FInfo::tiny)
+      .def_readonly("smallest_normal", &FInfo::tiny)
+      .def_readonly("bits", &FInfo::bits)
       .def("__repr__", [](const FInfo& f) {
-        return msg("finfo(min=", f.min, ", max=", f.max, ", eps=", f.eps, ", dtype=", f.dtype, ")");
+        return msg("finfo(min=", static_cast<float>(f.min), ", max=", static_cast<float>(f.max),
+                   ", dtype=", f.dtype, ")");
       });
 
   py::class_<IInfo>(m, "iinfo", R"doc(

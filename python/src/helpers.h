@@ -76,6 +76,22 @@ inline array scan_cumprod(const array& a, std::optional<int> axis, bool reverse,
               : cumprod(reshape(a, {-1}, s), 0, reverse, inclusive, s);
 }
 
+inline array scan_cummax(const array& a, std::optional<int> axis, bool reverse, bool inclusive,
+                         StreamOrDevice s) {
+  return axis ? cummax(a, *axis, reverse, inclusive, s)
+              : cummax(reshape(a, {-1}, s), 0, reverse, inclusive, s);
+}
+inline array scan_cummin(const array& a, std::optional<int> axis, bool reverse, bool inclusive,
+                         StreamOrDevice s) {
+  return axis ? cummin(a, *axis, reverse, inclusive, s)
+              : cummin(reshape(a, {-1}, s), 0, reverse, inclusive, s);
+}
+inline array scan_logcumsumexp(const array& a, std::optional<int> axis, bool reverse,
+                               bool inclusive, StreamOrDevice s) {
+  return axis ? logcumsumexp(a, *axis, reverse, inclusive, s)
+              : logcumsumexp(reshape(a, {-1}, s), 0, reverse, inclusive, s);
+}
+
 /** split by a number of equal sections or by indices. */
 inline std::vector<array> split_by(const array& a, const std::variant<int, std::vector<int>>& how,
                                    int axis, StreamOrDevice s) {

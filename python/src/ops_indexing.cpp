@@ -24,12 +24,13 @@ void init_ops_indexing(py::module_& m) {
 
   m.def(
       "take",
-      [](const array& a, const std::variant<int, array>& indices, std::optional<int> axis,
-         StreamOrDevice s) {
-        if (auto* i = std::get_if<int>(&indices)) {
-          return axis ? take(a, *i, *axis, s) : take(a, array(*i), s);
+      [](const array& a, py::handle indices, std::optional<int> axis, StreamOrDevice s) {
+        // A Python int drops the axis; an array (even of one element) keeps its shape.
+        if (PyLong_Check(indices.ptr()) && !PyBool_Check(indices.ptr())) {
+          int i = indices.cast<int>();
+          return axis ? take(a, i, *axis, s) : take(a, array(i), s);
         }
-        const array& idx = std::get<array>(indices);
+        array idx = to_array(indices);
         return axis ? take(a, idx, *axis, s) : take(a, idx, s);
       },
       py::arg("a"), py::pos_only(), py::arg("indices"), py::arg("axis") = py::none(), py::kw_only(),

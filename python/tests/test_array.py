@@ -95,8 +95,11 @@ def test_unsupported_types_raise(value):
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 def test_numpy_round_trip_every_dtype(rng, dtype):
     values = random_np(rng, (3, 4), dtype).astype(np_dtype(dtype))
-    a = mx.array(values)
+    # NumPy's float64 becomes float32 by default, as in MLX; asked for, it stays float64.
+    a = mx.array(values, dtype=dtype) if dtype == mx.float64 else mx.array(values)
     assert a.dtype == dtype
+    if dtype == mx.float64:
+        assert mx.array(values).dtype == mx.float32
     assert a.shape == (3, 4)
     back = np.asarray(a)
     assert back.dtype == values.dtype
@@ -106,7 +109,8 @@ def test_numpy_round_trip_every_dtype(rng, dtype):
 def test_numpy_conversions_keep_values(rng):
     # Non-contiguous, byte-swapped and complex128 inputs.
     base = rng.standard_normal((4, 6))
-    np.testing.assert_array_equal(np.asarray(mx.array(base[::2, ::-3])), base[::2, ::-3])
+    np.testing.assert_array_equal(np.asarray(mx.array(base[::2, ::-3], dtype=mx.float64)),
+                                  base[::2, ::-3])
     swapped = base.astype(">f4")
     np.testing.assert_array_equal(np.asarray(mx.array(swapped)), base.astype(np.float32))
     z = (base + 1j * base).astype(np.complex128)

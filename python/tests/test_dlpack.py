@@ -28,7 +28,7 @@ def test_numpy_from_kiln(rng, dtype):
     if dtype == mx.bfloat16:
         pytest.skip("NumPy's from_dlpack has no bfloat16")
     values = random_np(rng, (3, 5), dtype).astype(np_dtype(dtype))
-    a = mx.array(values)
+    a = mx.array(values, dtype=dtype)
     n = np.from_dlpack(a)
     assert n.dtype == values.dtype and n.shape == (3, 5)
     np.testing.assert_array_equal(n, values)

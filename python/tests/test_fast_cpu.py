@@ -188,3 +188,31 @@ def test_custom_function_gradient_with_cpu_kernels(rng):
     xn = rng.standard_normal(100).astype(np.float32)
     g = mx.grad(lambda x: kexp(x).sum())(mx.array(xn))
     np.testing.assert_allclose(np.array(g), np.exp(xn), rtol=1e-5)
+
+
+def test_many_kernels_with_thread_locals_and_atomics():
+    # Each CPU kernel is its own shared object whose thread-locals (the current GPU thread,
+    # __shared__ arrays) glibc places in static TLS until its small reserve runs out, then
+    # allocates dynamically. Dozens of kernels with atomics (which read the current thread)
+    # must keep working past that point: with TLS descriptors, glibc's dynamic path once
+    # clobbered a register the kernels relied on and they crashed.
+    n = 1024
+    idx = mx.array(np.arange(n) % 16, dtype=mx.int32)
+    for k in range(40):
+        kernel = mx.fast.metal_kernel(
+            name=f"py_cpu_tls_{k}",
+            input_names=["idx"],
+            output_names=["hist"],
+            source=f"""
+                threadgroup float scratch[{256 + 64 * k}];
+                uint i = thread_position_in_grid.x;
+                scratch[thread_position_in_threadgroup.x] = {k + 1}.0f;
+                atomic_fetch_add_explicit(&hist[idx[i]], {k + 1}, memory_order_relaxed);
+            """,
+            atomic_outputs=True,
+        )
+        (hist,) = kernel(
+            inputs=[idx], output_shapes=[(16,)], output_dtypes=[mx.int32], grid=(n, 1, 1),
+            threadgroup=(256, 1, 1), init_value=0, stream=mx.cpu,
+        )
+        assert hist.tolist() == [(k + 1) * n // 16] * 16, k

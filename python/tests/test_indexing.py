@@ -254,3 +254,12 @@ def test_index_errors(index, message):
 def test_slice_with_non_integer_raises():
     with pytest.raises(TypeError):
         mx.zeros(3)[1.5:]
+
+
+def test_take_one_element_index_array_keeps_its_axes():
+    # A one-element index array is an array, not an int: its axes stay (as NumPy).
+    x = mx.arange(12).reshape(4, 3)
+    assert mx.take(x, mx.array([1]), axis=0).shape == (1, 3)
+    assert mx.take(x, mx.array([[2]]), axis=1).shape == (4, 1, 1)
+    assert mx.take(x, mx.array([5])).tolist() == [5]
+    assert mx.take(x, 1, axis=0).shape == (3,)

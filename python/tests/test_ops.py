@@ -198,7 +198,7 @@ def binary_inputs(rng, name, dtype, shape_a, shape_b):
                 bn = np.minimum(bn, 3)
         else:
             bn = np.where(np.abs(bn) < 0.25, 0.5, bn)
-        b = mx.array(bn.astype(np_dtype(dtype)))
+        b = mx.array(bn.astype(np_dtype(dtype)), dtype=dtype)
     return a, an, b, bn
 
 

@@ -1,5 +1,8 @@
 // eval_cpu of the layout primitives: conversions and copies move data; views only compute
 // strides over the input's buffer; concatenate and slice_update write parts of one buffer.
+#include <cstring>
+#include <stdexcept>
+
 #include "kiln/backend/cpu/copy.h"
 #include "kiln/backend/cpu/elementwise.h"
 #include "kiln/primitives_layout.h"
@@ -78,6 +81,20 @@ void Transpose::eval_cpu(const std::vector<array>& inputs, array& out) {
   Strides strides(axes_.size());
   for (size_t i = 0; i < axes_.size(); ++i) strides[i] = in.strides()[axes_[i]];
   set_view(in, out, strides);
+}
+
+// A view of the input's bytes; an input whose first byte is not aligned for the new dtype
+// (a slice of a narrower type) is copied instead.
+void View::eval_cpu(const std::vector<array>& inputs, array& out) {
+  const array& in = inputs[0];
+  if (!in.flags().row_contiguous)
+    throw std::runtime_error("[View::eval_cpu] Input must be row-contiguous.");
+  if (in.offset() % static_cast<int64_t>(out.itemsize()) == 0) {
+    set_view(in, out, array::row_major_strides(out.shape()));
+    return;
+  }
+  out.set_data(Storage::host(out.nbytes()));
+  std::memcpy(out.data<char>(), in.data<char>(), out.nbytes());
 }
 
 void AsStrided::eval_cpu(const std::vector<array>& inputs, array& out) {

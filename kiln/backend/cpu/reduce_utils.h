@@ -192,6 +192,22 @@ struct MinOp {
   }
 };
 
+/** log(exp(acc) + exp(x)) for floating accumulators (logcumsumexp); NaN propagates. */
+struct LogAddExpOp {
+  template <typename T>
+  static constexpr T identity() {
+    return -std::numeric_limits<T>::infinity();
+  }
+  template <typename T>
+  static T apply(T acc, T x) {
+    if (acc != acc || x != x) return acc + x;
+    const T m = std::max(acc, x);
+    // Equal infinities (and -inf with anything) are exact: their difference would be NaN.
+    if (std::isinf(m)) return m;
+    return m + std::log1p(std::exp(-std::abs(acc - x)));
+  }
+};
+
 struct AndOp {
   template <typename T>
   static constexpr T identity() {

@@ -1,4 +1,4 @@
-// eval_cpu of the scans (cumsum, cumprod).
+// eval_cpu of the scans (cumsum, cumprod, cummax, cummin, logcumsumexp).
 //
 // The input is viewed as (outer, n, inner) with the scan over n. With inner == 1 each line
 // is a sequential loop (lines split across threads); otherwise a tile of `inner` columns
@@ -9,6 +9,7 @@
 #include "kiln/backend/cpu/reduce_utils.h"
 #include "kiln/backend/cpu/threading.h"
 #include "kiln/primitives_reduce.h"
+#include "kiln/utils.h"
 
 namespace kiln {
 
@@ -17,11 +18,9 @@ namespace {
 constexpr int64_t kGrain = static_cast<int64_t>(cpu::kElementwiseGrain);
 constexpr int64_t kColumnTile = 1024;
 
-template <typename Op, typename In>
+template <typename Op, typename In, typename Acc, typename Out>
 void scan(const In* x, array& out, int64_t outer, int64_t n, int64_t inner, bool reverse,
           bool inclusive) {
-  using Acc = typename cpu::SumTypes<In>::Acc;
-  using Out = typename cpu::SumTypes<In>::Out;
   Out* y = out.data<Out>();
   // Row k of a line in scan order.
   auto row = [&](int64_t k) { return (reverse ? n - 1 - k : k) * inner; };
@@ -90,14 +89,38 @@ void Scan::eval_cpu(const std::vector<array>& inputs, array& out) {
   for (size_t i = axis_ + 1; i < shape.size(); ++i) inner *= shape[i];
   dispatch_dtype(in.dtype(), [&](auto tag) {
     using In = decltype(tag);
-    if (out.dtype() != dtype_v<typename cpu::SumTypes<In>::Out>) {
-      throw std::runtime_error("[Scan::eval_cpu] Unexpected output dtype.");
-    }
     const In* x = in.data<In>();
-    if (type_ == Sum)
-      scan<cpu::SumOp>(x, out, outer, n, inner, reverse_, inclusive_);
-    else
-      scan<cpu::ProdOp>(x, out, outer, n, inner, reverse_, inclusive_);
+    if (type_ == Sum || type_ == Prod) {
+      using Acc = typename cpu::SumTypes<In>::Acc;
+      using Out = typename cpu::SumTypes<In>::Out;
+      if (out.dtype() != dtype_v<Out>) {
+        throw std::runtime_error("[Scan::eval_cpu] Unexpected output dtype.");
+      }
+      if (type_ == Sum)
+        scan<cpu::SumOp, In, Acc, Out>(x, out, outer, n, inner, reverse_, inclusive_);
+      else
+        scan<cpu::ProdOp, In, Acc, Out>(x, out, outer, n, inner, reverse_, inclusive_);
+      return;
+    }
+    if constexpr (!is_complex_v<In>) {
+      // Max, Min, LogAddExp keep the dtype; half types run in float.
+      using Acc = std::conditional_t<is_half_v<In>, float, In>;
+      if (out.dtype() != in.dtype()) {
+        throw std::runtime_error("[Scan::eval_cpu] Unexpected output dtype.");
+      }
+      if (type_ == Max) {
+        scan<cpu::MaxOp, In, Acc, In>(x, out, outer, n, inner, reverse_, inclusive_);
+      } else if (type_ == Min) {
+        scan<cpu::MinOp, In, Acc, In>(x, out, outer, n, inner, reverse_, inclusive_);
+      } else if constexpr (std::is_floating_point_v<Acc>) {
+        scan<cpu::LogAddExpOp, In, Acc, In>(x, out, outer, n, inner, reverse_, inclusive_);
+      } else {
+        throw std::invalid_argument(
+            msg("[logcumsumexp] Needs a floating input; got ", in.dtype(), "."));
+      }
+    } else {
+      throw std::invalid_argument(msg("[", name(), "] Complex values have no order."));
+    }
   });
 }
 

@@ -7,9 +7,12 @@
 // them in float and rounds the result back.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <concepts>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <numbers>
 #include <type_traits>
@@ -259,6 +262,54 @@ struct Ceil {
   template <Float T>
   T operator()(T x) const {
     return std::ceil(x);
+  }
+};
+struct Trunc {
+  template <Float T>
+  T operator()(T x) const {
+    return std::trunc(x);
+  }
+};
+
+// ---------------------------------------------------------------- 8-bit floats (e4m3)
+
+/** e4m3 bits of x: round to nearest even, saturating to +-448; NaN gives 448 (as MLX). */
+struct ToFP8 {
+  template <Float T>
+  uint8_t operator()(T xt) const {
+    const float x = static_cast<float>(xt);
+    if (x != x) return 0x7e;
+    uint32_t bits;
+    std::memcpy(&bits, &x, 4);
+    const uint8_t sign = static_cast<uint8_t>((bits >> 24) & 0x80);
+    const float a = std::min(std::fabs(x), 448.0f);
+    if (a < 0.015625f) {  // below the smallest normal 2^-6: multiples of 2^-9
+      return sign | static_cast<uint8_t>(std::nearbyint(a * 512.0f));
+    }
+    std::memcpy(&bits, &a, 4);
+    int e = static_cast<int>(bits >> 23) - 127;
+    uint32_t keep = (bits >> 20) & 7, rest = bits & 0xfffff;
+    if (rest > 0x80000 || (rest == 0x80000 && (keep & 1))) {
+      if (++keep == 8) {
+        keep = 0;
+        ++e;
+      }
+    }
+    return sign | static_cast<uint8_t>(((e + 7) << 3) | keep);
+  }
+};
+
+struct FromFP8 {
+  float operator()(uint8_t b) const {
+    const int e = (b >> 3) & 0xf, m = b & 7;
+    float v;
+    if (e == 0xf && m == 7)
+      v = std::numeric_limits<float>::quiet_NaN();
+    else if (e == 0)
+      v = std::ldexp(static_cast<float>(m), -9);
+    else
+      v = std::ldexp(1.0f + m / 8.0f, e - 7);
+    return (b & 0x80) ? -v : v;
   }
 };
 /** Half to even: nearbyint rounds in the default (to nearest, ties to even) mode. */

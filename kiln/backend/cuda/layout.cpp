@@ -101,6 +101,20 @@ void Reshape::eval_gpu(const std::vector<array>& inputs, array& out) {
   if (out.size()) gpu::copy_to_row_contiguous(in, gpu::device_address(out), s);
 }
 
+void View::eval_gpu(const std::vector<array>& inputs, array& out) {
+  const array& in = inputs[0];
+  if (!in.flags().row_contiguous)
+    throw std::runtime_error("[View::eval_gpu] Input must be row-contiguous.");
+  if (in.offset() % static_cast<int64_t>(out.itemsize()) == 0) {
+    set_view(in, out, array::row_major_strides(out.shape()));
+    return;
+  }
+  // Misaligned for the new dtype: copy the bytes to a fresh (aligned) buffer.
+  auto& s = gpu::device_stream(stream());
+  out.set_data(gpu::new_device_storage(out.nbytes(), s));
+  if (out.size()) gpu::copy_to_row_contiguous(in, gpu::device_address(out), s);
+}
+
 void AsStrided::eval_gpu(const std::vector<array>& inputs, array& out) {
   const array& in = inputs[0];
   if (in.flags().row_contiguous) {

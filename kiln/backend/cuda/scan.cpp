@@ -50,21 +50,41 @@ struct ColumnArgs {
 static_assert(sizeof(ColumnArgs) == 32);
 
 const char* op_name(Scan::ReduceType t) {
-  return t == Scan::Sum ? "Sum" : "Prod";
+  switch (t) {
+    case Scan::Sum:
+      return "Sum";
+    case Scan::Prod:
+      return "Prod";
+    case Scan::Max:
+      return "Max";
+    case Scan::Min:
+      return "Min";
+    case Scan::LogAddExp:
+      return "LogAddExp";
+  }
+  return "?";
 }
 
-/** The accumulator of a scan of `in` (cpu::SumTypes): half types in float32, integers in the
- * unsigned type of the output's width. */
-Dtype acc_dtype(Dtype in) {
+/** The accumulator of a scan of `in` (as the CPU's): half types in float32; sums and products
+ * of integers in the unsigned type of the output's width, max and min in the input type. */
+Dtype acc_dtype(Scan::ReduceType t, Dtype in) {
   if (in == float16 || in == bfloat16) return float32;
   if (is_floating_point(in) || is_complex(in)) return in;
+  if (t != Scan::Sum && t != Scan::Prod) return in;
   return in.size == 8 ? uint64 : uint32;
+}
+
+/** Whether a scan of `t` over `in` exists (max/min: ordered types; log-sum-exp: floats). */
+bool scan_supported(Scan::ReduceType t, Dtype in) {
+  if (t == Scan::Max || t == Scan::Min) return !is_complex(in);
+  if (t == Scan::LogAddExp) return is_floating_point(in);
+  return true;
 }
 
 std::string policy(Scan::ReduceType t, Dtype in) {
   return "kiln::ReducePolicy<kiln::" + std::string(op_name(t)) + "Op, " + gpu::device_type(in) +
-         ", " + gpu::device_type(acc_dtype(in)) + ", " + gpu::device_type(detail::sum_dtype(in)) +
-         ">";
+         ", " + gpu::device_type(acc_dtype(t, in)) + ", " +
+         gpu::device_type(Scan::out_dtype(t, in)) + ">";
 }
 
 std::string lines_kernel(Scan::ReduceType t, Dtype in) {
@@ -89,7 +109,10 @@ gpu::ModuleSource scan_module(Scan::ReduceType t, Dtype in) {
 void Scan::eval_gpu(const std::vector<array>& inputs, array& out) {
   const array& in = inputs[0];
   const Dtype d = in.dtype();
-  if (out.dtype() != detail::sum_dtype(d)) {
+  if (!scan_supported(type_, d)) {
+    throw std::invalid_argument(msg("[", name(), "] Unsupported dtype ", d, "."));
+  }
+  if (out.dtype() != Scan::out_dtype(type_, d)) {
     throw std::runtime_error(
         msg("[Scan::eval_gpu] Unexpected output dtype ", out.dtype(), " for input ", d, "."));
   }
@@ -139,7 +162,7 @@ void Scan::eval_gpu(const std::vector<array>& inputs, array& out) {
   CUfunction f = mod.function(lines_kernel(t, d));
   CUdeviceptr partial = 0;
   if (splits > 1) {
-    partial = gpu::scratch(outer * splits * acc_dtype(d).size, s);
+    partial = gpu::scratch(outer * splits * acc_dtype(t, d).size, s);
     LineArgs totals = a;
     totals.totals = true;
     gpu::launch_kernel(f, grid, {kBlock}, 0, s, src, dst, partial, totals);
@@ -148,8 +171,9 @@ void Scan::eval_gpu(const std::vector<array>& inputs, array& out) {
 }
 
 KILN_GPU_MODULE_CATALOG(scan, [](const gpu::ModuleSink& sink) {
-  for (auto t : {Scan::Sum, Scan::Prod}) {
-    for (Dtype d : all_dtypes) sink(module_name(t, d), scan_module(t, d));
+  for (auto t : {Scan::Sum, Scan::Prod, Scan::Max, Scan::Min, Scan::LogAddExp}) {
+    for (Dtype d : all_dtypes)
+      if (scan_supported(t, d)) sink(module_name(t, d), scan_module(t, d));
   }
 });
 

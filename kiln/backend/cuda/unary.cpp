@@ -87,6 +87,15 @@ constexpr UnaryKernel kErf{"Erf", is_floating_point, same, same};
 constexpr UnaryKernel kErfInv{"ErfInv", is_floating_point, same, same};
 constexpr UnaryKernel kFloor{"Floor", is_floating_point, same, same};
 constexpr UnaryKernel kCeil{"Ceil", is_floating_point, same, same};
+constexpr UnaryKernel kTrunc{"Trunc", is_floating_point, same, same};
+bool is_uint8(Dtype d) {
+  return d == uint8;
+}
+Dtype to_uint8(Dtype) {
+  return uint8;
+}
+constexpr UnaryKernel kToFP8{"ToFP8", is_floating_point, same, to_uint8};
+constexpr UnaryKernel kFromFP8{"FromFP8", is_uint8, same, to_float32};
 constexpr UnaryKernel kRound{"Round", is_floating_point, same, same};
 constexpr UnaryKernel kLogicalNot{"LogicalNot", any_dtype, bits_if_integral, to_bool};
 constexpr UnaryKernel kBitwiseInvert{"BitwiseInvert", is_integral, wrapping, same};
@@ -101,12 +110,13 @@ constexpr UnaryKernel kImag{"Imag", is_complex, same, to_float32};
 constexpr UnaryKernel kConjugate{"Conjugate", is_complex, same, same};
 
 constexpr const UnaryKernel* kUnaryKernels[] = {
-    &kAbs,      &kNegative, &kSign,       &kSquare,        &kSqrt,     &kRsqrt,  &kExp,
-    &kExpm1,    &kLog,      &kLog1p,      &kLog2,          &kLog10,    &kSin,    &kCos,
-    &kTan,      &kArcSin,   &kArcCos,     &kArcTan,        &kSinh,     &kCosh,   &kTanh,
-    &kArcSinh,  &kArcCosh,  &kArcTanh,    &kSigmoid,       &kErf,      &kErfInv, &kFloor,
-    &kCeil,     &kRound,    &kLogicalNot, &kBitwiseInvert, &kIsNaN,    &kIsInf,  &kIsFinite,
-    &kIsPosInf, &kIsNegInf, &kReal,       &kImag,          &kConjugate};
+    &kAbs,      &kNegative, &kSign,       &kSquare,        &kSqrt,      &kRsqrt,  &kExp,
+    &kExpm1,    &kLog,      &kLog1p,      &kLog2,          &kLog10,     &kSin,    &kCos,
+    &kTan,      &kArcSin,   &kArcCos,     &kArcTan,        &kSinh,      &kCosh,   &kTanh,
+    &kArcSinh,  &kArcCosh,  &kArcTanh,    &kSigmoid,       &kErf,       &kErfInv, &kFloor,
+    &kCeil,     &kRound,    &kLogicalNot, &kBitwiseInvert, &kIsNaN,     &kIsInf,  &kIsFinite,
+    &kIsPosInf, &kIsNegInf, &kReal,       &kImag,          &kConjugate, &kTrunc,  &kToFP8,
+    &kFromFP8};
 
 void unary_gpu(const UnaryKernel& k, const Primitive& p, const array& in, array& out) {
   if (!k.takes(in.dtype())) {
@@ -175,6 +185,9 @@ KILN_UNARY_GPU(ErfInv)
 KILN_UNARY_GPU(Sigmoid)
 KILN_UNARY_GPU(Floor)
 KILN_UNARY_GPU(Ceil)
+KILN_UNARY_GPU(Trunc)
+KILN_UNARY_GPU(ToFP8)
+KILN_UNARY_GPU(FromFP8)
 KILN_UNARY_GPU(Round)
 KILN_UNARY_GPU(LogicalNot)
 KILN_UNARY_GPU(BitwiseInvert)

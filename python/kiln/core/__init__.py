@@ -14,3 +14,6 @@ for _name in ("fast", "random"):
         globals()[_name] = getattr(_core, _name)
         _sys.modules[f"{__name__}.{_name}"] = getattr(_core, _name)
 del _name
+
+from kiln.core._compat import *  # noqa: E402,F401,F403
+from kiln.core import cuda, metal  # noqa: E402,F401

@@ -77,29 +77,16 @@ const std::string& headers_hash() {
   return h;
 }
 
-// Whether `cc` compiles x86-64 TLS accesses as TLS descriptors (-mtls-dialect=gnu2): GCC
-// does, Clang from version 19.
-bool has_tls_descriptors(const kernels::HostCompiler& cc) {
-#if defined(__x86_64__)
-  const size_t at = cc.identity.find("clang version ");
-  if (at == std::string::npos) return cc.identity.find("clang") == std::string::npos;
-  return std::atoi(cc.identity.c_str() + at + 14) >= 19;
-#else
-  (void)cc;
-  return false;  // AArch64 uses descriptors already; others keep their default
-#endif
-}
-
 // -O2 (measured against -O1 in benchmarks/cpu/custom_kernel.py: the compile costs about the
 // same and elementwise loops vectorize). No -march: cached objects stay valid on any x86-64
 // sharing the cache; KILN_CXXFLAGS adds flags (and changes the key).
-// TLS descriptors: the kernel is dlopen'ed, so its thread_locals (the current GPU thread,
-// __shared__ arrays) are reached through a call per access; with descriptors that call is
-// two instructions while glibc finds room for them in the static TLS block (small ones).
+// No TLS descriptors (-mtls-dialect=gnu2), though they make thread_local accesses cheaper:
+// once earlier kernels have used up glibc's static TLS reserve, descriptors resolve through
+// glibc's dynamic path, and there (Debian 12's glibc 2.36) kernels read a wrong current
+// thread and crash (python/tests/test_fast_cpu.py, test_many_kernels_with_thread_locals...).
 std::vector<std::string> flags(const kernels::HostCompiler& cc) {
   std::vector<std::string> f = {"-std=c++20",      "-O2",   "-fPIC", "-fvisibility=hidden",
                                 "-fno-math-errno", "-pipe", "-g0"};
-  if (has_tls_descriptors(cc)) f.push_back("-mtls-dialect=gnu2");
   if (const char* extra = std::getenv("KILN_CXXFLAGS")) {
     std::string word;
     for (const char* c = extra;; ++c) {

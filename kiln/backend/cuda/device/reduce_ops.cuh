@@ -138,6 +138,22 @@ struct MinOp {
   }
 };
 
+/** log(exp(a) + exp(x)) for floating accumulators (logcumsumexp); NaN propagates. */
+struct LogAddExpOp {
+  template <typename T>
+  __device__ static T identity() {
+    return NumericLimits<T>::lowest();
+  }
+  template <typename T>
+  __device__ static T apply(T a, T x) {
+    if (is_nan(a) || is_nan(x)) return a + x;
+    const T m = a > x ? a : x;
+    // Equal infinities (and -inf with anything) are exact: their difference would be NaN.
+    if (m == NumericLimits<T>::lowest() || m == NumericLimits<T>::max()) return m;
+    return m + log1p(exp(a > x ? x - a : a - x));
+  }
+};
+
 struct AndOp {
   template <typename T>
   __device__ static T identity() {

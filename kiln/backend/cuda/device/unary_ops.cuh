@@ -138,6 +138,45 @@ KILN_REAL_FUNCTOR(Erf, erf(x))
 KILN_REAL_FUNCTOR(ErfInv, erfinv(x))
 KILN_REAL_FUNCTOR(Floor, floor(x))
 KILN_REAL_FUNCTOR(Ceil, ceil(x))
+KILN_REAL_FUNCTOR(Trunc, trunc(x))
+
+// ---------------------------------------------------------------- 8-bit floats (e4m3)
+
+/** e4m3 bits of x: round to nearest even, saturating to +-448; NaN gives 448 (as MLX). */
+struct ToFP8 {
+  template <typename T>
+  __device__ unsigned char operator()(T xt) const {
+    const float x = static_cast<float>(xt);
+    if (x != x) return 0x7e;
+    const unsigned char sign = static_cast<unsigned char>((__float_as_uint(x) >> 24) & 0x80);
+    const float a = fminf(fabsf(x), 448.0f);
+    if (a < 0.015625f) return sign | static_cast<unsigned char>(rintf(a * 512.0f));
+    const unsigned int bits = __float_as_uint(a);
+    int e = static_cast<int>(bits >> 23) - 127;
+    unsigned int keep = (bits >> 20) & 7, rest = bits & 0xfffff;
+    if (rest > 0x80000 || (rest == 0x80000 && (keep & 1))) {
+      if (++keep == 8) {
+        keep = 0;
+        ++e;
+      }
+    }
+    return sign | static_cast<unsigned char>(((e + 7) << 3) | keep);
+  }
+};
+
+struct FromFP8 {
+  __device__ float operator()(unsigned char b) const {
+    const int e = (b >> 3) & 0xf, m = b & 7;
+    float v;
+    if (e == 0xf && m == 7)
+      v = __int_as_float(0x7fc00000);
+    else if (e == 0)
+      v = ldexpf(static_cast<float>(m), -9);
+    else
+      v = ldexpf(1.0f + m * 0.125f, e - 7);
+    return (b & 0x80) ? -v : v;
+  }
+};
 /** Half to even: rint rounds in the default mode. */
 KILN_REAL_FUNCTOR(Round, rint(x))
 #undef KILN_REAL_FUNCTOR
