@@ -59,11 +59,9 @@ def _rms_norm(x, weight, eps, *, stream=None):
 
 
 def _layer_norm(x, weight, bias, eps, *, stream=None):
-    """``(x - mean) / sqrt(var + eps) * weight + bias`` over the last axis."""
-    out_type = x.dtype
-    for p in (weight, bias):
-        if p is not None:
-            out_type = mx.promote_types(out_type, p.dtype)
+    """``(x - mean) / sqrt(var + eps) * weight + bias`` over the last axis; the result has
+    the type of ``x`` promoted with ``weight`` (not with ``bias``), as MLX's."""
+    out_type = x.dtype if weight is None else mx.promote_types(x.dtype, weight.dtype)
     xf = x.astype(_accumulation_type(x.dtype))
     mean = mx.mean(xf, axis=-1, keepdims=True)
     centered = xf - mean
@@ -72,7 +70,7 @@ def _layer_norm(x, weight, bias, eps, *, stream=None):
     if weight is not None:
         y = y * weight
     if bias is not None:
-        y = y + bias
+        y = (y + bias).astype(out_type)
     return y
 
 
@@ -122,7 +120,7 @@ def _scaled_dot_product_attention(
     q, k, v, *, scale, mask=None, sinks=None, force_fused=False, stream=None
 ):
     """``softmax(scale * q @ k^T + mask) @ v`` with grouped-query heads (``q`` has a multiple
-    of ``k``'s heads); the softmax runs in float32."""
+    of ``k``'s heads); the softmax runs in float32 (float64 for float64 inputs)."""
     if q.ndim != 4 or k.ndim != 4 or v.ndim != 4:
         raise ValueError(
             f"[scaled_dot_product_attention] q, k and v must be 4-d but got shapes "
@@ -136,11 +134,13 @@ def _scaled_dot_product_attention(
             f"the key/value heads ({n_kv})"
         )
     out_type = mx.promote_types(mx.promote_types(q.dtype, k.dtype), v.dtype)
+    acc_type = _accumulation_type(out_type)
+    lowest = mx.finfo(acc_type).min
     repeats = n_q // n_kv
     # Grouped heads: (B, n_kv, repeats, T, D) so each kv head serves its query group.
     qg = (q * scale).reshape(B, n_kv, repeats, T_q, D)
     kg, vg = mx.expand_dims(k, 2), mx.expand_dims(v, 2)
-    scores = (qg @ kg.swapaxes(-1, -2)).astype(mx.float32)
+    scores = (qg @ kg.swapaxes(-1, -2)).astype(acc_type)
 
     def grouped(m):
         m = m.reshape((1,) * (4 - m.ndim) + m.shape)
@@ -153,15 +153,15 @@ def _scaled_dot_product_attention(
             raise ValueError(f"[scaled_dot_product_attention] Unknown mask '{mask}'")
         # Lower-right aligned: the last query sees every key.
         visible = mx.arange(T_kv - T_q, T_kv)[:, None] >= mx.arange(T_kv)[None]
-        scores = mx.where(visible, scores, mx.finfo(mx.float32).min)
+        scores = mx.where(visible, scores, lowest)
     elif mask is not None:
         if mask.dtype == mx.bool_:
-            scores = mx.where(grouped(mask), scores, mx.finfo(mx.float32).min)
+            scores = mx.where(grouped(mask), scores, lowest)
         else:
-            scores = scores + grouped(mask).astype(mx.float32)
+            scores = scores + grouped(mask).astype(acc_type)
     if sinks is not None:
         sink = mx.broadcast_to(
-            sinks.astype(mx.float32).reshape(1, n_kv, repeats, 1, 1), (B, n_kv, repeats, T_q, 1)
+            sinks.astype(acc_type).reshape(1, n_kv, repeats, 1, 1), (B, n_kv, repeats, T_q, 1)
         )
         weights = mx.softmax(mx.concatenate([sink, scores], axis=-1), axis=-1)[..., 1:]
     else:
@@ -211,7 +211,7 @@ def _diag(a, k=0, *, stream=None):
     start_row, start_col = max(0, -k), max(0, k)
     length = max(0, min(rows - start_row, cols - start_col))
     idx = (mx.arange(length) + start_row) * cols + mx.arange(length) + start_col
-    return mx.take(a.reshape(-1), idx)
+    return a.reshape(-1)[idx]  # not mx.take, which reads a one-element index as a scalar
 
 
 fast = _Namespace(

@@ -169,8 +169,11 @@ def _interpolate_separable(x, scale_factor, taps_fn, align_corners=False):
     _check_scales(x, scale_factor)
     dims = len(scale_factor)
     for d, (n, s) in enumerate(zip(x.shape[1:-1], scale_factor)):
+        # Indexing rather than mx.take: kiln's take binding reads a one-element index
+        # array as a scalar and drops the axis.
+        lead = (slice(None),) * (d + 1)
         terms = [
-            mx.take(x, index.reshape(-1), axis=d + 1) * weight
+            x[lead + (index.reshape(-1),)] * weight
             for index, weight in taps_fn(n, s, align_corners, d, dims)
         ]
         x = sum(terms[1:], terms[0])
