@@ -60,7 +60,7 @@ class KVCache:
 
 
 def create_attention_mask(h: mx.array, cache: Optional[List[KVCache]]):
-    """"causal" for a prompt of several tokens, None for single-token decoding (the one new
+    """ "causal" for a prompt of several tokens, None for single-token decoding (the one new
     query sees every cached key)."""
     return "causal" if h.shape[1] > 1 else None
 
@@ -91,7 +91,9 @@ class Attention(nn.Module):
         else:
             queries = self.rope(queries)
             keys = self.rope(keys)
-        out = scaled_dot_product_attention(queries, keys, values, cache=cache, scale=self.scale, mask=mask)
+        out = scaled_dot_product_attention(
+            queries, keys, values, cache=cache, scale=self.scale, mask=mask
+        )
         out = out.transpose(0, 2, 1, 3).reshape(B, L, -1)
         return self.o_proj(out)
 
@@ -182,7 +184,10 @@ def train(model: Model, batches, learning_rate: float = 3e-3, steps: int = 20, l
     """A few steps of AdamW on `batches` (a function of the step giving token arrays);
     returns the losses."""
     schedule = optim.join_schedules(
-        [optim.linear_schedule(0.0, learning_rate, max(1, steps // 10)), optim.cosine_decay(learning_rate, steps)],
+        [
+            optim.linear_schedule(0.0, learning_rate, max(1, steps // 10)),
+            optim.cosine_decay(learning_rate, steps),
+        ],
         [max(1, steps // 10)],
     )
     optimizer = optim.AdamW(learning_rate=schedule, weight_decay=0.01)
@@ -217,7 +222,9 @@ def generate_step(prompt: mx.array, model: Model, temperature: float = 0.0, cach
         yield y.item()
 
 
-def generate(model: Model, prompt: List[int], max_tokens: int, temperature: float = 0.0) -> List[int]:
+def generate(
+    model: Model, prompt: List[int], max_tokens: int, temperature: float = 0.0
+) -> List[int]:
     tokens = []
     for token, _ in zip(generate_step(mx.array(prompt), model, temperature), range(max_tokens)):
         tokens.append(token)
@@ -249,7 +256,12 @@ def main():
         return data[start : start + args.batch]
 
     tic = time.perf_counter()
-    losses = train(model, batches, steps=args.steps, log=lambda s, l: print(f"step {s:4d}  loss {l:.3f}") if s % 10 == 0 else None)
+    losses = train(
+        model,
+        batches,
+        steps=args.steps,
+        log=lambda s, l: print(f"step {s:4d}  loss {l:.3f}") if s % 10 == 0 else None,
+    )
     print(f"loss {losses[0]:.3f} -> {losses[-1]:.3f} in {time.perf_counter() - tic:.1f} s")
 
     prompt = data[0, :8].tolist()

@@ -183,7 +183,9 @@ def tree_unflatten(tree: Union[List[Tuple[str, Any]], Dict[str, Any]]) -> Any:
     return {head: tree_unflatten(children) for head, children in groups.items()}
 
 
-def tree_reduce(fn: Callable, tree: Any, initializer: Any = None, is_leaf: Optional[Callable] = None):
+def tree_reduce(
+    fn: Callable, tree: Any, initializer: Any = None, is_leaf: Optional[Callable] = None
+):
     """Folds the leaves of `tree` in depth-first order: ``acc = fn(acc, leaf)``.
 
     Args:

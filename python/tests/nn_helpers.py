@@ -34,9 +34,9 @@ def check_grad(fn, args, rng, directions=3, eps=1e-6, rtol=1e-6, atol=1e-8):
         plus = tree_map(lambda a, v: a + eps * v, list(args), direction)
         minus = tree_map(lambda a, v: a - eps * v, list(args), direction)
         numeric = (fn(*plus).item() - fn(*minus).item()) / (2 * eps)
-        assert abs(analytic - numeric) <= atol + rtol * max(1.0, abs(numeric)), (
-            f"directional derivative {analytic} != finite difference {numeric}"
-        )
+        assert abs(analytic - numeric) <= atol + rtol * max(
+            1.0, abs(numeric)
+        ), f"directional derivative {analytic} != finite difference {numeric}"
 
 
 def module_grad_check(model, inputs, rng, **kwargs):

@@ -77,7 +77,9 @@ def test_he(shape, fan_in, fan_out, mode):
     fan = fan_in if mode == "fan_in" else fan_out
     template = mx.zeros(shape)
     assert_moments(np64(init.he_normal()(template, mode=mode)), 0.0, 1 / math.sqrt(fan))
-    assert_moments(np64(init.he_normal()(template, mode=mode, gain=math.sqrt(2))), 0.0, math.sqrt(2 / fan))
+    assert_moments(
+        np64(init.he_normal()(template, mode=mode, gain=math.sqrt(2))), 0.0, math.sqrt(2 / fan)
+    )
     limit = math.sqrt(3.0 / fan)
     u = np64(init.he_uniform()(template, mode=mode))
     assert np.abs(u).max() <= limit

@@ -95,9 +95,25 @@ def test_sampling_with_temperature(llama):
 def test_example_script_runs():
     # The script imports the same kiln package as this test.
     package_parent = str(Path(os.path.abspath(mx.__file__)).parents[2])
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in [package_parent, os.environ.get("PYTHONPATH", "")] if p))
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(
+            p for p in [package_parent, os.environ.get("PYTHONPATH", "")] if p
+        ),
+    )
     result = subprocess.run(
-        [sys.executable, str(EXAMPLE), "--steps", "2", "--batch", "2", "--seq", "12", "--tokens", "3"],
+        [
+            sys.executable,
+            str(EXAMPLE),
+            "--steps",
+            "2",
+            "--batch",
+            "2",
+            "--seq",
+            "12",
+            "--tokens",
+            "3",
+        ],
         capture_output=True,
         text=True,
         env=env,

@@ -47,9 +47,17 @@ ACTIVATIONS = {
     "silu": (lambda x: x * np_sigmoid(x), nn.SiLU, {}),
     "log_sigmoid": (lambda x: -np_softplus(-x), nn.LogSigmoid, {}),
     "gelu": (lambda x: 0.5 * x * (1 + np_erf(x / math.sqrt(2))), nn.GELU, {}),
-    "gelu_approx": (lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3))), nn.GELU, {"approx": "tanh"}),
+    "gelu_approx": (
+        lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3))),
+        nn.GELU,
+        {"approx": "tanh"},
+    ),
     "gelu_fast_approx": (lambda x: x * np_sigmoid(1.702 * x), nn.GELU, {"approx": "fast"}),
-    "glu": (lambda x: x[..., : x.shape[-1] // 2] * np_sigmoid(x[..., x.shape[-1] // 2 :]), nn.GLU, {}),
+    "glu": (
+        lambda x: x[..., : x.shape[-1] // 2] * np_sigmoid(x[..., x.shape[-1] // 2 :]),
+        nn.GLU,
+        {},
+    ),
     "selu": (lambda x: 1.0507 * np.where(x > 0, x, 1.67326 * (np.exp(x) - 1)), nn.SELU, {}),
     "mish": (lambda x: x * np.tanh(np_softplus(x)), nn.Mish, {}),
     "hardswish": (lambda x: x * np.clip(x + 3, 0, 6) / 6, nn.Hardswish, {}),
@@ -83,16 +91,26 @@ def test_parametrized_activations(rng):
     np.testing.assert_allclose(np64(nn.LeakyReLU(0.3)(x)), np.where(xn > 0, xn, 0.3 * xn))
     np.testing.assert_allclose(np64(nn.elu(x, 2.0)), np.where(xn > 0, xn, 2 * (np.exp(xn) - 1)))
     np.testing.assert_allclose(np64(nn.ELU(0.5)(x)), np.where(xn > 0, xn, 0.5 * (np.exp(xn) - 1)))
-    np.testing.assert_allclose(np64(nn.celu(x, 2.0)), np.maximum(xn, 0) + np.minimum(2 * (np.exp(xn / 2) - 1), 0))
-    np.testing.assert_allclose(np64(nn.CELU(0.5)(x)), np.maximum(xn, 0) + np.minimum(0.5 * (np.exp(xn / 0.5) - 1), 0))
-    np.testing.assert_allclose(np64(nn.softshrink(x, 1.0)), np.where(np.abs(xn) > 1, xn - np.sign(xn), 0))
-    np.testing.assert_allclose(np64(nn.Softshrink(0.2)(x)), np.where(np.abs(xn) > 0.2, xn - 0.2 * np.sign(xn), 0))
+    np.testing.assert_allclose(
+        np64(nn.celu(x, 2.0)), np.maximum(xn, 0) + np.minimum(2 * (np.exp(xn / 2) - 1), 0)
+    )
+    np.testing.assert_allclose(
+        np64(nn.CELU(0.5)(x)), np.maximum(xn, 0) + np.minimum(0.5 * (np.exp(xn / 0.5) - 1), 0)
+    )
+    np.testing.assert_allclose(
+        np64(nn.softshrink(x, 1.0)), np.where(np.abs(xn) > 1, xn - np.sign(xn), 0)
+    )
+    np.testing.assert_allclose(
+        np64(nn.Softshrink(0.2)(x)), np.where(np.abs(xn) > 0.2, xn - 0.2 * np.sign(xn), 0)
+    )
     np.testing.assert_allclose(np64(nn.hard_shrink(x, 1.0)), np.where(np.abs(xn) > 1, xn, 0))
     np.testing.assert_allclose(np64(nn.HardShrink(0.2)(x)), np.where(np.abs(xn) > 0.2, xn, 0))
     np.testing.assert_allclose(np64(nn.hard_tanh(x, -0.5, 2.0)), np.clip(xn, -0.5, 2.0))
     alpha = rng.standard_normal(5)
     np.testing.assert_allclose(np64(nn.prelu(x, f64(alpha))), np.where(xn > 0, xn, alpha * xn))
-    np.testing.assert_allclose(np64(nn.log_softmax(x, axis=0)), np.log(np_softmax(xn, axis=0)), rtol=1e-12)
+    np.testing.assert_allclose(
+        np64(nn.log_softmax(x, axis=0)), np.log(np_softmax(xn, axis=0)), rtol=1e-12
+    )
     np.testing.assert_allclose(np64(nn.softmax(x, axis=0)), np_softmax(xn, axis=0), rtol=1e-12)
     np.testing.assert_allclose(np64(nn.softmin(x, axis=0)), np_softmax(-xn, axis=0), rtol=1e-12)
     np.testing.assert_allclose(np64(nn.glu(x[:, :4], axis=0)), xn[:2, :4] * np_sigmoid(xn[2:, :4]))
@@ -134,9 +152,18 @@ def test_public_names_match_mlx():
     import kiln.optimizers as optim
 
     for module, wanted in [
-        (init, "constant normal uniform identity glorot_normal glorot_uniform he_normal he_uniform sparse orthogonal"),
-        (losses, "cross_entropy binary_cross_entropy l1_loss mse_loss nll_loss gaussian_nll_loss kl_div_loss smooth_l1_loss triplet_loss hinge_loss huber_loss log_cosh_loss cosine_similarity_loss margin_ranking_loss"),
-        (optim, "Optimizer MultiOptimizer SGD RMSprop Adagrad AdaDelta Adam AdamW Adamax Lion Adafactor Muon clip_grad_norm exponential_decay step_decay cosine_decay join_schedules linear_schedule"),
+        (
+            init,
+            "constant normal uniform identity glorot_normal glorot_uniform he_normal he_uniform sparse orthogonal",
+        ),
+        (
+            losses,
+            "cross_entropy binary_cross_entropy l1_loss mse_loss nll_loss gaussian_nll_loss kl_div_loss smooth_l1_loss triplet_loss hinge_loss huber_loss log_cosh_loss cosine_similarity_loss margin_ranking_loss",
+        ),
+        (
+            optim,
+            "Optimizer MultiOptimizer SGD RMSprop Adagrad AdaDelta Adam AdamW Adamax Lion Adafactor Muon clip_grad_norm exponential_decay step_decay cosine_decay join_schedules linear_schedule",
+        ),
     ]:
         assert [n for n in wanted.split() if not hasattr(module, n)] == []
 
@@ -158,7 +185,11 @@ def test_fallback_rms_norm(rng, with_weight):
     half = _fallback._rms_norm(f64(x).astype(mx.float16), None, 1e-5)
     assert half.dtype == mx.float16
     np.testing.assert_allclose(np64(half), np_rms_norm(x, None, 1e-5), rtol=1e-2, atol=1e-2)
-    check_grad(lambda v: mx.sum(_fallback._rms_norm(v, None if w is None else f64(w), 1e-5) ** 3), (f64(x),), rng)
+    check_grad(
+        lambda v: mx.sum(_fallback._rms_norm(v, None if w is None else f64(w), 1e-5) ** 3),
+        (f64(x),),
+        rng,
+    )
 
 
 def test_fallback_layer_norm_optional_parameters(rng):
@@ -166,25 +197,54 @@ def test_fallback_layer_norm_optional_parameters(rng):
     mean, var = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)
     base = (x - mean) / np.sqrt(var + 1e-5)
     w, b = rng.standard_normal(5), rng.standard_normal(5)
-    for weight, bias, expected in [(None, None, base), (w, None, base * w), (None, b, base + b), (w, b, base * w + b)]:
-        y = _fallback._layer_norm(f64(x), None if weight is None else f64(weight), None if bias is None else f64(bias), 1e-5)
+    for weight, bias, expected in [
+        (None, None, base),
+        (w, None, base * w),
+        (None, b, base + b),
+        (w, b, base * w + b),
+    ]:
+        y = _fallback._layer_norm(
+            f64(x),
+            None if weight is None else f64(weight),
+            None if bias is None else f64(bias),
+            1e-5,
+        )
         np.testing.assert_allclose(np64(y), expected, rtol=1e-12)
-    assert _fallback._layer_norm(f64(x).astype(mx.float16), None, mx.zeros((5,)), 1e-5).dtype == mx.float16
+    assert (
+        _fallback._layer_norm(f64(x).astype(mx.float16), None, mx.zeros((5,)), 1e-5).dtype
+        == mx.float16
+    )
 
 
 def test_fallback_rope_array_offsets(rng):
     x = rng.standard_normal((2, 3, 4, 8))
     offsets = np.array([0, 5])
-    y = np64(_fallback._rope(f64(x), 8, traditional=False, base=10000.0, scale=1.0, offset=mx.array(offsets)))
+    y = np64(
+        _fallback._rope(
+            f64(x), 8, traditional=False, base=10000.0, scale=1.0, offset=mx.array(offsets)
+        )
+    )
     for b, off in enumerate(offsets):
-        yb = np64(_fallback._rope(f64(x[b : b + 1]), 8, traditional=False, base=10000.0, scale=1.0, offset=int(off)))
+        yb = np64(
+            _fallback._rope(
+                f64(x[b : b + 1]), 8, traditional=False, base=10000.0, scale=1.0, offset=int(off)
+            )
+        )
         np.testing.assert_allclose(y[b : b + 1], yb, rtol=1e-6, atol=1e-7)
-    scalar = np64(_fallback._rope(f64(x), 8, traditional=True, base=100.0, scale=1.0, offset=mx.array(3)))
-    np.testing.assert_allclose(scalar, np64(_fallback._rope(f64(x), 8, traditional=True, base=100.0, scale=1.0, offset=3)))
+    scalar = np64(
+        _fallback._rope(f64(x), 8, traditional=True, base=100.0, scale=1.0, offset=mx.array(3))
+    )
+    np.testing.assert_allclose(
+        scalar, np64(_fallback._rope(f64(x), 8, traditional=True, base=100.0, scale=1.0, offset=3))
+    )
     # Explicit frequencies replace the base: base^(2i/d) gives the same rotation.
     freqs = mx.array((10000.0 ** (np.arange(4) * 2 / 8)).astype(np.float32))
-    with_freqs = np64(_fallback._rope(f64(x), 8, traditional=False, base=None, scale=1.0, offset=2, freqs=freqs))
-    with_base = np64(_fallback._rope(f64(x), 8, traditional=False, base=10000.0, scale=1.0, offset=2))
+    with_freqs = np64(
+        _fallback._rope(f64(x), 8, traditional=False, base=None, scale=1.0, offset=2, freqs=freqs)
+    )
+    with_base = np64(
+        _fallback._rope(f64(x), 8, traditional=False, base=10000.0, scale=1.0, offset=2)
+    )
     np.testing.assert_allclose(with_freqs, with_base, rtol=1e-5, atol=1e-5)
     with pytest.raises(ValueError, match="base and freqs"):
         _fallback._rope(f64(x), 8, traditional=False, base=10.0, scale=1.0, offset=0, freqs=freqs)
@@ -230,7 +290,9 @@ def test_fallback_attention(rng, heads, mask_kind):
     out = _fallback._scaled_dot_product_attention(f64(q), f64(k), f64(v), scale=0.5, mask=mask)
     np.testing.assert_allclose(np64(out), np_sdpa(q, k, v, 0.5, np_mask), rtol=1e-10, atol=1e-12)
     check_grad(
-        lambda a, b, c: mx.sum(_fallback._scaled_dot_product_attention(a, b, c, scale=0.5, mask=mask) ** 2),
+        lambda a, b, c: mx.sum(
+            _fallback._scaled_dot_product_attention(a, b, c, scale=0.5, mask=mask) ** 2
+        ),
         (f64(q), f64(k), f64(v)),
         rng,
         directions=1,
@@ -240,9 +302,13 @@ def test_fallback_attention(rng, heads, mask_kind):
 def test_fallback_attention_sinks_and_errors(rng):
     q, k, v = (rng.standard_normal(s) for s in [(1, 4, 2, 3), (1, 2, 4, 3), (1, 2, 4, 3)])
     sinks = rng.standard_normal(4)
-    out = _fallback._scaled_dot_product_attention(f64(q), f64(k), f64(v), scale=1.0, sinks=f64(sinks))
+    out = _fallback._scaled_dot_product_attention(
+        f64(q), f64(k), f64(v), scale=1.0, sinks=f64(sinks)
+    )
     np.testing.assert_allclose(np64(out), np_sdpa(q, k, v, 1.0, sinks=sinks), rtol=1e-10)
-    half = _fallback._scaled_dot_product_attention(*(f64(a).astype(mx.float16) for a in (q, k, v)), scale=1.0)
+    half = _fallback._scaled_dot_product_attention(
+        *(f64(a).astype(mx.float16) for a in (q, k, v)), scale=1.0
+    )
     assert half.dtype == mx.float16
     with pytest.raises(ValueError, match="multiple"):
         _fallback._scaled_dot_product_attention(f64(q[:, :3]), f64(k), f64(v), scale=1.0)
@@ -255,7 +321,11 @@ def test_fallback_attention_sinks_and_errors(rng):
 def test_fallback_linalg_and_shapes(rng):
     x = rng.standard_normal((4, 5))
     np.testing.assert_allclose(np64(_fallback._norm(f64(x))), np.linalg.norm(x), rtol=1e-12)
-    np.testing.assert_allclose(np64(_fallback._norm(f64(x), axis=1, keepdims=True)), np.linalg.norm(x, axis=1, keepdims=True), rtol=1e-12)
+    np.testing.assert_allclose(
+        np64(_fallback._norm(f64(x), axis=1, keepdims=True)),
+        np.linalg.norm(x, axis=1, keepdims=True),
+        rtol=1e-12,
+    )
     with pytest.raises(ValueError, match="ord"):
         _fallback._norm(f64(x), ord=1)
     a = rng.standard_normal((6, 4))

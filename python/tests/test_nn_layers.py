@@ -242,7 +242,10 @@ def test_dropout_statistics_and_eval():
     assert nn.Dropout(0.0)(x) is x
 
 
-@pytest.mark.parametrize("cls, shape, spatial", [(nn.Dropout2d, (8, 5, 6, 40), (1, 2)), (nn.Dropout3d, (8, 3, 4, 5, 40), (1, 2, 3))])
+@pytest.mark.parametrize(
+    "cls, shape, spatial",
+    [(nn.Dropout2d, (8, 5, 6, 40), (1, 2)), (nn.Dropout3d, (8, 3, 4, 5, 40), (1, 2, 3))],
+)
 def test_channel_dropout_drops_whole_channels(cls, shape, spatial):
     mx.random.seed(7)
     layer = cls(0.5)
@@ -271,7 +274,12 @@ def test_channel_dropout_rejects_wrong_rank():
 def test_layer_norm(rng):
     x, xn = f32(rng, 2, 3, 8)
     ln = nn.LayerNorm(8, eps=1e-4)
-    ln.update({"weight": mx.array(rng.standard_normal(8).astype(np.float32)), "bias": mx.array(rng.standard_normal(8).astype(np.float32))})
+    ln.update(
+        {
+            "weight": mx.array(rng.standard_normal(8).astype(np.float32)),
+            "bias": mx.array(rng.standard_normal(8).astype(np.float32)),
+        }
+    )
     p = params_np(ln)
     close(ln(x), np_layer_norm(xn, 1e-4, p["weight"], p["bias"]))
     close(nn.LayerNorm(8, affine=False)(x), np_layer_norm(xn, 1e-5))
@@ -309,7 +317,12 @@ def test_group_norm(rng, pytorch_compatible):
     groups, dims = 3, 12
     x, xn = f32(rng, 2, 4, 5, dims)
     gn = nn.GroupNorm(groups, dims, eps=1e-5, pytorch_compatible=pytorch_compatible)
-    gn.update({"weight": mx.array(rng.standard_normal(dims).astype(np.float32)), "bias": mx.array(rng.standard_normal(dims).astype(np.float32))})
+    gn.update(
+        {
+            "weight": mx.array(rng.standard_normal(dims).astype(np.float32)),
+            "bias": mx.array(rng.standard_normal(dims).astype(np.float32)),
+        }
+    )
     p = params_np(gn)
     channel = np.arange(dims)
     group_of = channel // (dims // groups) if pytorch_compatible else channel % groups
@@ -338,7 +351,9 @@ def test_instance_norm(rng):
     close(inorm(x), expected * np64(inorm.weight))
     with pytest.raises(ValueError, match="at least 3 dimensions"):
         inorm(mx.ones((2, 5)))
-    module_grad_check(as_float64(nn.InstanceNorm(3, affine=True)), [f64(rng.standard_normal((2, 4, 3)))], rng)
+    module_grad_check(
+        as_float64(nn.InstanceNorm(3, affine=True)), [f64(rng.standard_normal((2, 4, 3)))], rng
+    )
 
 
 @pytest.mark.parametrize("shape", [(16, 4), (4, 5, 4), (3, 4, 5, 4)])
@@ -373,7 +388,11 @@ def test_batch_norm_errors_and_grad(rng):
         bn(mx.ones((1, 3)))
     bn.eval()
     assert bn(mx.ones((1, 3))).shape == (1, 3)
-    module_grad_check(as_float64(nn.BatchNorm(3, track_running_stats=False)), [f64(rng.standard_normal((5, 3)))], rng)
+    module_grad_check(
+        as_float64(nn.BatchNorm(3, track_running_stats=False)),
+        [f64(rng.standard_normal((5, 3)))],
+        rng,
+    )
 
 
 # ---------------------------------------------------------------- pooling
@@ -412,7 +431,10 @@ def test_pooling_grad(rng, cls, stride):
 
 
 def test_pooling_repr_and_errors():
-    assert repr(nn.MaxPool2d(3, 2, 1)) == "MaxPool2d(kernel_size=(3, 3), stride=(2, 2), padding=(1, 1))"
+    assert (
+        repr(nn.MaxPool2d(3, 2, 1))
+        == "MaxPool2d(kernel_size=(3, 3), stride=(2, 2), padding=(1, 1))"
+    )
     with pytest.raises(ValueError, match="spatial"):
         nn.MaxPool2d(2)(mx.ones((4, 4, 2, 2, 2)))
     with pytest.raises(ValueError, match="larger than"):
@@ -434,7 +456,9 @@ def np_positions(n, scale, align_corners):
 def np_keys_cubic(t, a):
     t = np.abs(t)
     return np.where(
-        t <= 1, ((a + 2) * t - (a + 3)) * t * t + 1, np.where(t < 2, a * (((t - 5) * t + 8) * t - 4), 0.0)
+        t <= 1,
+        ((a + 2) * t - (a + 3)) * t * t + 1,
+        np.where(t < 2, a * (((t - 5) * t + 8) * t - 4), 0.0),
     )
 
 
@@ -444,9 +468,15 @@ def np_resample_matrix(n, scale, mode, align_corners, antialias):
     M = np.zeros((len(pos), n))
     for i, c in enumerate(pos):
         if antialias:
-            kernel, radius = (lambda t: np.maximum(1 - np.abs(t), 0), 1.0) if mode == "linear" else (lambda t: np_keys_cubic(t, -0.5), 2.0)
+            kernel, radius = (
+                (lambda t: np.maximum(1 - np.abs(t), 0), 1.0)
+                if mode == "linear"
+                else (lambda t: np_keys_cubic(t, -0.5), 2.0)
+            )
             stretch = 1 / scale if scale < 1 else 1.0
-            taps = np.floor(c) + np.arange(-math.ceil(radius * stretch), math.ceil(radius * stretch) + 1)
+            taps = np.floor(c) + np.arange(
+                -math.ceil(radius * stretch), math.ceil(radius * stretch) + 1
+            )
             taps = taps[(taps >= 0) & (taps < n)]
             w = kernel((c - taps) / stretch)
             if w.sum() > 0:
@@ -513,9 +543,15 @@ def test_upsample_1d_and_3d(rng, mode):
     close(nn.Upsample((2, 1.5, 2), mode=mode)(x), np_upsample(xn, (2, 1.5, 2), mode))
 
 
-@pytest.mark.parametrize("mode, align_corners", [("linear", False), ("linear", True), ("cubic", False)])
+@pytest.mark.parametrize(
+    "mode, align_corners", [("linear", False), ("linear", True), ("cubic", False)]
+)
 def test_upsample_grad(rng, mode, align_corners):
-    module_grad_check(nn.Upsample(1.5, mode=mode, align_corners=align_corners), [f64(rng.standard_normal((1, 3, 4, 2)))], rng)
+    module_grad_check(
+        nn.Upsample(1.5, mode=mode, align_corners=align_corners),
+        [f64(rng.standard_normal((1, 3, 4, 2)))],
+        rng,
+    )
 
 
 def test_upsample_errors_and_repr():
@@ -535,12 +571,20 @@ def test_upsample_errors_and_repr():
 # ---------------------------------------------------------------- positional encodings
 
 
-@pytest.mark.parametrize("dims, traditional, base, scale", [(8, False, 10000, 1.0), (6, True, 500.0, 0.5), (4, False, 10.0, 2.0)])
+@pytest.mark.parametrize(
+    "dims, traditional, base, scale",
+    [(8, False, 10000, 1.0), (6, True, 500.0, 0.5), (4, False, 10.0, 2.0)],
+)
 @pytest.mark.parametrize("offset", [0, 5])
 def test_rope(rng, dims, traditional, base, scale, offset):
     x, xn = f32(rng, 2, 3, 7, 8)
     rope = nn.RoPE(dims, traditional=traditional, base=base, scale=scale)
-    close(rope(x, offset=offset), np_rope(xn, dims, traditional, base, scale, offset), rtol=1e-4, atol=1e-5)
+    close(
+        rope(x, offset=offset),
+        np_rope(xn, dims, traditional, base, scale, offset),
+        rtol=1e-4,
+        atol=1e-5,
+    )
     assert rope(x.astype(mx.float16)).dtype == mx.float16
 
 
@@ -550,7 +594,11 @@ def test_rope_grad(rng):
 
 def test_sinusoidal_positional_encoding(rng):
     pos = np.arange(10, dtype=np.float32)
-    for dims, kwargs in [(8, {}), (6, dict(cos_first=True, full_turns=True, scale=1.0)), (2, dict(min_freq=0.01))]:
+    for dims, kwargs in [
+        (8, {}),
+        (6, dict(cos_first=True, full_turns=True, scale=1.0)),
+        (2, dict(min_freq=0.01)),
+    ]:
         enc = nn.SinusoidalPositionalEncoding(dims, **kwargs)
         half = dims // 2
         lo, hi = math.log(kwargs.get("min_freq", 1e-4)), math.log(1.0)
@@ -574,7 +622,10 @@ def test_alibi(rng):
     slopes6 = np64(nn.ALiBi.create_alibi_slope(6)).reshape(-1)
     np.testing.assert_allclose(slopes6, [2**-2, 2**-4, 2**-6, 2**-8, 2**-1, 2**-3], rtol=1e-6)
     mask = np.full((3, 5), -1.0, dtype=np.float32)
-    close(nn.ALiBi()(scores, offset=2, mask=mx.array(mask)), sn + slopes[None, :, None, None] * dist - 1)
+    close(
+        nn.ALiBi()(scores, offset=2, mask=mx.array(mask)),
+        sn + slopes[None, :, None, None] * dist - 1,
+    )
 
 
 # ---------------------------------------------------------------- attention and transformers
@@ -582,7 +633,9 @@ def test_alibi(rng):
 
 @pytest.mark.parametrize("bias", [False, True])
 def test_multi_head_attention(rng, bias):
-    mha = nn.MultiHeadAttention(8, 2, query_input_dims=6, key_input_dims=5, value_dims=4, value_output_dims=3, bias=bias)
+    mha = nn.MultiHeadAttention(
+        8, 2, query_input_dims=6, key_input_dims=5, value_dims=4, value_output_dims=3, bias=bias
+    )
     p = params_np(mha)
     q, qn = f32(rng, 2, 3, 6)
     k, kn = f32(rng, 2, 4, 5)
@@ -596,7 +649,12 @@ def test_multi_head_attention(rng, bias):
     def heads(x):
         return x.reshape(x.shape[0], x.shape[1], 2, -1).transpose(0, 2, 1, 3)
 
-    out = np_attention(heads(proj("query_proj", qn)), heads(proj("key_proj", kn)), heads(proj("value_proj", vn)), mask)
+    out = np_attention(
+        heads(proj("query_proj", qn)),
+        heads(proj("key_proj", kn)),
+        heads(proj("value_proj", vn)),
+        mask,
+    )
     out = out.transpose(0, 2, 1, 3).reshape(2, 3, -1)
     close(mha(q, k, v, mx.array(mask)), proj("out_proj", out), rtol=1e-4, atol=1e-5)
     module_grad_check(
@@ -627,7 +685,12 @@ def test_transformer_encoder_layer_matches_reference(rng):
             def heads(z):
                 return z.reshape(2, 5, 2, 4).transpose(0, 2, 1, 3)
 
-            o = np_attention(heads(proj("query_proj", y)), heads(proj("key_proj", y)), heads(proj("value_proj", y)), mask)
+            o = np_attention(
+                heads(proj("query_proj", y)),
+                heads(proj("key_proj", y)),
+                heads(proj("value_proj", y)),
+                mask,
+            )
             return proj("out_proj", o.transpose(0, 2, 1, 3).reshape(2, 5, 8))
 
         def ln(name, y):
@@ -647,7 +710,9 @@ def test_transformer_encoder_layer_matches_reference(rng):
 
 
 def test_transformer_shapes_causality_and_grad(rng):
-    model = nn.Transformer(dims=8, num_heads=2, num_encoder_layers=2, num_decoder_layers=2, mlp_dims=16)
+    model = nn.Transformer(
+        dims=8, num_heads=2, num_encoder_layers=2, num_decoder_layers=2, mlp_dims=16
+    )
     src, _ = f32(rng, 2, 6, 8)
     tgt, tgtn = f32(rng, 2, 4, 8)
     causal = nn.MultiHeadAttention.create_additive_causal_mask(4)
@@ -673,7 +738,9 @@ def test_transformer_custom_parts():
         def __call__(self, x, *args):
             return x
 
-    model = nn.Transformer(dims=4, num_heads=2, custom_encoder=PassThrough(), custom_decoder=PassThrough())
+    model = nn.Transformer(
+        dims=4, num_heads=2, custom_encoder=PassThrough(), custom_decoder=PassThrough()
+    )
     assert isinstance(model.encoder, PassThrough) and isinstance(model.decoder, PassThrough)
 
 
@@ -771,7 +838,10 @@ def np_conv(x, w, stride, padding, dilation, groups):
     d = x.ndim - 2
     x = np.pad(x, [(0, 0)] + [(p, p) for p in padding] + [(0, 0)])
     kernel = w.shape[1:-1]
-    out_spatial = [(n - dl * (k - 1) - 1) // s + 1 for n, k, s, dl in zip(x.shape[1:-1], kernel, stride, dilation)]
+    out_spatial = [
+        (n - dl * (k - 1) - 1) // s + 1
+        for n, k, s, dl in zip(x.shape[1:-1], kernel, stride, dilation)
+    ]
     cin_g, cout_g = w.shape[-1], w.shape[0] // groups
     out = np.zeros([x.shape[0], *out_spatial, w.shape[0]])
     for idx in np.ndindex(*out_spatial):
@@ -780,7 +850,9 @@ def np_conv(x, w, stride, padding, dilation, groups):
             patch = x[(slice(None), *pos)]
             for g in range(groups):
                 wg = w[(slice(g * cout_g, (g + 1) * cout_g), *kidx)]
-                out[(slice(None), *idx, slice(g * cout_g, (g + 1) * cout_g))] += patch[:, g * cin_g : (g + 1) * cin_g] @ wg.T
+                out[(slice(None), *idx, slice(g * cout_g, (g + 1) * cout_g))] += (
+                    patch[:, g * cin_g : (g + 1) * cin_g] @ wg.T
+                )
     return out
 
 
@@ -798,8 +870,15 @@ def test_conv2d(rng):
     layer = nn.Conv2d(3, 4, (3, 2), stride=(1, 2), padding=(1, 0), dilation=2)
     x, xn = f32(rng, 2, 7, 6, 3)
     p = params_np(layer)
-    close(layer(x), np_conv(xn, p["weight"], [1, 2], [1, 0], [2, 2], 1) + p["bias"], rtol=1e-4, atol=1e-4)
-    module_grad_check(as_float64(nn.Conv2d(2, 2, 2, bias=False)), [f64(rng.standard_normal((1, 4, 4, 2)))], rng)
+    close(
+        layer(x),
+        np_conv(xn, p["weight"], [1, 2], [1, 0], [2, 2], 1) + p["bias"],
+        rtol=1e-4,
+        atol=1e-4,
+    )
+    module_grad_check(
+        as_float64(nn.Conv2d(2, 2, 2, bias=False)), [f64(rng.standard_normal((1, 4, 4, 2)))], rng
+    )
 
 
 @pytest.mark.skipif(not hasattr(mx, "conv3d"), reason="mx.conv3d not in kiln.core yet")
@@ -807,13 +886,21 @@ def test_conv3d(rng):
     layer = nn.Conv3d(2, 3, 2, stride=1, padding=1)
     x, xn = f32(rng, 1, 3, 4, 3, 2)
     p = params_np(layer)
-    close(layer(x), np_conv(xn, p["weight"], [1] * 3, [1] * 3, [1] * 3, 1) + p["bias"], rtol=1e-4, atol=1e-4)
+    close(
+        layer(x),
+        np_conv(xn, p["weight"], [1] * 3, [1] * 3, [1] * 3, 1) + p["bias"],
+        rtol=1e-4,
+        atol=1e-4,
+    )
 
 
 def np_conv_transpose(x, w, stride, padding, dilation, output_padding):
     """Scatter form: each input position adds w * x at stride-spaced output positions."""
     kernel = w.shape[1:-1]
-    full = [(n - 1) * s + dl * (k - 1) + 1 + op for n, s, k, dl, op in zip(x.shape[1:-1], stride, kernel, dilation, output_padding)]
+    full = [
+        (n - 1) * s + dl * (k - 1) + 1 + op
+        for n, s, k, dl, op in zip(x.shape[1:-1], stride, kernel, dilation, output_padding)
+    ]
     out = np.zeros([x.shape[0], *full, w.shape[0]])
     for idx in np.ndindex(*x.shape[1:-1]):
         for kidx in np.ndindex(*kernel):
@@ -823,28 +910,49 @@ def np_conv_transpose(x, w, stride, padding, dilation, output_padding):
     return out[(slice(None), *crop)]
 
 
-@pytest.mark.skipif(not hasattr(mx, "conv_transpose1d"), reason="mx.conv_transpose1d not in kiln.core yet")
+@pytest.mark.skipif(
+    not hasattr(mx, "conv_transpose1d"), reason="mx.conv_transpose1d not in kiln.core yet"
+)
 def test_conv_transpose1d(rng):
     layer = nn.ConvTranspose1d(3, 2, 3, stride=2, padding=1, output_padding=1)
     x, xn = f32(rng, 2, 5, 3)
     p = params_np(layer)
-    close(layer(x), np_conv_transpose(xn, p["weight"], [2], [1], [1], [1]) + p["bias"], rtol=1e-4, atol=1e-4)
+    close(
+        layer(x),
+        np_conv_transpose(xn, p["weight"], [2], [1], [1], [1]) + p["bias"],
+        rtol=1e-4,
+        atol=1e-4,
+    )
 
 
-@pytest.mark.skipif(not hasattr(mx, "conv_transpose2d"), reason="mx.conv_transpose2d not in kiln.core yet")
+@pytest.mark.skipif(
+    not hasattr(mx, "conv_transpose2d"), reason="mx.conv_transpose2d not in kiln.core yet"
+)
 def test_conv_transpose2d(rng):
     layer = nn.ConvTranspose2d(2, 3, 2, stride=2)
     x, xn = f32(rng, 1, 3, 4, 2)
     p = params_np(layer)
-    close(layer(x), np_conv_transpose(xn, p["weight"], [2, 2], [0, 0], [1, 1], [0, 0]) + p["bias"], rtol=1e-4, atol=1e-4)
+    close(
+        layer(x),
+        np_conv_transpose(xn, p["weight"], [2, 2], [0, 0], [1, 1], [0, 0]) + p["bias"],
+        rtol=1e-4,
+        atol=1e-4,
+    )
 
 
-@pytest.mark.skipif(not hasattr(mx, "conv_transpose3d"), reason="mx.conv_transpose3d not in kiln.core yet")
+@pytest.mark.skipif(
+    not hasattr(mx, "conv_transpose3d"), reason="mx.conv_transpose3d not in kiln.core yet"
+)
 def test_conv_transpose3d(rng):
     layer = nn.ConvTranspose3d(2, 2, 2)
     x, xn = f32(rng, 1, 2, 3, 2, 2)
     p = params_np(layer)
-    close(layer(x), np_conv_transpose(xn, p["weight"], [1] * 3, [0] * 3, [1] * 3, [0] * 3) + p["bias"], rtol=1e-4, atol=1e-4)
+    close(
+        layer(x),
+        np_conv_transpose(xn, p["weight"], [1] * 3, [0] * 3, [1] * 3, [0] * 3) + p["bias"],
+        rtol=1e-4,
+        atol=1e-4,
+    )
 
 
 def test_conv_layers_construct_without_core_conv():

@@ -159,11 +159,17 @@ def test_apply_and_apply_to_modules():
     m.apply(lambda p: p.astype(mx.float16))
     assert all(v.dtype == mx.float16 for _, v in tree_flatten(m.parameters()))
     assert m._private.dtype == mx.float32  # private arrays are not parameters
-    m.apply(lambda p: p * 0, filter_fn=lambda mod, k, v: k == "linear" or isinstance(mod, nn.Linear))
+    m.apply(
+        lambda p: p * 0, filter_fn=lambda mod, k, v: k == "linear" or isinstance(mod, nn.Linear)
+    )
     assert np.all(np64(m.linear.weight) == 0) and not np.all(np64(m.norm.weight) == 0)
     seen = []
     m.apply_to_modules(lambda path, mod: seen.append((path, type(mod).__name__)))
-    assert ("linear", "Linear") in seen and ("extra.inner.0", "Linear") in seen and seen[0] == ("", "Block")
+    assert (
+        ("linear", "Linear") in seen
+        and ("extra.inner.0", "Linear") in seen
+        and seen[0] == ("", "Block")
+    )
 
 
 def test_set_dtype():
@@ -248,7 +254,10 @@ def test_repr_matches_mlx_format():
 
 
 def weights_of(model):
-    return [(k, mx.array(np.full(v.shape, i, dtype=np.float32))) for i, (k, v) in enumerate(tree_flatten(model.parameters()))]
+    return [
+        (k, mx.array(np.full(v.shape, i, dtype=np.float32)))
+        for i, (k, v) in enumerate(tree_flatten(model.parameters()))
+    ]
 
 
 def test_load_weights_from_list():
@@ -273,7 +282,9 @@ def test_load_weights_strict_lists_every_problem_by_name():
         m.load_weights(list(weights.items()))
     message = str(info.value)
     assert "1 parameters not in model" in message and "head.weight" in message
-    assert "Missing 2 parameters" in message and "norm.bias" in message and "extra.inner.1" in message
+    assert (
+        "Missing 2 parameters" in message and "norm.bias" in message and "extra.inner.1" in message
+    )
     assert "Expected shape (4, 3) but received shape (3, 3) for parameter linear.weight" in message
     assert "for parameter extra.scale" in message and "mx.array" in message
     # Nothing was loaded.
@@ -284,7 +295,11 @@ def test_load_weights_non_strict():
     m = Block()
     before = np64(m.norm.weight)
     m.load_weights(
-        [("linear.weight", mx.zeros((4, 3))), ("head.weight", mx.zeros((1,))), ("linear.bias", mx.zeros((9,)))],
+        [
+            ("linear.weight", mx.zeros((4, 3))),
+            ("head.weight", mx.zeros((1,))),
+            ("linear.bias", mx.zeros((9,))),
+        ],
         strict=False,
     )
     assert np.all(np64(m.linear.weight) == 0)

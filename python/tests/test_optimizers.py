@@ -39,7 +39,9 @@ def run(optimizer, reference, rng, steps=STEPS, rtol=1e-12):
             expected[k] = reference(grads[k], expected[k], states[k], t)
         flat = dict(tree_flatten(current))
         for k in params:
-            np.testing.assert_allclose(np64(flat[k]), expected[k], rtol=rtol, atol=rtol, err_msg=f"{k} at step {t}")
+            np.testing.assert_allclose(
+                np64(flat[k]), expected[k], rtol=rtol, atol=rtol, err_msg=f"{k} at step {t}"
+            )
     assert optimizer.state["step"].item() == steps and optimizer.state["step"].dtype == mx.uint64
 
 
@@ -48,7 +50,13 @@ LR = 0.125  # exactly representable: the learning rate is stored as a float32 ar
 
 @pytest.mark.parametrize(
     "momentum, weight_decay, dampening, nesterov",
-    [(0.0, 0.0, 0.0, False), (0.0, 0.1, 0.0, False), (0.9, 0.0, 0.0, False), (0.9, 0.05, 0.25, False), (0.5, 0.01, 0.0, True)],
+    [
+        (0.0, 0.0, 0.0, False),
+        (0.0, 0.1, 0.0, False),
+        (0.9, 0.0, 0.0, False),
+        (0.9, 0.05, 0.25, False),
+        (0.5, 0.01, 0.0, True),
+    ],
 )
 def test_sgd(rng, momentum, weight_decay, dampening, nesterov):
     def reference(g, w, s, t):
@@ -102,7 +110,12 @@ def adam_reference(lr, b1, b2, eps, bias_correction, decoupled_decay=0.0):
 def test_adam(rng, bias_correction):
     # The bias-correction factors are computed in float32 (the step is a uint64 array).
     rtol = 1e-6 if bias_correction else 1e-12
-    run(optim.Adam(LR, betas=[0.8, 0.95], eps=1e-6, bias_correction=bias_correction), adam_reference(LR, 0.8, 0.95, 1e-6, bias_correction), rng, rtol=rtol)
+    run(
+        optim.Adam(LR, betas=[0.8, 0.95], eps=1e-6, bias_correction=bias_correction),
+        adam_reference(LR, 0.8, 0.95, 1e-6, bias_correction),
+        rng,
+        rtol=rtol,
+    )
 
 
 @pytest.mark.parametrize("bias_correction", [False, True])
@@ -137,12 +150,24 @@ def test_lion(rng, weight_decay):
     run(optim.Lion(LR, weight_decay=weight_decay), reference, rng)
 
 
-def adafactor_reference(lr=None, eps=(1e-30, 1e-3), clip=1.0, decay=-0.8, beta_1=None, weight_decay=0.0, scale_parameter=True, relative_step=True, warmup_init=False):
+def adafactor_reference(
+    lr=None,
+    eps=(1e-30, 1e-3),
+    clip=1.0,
+    decay=-0.8,
+    beta_1=None,
+    weight_decay=0.0,
+    scale_parameter=True,
+    relative_step=True,
+    warmup_init=False,
+):
     def rms(x):
         return np.sqrt(np.mean(x**2))
 
     def reference(g, w, s, t):
-        step_size = min(1e-6 * t if warmup_init else 1e-2, 1 / math.sqrt(t)) if relative_step else lr
+        step_size = (
+            min(1e-6 * t if warmup_init else 1e-2, 1 / math.sqrt(t)) if relative_step else lr
+        )
         alpha = max(eps[1], rms(w)) * step_size if scale_parameter else step_size
         beta_2 = 1 - t**decay
         squared = g**2 + eps[0]
@@ -176,7 +201,10 @@ def adafactor_reference(lr=None, eps=(1e-30, 1e-3), clip=1.0, decay=-0.8, beta_1
     ],
 )
 def test_adafactor(rng, kwargs):
-    reference_kwargs = {("lr" if k == "learning_rate" else "clip" if k == "clip_threshold" else k): v for k, v in kwargs.items()}
+    reference_kwargs = {
+        ("lr" if k == "learning_rate" else "clip" if k == "clip_threshold" else k): v
+        for k, v in kwargs.items()
+    }
     # Step sizes and beta_2 come from the uint64 step in float32.
     run(optim.Adafactor(**kwargs), adafactor_reference(**reference_kwargs), rng, rtol=1e-5)
 
@@ -208,7 +236,12 @@ def test_muon(rng, nesterov):
             lr = LR * max(1, update.shape[-2] / update.shape[-1]) ** 0.5
         return w - lr * update
 
-    run(optim.Muon(LR, momentum=0.9, weight_decay=0.05, nesterov=nesterov, ns_steps=3), reference, rng, rtol=1e-10)
+    run(
+        optim.Muon(LR, momentum=0.9, weight_decay=0.05, nesterov=nesterov, ns_steps=3),
+        reference,
+        rng,
+        rtol=1e-10,
+    )
 
 
 def test_muon_orthogonalizes():
@@ -227,7 +260,10 @@ def test_schedules():
     cases = [
         (optim.exponential_decay(0.1, 0.9), 0.1 * 0.9**steps),
         (optim.step_decay(0.1, 0.5, 3), 0.1 * 0.5 ** (steps // 3)),
-        (optim.cosine_decay(0.1, 8, end=0.01), 0.01 + 0.5 * (1 + np.cos(np.pi * np.minimum(steps, 8) / 8)) * 0.09),
+        (
+            optim.cosine_decay(0.1, 8, end=0.01),
+            0.01 + 0.5 * (1 + np.cos(np.pi * np.minimum(steps, 8) / 8)) * 0.09,
+        ),
         (optim.cosine_decay(0.1, 8), 0.05 * (1 + np.cos(np.pi * np.minimum(steps, 8) / 8))),
         (optim.linear_schedule(0.0, 0.1, 5), np.minimum(steps, 5) * 0.02),
     ]
@@ -314,7 +350,12 @@ def test_state_round_trip_resumes_identically(rng):
 def test_init_keeps_existing_state_and_adds_new_parameters():
     opt = optim.SGD(0.1, momentum=0.9)
     existing = mx.full((2,), 3.0)
-    opt.state = {"step": mx.array(5, mx.uint64), "learning_rate": mx.array(0.1), "a": {"v": existing}, "layers": [{"v": mx.ones((1,))}]}
+    opt.state = {
+        "step": mx.array(5, mx.uint64),
+        "learning_rate": mx.array(0.1),
+        "a": {"v": existing},
+        "layers": [{"v": mx.ones((1,))}],
+    }
     params = {"a": mx.zeros((2,)), "b": mx.zeros((3,)), "layers": [mx.zeros((1,)), mx.zeros((4,))]}
     opt.init(params)
     assert opt.state["a"]["v"] is existing
@@ -334,7 +375,9 @@ def test_update_model_in_place(rng):
     before = np64(model.layers[2].weight)
     _, grads = loss_and_grad()
     opt.update(model, grads)
-    np.testing.assert_allclose(np64(model.layers[2].weight), before - 0.05 * np64(grads["layers"][2]["weight"]), rtol=1e-6)
+    np.testing.assert_allclose(
+        np64(model.layers[2].weight), before - 0.05 * np64(grads["layers"][2]["weight"]), rtol=1e-6
+    )
     assert model.layers[0].bias is frozen_bias  # frozen: no gradient, no update
     losses = []
     for _ in range(30):
@@ -345,26 +388,36 @@ def test_update_model_in_place(rng):
 
 
 def test_multi_optimizer(rng):
-    params = {"w": f64(rng.standard_normal((2, 2))), "bias": f64(rng.standard_normal(2)), "layers": [{"bias": f64(rng.standard_normal(3))}]}
+    params = {
+        "w": f64(rng.standard_normal((2, 2))),
+        "bias": f64(rng.standard_normal(2)),
+        "layers": [{"bias": f64(rng.standard_normal(3))}],
+    }
     grads = tree_map(lambda p: f64(np.ones(p.shape)), params)
     sgd, adam = optim.SGD(0.5), optim.Adam(0.25)
     multi = optim.MultiOptimizer([sgd, adam], [lambda path, g: path.endswith("bias")])
     out = multi.apply_gradients(grads, params)
     np.testing.assert_allclose(np64(out["bias"]), np64(params["bias"]) - 0.5)
-    np.testing.assert_allclose(np64(out["layers"][0]["bias"]), np64(params["layers"][0]["bias"]) - 0.5)
+    np.testing.assert_allclose(
+        np64(out["layers"][0]["bias"]), np64(params["layers"][0]["bias"]) - 0.5
+    )
     adam_step = 0.25 * 0.1 / (math.sqrt(0.001) + 1e-8)
     np.testing.assert_allclose(np64(out["w"]), np64(params["w"]) - adam_step, rtol=1e-6)
     assert set(multi.state) == {"states"} and len(multi.state["states"]) == 2
     assert "w" in adam.state and "bias" in sgd.state and "w" not in sgd.state
     multi.learning_rate = 0.01
-    assert sgd.learning_rate.item() == pytest.approx(0.01) and multi.learning_rate.item() == pytest.approx(0.01)
+    assert sgd.learning_rate.item() == pytest.approx(
+        0.01
+    ) and multi.learning_rate.item() == pytest.approx(0.01)
     multi.state = {"states": [sgd.state, adam.state]}
     with pytest.raises(ValueError, match="Invalid state"):
         multi.state = {"states": [sgd.state]}
     with pytest.raises(ValueError, match="Given 0 filters but 1 needed"):
         optim.MultiOptimizer([sgd, adam])
     single = optim.MultiOptimizer([optim.SGD(1.0)])
-    np.testing.assert_allclose(np64(single.apply_gradients(grads, params)["w"]), np64(params["w"]) - 1)
+    np.testing.assert_allclose(
+        np64(single.apply_gradients(grads, params)["w"]), np64(params["w"]) - 1
+    )
 
 
 # ---------------------------------------------------------------- clip_grad_norm
@@ -420,9 +473,24 @@ def test_invalid_optimizer_arguments(make, text):
 
 
 def test_every_optimizer_keeps_shapes_and_dtypes():
-    params = {"first": [mx.zeros((10,)), mx.zeros((1,))], "second": mx.zeros((3, 2)), "half": mx.zeros((4, 4), dtype=mx.bfloat16)}
+    params = {
+        "first": [mx.zeros((10,)), mx.zeros((1,))],
+        "second": mx.zeros((3, 2)),
+        "half": mx.zeros((4, 4), dtype=mx.bfloat16),
+    }
     grads = tree_map(mx.ones_like, params)
-    for opt in [optim.SGD(0.1), optim.RMSprop(0.1), optim.Adagrad(0.1), optim.AdaDelta(0.1), optim.Adam(0.1), optim.AdamW(0.1), optim.Adamax(0.1), optim.Lion(0.1), optim.Adafactor(), optim.Muon(0.1)]:
+    for opt in [
+        optim.SGD(0.1),
+        optim.RMSprop(0.1),
+        optim.Adagrad(0.1),
+        optim.AdaDelta(0.1),
+        optim.Adam(0.1),
+        optim.AdamW(0.1),
+        optim.Adamax(0.1),
+        optim.Lion(0.1),
+        optim.Adafactor(),
+        optim.Muon(0.1),
+    ]:
         out = opt.apply_gradients(grads, params)
         for (k, a), (_, b) in zip(tree_flatten(params), tree_flatten(out)):
             assert a.shape == b.shape and a.dtype == b.dtype, (type(opt).__name__, k, b.dtype)

@@ -20,7 +20,13 @@ Point = namedtuple("Point", ["x", "y"])
 
 def test_flatten_keys_and_order():
     tree = {"a": [1, {"b": 2, "c": (3, 4)}], "d": 5}
-    assert tree_flatten(tree) == [("a.0", 1), ("a.1.b", 2), ("a.1.c.0", 3), ("a.1.c.1", 4), ("d", 5)]
+    assert tree_flatten(tree) == [
+        ("a.0", 1),
+        ("a.1.b", 2),
+        ("a.1.c.0", 3),
+        ("a.1.c.1", 4),
+        ("d", 5),
+    ]
     assert tree_flatten([[[0]]]) == [("0.0.0", 0)]
     assert tree_flatten(7) == [("", 7)]
     assert tree_flatten({}) == []
@@ -77,7 +83,10 @@ def test_map_keeps_types_and_takes_rest():
     assert out == {"a": [10, 20], "b": (30, Point(40, 50))}
     assert isinstance(out["b"][1], Point)
     other = {"a": [100, 200], "b": (300, Point(400, 500))}
-    assert tree_map(lambda x, y: x + y, tree, other) == {"a": [101, 202], "b": (303, Point(404, 505))}
+    assert tree_map(lambda x, y: x + y, tree, other) == {
+        "a": [101, 202],
+        "b": (303, Point(404, 505)),
+    }
     # rest may hold subtrees where `tree` has leaves
     assert tree_map(lambda x, y: (x, y), {"a": 1}, {"a": [1, 2]}) == {"a": (1, [1, 2])}
     assert tree_map(len, {"a": [1, 2]}, is_leaf=lambda x: isinstance(x, list)) == {"a": 2}
@@ -99,7 +108,12 @@ def test_reduce():
     assert tree_reduce(lambda acc, x: acc * x, tree) == 120
     assert tree_reduce(lambda acc, x: acc + x, {}, 7) == 7
     assert tree_reduce(lambda acc, x: acc + x, {}) is None
-    assert tree_reduce(lambda acc, x: acc + len(x), {"a": [1, 2]}, 0, is_leaf=lambda x: isinstance(x, list)) == 2
+    assert (
+        tree_reduce(
+            lambda acc, x: acc + len(x), {"a": [1, 2]}, 0, is_leaf=lambda x: isinstance(x, list)
+        )
+        == 2
+    )
 
 
 def test_reduce_arrays(rng):

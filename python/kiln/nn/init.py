@@ -21,7 +21,9 @@ def constant(value: float, dtype: mx.Dtype = mx.float32) -> Callable[[mx.array],
     return initializer
 
 
-def normal(mean: float = 0.0, std: float = 1.0, dtype: mx.Dtype = mx.float32) -> Callable[[mx.array], mx.array]:
+def normal(
+    mean: float = 0.0, std: float = 1.0, dtype: mx.Dtype = mx.float32
+) -> Callable[[mx.array], mx.array]:
     """Initializer drawing from the normal distribution N(`mean`, `std`^2)."""
 
     def initializer(a: mx.array) -> mx.array:
@@ -30,7 +32,9 @@ def normal(mean: float = 0.0, std: float = 1.0, dtype: mx.Dtype = mx.float32) ->
     return initializer
 
 
-def uniform(low: float = 0.0, high: float = 1.0, dtype: mx.Dtype = mx.float32) -> Callable[[mx.array], mx.array]:
+def uniform(
+    low: float = 0.0, high: float = 1.0, dtype: mx.Dtype = mx.float32
+) -> Callable[[mx.array], mx.array]:
     """Initializer drawing uniformly from ``[low, high)``."""
 
     def initializer(a: mx.array) -> mx.array:

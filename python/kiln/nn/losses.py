@@ -76,7 +76,9 @@ def cross_entropy(
     """
     _check_reduction(reduction)
     if label_smoothing < 0 or label_smoothing >= 1:
-        raise ValueError(f"[cross_entropy] Label smoothing must be in [0, 1), got {label_smoothing}.")
+        raise ValueError(
+            f"[cross_entropy] Label smoothing must be in [0, 1), got {label_smoothing}."
+        )
     targets_are_probabilities = targets.ndim == logits.ndim
     if targets_are_probabilities:
         expected_shape = logits.shape
@@ -106,14 +108,16 @@ def cross_entropy(
         if targets_are_probabilities:
             target_score = mx.sum(shifted * targets, axis=axis)
         else:
-            target_score = mx.take_along_axis(
-                shifted, mx.expand_dims(targets, axis), axis
-            ).squeeze(axis)
+            target_score = mx.take_along_axis(shifted, mx.expand_dims(targets, axis), axis).squeeze(
+                axis
+            )
         normalizer = mx.logsumexp(shifted, axis=axis)
         if label_smoothing > 0:
             # -sum(q log p) with q = (1 - eps) target + eps / C.
             uniform_score = mx.mean(shifted, axis=axis)
-            loss = normalizer - (1 - label_smoothing) * target_score - label_smoothing * uniform_score
+            loss = (
+                normalizer - (1 - label_smoothing) * target_score - label_smoothing * uniform_score
+            )
         else:
             loss = normalizer - target_score
     return _reduce(_apply_weights(loss, weights), reduction)
@@ -159,7 +163,9 @@ def mse_loss(predictions: mx.array, targets: mx.array, reduction: Reduction = "m
     return _reduce(mx.square(predictions - targets), reduction)
 
 
-def nll_loss(inputs: mx.array, targets: mx.array, axis: int = -1, reduction: Reduction = "none") -> mx.array:
+def nll_loss(
+    inputs: mx.array, targets: mx.array, axis: int = -1, reduction: Reduction = "none"
+) -> mx.array:
     """The negative log likelihood ``-inputs[target]`` of log probabilities `inputs` at the
     class indices `targets` along `axis`."""
     _check_reduction(reduction)
@@ -188,7 +194,9 @@ def gaussian_nll_loss(
     return _reduce(loss, reduction)
 
 
-def kl_div_loss(inputs: mx.array, targets: mx.array, axis: int = -1, reduction: Reduction = "none") -> mx.array:
+def kl_div_loss(
+    inputs: mx.array, targets: mx.array, axis: int = -1, reduction: Reduction = "none"
+) -> mx.array:
     r"""The Kullback-Leibler divergence :math:`\sum e^{t} (t - x)` along `axis` of log
     probabilities `inputs` (x) from log probabilities `targets` (t)."""
     _check_reduction(reduction)

@@ -103,5 +103,7 @@ def average_gradients(
         joined = all_average(mx.concatenate([flat[i][1].reshape(-1) for i in indices]))
         offsets = reduce(lambda acc, i: acc + [acc[-1] + sizes[i]], indices, [0])
         parts = mx.split(joined, offsets[1:-1])
-        averaged += [(flat[i][0], part.reshape(flat[i][1].shape)) for i, part in zip(indices, parts)]
+        averaged += [
+            (flat[i][0], part.reshape(flat[i][1].shape)) for i, part in zip(indices, parts)
+        ]
     return tree_unflatten(averaged)

@@ -75,9 +75,7 @@ class Optimizer:
             return state
 
         merge_structure(parameters, self._state)
-        tree_map(
-            lambda p, s: s or self.init_single(p, s), parameters, self._state
-        )
+        tree_map(lambda p, s: s or self.init_single(p, s), parameters, self._state)
         self._initialized = True
 
     def init_single(self, parameter: mx.array, state: dict):
@@ -289,7 +287,9 @@ class Adagrad(Optimizer):
         ValueError: Non-positive `eps`.
     """
 
-    def __init__(self, learning_rate: Union[float, Callable[[mx.array], mx.array]], eps: float = 1e-8):
+    def __init__(
+        self, learning_rate: Union[float, Callable[[mx.array], mx.array]], eps: float = 1e-8
+    ):
         super().__init__()
         if eps <= 0.0:
             raise ValueError(f"[Adagrad] eps should be >0, {eps} was provided instead")
@@ -383,7 +383,9 @@ class Adam(Optimizer):
         super().__init__()
         _check_betas(type(self).__name__, betas)
         if not 0.0 <= eps:
-            raise ValueError(f"[{type(self).__name__}] eps should be >=0, {eps} was provided instead")
+            raise ValueError(
+                f"[{type(self).__name__}] eps should be >=0, {eps} was provided instead"
+            )
         self._maybe_schedule("learning_rate", learning_rate)
         self.betas = betas
         self.eps = eps
@@ -664,7 +666,9 @@ def clip_grad_norm(grads, max_norm):
         ValueError: Negative `max_norm`.
     """
     if max_norm < 0:
-        raise ValueError(f"[clip_grad_norm] max_norm should be >=0, {max_norm} was provided instead")
+        raise ValueError(
+            f"[clip_grad_norm] max_norm should be >=0, {max_norm} was provided instead"
+        )
 
     def squared_norm(g):
         # float16 squares overflow at 256: sum them in float32.

@@ -146,14 +146,10 @@ class Module(dict):
             if is_leaf_fn(owner, key, value):
                 return map_fn(value)
             if isinstance(value, Module):
-                return {
-                    k: visit(value, k, v) for k, v in value.items() if filter_fn(value, k, v)
-                }
+                return {k: visit(value, k, v) for k, v in value.items() if filter_fn(value, k, v)}
             if isinstance(value, dict):
                 return {
-                    k: visit(owner, f"{key}.{k}", v)
-                    if filter_fn(owner, f"{key}.{k}", v)
-                    else {}
+                    k: visit(owner, f"{key}.{k}", v) if filter_fn(owner, f"{key}.{k}", v) else {}
                     for k, v in value.items()
                 }
             if isinstance(value, list):
@@ -456,7 +452,9 @@ class Module(dict):
                 )
             missing = sorted(expected.keys() - given.keys())
             if missing:
-                problems.append(f"Missing {len(missing)} parameters: \n" + ",\n".join(missing) + ".")
+                problems.append(
+                    f"Missing {len(missing)} parameters: \n" + ",\n".join(missing) + "."
+                )
             for name in sorted(expected.keys() & given.keys()):
                 value = given[name]
                 if not isinstance(value, mx.array):

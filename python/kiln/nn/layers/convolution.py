@@ -33,7 +33,9 @@ def _check_conv_args(layer, in_channels, out_channels, kernel_size, groups):
 class _ConvNd(Module):
     _n = 0
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias):
+    def __init__(
+        self, in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias
+    ):
         super().__init__()
         layer = type(self).__name__
         kernel_size = _tuple(kernel_size, self._n)
@@ -88,7 +90,9 @@ class Conv1d(_ConvNd):
         groups: int = 1,
         bias: bool = True,
     ):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias)
+        super().__init__(
+            in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias
+        )
 
     def __call__(self, x):
         return self._add_bias(
@@ -112,7 +116,9 @@ class Conv2d(_ConvNd):
         groups: int = 1,
         bias: bool = True,
     ):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias)
+        super().__init__(
+            in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias
+        )
 
     def __call__(self, x):
         return self._add_bias(

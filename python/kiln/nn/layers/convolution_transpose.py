@@ -16,7 +16,17 @@ from kiln.nn.layers.convolution import _check_conv_args, _tuple
 class _ConvTransposeNd(Module):
     _n = 0
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, output_padding, bias):
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        output_padding,
+        bias,
+    ):
         super().__init__()
         kernel_size = _tuple(kernel_size, self._n)
         _check_conv_args(type(self).__name__, in_channels, out_channels, kernel_size, 1)
@@ -69,7 +79,9 @@ class ConvTranspose1d(_ConvTransposeNd):
         output_padding: int = 0,
         bias: bool = True,
     ):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, output_padding, bias)
+        super().__init__(
+            in_channels, out_channels, kernel_size, stride, padding, dilation, output_padding, bias
+        )
 
 
 class ConvTranspose2d(_ConvTransposeNd):
@@ -88,7 +100,9 @@ class ConvTranspose2d(_ConvTransposeNd):
         output_padding: Union[int, tuple] = 0,
         bias: bool = True,
     ):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, output_padding, bias)
+        super().__init__(
+            in_channels, out_channels, kernel_size, stride, padding, dilation, output_padding, bias
+        )
 
 
 class ConvTranspose3d(_ConvTransposeNd):
@@ -108,4 +122,6 @@ class ConvTranspose3d(_ConvTransposeNd):
         output_padding: Union[int, tuple] = 0,
         bias: bool = True,
     ):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, output_padding, bias)
+        super().__init__(
+            in_channels, out_channels, kernel_size, stride, padding, dilation, output_padding, bias
+        )

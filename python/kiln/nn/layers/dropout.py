@@ -9,7 +9,9 @@ class _DropoutBase(Module):
     def __init__(self, p: float):
         super().__init__()
         if p < 0 or p >= 1:
-            raise ValueError(f"[{type(self).__name__}] The dropout probability p={p} is not in [0, 1)")
+            raise ValueError(
+                f"[{type(self).__name__}] The dropout probability p={p} is not in [0, 1)"
+            )
         self._p_1 = 1 - p  # the probability of keeping an element
 
     def _extra_repr(self) -> str:

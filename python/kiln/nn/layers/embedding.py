@@ -18,7 +18,9 @@ class Embedding(Module):
     def __init__(self, num_embeddings: int, dims: int):
         super().__init__()
         if num_embeddings < 0:
-            raise ValueError(f"[Embedding] num_embeddings must be non-negative but got {num_embeddings}")
+            raise ValueError(
+                f"[Embedding] num_embeddings must be non-negative but got {num_embeddings}"
+            )
         if dims <= 0:
             raise ValueError(f"[Embedding] dims must be positive but got {dims}")
         self.weight = mx.random.normal(shape=(num_embeddings, dims), scale=math.sqrt(1 / dims))

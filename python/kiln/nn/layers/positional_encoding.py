@@ -21,7 +21,9 @@ class RoPE(Module):
         ValueError: `dims` is not a positive even number.
     """
 
-    def __init__(self, dims: int, traditional: bool = False, base: float = 10000, scale: float = 1.0):
+    def __init__(
+        self, dims: int, traditional: bool = False, base: float = 10000, scale: float = 1.0
+    ):
         super().__init__()
         if dims <= 0 or dims % 2 != 0:
             raise ValueError(f"[RoPE] dims must be positive and even but got {dims}.")

@@ -136,7 +136,9 @@ class QuantizedEmbedding(Module):
         )
 
     @classmethod
-    def from_embedding(cls, embedding_layer: Module, group_size: int = None, bits: int = None, mode: str = "affine"):
+    def from_embedding(
+        cls, embedding_layer: Module, group_size: int = None, bits: int = None, mode: str = "affine"
+    ):
         """The quantized copy of an :class:`Embedding`."""
         num_embeddings, dims = embedding_layer.weight.shape
         layer = cls(num_embeddings, dims, group_size, bits, mode=mode)
@@ -192,7 +194,9 @@ class QuantizedLinear(Module):
         return y + self["bias"] if "bias" in self else y
 
     @classmethod
-    def from_linear(cls, linear_layer: Module, group_size: int = None, bits: int = None, mode: str = "affine"):
+    def from_linear(
+        cls, linear_layer: Module, group_size: int = None, bits: int = None, mode: str = "affine"
+    ):
         """The quantized copy of a :class:`Linear`."""
         output_dims, input_dims = linear_layer.weight.shape
         layer = cls(input_dims, output_dims, False, group_size, bits, mode=mode)
@@ -237,7 +241,9 @@ class QQLinear(Module):
         """Replaces the weight by its quantized form (no-op when already quantized)."""
         if not self._quantized:
             _require("quantize")
-            self.weight, self.scales = mx.quantize(self.weight, self.group_size, self.bits, mode=self.mode)
+            self.weight, self.scales = mx.quantize(
+                self.weight, self.group_size, self.bits, mode=self.mode
+            )
             self._quantized = True
 
     def dequantize(self):
@@ -272,7 +278,9 @@ class QQLinear(Module):
         )
 
     @classmethod
-    def from_linear(cls, linear_layer: Module, group_size: int = None, bits: int = None, mode: str = "nvfp4"):
+    def from_linear(
+        cls, linear_layer: Module, group_size: int = None, bits: int = None, mode: str = "nvfp4"
+    ):
         """A :class:`QQLinear` with a bias-free :class:`Linear`'s weight."""
         output_dims, input_dims = linear_layer.weight.shape
         if linear_layer.get("bias") is not None:

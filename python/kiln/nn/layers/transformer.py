@@ -245,12 +245,24 @@ class Transformer(Module):
         # `is None`, not `or`: a module without parameters is an empty dict, hence falsy.
         if custom_encoder is None:
             custom_encoder = TransformerEncoder(
-                num_encoder_layers, dims, num_heads, mlp_dims, dropout, activation, norm_first,
+                num_encoder_layers,
+                dims,
+                num_heads,
+                mlp_dims,
+                dropout,
+                activation,
+                norm_first,
                 checkpoint,
             )
         if custom_decoder is None:
             custom_decoder = TransformerDecoder(
-                num_decoder_layers, dims, num_heads, mlp_dims, dropout, activation, norm_first,
+                num_decoder_layers,
+                dims,
+                num_heads,
+                mlp_dims,
+                dropout,
+                activation,
+                norm_first,
                 checkpoint,
             )
         self.encoder = custom_encoder

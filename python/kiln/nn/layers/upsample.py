@@ -154,7 +154,8 @@ def _interpolate(x, scale_factor, taps_fn, align_corners=False):
     _check_scales(x, scale_factor)
     dims = len(scale_factor)
     per_axis = [
-        taps_fn(n, s, align_corners, d, dims) for d, (n, s) in enumerate(zip(x.shape[1:-1], scale_factor))
+        taps_fn(n, s, align_corners, d, dims)
+        for d, (n, s) in enumerate(zip(x.shape[1:-1], scale_factor))
     ]
     result = None
     for combination in product(*per_axis):
@@ -180,7 +181,9 @@ def _interpolate_separable(x, scale_factor, taps_fn, align_corners=False):
     return x
 
 
-def upsample_linear(x: mx.array, scale_factor: Tuple, align_corners: bool = False, antialias: bool = False):
+def upsample_linear(
+    x: mx.array, scale_factor: Tuple, align_corners: bool = False, antialias: bool = False
+):
     """(Multi)linear resize of ``(N, *spatial, C)`` by one scale per spatial axis."""
     _check_antialias(align_corners, antialias)
     if antialias:
@@ -190,7 +193,9 @@ def upsample_linear(x: mx.array, scale_factor: Tuple, align_corners: bool = Fals
     return _interpolate(x, scale_factor, _linear_taps, align_corners)
 
 
-def upsample_cubic(x: mx.array, scale_factor: Tuple, align_corners: bool = False, antialias: bool = False):
+def upsample_cubic(
+    x: mx.array, scale_factor: Tuple, align_corners: bool = False, antialias: bool = False
+):
     """(Multi)cubic resize of ``(N, *spatial, C)`` by one scale per spatial axis."""
     _check_antialias(align_corners, antialias)
     if antialias:
@@ -221,7 +226,9 @@ class Upsample(Module):
         if mode not in self._MODES:
             raise ValueError(f"[Upsample] Got unsupported upsampling algorithm: mode={mode!r}")
         if antialias and mode == "nearest":
-            raise ValueError("[Upsample] Antialiasing is not supported for nearest neighbor upsampling")
+            raise ValueError(
+                "[Upsample] Antialiasing is not supported for nearest neighbor upsampling"
+            )
         _check_antialias(align_corners, antialias)
         if isinstance(scale_factor, (list, tuple)):
             scale_factor = tuple(float(s) for s in scale_factor)
