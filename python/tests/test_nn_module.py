@@ -67,6 +67,16 @@ def test_setattr_getattr_delattr():
         m.missing
 
 
+def test_attribute_errors_inside_properties_reach_the_caller():
+    class WithProperty(nn.Module):
+        @property
+        def broken(self):
+            raise AttributeError("inner detail")
+
+    with pytest.raises(AttributeError, match="inner detail"):
+        WithProperty().broken
+
+
 def test_parameters_and_trainable_parameters():
     m = Block()
     assert keys(m.parameters()) == PARAMETER_KEYS

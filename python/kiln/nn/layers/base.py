@@ -41,7 +41,9 @@ class Module(dict):
         value = self.get(key, None)
         if value is not None:
             return value
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{key}'")
+        # Repeats the ordinary lookup so that its own AttributeError (for example one raised
+        # inside a property) reaches the caller.
+        return super().__getattribute__(key)
 
     def __setattr__(self, key: str, value: Any):
         if isinstance(value, (mx.array, dict, list, tuple)):
