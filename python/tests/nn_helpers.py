@@ -6,6 +6,9 @@ import numpy as np
 import kiln.core as mx
 from kiln.utils import tree_flatten, tree_map
 
+# Bounds computed in float64 may round up by one float32 ulp in float32 samples.
+F32_SLACK = 1 + 2**-22
+
 
 def f64(values):
     """A float64 kiln array of `values` (NumPy or nested lists)."""

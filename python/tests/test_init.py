@@ -9,7 +9,7 @@ import pytest
 
 import kiln.core as mx
 import kiln.nn.init as init
-from nn_helpers import np64
+from nn_helpers import F32_SLACK, np64
 
 
 @pytest.fixture(autouse=True)
@@ -67,7 +67,7 @@ def test_glorot(shape, fan_in, fan_out):
     assert_moments(np64(init.glorot_normal()(template, gain=2.0)), 0.0, 2 * std)
     limit = math.sqrt(6.0 / (fan_in + fan_out))
     u = np64(init.glorot_uniform()(template, gain=0.5))
-    assert np.abs(u).max() <= 0.5 * limit
+    assert np.abs(u).max() <= 0.5 * limit * F32_SLACK
     assert_moments(u, 0.0, 0.5 * limit / math.sqrt(3))
 
 
@@ -82,7 +82,7 @@ def test_he(shape, fan_in, fan_out, mode):
     )
     limit = math.sqrt(3.0 / fan)
     u = np64(init.he_uniform()(template, mode=mode))
-    assert np.abs(u).max() <= limit
+    assert np.abs(u).max() <= limit * F32_SLACK
     assert_moments(u, 0.0, limit / math.sqrt(3))
 
 

@@ -9,7 +9,7 @@ import pytest
 import kiln.core as mx
 import kiln.nn as nn
 from kiln.utils import tree_flatten
-from nn_helpers import check_grad, f64, module_grad_check, np64
+from nn_helpers import F32_SLACK, check_grad, f64, module_grad_check, np64
 
 RTOL = 1e-5
 ATOL = 1e-5
@@ -115,7 +115,7 @@ def test_linear_init_range():
     mx.random.seed(0)
     w = np64(nn.Linear(400, 300).weight)
     bound = 1 / math.sqrt(400)
-    assert np.abs(w).max() <= bound and np.abs(w).max() > 0.95 * bound
+    assert np.abs(w).max() <= bound * F32_SLACK and np.abs(w).max() > 0.95 * bound
     assert abs(w.std() - bound / math.sqrt(3)) < 0.02 * bound
 
 
@@ -959,7 +959,7 @@ def test_conv_layers_construct_without_core_conv():
     conv = nn.Conv2d(4, 8, 3, groups=2)
     assert conv.weight.shape == (8, 3, 3, 2) and conv.bias.shape == (8,)
     bound = 1 / math.sqrt(2 * 9)
-    assert np.abs(np64(conv.weight)).max() <= bound
+    assert np.abs(np64(conv.weight)).max() <= bound * F32_SLACK
     assert nn.ConvTranspose1d(3, 5, 4).weight.shape == (5, 4, 3)
     assert nn.Conv3d(2, 4, (1, 2, 3), bias=False).weight.shape == (4, 1, 2, 3, 2)
     assert repr(nn.Conv1d(4, 6, 3, groups=2)) == (
