@@ -12,7 +12,7 @@ F32_SLACK = 1 + 2**-22
 
 def f64(values):
     """A float64 kiln array of `values` (NumPy or nested lists)."""
-    return mx.array(np.asarray(values, dtype=np.float64))
+    return mx.array(np.asarray(values, dtype=np.float64), dtype=mx.float64)
 
 
 def np64(a):

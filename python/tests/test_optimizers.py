@@ -335,7 +335,7 @@ def test_state_round_trip_resumes_identically(rng):
     for g in grads[:3]:
         p = reference.apply_gradients(g, p)
     # Flatten the state as a checkpoint would, then restore it into a new optimizer.
-    saved = [(k, mx.array(np64(v)).astype(v.dtype)) for k, v in tree_flatten(reference.state)]
+    saved = [(k, mx.array(np64(v), dtype=mx.float64).astype(v.dtype)) for k, v in tree_flatten(reference.state)]
     resumed = optim.AdamW(schedule, bias_correction=True)
     resumed.state = tree_unflatten(saved)
     q = p
