@@ -191,7 +191,11 @@ TEST(CustomKernelGenerator, RuntimeNamesAndIncludesAreFound) {
   EXPECT_FALSE(uses_runtime("printf(\"%f cudaError_t\\n\", a[0]); out[0] = a[0];"));
   EXPECT_TRUE(uses_runtime("cudaError_t e = cudaSuccess; out[0] = e;"));
   EXPECT_TRUE(uses_runtime("out[0] = tex1Dfetch<float>(t, 0);"));
-  EXPECT_TRUE(uses_runtime("out[0] = f(a[0]);", "#include <cuda_fp16.h>\n"));
+  EXPECT_TRUE(uses_runtime("out[0] = f(a[0]);", "#include <curand_kernel.h>\n"));
+  // Headers whose declarations kiln's prelude provides are dropped: no runtime needed.
+  EXPECT_FALSE(uses_runtime("out[0] = f(a[0]);", "#include <cuda_fp16.h>\n"));
+  EXPECT_FALSE(uses_runtime("out[0] = a[0];", "#include <cooperative_groups.h>\n"));
+  EXPECT_FALSE(uses_runtime("out[0] = a[0];", "#include <cooperative_groups/reduce.h>\n"));
   EXPECT_TRUE(uses_runtime("out[0] = f(a[0]);", "  #  include \"x.h\"\n"));
   EXPECT_FALSE(uses_runtime("out[0] = a[0];", "#pragma once\n"));
 }

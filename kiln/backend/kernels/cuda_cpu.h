@@ -15,10 +15,20 @@
 #include <type_traits>
 
 #include "kiln/backend/kernels/cuda_cpu_check.h"
-#include "kiln/backend/kernels/cuda_cpu_half.h"
 #include "kiln/backend/kernels/cuda_cpu_runtime.h"
 #include "kiln/backend/kernels/cuda_cpu_types.h"
 #include "kiln/backend/kernels/metal/common.h"
+// After the vector types (cuda/half.h converts half pairs to float2).
+#include "kiln/backend/kernels/cuda/complex.h"
+#include "kiln/backend/kernels/cuda/half.h"
+#include "kiln/backend/kernels/cuda/mlx.h"
+
+/** What a CUDA-flavour body and header may name unqualified (as cuda_gpu.h). */
+#define KILN_CUDA_USING       \
+  using metal::bfloat16_t;    \
+  using metal::float16_t;     \
+  using namespace kiln_utils; \
+  using namespace kiln_cuda;
 
 // ---------------------------------------------------------------- built-in variables
 

@@ -1,9 +1,15 @@
-// The CUDA flavour on NVIDIA GPUs (NVRTC): a body is CUDA C++ as written; kiln adds the
-// element types of the generated signature (float16_t, bfloat16_t, complex64_t: storage
-// types computing in float), MLX's utilities (elem_to_loc, ...), and atomicAdd for the
-// half types, so that atomic outputs of every floating dtype work with atomicAdd.
+// The CUDA flavour on NVIDIA GPUs (NVRTC): a body is CUDA C++ as written; kiln adds what
+// MLX's generated translation unit offers a body (cuda/mlx.h: Shape, Strides, elem_to_loc,
+// Limits, AlignedVector, WARP_SIZE, ...; cooperative groups are included on demand by the
+// generator), the element types of the generated signature (float16_t = __half, bfloat16_t
+// = __nv_bfloat16, complex64_t = cuda::std::complex<float>) with cuda_fp16.h's API, the
+// Metal layer under metal::, and atomicAdd for the half types, so that atomic outputs of
+// every floating dtype work with atomicAdd.
 #pragma once
 
+#include "kiln/backend/kernels/cuda/complex.h"
+#include "kiln/backend/kernels/cuda/half.h"
+#include "kiln/backend/kernels/cuda/mlx.h"
 #include "kiln/backend/kernels/metal/common.h"
 #include "kiln/backend/kernels/metal/gpu_atomic.h"
 
@@ -14,3 +20,12 @@ KILN_HD metal::half atomicAdd(metal::half* p, metal::half v) {
 KILN_HD metal::bfloat atomicAdd(metal::bfloat* p, metal::bfloat v) {
   return metal::detail::cas_small(p, [v](metal::bfloat x) { return float(x) + float(v); });
 }
+
+/** What a CUDA-flavour body and header may name unqualified: the element types of the
+ * generated signature, MLX's utilities. Math on float16_t/bfloat16_t (exp, max, ...) is
+ * found through the argument types. */
+#define KILN_CUDA_USING     \
+  using metal::bfloat16_t;  \
+  using metal::float16_t;   \
+  using namespace kiln_utils; \
+  using namespace kiln_cuda;

@@ -16,6 +16,7 @@ std::vector<EmbeddedHeader> gpu_kernel_headers() {
   std::vector<EmbeddedHeader> out;
   for (const auto& h : embedded_headers()) {
     if (h.path.starts_with("kiln/backend/kernels/metal/") ||
+        h.path.starts_with("kiln/backend/kernels/cuda/") ||
         h.path.starts_with("kiln/backend/kernels/cuda_gpu"))
       out.push_back(h);
   }

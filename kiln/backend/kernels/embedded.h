@@ -20,7 +20,7 @@ const std::vector<EmbeddedHeader>& embedded_headers();
 /** The embedded header at `path`, or null. */
 const EmbeddedHeader* find_embedded_header(std::string_view path);
 
-/** The headers a GPU kernel of either flavour may include: metal/ and cuda_gpu*.h. */
+/** The headers a GPU kernel of either flavour may include: metal/, cuda/ and cuda_gpu*.h. */
 std::vector<EmbeddedHeader> gpu_kernel_headers();
 
 }  // namespace kiln::kernels

@@ -3,6 +3,7 @@
 #include "kiln/backend/kernels/signature.h"
 
 #include <algorithm>
+#include <functional>
 #include <cstring>
 #include <mutex>
 #include <set>
@@ -154,6 +155,23 @@ std::string rewrite_loop_pragma(std::string_view text) {
   return "";
 }
 
+// Metal's half and bfloat literals (1.5h, 0.25bf) as C++ expressions.
+std::string rewrite_metal_literal(std::string_view t) {
+  const bool hex = t.size() > 1 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X');
+  std::string_view num;
+  const char* type = nullptr;
+  if (!hex && t.size() > 2 && (t.ends_with("bf") || t.ends_with("BF"))) {
+    num = t.substr(0, t.size() - 2), type = "::metal::bfloat";
+  } else if (!hex && t.size() > 1 && (t.back() == 'h' || t.back() == 'H')) {
+    num = t.substr(0, t.size() - 1), type = "::metal::half";
+  } else {
+    return std::string(t);
+  }
+  std::string f(num);
+  if (f.find_first_of(".eE") == std::string::npos) f += ".0";
+  return std::string(type) + "(" + f + "f)";
+}
+
 // Metal's address-space keywords become what CUDA C++ (and the CPU prelude) understand:
 // `device` and `thread` go, `constant` is `const`, and `threadgroup` is `__shared__` on a
 // declaration of threadgroup storage but goes on a pointer or reference to it. Line
@@ -248,9 +266,136 @@ std::string rewrite_metal(std::string_view s) {
         continue;
       }
     }
+    if (toks[i].kind == Tok::number) {
+      out += rewrite_metal_literal(t);
+      continue;
+    }
     out += t;
   }
   return out;
+}
+
+// Whether a Metal text names a half type (or writes a half or bfloat literal).
+bool mentions_half_types(std::string_view s) {
+  for (const Token& t : lex(s)) {
+    std::string_view w = s.substr(t.begin, t.end - t.begin);
+    if (t.kind == Tok::identifier &&
+        (w.find("half") != w.npos || w.find("bfloat") != w.npos || w == "float16_t"))
+      return true;
+    if (t.kind == Tok::number && rewrite_metal_literal(w) != w) return true;
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------- Metal's conditional operator
+
+// Metal's usual arithmetic conversions apply to `c ? x : y`: with a half (or bfloat) x and a
+// float or int y, the result is float (int: half), where C++ finds the class type half
+// convertible both ways and rejects the expression. Each operand is cast to the type Metal
+// would give the expression (metal::detail::tern_cast, a no-op unless a half type meets
+// another type); the middle operand ends at its `:`, the last one where the conditional
+// expression ends (a `,`, `;`, closing bracket, an enclosing conditional's `:`, or the end
+// of a directive line). A conditional with `<` or `>` in its last operand is left alone:
+// it may close a template argument list.
+std::string rewrite_conditionals(std::string_view s) {
+  std::vector<Token> toks = lex(s);
+  auto text = [&](size_t i) { return s.substr(toks[i].begin, toks[i].end - toks[i].begin); };
+  auto is = [&](size_t i, char c) {
+    return toks[i].kind == Tok::punct && s[toks[i].begin] == c;
+  };
+  // A ':' that is half of '::'.
+  auto scope_colon = [&](size_t i) {
+    return (i > 0 && is(i - 1, ':')) || (i + 1 < toks.size() && is(i + 1, ':'));
+  };
+  // Directive lines end at their newline (the lexer keeps #define bodies as tokens).
+  std::vector<char> in_directive(toks.size(), 0);
+  for (size_t i = 0, line_start = 1; i < toks.size(); ++i) {
+    if (is(i, '#') && line_start) {
+      size_t j = i;
+      while (j < toks.size() && !(toks[j].kind == Tok::space && text(j) == "\n")) {
+        in_directive[j] = 1;
+        ++j;
+      }
+      i = j;
+      line_start = 1;
+      continue;
+    }
+    if (toks[i].kind == Tok::space && text(i) == "\n")
+      line_start = 1;
+    else if (toks[i].kind != Tok::space && toks[i].kind != Tok::comment)
+      line_start = 0;
+  }
+  // The end (exclusive) of the middle operand starting at `b`, or npos.
+  auto middle_end = [&](size_t b) -> size_t {
+    int depth = 0, nested = 0;
+    for (size_t j = b; j < toks.size(); ++j) {
+      if (in_directive[j] != in_directive[b]) return std::string::npos;
+      if (is(j, '(') || is(j, '[') || is(j, '{')) ++depth;
+      if (is(j, ')') || is(j, ']') || is(j, '}')) {
+        if (--depth < 0) return std::string::npos;
+      }
+      if (depth == 0 && (is(j, ';'))) return std::string::npos;
+      if (depth == 0 && is(j, '?')) ++nested;
+      if (depth == 0 && is(j, ':') && !scope_colon(j)) {
+        if (nested == 0) return j;
+        --nested;
+      }
+    }
+    return std::string::npos;
+  };
+  // The end (exclusive) of the last operand starting at `c`; `safe` turns false on < or >.
+  auto last_end = [&](size_t c, bool& safe) -> size_t {
+    int depth = 0, nested = 0;
+    size_t j = c;
+    for (; j < toks.size(); ++j) {
+      if (in_directive[c] && !in_directive[j]) break;
+      if (is(j, '(') || is(j, '[') || is(j, '{')) ++depth;
+      if (is(j, ')') || is(j, ']') || is(j, '}')) {
+        if (depth == 0) break;
+        --depth;
+      }
+      if (depth > 0) continue;
+      if (is(j, ';') || is(j, ',')) break;
+      if (is(j, '<') || is(j, '>')) safe = false;
+      if (is(j, '?')) ++nested;
+      if (is(j, ':') && !scope_colon(j)) {
+        if (nested == 0) break;
+        --nested;
+      }
+    }
+    // Trailing spaces and comments stay outside.
+    while (j > c && (toks[j - 1].kind == Tok::space || toks[j - 1].kind == Tok::comment)) --j;
+    return j;
+  };
+  // `flat`: for the copies inside decltype, on one line (the #line numbering stays right).
+  std::function<std::string(size_t, size_t, bool)> emit = [&](size_t a, size_t b,
+                                                             bool flat) -> std::string {
+    std::string out;
+    for (size_t i = a; i < b; ++i) {
+      if (!is(i, '?')) {
+        if (flat && (toks[i].kind == Tok::comment || toks[i].kind == Tok::space))
+          out += ' ';
+        else
+          out += text(i);
+        continue;
+      }
+      size_t m_end = middle_end(i + 1);
+      bool safe = true;
+      size_t l_end = m_end == std::string::npos ? m_end : last_end(m_end + 1, safe);
+      if (m_end == std::string::npos || l_end > b || !safe || l_end <= m_end + 1) {
+        out += text(i);
+        continue;
+      }
+      const std::string types = "<decltype((" + emit(i + 1, m_end, true) + ")), decltype((" +
+                                emit(m_end + 1, l_end, true) + "))>";
+      out += "? ::metal::detail::tern_cast" + types + "((" + emit(i + 1, m_end, flat) +
+             ")) : ::metal::detail::tern_cast" + types + "((" + emit(m_end + 1, l_end, flat) +
+             "))";
+      i = l_end - 1;
+    }
+    return out;
+  };
+  return emit(0, toks.size(), false);
 }
 
 // ---------------------------------------------------------------- types and names
@@ -371,11 +516,48 @@ bool is_warp_word(std::string_view w) {
          w.starts_with("__reduce_");
 }
 
-// Names that only the CUDA flavour's full prelude (Metal layer included) provides; a kernel
-// that uses none of them, and no half or complex dtype, gets the light prelude.
+// Names that only the CUDA flavour's full prelude (Metal layer, half and complex types)
+// provides; a kernel that uses none of them, and no half or complex dtype, gets the light
+// prelude.
 bool is_metal_layer_word(std::string_view w) {
-  return w == "metal" || w == "float16_t" || w == "bfloat16_t" || w == "complex64_t" ||
-         w == "elem_to_loc_2" || w == "elem_to_loc_3" || w == "elem_to_loc_2_nd";
+  static const char* exact[] = {"metal",        "float16_t",      "bfloat16_t",
+                                "complex64_t",  "elem_to_loc_2",  "elem_to_loc_3",
+                                "elem_to_loc_2_nd", "elem_to_loc_3_nd", "half",
+                                "half2",        "nv_bfloat16",    "nv_bfloat162",
+                                "hexp",         "hexp2",          "hlog",
+                                "hlog2",        "hlog10",         "hsqrt",
+                                "hrsqrt",       "hrcp",           "hsin",
+                                "hcos",         "hfloor",         "hceil",
+                                "htrunc",       "hrint",          "complex"};
+  for (const char* e : exact)
+    if (w == e) return true;
+  // cuda_fp16.h / cuda_bf16.h names: __half, __hadd, __float2half, __nv_bfloat16, ...
+  return w.starts_with("__h") || w.starts_with("__nv_bfloat") || w.find("half") != w.npos ||
+         w.find("bfloat16") != w.npos;
+}
+
+// cooperative_groups' names that make threads meet (barriers, shuffles, votes): a CPU kernel
+// that uses them runs its threads as fibers. this_grid().thread_rank() alone does not.
+bool is_cg_collective_word(std::string_view w) {
+  static const char* exact[] = {"this_thread_block", "thread_block",     "tiled_partition",
+                                "thread_block_tile", "coalesced_threads", "coalesced_group",
+                                "thread_group",      "sync",              "reduce",
+                                "inclusive_scan",    "exclusive_scan",    "memcpy_async",
+                                "wait",              "wait_prior"};
+  for (const char* e : exact)
+    if (w == e) return true;
+  return false;
+}
+
+// Headers a CUDA body may include whose declarations kiln's CUDA prelude already provides
+// (cooperative groups, libcu++, half types, MLX's device utilities): their #include goes.
+bool is_provided_cuda_include(std::string_view line) {
+  for (std::string_view h : {"<cooperative_groups", "\"cooperative_groups", "<cuda/std/",
+                             "\"cuda/std/", "<cuda_fp16.h>", "<cuda_bf16.h>", "\"cuda_fp16.h\"",
+                             "\"cuda_bf16.h\"", "mlx/backend/cuda/device/"}) {
+    if (line.find(h) != std::string_view::npos) return true;
+  }
+  return false;
 }
 
 // What NVRTC's -minimal leaves out: the CUDA runtime's device API and types (cuda*), texture
@@ -396,9 +578,30 @@ bool has_include(std::string_view s) {
     if (t.kind != Tok::directive) continue;
     std::string_view d = s.substr(t.begin + 1, t.end - t.begin - 1);
     d.remove_prefix(std::min(d.find_first_not_of(" \t"), d.size()));
-    if (d.starts_with("include")) return true;
+    if (d.starts_with("include") && !is_provided_cuda_include(d) &&
+        d.find("<metal_") == std::string_view::npos &&
+        d.find("mlx/backend/metal/kernels/") == std::string_view::npos)
+      return true;
   }
   return false;
+}
+
+// The CUDA flavour's source with the #include lines of headers kiln provides dropped (their
+// newlines kept, so #line numbers stay right).
+std::string drop_provided_includes(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  size_t done = 0;
+  for (const Token& t : lex(s)) {
+    if (t.kind != Tok::directive) continue;
+    std::string_view line = s.substr(t.begin, t.end - t.begin);
+    if (line.find("include") == std::string_view::npos || !is_provided_cuda_include(line)) continue;
+    out.append(s.substr(done, t.begin - done));
+    out.append(std::count(line.begin(), line.end(), '\n'), '\n');
+    done = t.end;
+  }
+  out.append(s.substr(done));
+  return out;
 }
 
 bool is_half_or_complex(Dtype d) {
@@ -481,15 +684,20 @@ BodyUsage analyze(const KernelSpec& spec) {
     for (const auto& [attr, type] : metal_attributes())
       if (ids.count(attr)) u.attributes.push_back(attr);
   }
+  bool cg_collectives = false;
   for (const std::string* text : {&spec.source, &spec.header}) {
     for (const auto& w : text == &spec.source ? ids : identifiers(*text)) {
       u.barriers = u.barriers || is_barrier_word(w);
       u.warp_ops = u.warp_ops || is_warp_word(w);
       u.metal_names = u.metal_names || is_metal_layer_word(w);
       u.runtime_names = u.runtime_names || is_runtime_word(w);
+      u.cooperative_groups = u.cooperative_groups || w == "cooperative_groups" || w == "cg";
+      cg_collectives = cg_collectives || is_cg_collective_word(w);
     }
     u.runtime_names = u.runtime_names || has_include(*text);
   }
+  if (spec.flavour != fast::KernelFlavour::cuda) u.cooperative_groups = false;
+  if (u.cooperative_groups && cg_collectives) u.barriers = u.warp_ops = true;
   return u;
 }
 
@@ -538,16 +746,36 @@ GeneratedKernel generate(const KernelSpec& spec, const KernelInstance& inst, Tar
                      : "kiln/backend/kernels/cuda_gpu.h")
           : (metal ? "kiln/backend/kernels/metal/cpu.h" : "kiln/backend/kernels/cuda_cpu.h");
 
+  // Metal bodies: conditionals follow Metal's conversions where a half type may meet another
+  // type (the rewrite costs compile time, so only then).
+  bool halves = false;
+  if (metal) {
+    for (Dtype d : inst.input_dtypes) halves = halves || d == float16 || d == bfloat16;
+    for (Dtype d : inst.output_dtypes) halves = halves || d == float16 || d == bfloat16;
+    for (const auto& [tname, value] : inst.template_args) {
+      halves = halves || (std::holds_alternative<Dtype>(value) &&
+                          (std::get<Dtype>(value) == float16 || std::get<Dtype>(value) == bfloat16));
+    }
+    halves = halves || mentions_half_types(spec.source) || mentions_half_types(spec.header);
+  }
+  auto metal_text = [&](const std::string& t) {
+    std::string r = rewrite_metal(t);
+    return halves ? rewrite_conditionals(r) : r;
+  };
+
   std::string src;
   src += "// Generated by kiln for the custom kernel '" + spec.name + "' (" +
          (metal ? "Metal" : "CUDA") + " flavour, " + (target == Target::gpu ? "GPU" : "CPU") +
          "): do not edit.\n";
-  src += "#include \"" + flavour_header + "\"\n\n";
+  src += "#include \"" + flavour_header + "\"\n";
+  if (u.cooperative_groups) src += "#include \"kiln/backend/kernels/cuda/cg.h\"\n";
+  src += "\n";
   src += "namespace kiln_user {\n";
   src += metal ? "KILN_METAL_USING\n" : "KILN_CUDA_USING\n";
+  if (u.cooperative_groups) src += "namespace cg = cooperative_groups;\n";
   if (!spec.header.empty()) {
     src += "#line 1 \"header\"\n";
-    src += ensure_newline(metal ? rewrite_metal(spec.header) : spec.header);
+    src += ensure_newline(metal ? metal_text(spec.header) : drop_provided_includes(spec.header));
   }
   src += "#line " + std::to_string(count_lines(src) + 2) + " \"generated\"\n";
 
@@ -556,11 +784,18 @@ GeneratedKernel generate(const KernelSpec& spec, const KernelInstance& inst, Tar
   params += "  uint32_t grid[3];\n  uint32_t threadgroup[3];\n  uint32_t block_offset[3];\n";
   params += "  uint32_t reserved_;\n";
   const std::string maxd = std::to_string(kMaxNdim);
-  for (size_t i = 0; i < nin; ++i)
-    if (u.input_strides[i])
-      params += "  int64_t " + spec.input_names[i] + "_strides[" + maxd + "];\n";
-  for (size_t i = 0; i < nin; ++i)
-    if (u.input_shape[i]) params += "  int32_t " + spec.input_names[i] + "_shape[" + maxd + "];\n";
+  // MLX's CUDA bodies get shapes and strides as arrays (x_shape.data(), x_shape[i]) that
+  // also convert to pointers; Metal bodies get pointers, as in MLX.
+  for (size_t i = 0; i < nin; ++i) {
+    if (!u.input_strides[i]) continue;
+    params += metal ? "  int64_t " + spec.input_names[i] + "_strides[" + maxd + "];\n"
+                    : "  kiln_cuda::Strides " + spec.input_names[i] + "_strides;\n";
+  }
+  for (size_t i = 0; i < nin; ++i) {
+    if (!u.input_shape[i]) continue;
+    params += metal ? "  int32_t " + spec.input_names[i] + "_shape[" + maxd + "];\n"
+                    : "  kiln_cuda::Shape " + spec.input_names[i] + "_shape;\n";
+  }
   for (size_t i = 0; i < nin; ++i)
     if (u.input_ndim[i]) params += "  int32_t " + spec.input_names[i] + "_ndim;\n";
   params += "};\n";
@@ -585,7 +820,10 @@ GeneratedKernel generate(const KernelSpec& spec, const KernelInstance& inst, Tar
     const std::string t = type_name(inst.input_dtypes[i]);
     if (inst.input_scalar[i]) {
       sig += "    const " + t + "* __restrict__ kiln_in_" + n + ",\n";
-      prologue += "  const " + t + "& " + n + " = *kiln_in_" + n + ";\n";
+      // CUDA: a value that also indexes as MLX's pointer (n[0]); Metal: a reference.
+      prologue += metal ? "  const " + t + "& " + n + " = *kiln_in_" + n + ";\n"
+                        : "  const kiln_cuda::scalar_input<" + t + "> " + n + "{kiln_in_" + n +
+                              "};\n";
     } else {
       sig += "    const " + t + "* __restrict__ " + n + ",\n";
     }
@@ -605,10 +843,15 @@ GeneratedKernel generate(const KernelSpec& spec, const KernelInstance& inst, Tar
   }
   for (size_t i = 0; i < nin; ++i) {
     const std::string& n = spec.input_names[i];
-    if (u.input_shape[i])
-      prologue += "  const int32_t* " + n + "_shape = kiln_p." + n + "_shape;\n";
-    if (u.input_strides[i])
-      prologue += "  const int64_t* " + n + "_strides = kiln_p." + n + "_strides;\n";
+    if (u.input_shape[i]) {
+      prologue += metal ? "  const int32_t* " + n + "_shape = kiln_p." + n + "_shape;\n"
+                        : "  const kiln_cuda::Shape& " + n + "_shape = kiln_p." + n + "_shape;\n";
+    }
+    if (u.input_strides[i]) {
+      prologue += metal
+                      ? "  const int64_t* " + n + "_strides = kiln_p." + n + "_strides;\n"
+                      : "  const kiln_cuda::Strides& " + n + "_strides = kiln_p." + n + "_strides;\n";
+    }
     if (u.input_ndim[i]) prologue += "  const int " + n + "_ndim = kiln_p." + n + "_ndim;\n";
   }
   sig += prologue;
@@ -616,7 +859,7 @@ GeneratedKernel generate(const KernelSpec& spec, const KernelInstance& inst, Tar
 
   src += sig;
   src += "#line 1 \"source\"\n";
-  src += ensure_newline(metal ? rewrite_metal(spec.source) : spec.source);
+  src += ensure_newline(metal ? metal_text(spec.source) : drop_provided_includes(spec.source));
   src += "#line " + std::to_string(count_lines(src) + 2) + " \"generated\"\n";
   src += "}\n";
 

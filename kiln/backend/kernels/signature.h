@@ -94,6 +94,7 @@ struct BodyUsage {
   bool warp_ops = false;  // warp/simdgroup collectives (shuffles, simd_sum, ballots, ...)
   bool metal_names = false;  // names the Metal layer: metal::, float16_t, bfloat16_t, ...
   bool runtime_names = false;  // an #include, or names of the CUDA runtime (cuda*, tex*, surf*)
+  bool cooperative_groups = false;  // CUDA flavour: names cooperative_groups (or MLX's `cg`)
 };
 
 struct GeneratedKernel {

@@ -53,14 +53,15 @@ bool debug_enabled() {
   return on;
 }
 
-// The headers a CPU kernel may include: metal/ (but its GPU parts) and cuda_cpu*.h.
+// The headers a CPU kernel may include: metal/ (but its GPU parts), cuda/ and cuda_cpu*.h.
 const std::vector<std::pair<std::string, std::string>>& headers() {
   static const auto* h = [] {
     auto* v = new std::vector<std::pair<std::string, std::string>>;
     for (const auto& f : kernels::embedded_headers()) {
       const bool metal = f.path.starts_with("kiln/backend/kernels/metal/") &&
                          !f.path.starts_with("kiln/backend/kernels/metal/gpu");
-      if (metal || f.path.starts_with("kiln/backend/kernels/cuda_cpu"))
+      if (metal || f.path.starts_with("kiln/backend/kernels/cuda_cpu") ||
+          f.path.starts_with("kiln/backend/kernels/cuda/"))
         v->emplace_back(std::string(f.path), std::string(f.text));
     }
     return v;

@@ -9,6 +9,7 @@
 #include "kiln/backend/kernels/metal/defines.h"
 #include "kiln/backend/kernels/metal/half.h"
 #include "kiln/backend/kernels/metal/math.h"
+#include "kiln/backend/kernels/metal/type_traits.h"
 #include "kiln/backend/kernels/metal/utils.h"
 #include "kiln/backend/kernels/metal/vec.h"
 
@@ -29,6 +30,7 @@
 #define KILN_METAL_USING          \
   using namespace metal;          \
   using namespace kiln_utils;     \
+  using namespace kiln_metal_utils; \
   KILN_METAL_VECTOR_NAMES(float)  \
   KILN_METAL_VECTOR_NAMES(half)   \
   KILN_METAL_VECTOR_NAMES(bfloat) \
@@ -46,11 +48,3 @@
   using metal::uchar;             \
   using metal::ulong;
 
-/** What a CUDA-flavour body and header may name unqualified: the element types of the
- * generated signature and MLX's utilities. Math on float16_t/bfloat16_t (exp, max, ...)
- * is found through the argument types. */
-#define KILN_CUDA_USING     \
-  using metal::bfloat16_t;  \
-  using metal::complex64_t; \
-  using metal::float16_t;   \
-  using namespace kiln_utils;

@@ -191,6 +191,54 @@ KILN_HALF_CROSS(>=, bool)
 
 static_assert(sizeof(half) == 2 && sizeof(bfloat) == 2, "half types are 16 bits");
 
+namespace detail {
+
+template <typename T>
+struct remove_ref {
+  typedef T type;
+};
+template <typename T>
+struct remove_ref<T&> {
+  typedef T type;
+};
+template <typename T>
+struct remove_ref<T&&> {
+  typedef T type;
+};
+template <typename T>
+using decay_value_t = remove_cv_t<typename remove_ref<T>::type>;
+
+/** The type of `c ? x : y` by Metal's usual arithmetic conversions, where a half type
+ * meets another scalar type (`mixed`): half with an integer is half; with float, double or
+ * the other half type, float. */
+template <typename X, typename Y>
+struct tern_common {
+  static constexpr bool hx = is_half_v<X>, hy = is_half_v<Y>;
+  static constexpr bool mixed = !is_same_v<X, Y> && ((hx && (hy || is_arithmetic_v<Y>)) ||
+                                                     (hy && is_arithmetic_v<X>));
+  typedef conditional_t<hx && hy, float,
+                        conditional_t<hx, conditional_t<is_integral_v<Y>, X, float>,
+                                      conditional_t<is_integral_v<X>, Y, float>>>
+      type;
+};
+
+/** An operand of a Metal conditional (see rewrite_conditionals in signature.cpp): converted
+ * to the conditional's type when a half type meets another scalar type, else passed
+ * through (an lvalue stays an lvalue). */
+template <typename X, typename Y, typename V>
+KILN_HD decltype(auto) tern_cast(V&& v) {
+  typedef tern_common<decay_value_t<X>, decay_value_t<Y>> C;
+  if constexpr (C::mixed)
+    return typename C::type(static_cast<V&&>(v));
+  else if constexpr (!is_same_v<typename remove_ref<V>::type, V> &&
+                     is_same_v<typename remove_ref<V>::type&, V>)
+    return static_cast<V&&>(v);
+  else
+    return static_cast<remove_cv_t<typename remove_ref<V>::type>>(static_cast<V&&>(v));
+}
+
+}  // namespace detail
+
 /** MLX's names for the half types, used in generated signatures. */
 typedef half float16_t;
 typedef bfloat bfloat16_t;

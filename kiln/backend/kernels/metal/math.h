@@ -31,6 +31,28 @@ template <typename T, typename R = T>
 using if_scalar_t = enable_if_t<is_scalar_v<T>, R>;
 template <typename V, typename R = vec_t<V>>
 using if_vec_t = enable_if_t<is_vec_v<V>, R>;
+
+// The type two different scalars meet in (Metal's usual arithmetic conversions, with its
+// overload sets' leniency: pow(x, 2) and max(h, 0.5f) take the wider type).
+template <typename A, typename B>
+struct promote {
+  static constexpr bool ha = is_half_v<A>, hb = is_half_v<B>;
+  typedef conditional_t<
+      is_same_v<A, B>, A,
+      conditional_t<is_same_v<A, double> || is_same_v<B, double>, double,
+                    conditional_t<is_same_v<A, float> || is_same_v<B, float> || (ha && hb), float,
+                                  conditional_t<ha, A, conditional_t<hb, B, decltype(A() + B())>>>>>
+      type;
+};
+template <typename A, typename B>
+using promote_t = typename promote<remove_cv_t<A>, remove_cv_t<B>>::type;
+// Two different scalar types (one of them a float type, for the float functions).
+template <typename A, typename B>
+inline constexpr bool mixed_scalars_v = is_scalar_v<A> && is_scalar_v<B> && !is_same_v<A, B>;
+template <typename A, typename B, typename R = promote_t<A, B>>
+using if_mixed_float_t = enable_if_t<mixed_scalars_v<A, B> && is_float_v<promote_t<A, B>>, R>;
+template <typename A, typename B, typename R = promote_t<A, B>>
+using if_mixed_t = enable_if_t<mixed_scalars_v<A, B>, R>;
 template <typename V, typename R = vec_t<V>>
 using if_float_vec_t = enable_if_t<is_vec_v<V> && is_float_v<typename vec_traits<V>::elem>, R>;
 
@@ -54,19 +76,31 @@ using if_float_vec_t = enable_if_t<is_vec_v<V> && is_float_v<typename vec_traits
     return r;                                                \
   }
 
-#define KILN_MATH2(NAME, F32, F64)                                        \
-  template <typename T>                                                   \
-  KILN_HD detail::if_float_t<T> NAME(T x, T y) {                          \
-    if constexpr (detail::is_same_v<T, double>)                           \
-      return F64(x, y);                                                   \
-    else                                                                  \
-      return T(F32(static_cast<float>(x), static_cast<float>(y)));        \
-  }                                                                       \
-  template <typename V>                                                   \
-  KILN_HD detail::if_float_vec_t<V> NAME(const V& x, const vec_t<V>& y) { \
-    vec_t<V> a = x, r;                                                    \
-    for (int i = 0; i < vec_t<V>::N; ++i) r[i] = NAME(a[i], y[i]);        \
-    return r;                                                             \
+#define KILN_MATH2(NAME, F32, F64)                                                        \
+  template <typename T>                                                                   \
+  KILN_HD detail::if_float_t<T> NAME(T x, T y) {                                          \
+    if constexpr (detail::is_same_v<T, double>)                                           \
+      return F64(x, y);                                                                   \
+    else                                                                                  \
+      return T(F32(static_cast<float>(x), static_cast<float>(y)));                        \
+  }                                                                                       \
+  template <typename A, typename B>                                                       \
+  KILN_HD detail::if_mixed_float_t<A, B> NAME(A x, B y) {                                 \
+    typedef detail::promote_t<A, B> P;                                                    \
+    return NAME(P(x), P(y));                                                              \
+  }                                                                                       \
+  template <typename V>                                                                   \
+  KILN_HD detail::if_float_vec_t<V> NAME(const V& x, const vec_t<V>& y) {                 \
+    vec_t<V> a = x, r;                                                                    \
+    for (int i = 0; i < vec_t<V>::N; ++i) r[i] = NAME(a[i], y[i]);                        \
+    return r;                                                                             \
+  }                                                                                       \
+  template <typename V, typename S, detail::enable_if_t<detail::is_scalar_v<S>, int> = 0> \
+  KILN_HD detail::if_float_vec_t<V> NAME(const V& x, S y) {                               \
+    typedef typename detail::vec_traits<V>::elem E;                                       \
+    vec_t<V> a = x, r;                                                                    \
+    for (int i = 0; i < vec_t<V>::N; ++i) r[i] = NAME(a[i], E(y));                        \
+    return r;                                                                             \
   }
 
 namespace detail {
@@ -169,6 +203,82 @@ KILN_MATH2(fmod, ::fmodf, ::fmod)
 KILN_MATH2(pow, ::powf, ::pow)
 KILN_MATH2(powr, detail::powr_f, ::pow)
 
+
+// ---------------------------------------------------------------- vector maps
+
+// Componentwise forms of scalar functions: a vector (or swizzle, or packed vector) and
+// vectors or scalars of the same length for the other arguments. A scalar argument is a
+// template parameter of its own, so that it wins over a broadcast to a vector.
+namespace detail {
+template <typename V>
+using elem_t = typename vec_traits<V>::elem;
+template <typename S>
+using if_scalar_arg = enable_if_t<is_scalar_v<S>, int>;
+}  // namespace detail
+
+#define KILN_VMAP1(NAME, COND)                               \
+  template <typename V>                                      \
+  KILN_HD COND NAME(const V& v) {                            \
+    vec_t<V> a = v, r;                                       \
+    for (int i = 0; i < vec_t<V>::N; ++i) r[i] = NAME(a[i]); \
+    return r;                                                \
+  }
+#define KILN_VMAP2(NAME, COND)                                                \
+  template <typename V>                                                       \
+  KILN_HD COND NAME(const V& x, const vec_t<V>& y) {                          \
+    vec_t<V> a = x, r;                                                        \
+    for (int i = 0; i < vec_t<V>::N; ++i) r[i] = NAME(a[i], y[i]);            \
+    return r;                                                                 \
+  }                                                                           \
+  template <typename V, typename S, detail::if_scalar_arg<S> = 0>             \
+  KILN_HD COND NAME(const V& x, S y) {                                        \
+    vec_t<V> a = x, r;                                                        \
+    for (int i = 0; i < vec_t<V>::N; ++i) r[i] = NAME(a[i], detail::elem_t<V>(y)); \
+    return r;                                                                 \
+  }
+#define KILN_VMAP3(NAME, COND)                                                           \
+  template <typename V>                                                                  \
+  KILN_HD COND NAME(const V& x, const vec_t<V>& y, const vec_t<V>& z) {                  \
+    vec_t<V> a = x, r;                                                                   \
+    for (int i = 0; i < vec_t<V>::N; ++i) r[i] = NAME(a[i], y[i], z[i]);                 \
+    return r;                                                                            \
+  }                                                                                      \
+  template <typename V, typename S1, typename S2, detail::if_scalar_arg<S1> = 0,          \
+            detail::if_scalar_arg<S2> = 0>                                               \
+  KILN_HD COND NAME(const V& x, S1 y, S2 z) {                                            \
+    typedef detail::elem_t<V> E;                                                         \
+    vec_t<V> a = x, r;                                                                   \
+    for (int i = 0; i < vec_t<V>::N; ++i) r[i] = NAME(a[i], E(y), E(z));                 \
+    return r;                                                                            \
+  }
+#define KILN_ANY_VEC detail::if_vec_t<V>
+#define KILN_FLOAT_VEC detail::if_float_vec_t<V>
+#define KILN_INT_VEC detail::enable_if_t<is_vec_v<V> && detail::is_integral_v<detail::elem_t<V>>, vec_t<V>>
+
+// Mixed scalar types meet in their promoted type (pow(x, 2), max(h, 0.5f)).
+#define KILN_MIXED2(NAME, COND)                       \
+  template <typename A, typename B>                   \
+  KILN_HD COND<A, B> NAME(A x, B y) {                 \
+    typedef detail::promote_t<A, B> P;                \
+    return NAME(P(x), P(y));                          \
+  }
+#define KILN_MIXED3(NAME, COND)                                                    \
+  template <typename A, typename B, typename C,                                    \
+            detail::enable_if_t<!(detail::is_same_v<A, B> && detail::is_same_v<B, C>) && \
+                                    detail::is_scalar_v<A> && detail::is_scalar_v<B> &&  \
+                                    detail::is_scalar_v<C>,                        \
+                                int> = 0>                                          \
+  KILN_HD auto NAME(A x, B y, C z)->COND<detail::promote_t<detail::promote_t<A, B>, C>> { \
+    typedef detail::promote_t<detail::promote_t<A, B>, C> P;                       \
+    return NAME(P(x), P(y), P(z));                                                 \
+  }
+namespace detail {
+template <typename P>
+using if_float_result_t = enable_if_t<is_float_v<P>, P>;
+template <typename P>
+using if_scalar_result_t = enable_if_t<is_scalar_v<P>, P>;
+}  // namespace detail
+
 /** fma(a, b, c) = a * b + c with one rounding. */
 template <typename T>
 KILN_HD detail::if_float_t<T> fma(T a, T b, T c) {
@@ -177,12 +287,8 @@ KILN_HD detail::if_float_t<T> fma(T a, T b, T c) {
   else
     return T(::fmaf(static_cast<float>(a), static_cast<float>(b), static_cast<float>(c)));
 }
-template <typename V>
-KILN_HD detail::if_float_vec_t<V> fma(const V& a, const vec_t<V>& b, const vec_t<V>& c) {
-  vec_t<V> x = a, r;
-  for (int i = 0; i < vec_t<V>::N; ++i) r[i] = fma(x[i], b[i], c[i]);
-  return r;
-}
+KILN_MIXED3(fma, detail::if_float_result_t)
+KILN_VMAP3(fma, KILN_FLOAT_VEC)
 
 // ---------------------------------------------------------------- functions of any scalar
 
@@ -225,80 +331,66 @@ template <typename T>
 KILN_HD detail::if_scalar_t<T> clamp(T x, T lo, T hi) {
   return min(max(x, lo), hi);
 }
+KILN_MIXED2(min, detail::if_mixed_t)
+KILN_MIXED2(max, detail::if_mixed_t)
+KILN_MIXED3(min3, detail::if_scalar_result_t)
+KILN_MIXED3(max3, detail::if_scalar_result_t)
+KILN_MIXED3(median3, detail::if_scalar_result_t)
+KILN_MIXED3(clamp, detail::if_scalar_result_t)
+KILN_VMAP1(abs, KILN_ANY_VEC)
+KILN_VMAP2(min, KILN_ANY_VEC)
+KILN_VMAP2(max, KILN_ANY_VEC)
+KILN_VMAP3(min3, KILN_ANY_VEC)
+KILN_VMAP3(max3, KILN_ANY_VEC)
+KILN_VMAP3(median3, KILN_ANY_VEC)
+KILN_VMAP3(clamp, KILN_ANY_VEC)
 
-#define KILN_VEC_MAP2(NAME)                                                              \
-  template <typename V>                                                                  \
-  KILN_HD detail::if_vec_t<V> NAME(const V& x, const vec_t<V>& y) {                      \
-    vec_t<V> a = x, r;                                                                   \
-    for (int i = 0; i < vec_t<V>::N; ++i) r[i] = NAME(a[i], y[i]);                       \
-    return r;                                                                            \
-  }                                                                                      \
-  template <typename V>                                                                  \
-  KILN_HD detail::if_vec_t<V> NAME(const V& x, typename detail::vec_traits<V>::elem y) { \
-    vec_t<V> a = x, r;                                                                   \
-    for (int i = 0; i < vec_t<V>::N; ++i) r[i] = NAME(a[i], y);                          \
-    return r;                                                                            \
-  }
-KILN_VEC_MAP2(min)
-KILN_VEC_MAP2(max)
-#undef KILN_VEC_MAP2
-
-template <typename V>
-KILN_HD detail::if_vec_t<V> abs(const V& v) {
-  vec_t<V> a = v, r;
-  for (int i = 0; i < vec_t<V>::N; ++i) r[i] = abs(a[i]);
-  return r;
-}
-template <typename V>
-KILN_HD detail::if_vec_t<V> clamp(const V& x, const vec_t<V>& lo, const vec_t<V>& hi) {
-  vec_t<V> a = x, r;
-  for (int i = 0; i < vec_t<V>::N; ++i) r[i] = clamp(a[i], lo[i], hi[i]);
-  return r;
-}
-template <typename V>
-KILN_HD detail::if_vec_t<V> clamp(const V& x, typename detail::vec_traits<V>::elem lo,
-                                  typename detail::vec_traits<V>::elem hi) {
-  vec_t<V> a = x, r;
-  for (int i = 0; i < vec_t<V>::N; ++i) r[i] = clamp(a[i], lo, hi);
-  return r;
-}
+// ---------------------------------------------------------------- common float functions
 
 /** clamp(x, 0, 1). */
 template <typename T>
 KILN_HD detail::if_float_t<T> saturate(T x) {
   return clamp(x, T(0), T(1));
 }
-template <typename V>
-KILN_HD detail::if_float_vec_t<V> saturate(const V& x) {
-  typedef typename detail::vec_traits<V>::elem E;
-  return clamp(x, E(0), E(1));
-}
-
+KILN_VMAP1(saturate, KILN_FLOAT_VEC)
 /** x + (y - x) * a. */
 template <typename T>
 KILN_HD detail::if_float_t<T> mix(T x, T y, T a) {
   return T(static_cast<float>(x) +
            (static_cast<float>(y) - static_cast<float>(x)) * static_cast<float>(a));
 }
+KILN_MIXED3(mix, detail::if_float_result_t)
 template <typename V>
 KILN_HD detail::if_float_vec_t<V> mix(const V& x, const vec_t<V>& y, const vec_t<V>& a) {
   vec_t<V> b = x, r;
   for (int i = 0; i < vec_t<V>::N; ++i) r[i] = mix(b[i], y[i], a[i]);
   return r;
 }
-template <typename V>
-KILN_HD detail::if_float_vec_t<V> mix(const V& x, const vec_t<V>& y,
-                                      typename detail::vec_traits<V>::elem a) {
+template <typename V, typename S, detail::if_scalar_arg<S> = 0>
+KILN_HD detail::if_float_vec_t<V> mix(const V& x, const vec_t<V>& y, S a) {
   vec_t<V> b = x, r;
-  for (int i = 0; i < vec_t<V>::N; ++i) r[i] = mix(b[i], y[i], a);
+  for (int i = 0; i < vec_t<V>::N; ++i) r[i] = mix(b[i], y[i], detail::elem_t<V>(a));
   return r;
 }
-
 /** 0 where x < edge, else 1. */
 template <typename T>
 KILN_HD detail::if_float_t<T> step(T edge, T x) {
   return x < edge ? T(0) : T(1);
 }
+KILN_MIXED2(step, detail::if_mixed_float_t)
+template <typename V>
+KILN_HD detail::if_float_vec_t<V> step(const V& edge, const vec_t<V>& x) {
+  vec_t<V> e = edge, r;
+  for (int i = 0; i < vec_t<V>::N; ++i) r[i] = step(e[i], x[i]);
+  return r;
+}
+template <typename S, typename V, detail::if_scalar_arg<S> = 0>
+KILN_HD detail::if_float_vec_t<V> step(S edge, const V& x) {
+  vec_t<V> a = x, r;
+  for (int i = 0; i < vec_t<V>::N; ++i) r[i] = step(detail::elem_t<V>(edge), a[i]);
+  return r;
+}
+/** Hermite interpolation between 0 and 1 as x goes from e0 to e1. */
 template <typename T>
 KILN_HD detail::if_float_t<T> smoothstep(T e0, T e1, T x) {
   float t = static_cast<float>(clamp(T((static_cast<float>(x) - static_cast<float>(e0)) /
@@ -306,17 +398,88 @@ KILN_HD detail::if_float_t<T> smoothstep(T e0, T e1, T x) {
                                      T(0), T(1)));
   return T(t * t * (3.0f - 2.0f * t));
 }
+KILN_MIXED3(smoothstep, detail::if_float_result_t)
+template <typename V>
+KILN_HD detail::if_float_vec_t<V> smoothstep(const V& e0, const vec_t<V>& e1, const vec_t<V>& x) {
+  vec_t<V> a = e0, r;
+  for (int i = 0; i < vec_t<V>::N; ++i) r[i] = smoothstep(a[i], e1[i], x[i]);
+  return r;
+}
+template <typename S1, typename S2, typename V, detail::if_scalar_arg<S1> = 0,
+          detail::if_scalar_arg<S2> = 0>
+KILN_HD detail::if_float_vec_t<V> smoothstep(S1 e0, S2 e1, const V& x) {
+  typedef detail::elem_t<V> E;
+  vec_t<V> a = x, r;
+  for (int i = 0; i < vec_t<V>::N; ++i) r[i] = smoothstep(E(e0), E(e1), a[i]);
+  return r;
+}
 /** -1, 0 or 1 (0 for NaN and zeros). */
 template <typename T>
 KILN_HD detail::if_float_t<T> sign(T x) {
   return x > T(0) ? T(1) : x < T(0) ? T(-1) : T(0);
 }
+KILN_VMAP1(sign, KILN_FLOAT_VEC)
+
+// ---------------------------------------------------------------- more float math
+
+/** Maximum, minimum and median of three (fmax semantics for NaN). */
+template <typename T>
+KILN_HD detail::if_float_t<T> fmax3(T a, T b, T c) {
+  return fmax(fmax(a, b), c);
+}
+template <typename T>
+KILN_HD detail::if_float_t<T> fmin3(T a, T b, T c) {
+  return fmin(fmin(a, b), c);
+}
+template <typename T>
+KILN_HD detail::if_float_t<T> fmedian3(T a, T b, T c) {
+  return fmax(fmin(a, b), fmin(fmax(a, b), c));
+}
+KILN_MIXED3(fmax3, detail::if_float_result_t)
+KILN_MIXED3(fmin3, detail::if_float_result_t)
+KILN_MIXED3(fmedian3, detail::if_float_result_t)
+KILN_VMAP3(fmax3, KILN_FLOAT_VEC)
+KILN_VMAP3(fmin3, KILN_FLOAT_VEC)
+KILN_VMAP3(fmedian3, KILN_FLOAT_VEC)
+
+/** The next representable value after x toward y (in x's own type). */
+template <typename T>
+KILN_HD detail::if_float_t<T> nextafter(T x, T y) {
+  if constexpr (detail::is_same_v<T, double> || detail::is_same_v<T, float>) {
+    return detail::is_same_v<T, double> ? ::nextafter(x, y) : ::nextafterf(x, y);
+  } else {
+    if (isnan(x) || isnan(y)) return T(x + y);
+    const float fx = static_cast<float>(x), fy = static_cast<float>(y);
+    if (fx == fy) return y;
+    uint16_t b = x.bits_;
+    if (fx == 0.0f) return T::from_bits(static_cast<uint16_t>((fy > 0 ? 0u : 0x8000u) | 1u));
+    const bool up = (fy > fx) == (fx > 0.0f);
+    return T::from_bits(static_cast<uint16_t>(up ? b + 1 : b - 1));
+  }
+}
+KILN_MIXED2(nextafter, detail::if_mixed_float_t)
+KILN_VMAP2(nextafter, KILN_FLOAT_VEC)
+/** x / y (metal::fast::divide is the approximate one). */
+template <typename T>
+KILN_HD detail::if_float_t<T> divide(T x, T y) {
+  return T(static_cast<detail::compute_t<T>>(x) / static_cast<detail::compute_t<T>>(y));
+}
+KILN_MIXED2(divide, detail::if_mixed_float_t)
+KILN_VMAP2(divide, KILN_FLOAT_VEC)
+/** The unbiased exponent of x as an int. */
+template <typename T>
+KILN_HD detail::if_float_t<T, int> ilogb(T x) {
+  return ::ilogbf(static_cast<float>(x));
+}
 template <typename V>
-KILN_HD detail::if_float_vec_t<V> sign(const V& v) {
-  vec_t<V> a = v, r;
-  for (int i = 0; i < vec_t<V>::N; ++i) r[i] = sign(a[i]);
+KILN_HD detail::if_float_vec_t<V, vec<int, vec_t<V>::N>> ilogb(const V& v) {
+  vec_t<V> a = v;
+  vec<int, vec_t<V>::N> r;
+  for (int i = 0; i < vec_t<V>::N; ++i) r[i] = ilogb(a[i]);
   return r;
 }
+
+// ---------------------------------------------------------------- predicates
 
 template <typename T>
 KILN_HD detail::if_float_t<T, bool> isnan(T x) {
@@ -331,12 +494,31 @@ template <typename T>
 KILN_HD detail::if_float_t<T, bool> isfinite(T x) {
   return !isnan(x) && !isinf(x);
 }
+/** Finite, non-zero and not subnormal (in x's own type). */
+template <typename T>
+KILN_HD detail::if_float_t<T, bool> isnormal(T x) {
+  if (!isfinite(x)) return false;
+  if constexpr (is_half_v<T>)
+    return (x.bits_ & 0x7fffu) >= (detail::is_same_v<T, half> ? 0x0400u : 0x0080u);
+  else
+    return ::fabs(static_cast<detail::compute_t<T>>(x)) >=
+           (detail::is_same_v<T, double> ? 2.2250738585072014e-308 : 1.175494351e-38);
+}
 template <typename T>
 KILN_HD detail::if_float_t<T, bool> signbit(T x) {
   return __builtin_bit_cast(
              detail::conditional_t<sizeof(detail::compute_t<T>) == 8, uint64_t, uint32_t>,
              static_cast<detail::compute_t<T>>(x)) >>
          (sizeof(detail::compute_t<T>) * 8 - 1);
+}
+/** Neither (either) argument is NaN. */
+template <typename T>
+KILN_HD detail::if_float_t<T, bool> isordered(T x, T y) {
+  return !isnan(x) && !isnan(y);
+}
+template <typename T>
+KILN_HD detail::if_float_t<T, bool> isunordered(T x, T y) {
+  return isnan(x) || isnan(y);
 }
 #define KILN_VEC_PREDICATE(NAME)                                               \
   template <typename V>                                                        \
@@ -349,8 +531,22 @@ KILN_HD detail::if_float_t<T, bool> signbit(T x) {
 KILN_VEC_PREDICATE(isnan)
 KILN_VEC_PREDICATE(isinf)
 KILN_VEC_PREDICATE(isfinite)
+KILN_VEC_PREDICATE(isnormal)
 KILN_VEC_PREDICATE(signbit)
 #undef KILN_VEC_PREDICATE
+#define KILN_VEC_PREDICATE2(NAME)                                                                  \
+  template <typename V>                                                                            \
+  KILN_HD detail::if_float_vec_t<V, vec<bool, vec_t<V>::N>> NAME(const V& x, const vec_t<V>& y) { \
+    vec_t<V> a = x;                                                                                \
+    vec<bool, vec_t<V>::N> r;                                                                      \
+    for (int i = 0; i < vec_t<V>::N; ++i) r[i] = NAME(a[i], y[i]);                                 \
+    return r;                                                                                      \
+  }
+KILN_VEC_PREDICATE2(isordered)
+KILN_VEC_PREDICATE2(isunordered)
+#undef KILN_VEC_PREDICATE2
+
+// ---------------------------------------------------------------- results through references
 
 /** sin(x), with cos(x) stored in `c`. */
 template <typename T>
@@ -358,20 +554,50 @@ KILN_HD detail::if_float_t<T> sincos(T x, T& c) {
   c = cos(x);
   return sin(x);
 }
+template <typename V>
+KILN_HD detail::if_float_vec_t<V> sincos(const V& x, vec_t<V>& c) {
+  vec_t<V> a = x;
+  c = cos(a);
+  return sin(a);
+}
 /** The fractional part of x, with the integral part stored in `i`. */
 template <typename T>
 KILN_HD detail::if_float_t<T> modf(T x, T& i) {
   i = trunc(x);
   return T(static_cast<float>(x) - static_cast<float>(i));
 }
+template <typename V>
+KILN_HD detail::if_float_vec_t<V> modf(const V& x, vec_t<V>& ip) {
+  vec_t<V> a = x, r;
+  for (int k = 0; k < vec_t<V>::N; ++k) r[k] = modf(a[k], ip[k]);
+  return r;
+}
 /** x = m * 2^e with 0.5 <= |m| < 1. */
 template <typename T>
 KILN_HD detail::if_float_t<T> frexp(T x, int& e) {
   return T(::frexpf(static_cast<float>(x), &e));
 }
+template <typename V>
+KILN_HD detail::if_float_vec_t<V> frexp(const V& x, vec<int, vec_t<V>::N>& e) {
+  vec_t<V> a = x, r;
+  for (int k = 0; k < vec_t<V>::N; ++k) r[k] = frexp(a[k], e[k]);
+  return r;
+}
 template <typename T>
 KILN_HD detail::if_float_t<T> ldexp(T x, int e) {
   return T(::ldexpf(static_cast<float>(x), e));
+}
+template <typename V>
+KILN_HD detail::if_float_vec_t<V> ldexp(const V& x, const vec<int, vec_t<V>::N>& e) {
+  vec_t<V> a = x, r;
+  for (int k = 0; k < vec_t<V>::N; ++k) r[k] = ldexp(a[k], e[k]);
+  return r;
+}
+template <typename V>
+KILN_HD detail::if_float_vec_t<V> ldexp(const V& x, int e) {
+  vec_t<V> a = x, r;
+  for (int k = 0; k < vec_t<V>::N; ++k) r[k] = ldexp(a[k], e);
+  return r;
 }
 
 // ---------------------------------------------------------------- relational
@@ -417,9 +643,8 @@ KILN_HD detail::if_vec_t<V> select(const V& a, const vec_t<V>& b, const vec<bool
 // ---------------------------------------------------------------- geometric
 
 template <typename V>
-KILN_HD detail::if_vec_t<V, typename detail::vec_traits<V>::elem> dot(const V& x,
-                                                                      const vec_t<V>& y) {
-  typedef typename detail::vec_traits<V>::elem E;
+KILN_HD detail::if_vec_t<V, detail::elem_t<V>> dot(const V& x, const vec_t<V>& y) {
+  typedef detail::elem_t<V> E;
   vec_t<V> a = x;
   if constexpr (is_half_v<E>) {
     float s = 0.0f;
@@ -432,16 +657,20 @@ KILN_HD detail::if_vec_t<V, typename detail::vec_traits<V>::elem> dot(const V& x
   }
 }
 template <typename V>
-KILN_HD detail::if_float_vec_t<V, typename detail::vec_traits<V>::elem> length_squared(const V& x) {
+KILN_HD detail::if_float_vec_t<V, detail::elem_t<V>> length_squared(const V& x) {
   return dot(x, vec_t<V>(x));
 }
 template <typename V>
-KILN_HD detail::if_float_vec_t<V, typename detail::vec_traits<V>::elem> length(const V& x) {
+KILN_HD detail::if_float_vec_t<V, detail::elem_t<V>> length(const V& x) {
   return sqrt(length_squared(x));
 }
 template <typename V>
-KILN_HD detail::if_float_vec_t<V, typename detail::vec_traits<V>::elem> distance(
-    const V& x, const vec_t<V>& y) {
+KILN_HD detail::if_float_vec_t<V, detail::elem_t<V>> distance_squared(const V& x,
+                                                                     const vec_t<V>& y) {
+  return length_squared(vec_t<V>(x) - y);
+}
+template <typename V>
+KILN_HD detail::if_float_vec_t<V, detail::elem_t<V>> distance(const V& x, const vec_t<V>& y) {
   return length(vec_t<V>(x) - y);
 }
 template <typename V>
@@ -455,12 +684,50 @@ KILN_HD detail::enable_if_t<is_vec_v<V> && vec_t<V>::N == 3, vec_t<V>> cross(con
   vec_t<V> a = x;
   return vec_t<V>(a[1] * y[2] - a[2] * y[1], a[2] * y[0] - a[0] * y[2], a[0] * y[1] - a[1] * y[0]);
 }
+/** n if dot(nref, i) < 0, else -n. */
+template <typename V>
+KILN_HD detail::if_float_vec_t<V> faceforward(const V& n, const vec_t<V>& i, const vec_t<V>& nref) {
+  vec_t<V> a = n;
+  return dot(nref, i) < detail::elem_t<V>(0) ? a : -a;
+}
+/** i - 2 dot(n, i) n. */
+template <typename V>
+KILN_HD detail::if_float_vec_t<V> reflect(const V& i, const vec_t<V>& n) {
+  vec_t<V> a = i;
+  return a - n * (detail::elem_t<V>(2) * dot(n, a));
+}
+/** The refraction of i at a surface of normal n with index ratio eta (0 on total internal
+ * reflection). */
+template <typename V, typename S, detail::if_scalar_arg<S> = 0>
+KILN_HD detail::if_float_vec_t<V> refract(const V& i, const vec_t<V>& n, S eta) {
+  typedef detail::elem_t<V> E;
+  vec_t<V> a = i;
+  const float e = static_cast<float>(eta), d = static_cast<float>(dot(n, a));
+  const float k = 1.0f - e * e * (1.0f - d * d);
+  if (k < 0.0f) return vec_t<V>(E(0));
+  return a * E(e) - n * E(e * d + ::sqrtf(k));
+}
 
 // ---------------------------------------------------------------- integer functions
 
+namespace detail {
 template <typename T>
-KILN_HD detail::enable_if_t<detail::is_integral_v<T>, T> popcount(T x) {
-  typedef typename detail::make_unsigned<T>::type U;
+using if_int_t = enable_if_t<is_integral_v<T>, T>;
+template <typename T>
+using uint_of_t = typename make_unsigned<T>::type;
+template <typename T>
+KILN_HD constexpr T int_max() {
+  return is_signed_v<T> ? T((~0ull >> 1) >> (64 - sizeof(T) * 8)) : T(~0ull);
+}
+template <typename T>
+KILN_HD constexpr T int_min() {
+  return is_signed_v<T> ? T(-int_max<T>() - 1) : T(0);
+}
+}  // namespace detail
+
+template <typename T>
+KILN_HD detail::if_int_t<T> popcount(T x) {
+  typedef detail::uint_of_t<T> U;
 #ifdef __CUDA_ARCH__
   if constexpr (sizeof(T) == 8)
     return T(__popcll(static_cast<unsigned long long>(static_cast<U>(x))));
@@ -472,8 +739,8 @@ KILN_HD detail::enable_if_t<detail::is_integral_v<T>, T> popcount(T x) {
 }
 /** Leading zero bits of x (its width for 0). */
 template <typename T>
-KILN_HD detail::enable_if_t<detail::is_integral_v<T>, T> clz(T x) {
-  typedef typename detail::make_unsigned<T>::type U;
+KILN_HD detail::if_int_t<T> clz(T x) {
+  typedef detail::uint_of_t<T> U;
   unsigned long long u = static_cast<U>(x);
   if (u == 0) return T(sizeof(T) * 8);
 #ifdef __CUDA_ARCH__
@@ -484,8 +751,8 @@ KILN_HD detail::enable_if_t<detail::is_integral_v<T>, T> clz(T x) {
 }
 /** Trailing zero bits of x (its width for 0). */
 template <typename T>
-KILN_HD detail::enable_if_t<detail::is_integral_v<T>, T> ctz(T x) {
-  typedef typename detail::make_unsigned<T>::type U;
+KILN_HD detail::if_int_t<T> ctz(T x) {
+  typedef detail::uint_of_t<T> U;
   unsigned long long u = static_cast<U>(x);
   if (u == 0) return T(sizeof(T) * 8);
 #ifdef __CUDA_ARCH__
@@ -494,13 +761,190 @@ KILN_HD detail::enable_if_t<detail::is_integral_v<T>, T> ctz(T x) {
   return T(__builtin_ctzll(u));
 #endif
 }
-/** The high half of the full product a * b (32-bit integers). */
-KILN_HD uint mulhi(uint a, uint b) {
-  return static_cast<uint>((static_cast<uint64_t>(a) * b) >> 32);
+/** The bits of x in reverse order. */
+template <typename T>
+KILN_HD detail::if_int_t<T> reverse_bits(T x) {
+  typedef detail::uint_of_t<T> U;
+  U u = static_cast<U>(x), r = 0;
+  for (unsigned i = 0; i < sizeof(T) * 8; ++i) r = static_cast<U>((r << 1) | ((u >> i) & 1u));
+  return static_cast<T>(r);
 }
-KILN_HD int mulhi(int a, int b) {
-  return static_cast<int>((static_cast<int64_t>(a) * b) >> 32);
+/** The high half of the full product a * b. */
+template <typename T>
+KILN_HD detail::if_int_t<T> mulhi(T a, T b) {
+  if constexpr (sizeof(T) == 8) {
+#ifdef __CUDA_ARCH__
+    if constexpr (detail::is_signed_v<T>)
+      return static_cast<T>(__mul64hi(static_cast<long long>(a), static_cast<long long>(b)));
+    else
+      return static_cast<T>(
+          __umul64hi(static_cast<unsigned long long>(a), static_cast<unsigned long long>(b)));
+#else
+    if constexpr (detail::is_signed_v<T>)
+      return static_cast<T>((static_cast<__int128>(a) * b) >> 64);
+    else
+      return static_cast<T>((static_cast<unsigned __int128>(a) * b) >> 64);
+#endif
+  } else {
+    return static_cast<T>((static_cast<int64_t>(a) * static_cast<int64_t>(b)) >>
+                          (sizeof(T) * 8));
+  }
 }
+/** |x - y| as the unsigned type. */
+template <typename T>
+KILN_HD detail::enable_if_t<detail::is_integral_v<T>, detail::uint_of_t<T>> absdiff(T x, T y) {
+  typedef detail::uint_of_t<T> U;
+  return x > y ? static_cast<U>(static_cast<U>(x) - static_cast<U>(y))
+               : static_cast<U>(static_cast<U>(y) - static_cast<U>(x));
+}
+/** Saturating add and subtract. */
+template <typename T>
+KILN_HD detail::if_int_t<T> addsat(T x, T y) {
+  const int64_t lo = detail::int_min<T>();
+  if constexpr (sizeof(T) < 8) {
+    const int64_t s = static_cast<int64_t>(x) + static_cast<int64_t>(y);
+    return static_cast<T>(s < lo ? lo : s > static_cast<int64_t>(detail::int_max<T>())
+                                            ? static_cast<int64_t>(detail::int_max<T>())
+                                            : s);
+  } else {
+    (void)lo;
+    T r;
+    if (__builtin_add_overflow(x, y, &r)) return y > T(0) ? detail::int_max<T>() : detail::int_min<T>();
+    return r;
+  }
+}
+template <typename T>
+KILN_HD detail::if_int_t<T> subsat(T x, T y) {
+  if constexpr (sizeof(T) < 8) {
+    const int64_t s = static_cast<int64_t>(x) - static_cast<int64_t>(y);
+    const int64_t lo = detail::int_min<T>(), hi = static_cast<int64_t>(detail::int_max<T>());
+    return static_cast<T>(s < lo ? lo : s > hi ? hi : s);
+  } else {
+    T r;
+    if (__builtin_sub_overflow(x, y, &r)) {
+      if constexpr (detail::is_signed_v<T>)
+        return y < T(0) ? detail::int_max<T>() : detail::int_min<T>();
+      else
+        return T(0);
+    }
+    return r;
+  }
+}
+/** (x + y) >> 1 and (x + y + 1) >> 1 without overflow. */
+template <typename T>
+KILN_HD detail::if_int_t<T> hadd(T x, T y) {
+  return static_cast<T>((x >> 1) + (y >> 1) + (x & y & T(1)));
+}
+template <typename T>
+KILN_HD detail::if_int_t<T> rhadd(T x, T y) {
+  return static_cast<T>((x >> 1) + (y >> 1) + ((x | y) & T(1)));
+}
+/** Products of the low 24 bits; mad24 adds z. */
+template <typename T>
+KILN_HD detail::if_int_t<T> mul24(T x, T y) {
+  if constexpr (detail::is_signed_v<T>)
+    return static_cast<T>(static_cast<int32_t>(static_cast<uint32_t>(x) << 8) / 256 *
+                          (static_cast<int32_t>(static_cast<uint32_t>(y) << 8) / 256));
+  else
+    return static_cast<T>((x & 0xffffffu) * (y & 0xffffffu));
+}
+template <typename T>
+KILN_HD detail::if_int_t<T> mad24(T x, T y, T z) {
+  return static_cast<T>(mul24(x, y) + z);
+}
+template <typename T>
+KILN_HD detail::if_int_t<T> madhi(T a, T b, T c) {
+  return static_cast<T>(mulhi(a, b) + c);
+}
+/** a * b + c, saturated. */
+template <typename T>
+KILN_HD detail::if_int_t<T> madsat(T a, T b, T c) {
+  T p;
+  if (__builtin_mul_overflow(a, b, &p)) {
+    if constexpr (detail::is_signed_v<T>)
+      return (a < T(0)) != (b < T(0)) ? detail::int_min<T>() : detail::int_max<T>();
+    else
+      return detail::int_max<T>();
+  }
+  return addsat(p, c);
+}
+/** The `bits` bits of x from `offset` (sign-extended for signed types). */
+template <typename T>
+KILN_HD detail::if_int_t<T> extract_bits(T x, uint offset, uint bits) {
+  typedef detail::uint_of_t<T> U;
+  constexpr uint W = sizeof(T) * 8;
+  if (bits == 0) return T(0);
+  if (bits >= W) return x;
+  if constexpr (detail::is_signed_v<T>) {
+    const U u = static_cast<U>(static_cast<U>(x) << (W - offset - bits));
+    return static_cast<T>(static_cast<T>(u) >> (W - bits));
+  } else {
+    return static_cast<T>((x >> offset) & ((U(1) << bits) - 1u));
+  }
+}
+/** `base` with the `bits` bits from `offset` replaced by the low bits of `insert`. */
+template <typename T>
+KILN_HD detail::if_int_t<T> insert_bits(T base, T insert, uint offset, uint bits) {
+  typedef detail::uint_of_t<T> U;
+  constexpr uint W = sizeof(T) * 8;
+  if (bits == 0) return base;
+  const U field = bits >= W ? U(~U(0)) : static_cast<U>(((U(1) << bits) - 1u) << offset);
+  return static_cast<T>((static_cast<U>(base) & ~field) |
+                        ((static_cast<U>(insert) << offset) & field));
+}
+/** Rotates the bits of v left by i. */
+template <typename T>
+KILN_HD detail::if_int_t<T> rotate(T v, T i) {
+  typedef detail::uint_of_t<T> U;
+  constexpr uint W = sizeof(T) * 8;
+  const uint s = static_cast<uint>(static_cast<U>(i) % W);
+  const U u = static_cast<U>(v);
+  return static_cast<T>(s == 0 ? u : static_cast<U>((u << s) | (u >> (W - s))));
+}
+KILN_VMAP1(popcount, KILN_INT_VEC)
+KILN_VMAP1(clz, KILN_INT_VEC)
+KILN_VMAP1(ctz, KILN_INT_VEC)
+KILN_VMAP1(reverse_bits, KILN_INT_VEC)
+KILN_VMAP2(mulhi, KILN_INT_VEC)
+KILN_VMAP2(addsat, KILN_INT_VEC)
+KILN_VMAP2(subsat, KILN_INT_VEC)
+KILN_VMAP2(hadd, KILN_INT_VEC)
+KILN_VMAP2(rhadd, KILN_INT_VEC)
+KILN_VMAP2(mul24, KILN_INT_VEC)
+KILN_VMAP2(rotate, KILN_INT_VEC)
+KILN_VMAP3(mad24, KILN_INT_VEC)
+KILN_VMAP3(madhi, KILN_INT_VEC)
+KILN_VMAP3(madsat, KILN_INT_VEC)
+template <typename V>
+KILN_HD detail::enable_if_t<is_vec_v<V> && detail::is_integral_v<detail::elem_t<V>>,
+                            vec<detail::uint_of_t<detail::elem_t<V>>, vec_t<V>::N>>
+absdiff(const V& x, const vec_t<V>& y) {
+  vec_t<V> a = x;
+  vec<detail::uint_of_t<detail::elem_t<V>>, vec_t<V>::N> r;
+  for (int i = 0; i < vec_t<V>::N; ++i) r[i] = absdiff(a[i], y[i]);
+  return r;
+}
+template <typename V>
+KILN_HD KILN_INT_VEC extract_bits(const V& x, uint offset, uint bits) {
+  vec_t<V> a = x, r;
+  for (int i = 0; i < vec_t<V>::N; ++i) r[i] = extract_bits(a[i], offset, bits);
+  return r;
+}
+template <typename V>
+KILN_HD KILN_INT_VEC insert_bits(const V& base, const vec_t<V>& insert, uint offset, uint bits) {
+  vec_t<V> a = base, r;
+  for (int i = 0; i < vec_t<V>::N; ++i) r[i] = insert_bits(a[i], insert[i], offset, bits);
+  return r;
+}
+
+#undef KILN_VMAP1
+#undef KILN_VMAP2
+#undef KILN_VMAP3
+#undef KILN_MIXED2
+#undef KILN_MIXED3
+#undef KILN_ANY_VEC
+#undef KILN_FLOAT_VEC
+#undef KILN_INT_VEC
 
 // ---------------------------------------------------------------- fast and precise
 

@@ -1,0 +1,310 @@
+// What MLX's generated CUDA translation unit gives a cuda_kernel body, written anew for
+// kiln (names and signatures as in MLX's mlx/backend/cuda/device/utils.cuh and config.h, so
+// MLX bodies compile unchanged): MAX_NDIM and WARP_SIZE, the Shape and Strides parameter
+// types, elem_to_loc and friends (returning the index type they are given, as MLX's do,
+// with tuple forms for two and three arrays), vectorized loads and stores (AlignedVector),
+// Limits<T> and LoopedElemToLoc, and MLX's `inf`.
+//
+// Limits<T>::max etc. are constants that are also callable (Limits<T>::max()): MLX's CUDA
+// backend spells them as functions, its Metal utilities (and earlier kiln bodies) as values.
+#pragma once
+
+#include "kiln/backend/kernels/cuda/std.h"
+#include "kiln/backend/kernels/metal/defines.h"
+#include "kiln/backend/kernels/metal/utils_core.h"
+
+#ifndef MAX_NDIM
+#define MAX_NDIM 10
+#endif
+#ifndef WARP_SIZE
+#define WARP_SIZE 32
+#endif
+
+namespace kiln_cuda {
+
+/** Shapes and strides as MLX passes them: fixed-size arrays (`x_shape.data()`, `x_shape[i]`)
+ * that also convert to the pointer kiln's own bodies pass around. */
+template <typename T>
+struct dims : cuda::std::array<T, MAX_NDIM> {
+  KILN_HD operator const T*() const { return this->elems_; }
+};
+typedef dims<int32_t> Shape;
+typedef dims<int64_t> Strides;
+
+/** A 0-d input of a CUDA body: its value (`scale * x`), or, as in MLX where such inputs are
+ * pointers, `scale[0]` and `*scale`. */
+template <typename T>
+struct scalar_input {
+  const T* p_;
+  KILN_HD operator const T&() const { return *p_; }
+  template <typename I>
+  KILN_HD const T& operator[](I i) const {
+    return p_[i];
+  }
+  KILN_HD const T& operator*() const { return *p_; }
+  KILN_HD const T* operator->() const { return p_; }
+};
+
+/** MLX's `inf` (a macro there): float infinity. */
+constexpr float inf = __builtin_bit_cast(float, 0x7f800000u);
+
+// ---------------------------------------------------------------- vectorized loads, stores
+
+template <typename T, int N>
+struct alignas(sizeof(T) * N) AlignedVector {
+  T val[N];
+  KILN_HD T& operator[](int i) { return val[i]; }
+  KILN_HD T operator[](int i) const { return val[i]; }
+};
+
+template <int N, typename T>
+KILN_HD bool is_aligned(T* x) {
+  return (reinterpret_cast<uintptr_t>(x) % (N * sizeof(T))) == 0;
+}
+
+template <int N, typename T>
+KILN_HD AlignedVector<T, N> unsafe_load_vector(const T* ptr, uint32_t offset) {
+  return reinterpret_cast<const AlignedVector<T, N>*>(ptr)[offset];
+}
+
+template <int N, typename T>
+KILN_HD AlignedVector<T, N> load_vector(const T* ptr, uint32_t offset) {
+  if (is_aligned<N>(ptr)) return reinterpret_cast<const AlignedVector<T, N>*>(ptr)[offset];
+  AlignedVector<T, N> v;
+  for (int i = 0; i < N; ++i) v[i] = ptr[offset * N + i];
+  return v;
+}
+
+/** Elements at or past `size` read as `fallback`. */
+template <int N, typename T, typename SizeT>
+KILN_HD AlignedVector<T, N> load_vector(const T* ptr, uint32_t offset, SizeT size, T fallback) {
+  if (is_aligned<N>(ptr) && (offset + 1) * N <= size)
+    return reinterpret_cast<const AlignedVector<T, N>*>(ptr)[offset];
+  AlignedVector<T, N> v;
+  for (int i = 0; i < N; ++i) v[i] = (N * offset + i) < size ? ptr[offset * N + i] : fallback;
+  return v;
+}
+
+/** The same over elements `stride` apart. */
+template <int N, typename T, typename SizeT>
+KILN_HD AlignedVector<T, N> load_vector(const T* ptr, uint32_t offset, SizeT size,
+                                        int64_t stride, T fallback) {
+  if (is_aligned<N>(ptr) && stride == 1 && (offset + 1) * N <= size)
+    return reinterpret_cast<const AlignedVector<T, N>*>(ptr)[offset];
+  AlignedVector<T, N> v;
+  for (int i = 0; i < N; ++i)
+    v[i] = (N * offset + i) < size ? ptr[stride * (offset * N + i)] : fallback;
+  return v;
+}
+
+template <int N, typename T>
+KILN_HD void unsafe_store_vector(T* ptr, uint32_t offset, const AlignedVector<T, N>& vec) {
+  reinterpret_cast<AlignedVector<T, N>*>(ptr)[offset] = vec;
+}
+
+template <int N, typename T>
+KILN_HD void store_vector(T* ptr, uint32_t offset, const AlignedVector<T, N>& vec) {
+  if (is_aligned<N>(ptr)) {
+    reinterpret_cast<AlignedVector<T, N>*>(ptr)[offset] = vec;
+    return;
+  }
+  for (int i = 0; i < N; ++i) ptr[offset * N + i] = vec[i];
+}
+
+/** Only the elements below `size` are written. */
+template <int N, typename T, typename SizeT>
+KILN_HD void store_vector(T* ptr, uint32_t offset, const AlignedVector<T, N>& vec, SizeT size) {
+  if (is_aligned<N>(ptr) && (offset + 1) * N <= size) {
+    reinterpret_cast<AlignedVector<T, N>*>(ptr)[offset] = vec;
+    return;
+  }
+  for (int i = 0; (offset * N + i) < size && i < N; ++i) ptr[offset * N + i] = vec[i];
+}
+
+template <int N, typename T, typename SizeT>
+KILN_HD void store_vector(T* ptr, uint32_t offset, const AlignedVector<T, N>& vec, SizeT size,
+                          int64_t stride) {
+  if (is_aligned<N>(ptr) && (offset + 1) * N <= size && stride == 1) {
+    reinterpret_cast<AlignedVector<T, N>*>(ptr)[offset] = vec;
+    return;
+  }
+  for (int i = 0; (offset * N + i) < size && i < N; ++i) ptr[stride * (offset * N + i)] = vec[i];
+}
+
+// ---------------------------------------------------------------- Limits
+
+/** A limit: usable as a value (`Limits<T>::max > x`) and as MLX's CUDA function
+ * (`Limits<T>::max()`). */
+template <typename T>
+struct limit {
+  T v;
+  KILN_HD constexpr operator T() const { return v; }
+  KILN_HD constexpr T operator()() const { return v; }
+};
+
+template <typename T, typename = void>
+struct Limits {
+  static constexpr limit<T> max{cuda::std::numeric_limits<T>::max()};
+  static constexpr limit<T> min{cuda::std::numeric_limits<T>::min()};
+  static constexpr limit<T> finite_max{cuda::std::numeric_limits<T>::max()};
+  static constexpr limit<T> finite_min{cuda::std::numeric_limits<T>::min()};
+};
+/** Floating types: max and min are the infinities. */
+template <typename T>
+struct Limits<T, cuda::std::enable_if_t<cuda::std::is_floating_point_v<T>>> {
+  static constexpr limit<T> max{cuda::std::numeric_limits<T>::infinity()};
+  static constexpr limit<T> min{-cuda::std::numeric_limits<T>::infinity()};
+  static constexpr limit<T> finite_max{cuda::std::numeric_limits<T>::max()};
+  static constexpr limit<T> finite_min{cuda::std::numeric_limits<T>::lowest()};
+};
+
+// ---------------------------------------------------------------- indexing
+
+// elem_to_loc(elem, shape, strides, ndim) and elem_to_loc_nd<NDIM>(elem, shape, strides) are
+// kiln_utils' (metal/utils_core.h), shared with the Metal flavour.
+using kiln_utils::elem_to_loc;
+using kiln_utils::elem_to_loc_nd;
+
+/** Offsets of one element in two (three) arrays of the same shape. */
+template <int NDIM, typename IdxT = int64_t>
+KILN_HD cuda::std::tuple<IdxT, IdxT> elem_to_loc_nd(IdxT elem, const int* shape,
+                                                    const int64_t* a_strides,
+                                                    const int64_t* b_strides) {
+  IdxT a = 0, b = 0;
+  for (int i = NDIM - 1; i >= 0; --i) {
+    int d = elem % shape[i];
+    a += d * IdxT(a_strides[i]);
+    b += d * IdxT(b_strides[i]);
+    elem /= shape[i];
+  }
+  return cuda::std::make_tuple(a, b);
+}
+template <int NDIM, typename IdxT = int64_t>
+KILN_HD cuda::std::tuple<IdxT, IdxT, IdxT> elem_to_loc_nd(IdxT elem, const int* shape,
+                                                          const int64_t* a_strides,
+                                                          const int64_t* b_strides,
+                                                          const int64_t* c_strides) {
+  IdxT a = 0, b = 0, c = 0;
+  for (int i = NDIM - 1; i >= 0; --i) {
+    int d = elem % shape[i];
+    a += d * IdxT(a_strides[i]);
+    b += d * IdxT(b_strides[i]);
+    c += d * IdxT(c_strides[i]);
+    elem /= shape[i];
+  }
+  return cuda::std::make_tuple(a, b, c);
+}
+template <typename IdxT = int64_t>
+KILN_HD cuda::std::tuple<IdxT, IdxT> elem_to_loc(IdxT elem, const int* shape,
+                                                 const int64_t* a_strides,
+                                                 const int64_t* b_strides, int ndim) {
+  IdxT a = 0, b = 0;
+  for (int i = ndim - 1; i >= 0; --i) {
+    int d = elem % shape[i];
+    a += d * IdxT(a_strides[i]);
+    b += d * IdxT(b_strides[i]);
+    elem /= shape[i];
+  }
+  return cuda::std::make_tuple(a, b);
+}
+template <typename IdxT = int64_t>
+KILN_HD cuda::std::tuple<IdxT, IdxT, IdxT> elem_to_loc(IdxT elem, const int* shape,
+                                                       const int64_t* a_strides,
+                                                       const int64_t* b_strides,
+                                                       const int64_t* c_strides, int ndim) {
+  IdxT a = 0, b = 0, c = 0;
+  for (int i = ndim - 1; i >= 0; --i) {
+    int d = elem % shape[i];
+    a += d * IdxT(a_strides[i]);
+    b += d * IdxT(b_strides[i]);
+    c += d * IdxT(c_strides[i]);
+    elem /= shape[i];
+  }
+  return cuda::std::make_tuple(a, b, c);
+}
+
+/**
+ * The offset of consecutive elements of a strided array, updated by `next()` as the index
+ * moves on (MLX's LoopedElemToLoc): DIM levels, the innermost an exact stride walk.
+ */
+template <int DIM, bool General = true, typename OffsetT = size_t>
+struct LoopedElemToLoc {
+  int dim;
+  LoopedElemToLoc<DIM - 1, General, OffsetT> inner_looper;
+  OffsetT offset{0};
+  int index{0};
+
+  KILN_HD LoopedElemToLoc(int d) : dim(d), inner_looper(d - 1) {}
+
+  KILN_HD void next(const int* shape, const int64_t* strides) {
+    if (dim == 0) return;
+    index++;
+    offset += OffsetT(strides[dim - 1]);
+    if (index >= shape[dim - 1]) {
+      index = 0;
+      inner_looper.next(shape, strides);
+      offset = inner_looper.offset;
+    }
+  }
+
+  KILN_HD void next(int n, const int* shape, const int64_t* strides) {
+    if (dim == 0) return;
+    index += n;
+    offset += n * OffsetT(strides[dim - 1]);
+    if (index >= shape[dim - 1]) {
+      int extra = index - shape[dim - 1];
+      if (extra >= shape[dim - 1]) {
+        inner_looper.next(1 + extra / shape[dim - 1], shape, strides);
+        extra = extra % shape[dim - 1];
+      } else {
+        inner_looper.next(shape, strides);
+      }
+      index = 0;
+      offset = inner_looper.offset;
+      if (extra > 0) next(extra, shape, strides);
+    }
+  }
+
+  KILN_HD OffsetT location() { return offset; }
+};
+
+template <typename OffsetT>
+struct LoopedElemToLoc<1, true, OffsetT> {
+  int dim;
+  OffsetT offset{0};
+  int index{0};
+
+  KILN_HD LoopedElemToLoc(int d) : dim(d) {}
+
+  KILN_HD void next(const int* shape, const int64_t* strides) {
+    index++;
+    if (dim > 1)
+      offset = elem_to_loc<OffsetT>(index, shape, strides, dim);
+    else
+      offset += OffsetT(strides[0]);
+  }
+
+  KILN_HD void next(int n, const int* shape, const int64_t* strides) {
+    index += n;
+    if (dim > 1)
+      offset = elem_to_loc<OffsetT>(index, shape, strides, dim);
+    else
+      offset = index * OffsetT(strides[0]);
+  }
+
+  KILN_HD OffsetT location() { return offset; }
+};
+
+template <typename OffsetT>
+struct LoopedElemToLoc<1, false, OffsetT> {
+  OffsetT offset{0};
+
+  KILN_HD LoopedElemToLoc(int) {}
+  KILN_HD void next(const int*, const int64_t* strides) { offset += OffsetT(strides[0]); }
+  KILN_HD void next(int n, const int*, const int64_t* strides) {
+    offset += n * OffsetT(strides[0]);
+  }
+  KILN_HD OffsetT location() { return offset; }
+};
+
+}  // namespace kiln_cuda
