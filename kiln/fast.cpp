@@ -191,20 +191,34 @@ const std::string& KernelFunction::name() const {
   return def_->spec->name;
 }
 
+const char* math_mode_name(MathMode m) {
+  switch (m) {
+    case MathMode::safe:
+      return "safe";
+    case MathMode::relaxed:
+      return "relaxed";
+    case MathMode::fast:
+      return "fast";
+  }
+  return "safe";
+}
+
 KernelFunction cuda_kernel(const std::string& name, const std::vector<std::string>& input_names,
                            const std::vector<std::string>& output_names, const std::string& source,
                            const std::string& header, bool ensure_row_contiguous,
-                           bool atomic_outputs, int shared_memory) {
+                           bool atomic_outputs, int shared_memory,
+                           CompileOptions compile_options) {
   return define({KernelFlavour::cuda, name, input_names, output_names, source, header,
-                 ensure_row_contiguous, atomic_outputs, shared_memory});
+                 ensure_row_contiguous, atomic_outputs, shared_memory,
+                 compile_options.math_mode});
 }
 
 KernelFunction metal_kernel(const std::string& name, const std::vector<std::string>& input_names,
                             const std::vector<std::string>& output_names, const std::string& source,
                             const std::string& header, bool ensure_row_contiguous,
-                            bool atomic_outputs) {
+                            bool atomic_outputs, CompileOptions compile_options) {
   return define({KernelFlavour::metal, name, input_names, output_names, source, header,
-                 ensure_row_contiguous, atomic_outputs, 0});
+                 ensure_row_contiguous, atomic_outputs, 0, compile_options.math_mode});
 }
 
 }  // namespace kiln::fast

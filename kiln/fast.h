@@ -37,6 +37,30 @@ using TemplateArg = std::variant<int, bool, Dtype>;
 enum class KernelFlavour { cuda, metal };
 
 /**
+ * MLX's math modes (metal_kernel's compile_options={"math_mode": ...}), and the compiler
+ * flags they stand for:
+ * - safe (the default): IEEE semantics for special values (exp(-inf) == 0, NaN propagates),
+ *   correctly rounded division and square root, subnormals kept. NVRTC's defaults; the host
+ *   compiler's -O2.
+ * - relaxed: approximate division and square root and subnormals flushed to zero
+ *   (NVRTC -ftz=true -prec-div=false -prec-sqrt=false); reassociation and reciprocals on the
+ *   CPU (-fno-signed-zeros -fno-trapping-math -fassociative-math -freciprocal-math).
+ *   Infinities and NaN are still honoured.
+ * - fast: everything above plus the GPU's fast intrinsics for exp, log, sin, ...
+ *   (NVRTC --use_fast_math); -ffast-math on the CPU (assumes no infinities or NaN).
+ */
+enum class MathMode { safe, relaxed, fast };
+
+/** Options of a kernel's compilation (MLX's compile_options). */
+struct CompileOptions {
+  MathMode math_mode = MathMode::safe;
+  bool operator==(const CompileOptions& o) const { return math_mode == o.math_mode; }
+};
+
+/** "safe", "relaxed" or "fast". */
+const char* math_mode_name(MathMode m);
+
+/**
  * A custom kernel, callable like a function. Thread-safe; copies share the definition.
  */
 class KernelFunction {
@@ -104,12 +128,13 @@ KernelFunction cuda_kernel(
     const std::string& header = "",
     bool ensure_row_contiguous = true,
     bool atomic_outputs = false,
-    int shared_memory = 0);
+    int shared_memory = 0,
+    CompileOptions compile_options = {});
 
 /**
  * A kernel whose body is Metal Shading Language, compiled for NVIDIA GPUs (and the CPU)
  * through kiln's Metal compatibility layer. With `atomic_outputs`, outputs are
- * `device atomic<T>*`.
+ * `device atomic<T>*`. `compile_options` picks the math mode (see MathMode).
  */
 KernelFunction metal_kernel(
     const std::string& name,
@@ -118,7 +143,42 @@ KernelFunction metal_kernel(
     const std::string& source,
     const std::string& header = "",
     bool ensure_row_contiguous = true,
-    bool atomic_outputs = false);
+    bool atomic_outputs = false,
+    CompileOptions compile_options = {});
+
+/** A scalar argument of a precompiled kernel (passed by value after the outputs: bool as
+ * one byte, int as int32, float as float32). */
+using ScalarArg = std::variant<bool, int, float>;
+
+/**
+ * Runs a precompiled CUDA kernel (MLX's precompiled_cuda_kernel): `compiled_source` is PTX
+ * text, a cubin or a fatbin (from Triton, CuTe DSL, nvcc, ...) holding the kernel `name`
+ * (its symbol). The kernel takes, in order, a pointer per input, a pointer per output
+ * (row-contiguous, filled with `init_value` when given), then `scalars`; trailing pointer
+ * parameters the kernel declares beyond those (Triton's scratch pointers) get null.
+ * `grid` counts threads (as for metal_kernel): ceil(grid / threadgroup) blocks run, with
+ * `shared_memory` bytes of dynamic shared memory. GPU streams only.
+ *
+ * Throws std::invalid_argument at the call ("[precompiled_cuda_kernel] ...") when the
+ * bytes are not PTX, a cubin or a fatbin, when `name` is not one of their kernels, when the
+ * kernel's parameters (PTX and cubins say which) do not match the inputs, outputs and
+ * scalars, when the image cannot run on the stream's GPU (a cubin for another
+ * architecture, PTX for a newer one), for a CPU stream, and for bad sizes as
+ * metal_kernel's call; std::runtime_error at eval when the driver cannot load the image.
+ */
+std::vector<array> precompiled_cuda_kernel(
+    const std::string& name,
+    const std::string& compiled_source,
+    const std::vector<array>& inputs,
+    const std::vector<Shape>& output_shapes,
+    const std::vector<Dtype>& output_dtypes,
+    const std::vector<ScalarArg>& scalars,
+    std::tuple<int, int, int> grid,
+    std::tuple<int, int, int> threadgroup,
+    int shared_memory = 0,
+    std::optional<float> init_value = std::nullopt,
+    bool ensure_row_contiguous = false,
+    StreamOrDevice s = {});
 
 /** A custom kernel's source failed to compile. The message names the kernel, gives the
  * compiler's messages with line numbers of the user's own source and header, and shows

@@ -49,10 +49,47 @@ bool CustomKernel::is_equivalent(const Primitive& other) const {
       &a == &b || (a.flavour == b.flavour && a.name == b.name && a.input_names == b.input_names &&
                    a.output_names == b.output_names && a.source == b.source &&
                    a.header == b.header && a.ensure_row_contiguous == b.ensure_row_contiguous &&
-                   a.atomic_outputs == b.atomic_outputs && a.shared_memory == b.shared_memory);
+                   a.atomic_outputs == b.atomic_outputs && a.shared_memory == b.shared_memory &&
+                   a.math_mode == b.math_mode);
   return same_spec && program_->instance() == o->program_->instance() && grid_ == o->grid_ &&
          threadgroup_ == o->threadgroup_ && init_value_ == o->init_value_ &&
          output_shapes_ == o->output_shapes_;
+}
+
+std::vector<array> PrecompiledKernel::jvp(const std::vector<array>&, const std::vector<array>&,
+                                          const std::vector<int>&) {
+  throw std::invalid_argument(msg("[jvp] PrecompiledKernel '", def_->name,
+                                  "' has no jvp of its own: wrap the call in custom_function."));
+}
+
+std::vector<array> PrecompiledKernel::vjp(const std::vector<array>&, const std::vector<array>&,
+                                          const std::vector<int>&, const std::vector<array>&) {
+  throw std::invalid_argument(msg("[vjp] PrecompiledKernel '", def_->name,
+                                  "' has no vjp of its own: wrap the call in custom_function."));
+}
+
+std::pair<std::vector<array>, std::vector<int>> PrecompiledKernel::vmap(const std::vector<array>&,
+                                                                        const std::vector<int>&) {
+  throw std::invalid_argument(msg("[vmap] PrecompiledKernel '", def_->name,
+                                  "' has no vmap of its own: wrap the call in custom_function."));
+}
+
+void PrecompiledKernel::print(std::ostream& os) {
+  os << "PrecompiledKernel(" << def_->name << ")";
+}
+
+bool PrecompiledKernel::is_equivalent(const Primitive& other) const {
+  const auto* o = dynamic_cast<const PrecompiledKernel*>(&other);
+  return o && o->def_->name == def_->name && o->def_->hash == def_->hash &&
+         o->scalars_ == scalars_ && o->grid_ == grid_ && o->threadgroup_ == threadgroup_ &&
+         o->shared_memory_ == shared_memory_ && o->init_value_ == init_value_ &&
+         o->ensure_row_contiguous_ == ensure_row_contiguous_ &&
+         o->output_shapes_ == output_shapes_;
+}
+
+void PrecompiledKernel::eval_cpu(const std::vector<array>&, std::vector<array>&) {
+  throw std::invalid_argument(msg("[precompiled_cuda_kernel] Kernel '", def_->name,
+                                  "' is compiled GPU code: it runs on GPU streams only."));
 }
 
 // Until the CPU backend's kernel runtime is part of the build, the CPU path says so.

@@ -95,8 +95,10 @@ class PyKernel {
   PyKernel(KernelFlavour flavour, std::string name,
            std::optional<std::vector<std::string>> input_names,
            std::optional<std::vector<std::string>> output_names, std::string source,
-           std::string header, bool ensure_row_contiguous, bool atomic_outputs, int shared_memory)
-      : flavour_(flavour),
+           std::string header, bool ensure_row_contiguous, bool atomic_outputs, int shared_memory,
+           fast::CompileOptions options = {})
+      : options_(options),
+        flavour_(flavour),
         name_(std::move(name)),
         input_names_(std::move(input_names)),
         output_names_(std::move(output_names)),
@@ -235,9 +237,10 @@ class PyKernel {
     if (it != definitions_.end()) return it->second;
     KernelFunction fn =
         flavour_ == KernelFlavour::metal
-            ? fast::metal_kernel(name_, in, out, source_, header_, row_contiguous, atomic_outputs_)
+            ? fast::metal_kernel(name_, in, out, source_, header_, row_contiguous, atomic_outputs_,
+                                 options_)
             : fast::cuda_kernel(name_, in, out, source_, header_, row_contiguous, atomic_outputs_,
-                                shared_memory_);
+                                shared_memory_, options_);
     return definitions_.emplace(key, std::move(fn)).first->second;
   }
 
@@ -357,6 +360,7 @@ class PyKernel {
     return out;
   }
 
+  fast::CompileOptions options_;
   KernelFlavour flavour_;
   std::string name_;
   std::optional<std::vector<std::string>> input_names_, output_names_;
@@ -367,6 +371,34 @@ class PyKernel {
   std::map<std::string, KernelFunction> definitions_;  // nodes never move: named_ stays valid
   const KernelFunction* named_ = nullptr;  // the definition with the names given at creation
 };
+
+// compile_options: a dict, as in MLX ({"math_mode": "safe" | "relaxed" | "fast"}).
+fast::CompileOptions compile_options(const char* tag, py::handle o) {
+  fast::CompileOptions opts;
+  if (o.is_none()) return opts;
+  if (!py::isinstance<py::dict>(o)) {
+    throw std::invalid_argument(msg("[", tag, "] Expected `compile_options` to be a dict."));
+  }
+  for (auto [k, v] : o.cast<py::dict>()) {
+    const std::string key = py::str(k);
+    if (key != "math_mode") {
+      throw std::invalid_argument(msg("[", tag, "] Unknown compile option `", key, "`."));
+    }
+    const std::string mode = py::isinstance<py::str>(v) ? v.cast<std::string>() : "";
+    if (mode == "safe") {
+      opts.math_mode = fast::MathMode::safe;
+    } else if (mode == "relaxed") {
+      opts.math_mode = fast::MathMode::relaxed;
+    } else if (mode == "fast") {
+      opts.math_mode = fast::MathMode::fast;
+    } else {
+      throw std::invalid_argument(
+          msg("[", tag, "] Expected math_mode to be 'safe', 'relaxed', or 'fast'; got ",
+              py::repr(v).cast<std::string>(), "."));
+    }
+  }
+  return opts;
+}
 
 constexpr const char* kCallDoc = R"doc(
 __call__(*, inputs, output_shapes, output_dtypes, grid, threadgroup, template=None, init_value=None, verbose=False, ensure_row_contiguous=None, stream=None)
@@ -437,14 +469,17 @@ void init_fast(py::module_& m) {
       "metal_kernel",
       [](const std::string& name, std::optional<std::vector<std::string>> input_names,
          std::optional<std::vector<std::string>> output_names, const std::string& source,
-         const std::string& header, bool ensure_row_contiguous, bool atomic_outputs) {
+         const std::string& header, bool ensure_row_contiguous, bool atomic_outputs,
+         py::object options) {
         return std::make_shared<PyKernel>(KernelFlavour::metal, name, std::move(input_names),
                                           std::move(output_names), source, header,
-                                          ensure_row_contiguous, atomic_outputs, 0);
+                                          ensure_row_contiguous, atomic_outputs, 0,
+                                          compile_options("metal_kernel", options));
       },
       py::kw_only(), py::arg("name"), py::arg("input_names") = py::none(),
       py::arg("output_names") = py::none(), py::arg("source"), py::arg("header") = "",
       py::arg("ensure_row_contiguous") = true, py::arg("atomic_outputs") = false,
+      py::arg("compile_options") = py::none(),
       R"doc(
 A custom kernel from the body of a Metal Shading Language kernel, compiled for NVIDIA GPUs
 (and the CPU) through kiln's Metal compatibility layer.
@@ -464,6 +499,12 @@ Args:
     header (str): Code placed before the kernel (helpers, includes).
     ensure_row_contiguous (bool): Copy inputs that are not row-contiguous. Default True.
     atomic_outputs (bool): Outputs are ``device atomic<T>*``. Default False.
+    compile_options (dict, optional): ``{"math_mode": "safe" | "relaxed" | "fast"}``, as in
+        MLX. ``"safe"`` (the default) keeps IEEE special values (``exp(-inf) == 0``) and
+        correctly rounded division and square root; ``"relaxed"`` allows approximate
+        division and square root and flushes subnormals; ``"fast"`` also uses the GPU's fast
+        intrinsics (NVRTC ``--use_fast_math``; ``-ffast-math`` on the CPU, which assumes no
+        infinities or NaN).
 
 Returns:
     CustomKernel: A callable; also ``compile(...)`` to check it without running it.
@@ -487,15 +528,16 @@ Example:
       [](const std::string& name, std::optional<std::vector<std::string>> input_names,
          std::optional<std::vector<std::string>> output_names, const std::string& source,
          const std::string& header, bool ensure_row_contiguous, bool atomic_outputs,
-         int shared_memory) {
+         int shared_memory, py::object options) {
         return std::make_shared<PyKernel>(KernelFlavour::cuda, name, std::move(input_names),
                                           std::move(output_names), source, header,
-                                          ensure_row_contiguous, atomic_outputs, shared_memory);
+                                          ensure_row_contiguous, atomic_outputs, shared_memory,
+                                          compile_options("cuda_kernel", options));
       },
       py::kw_only(), py::arg("name"), py::arg("input_names") = py::none(),
       py::arg("output_names") = py::none(), py::arg("source"), py::arg("header") = "",
       py::arg("ensure_row_contiguous") = true, py::arg("atomic_outputs") = false,
-      py::arg("shared_memory") = 0,
+      py::arg("shared_memory") = 0, py::arg("compile_options") = py::none(),
       R"doc(
 A custom kernel from the body of a CUDA C++ kernel.
 
@@ -514,9 +556,118 @@ Args:
     atomic_outputs (bool): Outputs are used with ``atomicAdd`` and friends. Default False.
     shared_memory (int): Bytes of dynamic shared memory (``extern __shared__``); above
         48 KB the kernel's limit is raised.
+    compile_options (dict, optional): ``{"math_mode": ...}`` as for ``metal_kernel``.
 
 Returns:
     CustomKernel: A callable; also ``compile(...)``.
+)doc");
+  f.def(
+      "precompiled_cuda_kernel",
+      [](const std::string& name, py::bytes compiled_source, py::object inputs,
+         py::object output_shapes, py::object output_dtypes, py::object scalars,
+         std::tuple<int, int, int> grid, std::tuple<int, int, int> threadgroup,
+         int shared_memory, std::optional<double> init_value, bool ensure_row_contiguous,
+         StreamOrDevice s) {
+        const char* tag = "precompiled_cuda_kernel";
+        auto seq = [&](py::object o, const char* what) {
+          if (!py::isinstance<py::list>(o) && !py::isinstance<py::tuple>(o)) {
+            throw std::invalid_argument(msg("[", tag, "] ", what, " must be a list or tuple; got ",
+                                            type_name(o), "."));
+          }
+          return py::list(o);
+        };
+        std::vector<array> in;
+        for (py::handle v : seq(inputs, "inputs")) {
+          if (is_array(v)) {
+            in.push_back(array_ref(v));
+          } else if (PyBool_Check(v.ptr())) {
+            in.emplace_back(v.cast<bool>());
+          } else if (PyLong_Check(v.ptr())) {
+            in.emplace_back(v.cast<int32_t>(), int32);
+          } else if (PyFloat_Check(v.ptr())) {
+            in.emplace_back(v.cast<float>(), float32);
+          } else {
+            in.push_back(to_array(v));
+          }
+        }
+        std::vector<Shape> shapes;
+        for (py::handle v : seq(output_shapes, "output_shapes")) {
+          Shape sh;
+          for (py::handle d : py::list(py::reinterpret_borrow<py::object>(v)))
+            sh.push_back(d.cast<int32_t>());
+          shapes.push_back(sh);
+        }
+        std::vector<Dtype> dtypes;
+        for (py::handle v : seq(output_dtypes, "output_dtypes")) {
+          if (!py::isinstance<Dtype>(v)) {
+            throw std::invalid_argument(
+                msg("[", tag, "] Output dtypes must be kiln dtypes; got ", type_name(v), "."));
+          }
+          dtypes.push_back(v.cast<Dtype>());
+        }
+        std::vector<fast::ScalarArg> sc;
+        for (py::handle v : seq(scalars, "scalars")) {
+          if (PyBool_Check(v.ptr())) {
+            sc.emplace_back(v.cast<bool>());
+          } else if (PyLong_Check(v.ptr())) {
+            long long n = v.cast<long long>();
+            if (n < INT32_MIN || n > INT32_MAX) {
+              throw std::invalid_argument(
+                  msg("[", tag, "] The scalar argument ", n, " does not fit in int32."));
+            }
+            sc.emplace_back(static_cast<int>(n));
+          } else if (PyFloat_Check(v.ptr())) {
+            sc.emplace_back(v.cast<float>());
+          } else {
+            throw std::invalid_argument(msg("[", tag, "] Invalid scalar argument type. Received ",
+                                            type_name(v),
+                                            " but must be one of bool, int or float."));
+          }
+        }
+        std::optional<float> init;
+        if (init_value) init = static_cast<float>(*init_value);
+        std::vector<array> outs = fast::precompiled_cuda_kernel(
+            name, std::string(compiled_source), in, shapes, dtypes, sc, grid, threadgroup,
+            shared_memory, init, ensure_row_contiguous, s);
+        return outs;
+      },
+      py::kw_only(), py::arg("name"), py::arg("compiled_source"), py::arg("inputs"),
+      py::arg("output_shapes"), py::arg("output_dtypes"), py::arg("scalars"), py::arg("grid"),
+      py::arg("threadgroup"), py::arg("shared_memory") = 0, py::arg("init_value") = py::none(),
+      py::arg("ensure_row_contiguous") = false, py::arg("stream") = py::none(),
+      R"doc(
+Runs a precompiled CUDA kernel from PTX, a cubin or a fatbin (from Triton, CuTe DSL, nvcc,
+...), as MLX's ``precompiled_cuda_kernel``.
+
+The kernel ``name`` (its symbol in the image) takes a pointer per input, a pointer per
+output, then ``scalars`` in order; trailing pointer parameters it declares beyond those
+(Triton's scratch pointers) are passed as null. ``grid`` counts threads, as for
+``metal_kernel``: ``ceil(grid / threadgroup)`` blocks of ``threadgroup`` threads run. GPU
+streams only.
+
+Args:
+    name (str): The kernel's symbol.
+    compiled_source (bytes): PTX text, a cubin or a fatbin.
+    inputs (list[array | bool | int | float]): The inputs.
+    output_shapes (list[Sequence[int]]): The shape of each output.
+    output_dtypes (list[Dtype]): The dtype of each output.
+    scalars (list[bool | int | float]): Scalar arguments (bool, int32, float32).
+    grid (tuple[int, int, int]): Threads in the grid (not blocks).
+    threadgroup (tuple[int, int, int]): Threads per block.
+    shared_memory (int): Bytes of dynamic shared memory. Default 0.
+    init_value (float, optional): Fills every output before the kernel runs.
+    ensure_row_contiguous (bool): Copy inputs that are not row-contiguous. Default False.
+    stream (Stream | Device, optional): A GPU stream.
+
+Returns:
+    list[array]: The outputs.
+
+Raises:
+    ValueError: The bytes are not PTX, a cubin or a fatbin; they hold no kernel ``name``;
+        its parameters do not match the inputs, outputs and scalars; the image cannot run on
+        the stream's GPU (a cubin for another architecture, PTX for a newer one); a CPU
+        stream; bad shapes, grid or threadgroup.
+    RuntimeError: The driver cannot load the image (at eval).
 )doc");
 }
 

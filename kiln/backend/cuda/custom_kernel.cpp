@@ -1,6 +1,9 @@
 // CustomKernel::eval_gpu: the generated source (backend/kernels/signature.h) compiled by
 // NVRTC through the JIT's caches, and launched with CUDA's or Metal's dispatch semantics.
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <stdexcept>
 
 #include "kiln/backend/cuda/allocator.h"
@@ -11,6 +14,7 @@
 #include "kiln/backend/cuda/launch.h"
 #include "kiln/backend/cuda/stream.h"
 #include "kiln/backend/kernels/embedded.h"
+#include "kiln/backend/kernels/signature_cpu.h"
 #include "kiln/primitives_custom.h"
 #include "kiln/scalar_cast.h"
 #include "kiln/utils.h"
@@ -26,9 +30,20 @@ using kernels::Target;
 // Metal bodies' helper functions carry no __device__: NVRTC treats them as device code.
 // -minimal leaves out the CUDA runtime's device API, textures and surfaces (about 15% of a
 // small kernel's compile time) unless the kernel names them or includes a header.
-std::vector<std::string> options(const GeneratedKernel& g) {
-  if (g.usage.runtime_names) return {"-default-device"};
-  return {"-default-device", "-minimal"};
+std::vector<std::string> options(const KernelProgram& p, const GeneratedKernel& g) {
+  std::vector<std::string> o = {"-default-device"};
+  if (!g.usage.runtime_names) o.push_back("-minimal");
+  switch (p.spec().math_mode) {
+    case fast::MathMode::safe:
+      break;
+    case fast::MathMode::relaxed:
+      o.insert(o.end(), {"-ftz=true", "-prec-div=false", "-prec-sqrt=false"});
+      break;
+    case fast::MathMode::fast:
+      o.push_back("--use_fast_math");
+      break;
+  }
+  return o;
 }
 
 std::string module_name(const KernelProgram& p, const GeneratedKernel& g) {
@@ -36,7 +51,7 @@ std::string module_name(const KernelProgram& p, const GeneratedKernel& g) {
 }
 
 gpu::ModuleSource module_source(const KernelProgram& p, const GeneratedKernel& g) {
-  gpu::ModuleSource src{module_name(p, g), g.source, {g.entry}, options(g)};
+  gpu::ModuleSource src{module_name(p, g), g.source, {g.entry}, options(p, g)};
   for (const auto& h : kernels::gpu_kernel_headers())
     src.headers.emplace_back(std::string(h.path), std::string(h.text));
   return src;
@@ -52,6 +67,96 @@ CUfunction custom_function(const KernelProgram& p, gpu::DeviceStream& s) {
     throw fast::KernelCompileError(
         kernels::compile_error_message(p, s.context().target(), e.log()));
   }
+}
+
+// ---------------------------------------------------------------- checking mode
+
+bool check_mode() {
+  const char* e = std::getenv("KILN_KERNEL_CHECK");
+  return e && *e && std::string(e) != "0";
+}
+
+// The checking-mode module of a program (gpu_check.h): its kernel, its report, the names of
+// its shared arrays.
+struct CheckedKernel {
+  CUfunction function = nullptr;
+  CUdeviceptr report = 0;
+  std::vector<std::string> shared_names;
+};
+
+CheckedKernel checked_function(const KernelProgram& p, gpu::DeviceStream& s) {
+  const GeneratedKernel& g = p.generated(Target::gpu);
+  kernels::GpuCheckedKernel c = kernels::gpu_check_translation_unit(g, p.spec());
+  char hash[17];
+  std::snprintf(hash, sizeof hash, "%016zx", std::hash<std::string>{}(c.source));
+  const std::string name = "custom_kernel_" + p.spec().name + "_check_" + g.hash + hash;
+  CheckedKernel k;
+  try {
+    const gpu::Module& mod = gpu::get_module(s.context().index(), name, [&] {
+      gpu::ModuleSource src{name, c.source, {g.entry}, options(p, g)};
+      for (const auto& h : kernels::gpu_kernel_headers())
+        src.headers.emplace_back(std::string(h.path), std::string(h.text));
+      return src;
+    });
+    k.function = mod.function(g.entry);
+    k.report = mod.global("kiln_check_report");
+  } catch (const gpu::CompileError& e) {
+    throw fast::KernelCompileError(
+        kernels::compile_error_message(p, s.context().target() + " (checking mode)", e.log()));
+  }
+  k.shared_names = std::move(c.shared_names);
+  return k;
+}
+
+// gpu_check.h's Report.
+struct CheckReport {
+  uint32_t flag, array;
+  int64_t index, lo, hi;
+  uint32_t block[3], thread[3];
+};
+
+// A checked pointer as gpu_check.h's kiln_check::ptr lays it out.
+struct CheckedPointer {
+  CUdeviceptr p, base;
+  int64_t begin, end;
+  uint32_t id, pad;
+};
+
+// The bytes of `a`'s buffer around its first element, [begin, end).
+std::pair<int64_t, int64_t> span_around(const array& a) {
+  if (!a.has_storage()) return {0, 0};
+  const int64_t total = static_cast<int64_t>(a.storage().nbytes());
+  return {-static_cast<int64_t>(a.offset()), total - static_cast<int64_t>(a.offset())};
+}
+
+// Waits for the launch and throws the error of its first out-of-bounds access, if any.
+// `offset` is the launch's first threadgroup (Metal edge launches).
+void check_report(const CustomKernel& k, const CheckedKernel& c, gpu::DeviceStream& s,
+                  const uint32_t offset[3]) {
+  KILN_CU(cuStreamSynchronize, s.handle());
+  CheckReport r{};
+  KILN_CU(cuMemcpyDtoH, &r, c.report, sizeof r);
+  if (r.flag != 1) return;
+  const auto& sp = k.spec();
+  const size_t nargs = sp.input_names.size() + sp.output_names.size();
+  std::string array_name = "?", what = "access to";
+  if (r.array < sp.input_names.size()) {
+    array_name = sp.input_names[r.array];
+  } else if (r.array < nargs) {
+    array_name = sp.output_names[r.array - sp.input_names.size()];
+  } else if (r.array - nargs < c.shared_names.size()) {
+    array_name = c.shared_names[r.array - nargs];
+    what = "access to shared array";
+  }
+  std::string range =
+      r.lo == 0 ? msg("; it has ", r.hi, " element", r.hi == 1 ? "" : "s", " (valid indices 0 to ",
+                      r.hi - 1, ")")
+                : msg(" (valid indices ", r.lo, " to ", r.hi - 1, ")");
+  throw std::runtime_error(msg(k.tag(), " Kernel '", sp.name, "', block (", r.block[0] + offset[0],
+                               ", ", r.block[1] + offset[1], ", ", r.block[2] + offset[2],
+                               "), thread (", r.thread[0], ", ", r.thread[1], ", ", r.thread[2],
+                               "): out-of-bounds ", what, " '", array_name, "' at index ",
+                               r.index, range, "."));
 }
 
 // ---------------------------------------------------------------- init_value
@@ -127,12 +232,29 @@ std::vector<Part> metal_parts(uint32_t grid, uint32_t tg) {
 
 }  // namespace
 
+namespace gpu {
+void fill_kernel_output(array& out, float value, DeviceStream& s) {
+  fill_output(out, value, s);
+}
+}  // namespace gpu
+
 void CustomKernel::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
   auto& s = gpu::device_stream(stream());
   const KernelProgram& p = program();
   const kernels::KernelSpec& sp = spec();
-  const KernelProgram::GpuFunction* loaded = p.gpu_function(s.context().index());
+  const bool check = check_mode();
+  CheckedKernel checked;
+  const KernelProgram::GpuFunction* loaded = nullptr;
   KernelProgram::GpuFunction fresh;
+  if (check) {
+    checked = checked_function(p, s);
+    fresh.function = checked.function;
+    KILN_CU(cuFuncGetAttribute, &fresh.max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+            checked.function);
+    loaded = &fresh;
+  } else {
+    loaded = p.gpu_function(s.context().index());
+  }
   if (!loaded) {
     fresh.function = custom_function(p, s);
     KILN_CU(cuFuncGetAttribute, &fresh.max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
@@ -142,6 +264,7 @@ void CustomKernel::eval_gpu(const std::vector<array>& inputs, std::vector<array>
   }
   CUfunction f = static_cast<CUfunction>(loaded->function);
   const int max_threads = loaded->max_threads;
+  if (p.usage().prints) s.note_device_printf();
 
   const auto [gx, gy, gz] = grid_;
   const auto [tx, ty, tz] = threadgroup_;
@@ -156,9 +279,23 @@ void CustomKernel::eval_gpu(const std::vector<array>& inputs, std::vector<array>
   gpu::KernelArgs args;
   std::vector<Shape> shapes;
   std::vector<Strides> strides;
-  for (const array& in : inputs) {
+  // Checking mode: pointers carry their bounds (gpu_check.h's kiln_check::ptr); 0-d inputs
+  // stay plain pointers.
+  uint32_t arg_id = 0;
+  auto append_pointer = [&](CUdeviceptr ptr, std::pair<int64_t, int64_t> span, bool scalar) {
+    if (check && !scalar) {
+      CheckedPointer c{ptr, ptr, span.first, span.second, arg_id, 0};
+      args.append(c);
+    } else {
+      args.append(ptr);
+    }
+    ++arg_id;
+  };
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const array& in = inputs[i];
     CUdeviceptr ptr = in.size() ? gpu::device_address(in) : 0;
     Strides st = in.strides();
+    std::pair<int64_t, int64_t> span = span_around(in);
     if (sp.ensure_row_contiguous && !in.flags().row_contiguous && in.size() > 0) {
       auto copy = gpu::new_device_storage(in.nbytes(), s);
       s.keep_alive(copy);
@@ -166,16 +303,27 @@ void CustomKernel::eval_gpu(const std::vector<array>& inputs, std::vector<array>
       Dtype bits = gpu::bits_dtype(in.dtype());
       gpu::unary_op_strided("Identity", in, ptr, bits, bits, s);
       st = array::row_major_strides(in.shape());
+      span = {0, static_cast<int64_t>(in.nbytes())};
     }
-    args.append(ptr);
+    append_pointer(ptr, span, p.instance().input_scalar[i]);
     shapes.push_back(in.shape());
     strides.push_back(std::move(st));
   }
   for (array& out : outputs) {
     out.set_data(gpu::new_device_storage(out.nbytes(), s));
-    if (init_value_) fill_output(out, *init_value_, s);
-    args.append(out.size() ? gpu::device_address(out) : CUdeviceptr(0));
+    if (init_value_) gpu::fill_kernel_output(out, *init_value_, s);
+    append_pointer(out.size() ? gpu::device_address(out) : CUdeviceptr(0),
+                   {0, static_cast<int64_t>(out.nbytes())}, false);
   }
+  auto before_launch = [&] {
+    if (check && checked.report) {
+      KILN_CU(cuMemsetD8Async, checked.report, 0, sizeof(CheckReport), s.handle());
+    }
+  };
+  auto after_launch = [&](uint32_t ox, uint32_t oy, uint32_t oz) {
+    const uint32_t offset[3] = {ox, oy, oz};
+    if (check && checked.report) check_report(*this, checked, s, offset);
+  };
 
   kernels::LaunchGeometry geo;
   const uint32_t g3[3] = {uint32_t(gx), uint32_t(gy), uint32_t(gz)};
@@ -189,8 +337,10 @@ void CustomKernel::eval_gpu(const std::vector<array>& inputs, std::vector<array>
     args.append_bytes(params.data(), params.size(), 8);
     gpu::Dim3 blocks{(g3[0] + t3[0] - 1) / t3[0], (g3[1] + t3[1] - 1) / t3[1],
                      (g3[2] + t3[2] - 1) / t3[2]};
+    before_launch();
     gpu::launch(f, blocks, {t3[0], t3[1], t3[2]}, static_cast<size_t>(sp.shared_memory), s,
                 args.params());
+    after_launch(0, 0, 0);
     return;
   }
   // Metal's dispatch: only threads inside the grid exist. Full threadgroups and each ragged
@@ -201,8 +351,10 @@ void CustomKernel::eval_gpu(const std::vector<array>& inputs, std::vector<array>
         params.set_block_offset(px.offset, py.offset, pz.offset);
         gpu::KernelArgs launch_args = args;
         launch_args.append_bytes(params.data(), params.size(), 8);
+        before_launch();
         gpu::launch(f, {px.count, py.count, pz.count}, {px.size, py.size, pz.size}, 0, s,
                     launch_args.params());
+        after_launch(px.offset, py.offset, pz.offset);
       }
     }
   }
@@ -217,6 +369,22 @@ void compile_gpu(const KernelProgram& program, const std::string& target) {
   } catch (const gpu::CompileError& e) {
     throw fast::KernelCompileError(compile_error_message(program, target, e.log()));
   }
+}
+
+std::string compile_gpu_checked(const KernelProgram& program, const std::string& target) {
+  const GeneratedKernel& g = program.generated(Target::gpu);
+  GpuCheckedKernel c = gpu_check_translation_unit(g, program.spec());
+  gpu::ModuleSource src{"custom_kernel_" + program.spec().name + "_check", c.source, {g.entry},
+                        options(program, g)};
+  for (const auto& h : gpu_kernel_headers())
+    src.headers.emplace_back(std::string(h.path), std::string(h.text));
+  try {
+    gpu::compile_cached(src, target);
+  } catch (const gpu::CompileError& e) {
+    throw fast::KernelCompileError(
+        compile_error_message(program, target + " (checking mode)", e.log()));
+  }
+  return c.source;
 }
 
 }  // namespace kernels

@@ -46,7 +46,10 @@ namespace kiln::gpu {
   X(cuMemcpyDtoDAsync)                           \
   X(cuMemsetD8Async)                             \
   X(cuModuleLoadData)                            \
+  X(cuModuleLoadDataEx)                          \
+  X(cuModuleUnload)                              \
   X(cuModuleGetFunction)                         \
+  X(cuModuleGetGlobal)                           \
   X(cuFuncSetAttribute)                          \
   X(cuFuncGetAttribute)                          \
   X(cuFuncGetName)                               \

@@ -304,6 +304,13 @@ Module::Module(CUmodule module, const CompiledModule& compiled) : module_(module
   }
 }
 
+CUdeviceptr Module::global(const char* name) const {
+  CUdeviceptr p = 0;
+  size_t bytes = 0;
+  if (driver().cuModuleGetGlobal(&p, &bytes, module_, name) != CUDA_SUCCESS) return 0;
+  return p;
+}
+
 CUfunction Module::function(std::string_view expr) const {
   for (const auto& [e, f] : functions_)
     if (e == expr) return f;

@@ -123,6 +123,9 @@ class Module {
   Module(CUmodule module, const CompiledModule& compiled);
   /** The kernel for name expression `expr`; std::invalid_argument if the module has none. */
   CUfunction function(std::string_view expr) const;
+  /** The address of the module's global variable `name` (an extern "C" name); 0 when the
+   * module has none. */
+  CUdeviceptr global(const char* name) const;
 
  private:
   CUmodule module_;

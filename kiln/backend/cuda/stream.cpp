@@ -5,6 +5,7 @@
 
 #include <array>
 #include <atomic>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 
@@ -135,6 +136,8 @@ void DeviceStream::wait(uint64_t value) {
     ctx_.make_current();
     KILN_CU(cuEventSynchronize, ev->event);
   }
+  // Synchronizing made the driver write the kernels' printf output to stdout's buffer.
+  if (printf_pending_.exchange(false, std::memory_order_relaxed)) std::fflush(stdout);
   release_finished(false);
   std::lock_guard lk(mu_);
   rethrow_locked();

@@ -10,6 +10,7 @@
 
 #include <cuda.h>
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <exception>
@@ -46,6 +47,9 @@ class DeviceStream {
   /** Keeps `storage` alive until the work enqueued on this stream so far has completed.
    * Only for the thread running this stream's tasks, i.e. inside eval_gpu. */
   void keep_alive(std::shared_ptr<Storage> storage) { current_.push_back(std::move(storage)); }
+  /** A kernel that may printf was enqueued: the next wait flushes stdout after the device's
+   * output (which the driver writes at synchronization), so that it appears at eval. */
+  void note_device_printf() { printf_pending_.store(true, std::memory_order_relaxed); }
 
   // The runtime's side (kiln/backend/gpu.h); see stream.cpp.
   void end_op();
@@ -82,6 +86,7 @@ class DeviceStream {
   uint64_t committed_ = 0;  // largest committed value
   uint64_t completed_ = 0;  // largest committed value known complete
   std::exception_ptr error_;
+  std::atomic<bool> printf_pending_{false};
 };
 
 /** The GPU stream of kiln stream `s`; std::invalid_argument if it is not a GPU stream. */

@@ -72,6 +72,7 @@ struct KernelSpec {
   bool ensure_row_contiguous = true;
   bool atomic_outputs = false;
   int shared_memory = 0;  // bytes of dynamic shared memory (CUDA flavour)
+  fast::MathMode math_mode = fast::MathMode::safe;
 };
 
 /** What one call fixes. */
@@ -95,6 +96,7 @@ struct BodyUsage {
   bool metal_names = false;  // names the Metal layer: metal::, float16_t, bfloat16_t, ...
   bool runtime_names = false;  // an #include, or names of the CUDA runtime (cuda*, tex*, surf*)
   bool cooperative_groups = false;  // CUDA flavour: names cooperative_groups (or MLX's `cg`)
+  bool prints = false;  // printf or Metal's os_log: device output to flush at the next wait
 };
 
 struct GeneratedKernel {

@@ -141,7 +141,21 @@ size_t newlines(const std::vector<Tok>& toks, size_t from, size_t to) {
   return n;
 }
 
-std::string rewrite(std::string_view src, bool check) {
+// How a checking-mode rewrite names things for its target: on the CPU, shared arrays carry
+// their names (a C++20 string template argument); on the GPU, an id (NVRTC compiles C++17),
+// collected in `shared_names` and counted from `first_id`.
+struct CheckTarget {
+  bool gpu = false;
+  std::vector<std::string>* shared_names = nullptr;
+  unsigned first_id = 0;
+  int dynamic_bytes = 0;
+  unsigned id_of(const std::string& name) {
+    shared_names->push_back(name);
+    return first_id + static_cast<unsigned>(shared_names->size() - 1);
+  }
+};
+
+std::string rewrite(std::string_view src, bool check, CheckTarget* gpu = nullptr) {
   const std::vector<Tok> toks = lex(src);
   auto prev_sig = [&](size_t i) -> long {
     for (long j = static_cast<long>(i) - 1; j >= 0; --j)
@@ -156,7 +170,19 @@ std::string rewrite(std::string_view src, bool check) {
       size_t j = i + 1;
       while (j < toks.size() && !significant(toks[j])) ++j;
       SharedDecl d;
-      if (j < toks.size() && toks[j].text == "__shared__" && parse_shared(toks, j, d) &&
+      if (gpu && j < toks.size() && toks[j].text == "__shared__" && parse_shared(toks, j, d) &&
+          d.dims.size() == 1 && d.dims[0].empty()) {
+        // The GPU keeps CUDA's extern array under another name and checks a pointer to it.
+        const std::string raw = "kiln_dyn_" + d.name;
+        out += "extern __shared__ " + d.align + (d.align.empty() ? "" : " ") + d.type + " " + raw +
+               "[]; ::kiln_check::ptr<" + d.type + "> " + d.name + "{" + raw + ", " + raw +
+               ", 0, " + std::to_string(gpu->dynamic_bytes) + ", " +
+               std::to_string(gpu->id_of(d.name)) + "u, 0};";
+        out.append(newlines(toks, i, d.end), '\n');
+        i = d.end;
+        continue;
+      }
+      if (!gpu && j < toks.size() && toks[j].text == "__shared__" && parse_shared(toks, j, d) &&
           d.dims.size() == 1 && d.dims[0].empty()) {
         // The block's dynamic shared memory (16-byte aligned), as CUDA's extern array.
         const std::string mem = "::kiln::cpu_rt::self().dynamic_shared";
@@ -177,9 +203,11 @@ std::string rewrite(std::string_view src, bool check) {
       if (parse_shared(toks, i, d) &&
           std::none_of(d.dims.begin(), d.dims.end(), [](auto& e) { return e.empty(); })) {
         std::string type = d.type;
+        const std::string id = gpu ? std::to_string(gpu->id_of(d.name)) + "u" : "";
         for (size_t k = d.dims.size(); k-- > 0;) {
-          type = "::kiln::cpu_rt::checked_array<" + type + ", (" + d.dims[k] + "), \"" + d.name +
-                 "\">";
+          type = gpu ? "::kiln_check::array<" + type + ", (" + d.dims[k] + "), " + id + ">"
+                     : "::kiln::cpu_rt::checked_array<" + type + ", (" + d.dims[k] + "), \"" +
+                           d.name + "\">";
         }
         out += "__shared__ " + d.align + (d.align.empty() ? "" : " ") + type + " " + d.name + ";";
         out.append(newlines(toks, i, d.end), '\n');
@@ -191,7 +219,7 @@ std::string rewrite(std::string_view src, bool check) {
       long p = prev_sig(i);
       bool qualified = p >= 0 && (toks[p].text == ":" || toks[p].text == ".");
       if (!qualified) {
-        out += "::kiln::cpu_rt::checked_reinterpret_cast";
+        out += gpu ? "::kiln_check::reinterpret" : "::kiln::cpu_rt::checked_reinterpret_cast";
         continue;
       }
     }
@@ -202,7 +230,7 @@ std::string rewrite(std::string_view src, bool check) {
 
 // Checking mode's parameter types: `const T* __restrict__ name,` and `atomic<T>* name,`
 // lines of the generated signature become checked_ptr<...> (0-d inputs, kiln_in_*, stay).
-std::string checked_signature(const std::string& sig) {
+std::string checked_signature(const std::string& sig, bool gpu) {
   std::string out;
   size_t pos = 0;
   while (pos < sig.size()) {
@@ -219,7 +247,8 @@ std::string checked_signature(const std::string& sig) {
       if (rest.compare(0, restrict_kw.size(), restrict_kw) == 0) rest.erase(0, restrict_kw.size());
       while (!rest.empty() && rest[0] == ' ') rest.erase(0, 1);
       while (!type.empty() && type.back() == ' ') type.pop_back();
-      line = "    ::kiln::cpu_rt::checked_ptr<" + type + "> " + rest + ",";
+      line = (gpu ? "    ::kiln_check::ptr<" : "    ::kiln::cpu_rt::checked_ptr<") + type + "> " +
+             rest + ",";
     }
     out += line;
     if (eol < sig.size()) out += '\n';
@@ -234,9 +263,41 @@ std::string cpu_translation_unit(const GeneratedKernel& g, bool check) {
   if (check && !g.signature.empty()) {
     size_t at = src.find(g.signature);
     if (at != std::string::npos)
-      src.replace(at, g.signature.size(), checked_signature(g.signature));
+      src.replace(at, g.signature.size(), checked_signature(g.signature, false));
   }
   return rewrite(src, check);
+}
+
+GpuCheckedKernel gpu_check_translation_unit(const GeneratedKernel& g, const KernelSpec& spec) {
+  GpuCheckedKernel out;
+  std::string src = g.source;
+  // The checking types come right after the prelude.
+  size_t eol = src.find('\n', src.find("#include \""));
+  if (eol != std::string::npos)
+    src.insert(eol + 1, "#include \"kiln/backend/kernels/gpu_check.h\"\n");
+  if (!g.signature.empty()) {
+    size_t at = src.find(g.signature);
+    if (at != std::string::npos)
+      src.replace(at, g.signature.size(), checked_signature(g.signature, true));
+  }
+  // The body is rewritten: its shared arrays, extern shared array and reinterpret_casts.
+  // The header stays as written (its namespace-scope declarations cannot become objects
+  // with constructors on the GPU).
+  CheckTarget target;
+  target.gpu = true;
+  target.shared_names = &out.shared_names;
+  target.first_id = static_cast<unsigned>(spec.input_names.size() + spec.output_names.size());
+  target.dynamic_bytes = spec.shared_memory;
+  const size_t body = src.find("#line 1 \"source\"\n");
+  const size_t body_end = body == std::string::npos ? body : src.find("#line ", body + 1);
+  if (body == std::string::npos || body_end == std::string::npos) {
+    out.source = src;
+  } else {
+    out.source = src.substr(0, body) +
+                 rewrite(std::string_view(src).substr(body, body_end - body), true, &target) +
+                 src.substr(body_end);
+  }
+  return out;
 }
 
 }  // namespace kiln::kernels

@@ -6,9 +6,18 @@
 namespace kiln {
 
 KILN_NO_GPU_MULTI(CustomKernel)
+KILN_NO_GPU_MULTI(PrecompiledKernel)
 
 namespace kernels {
+KILN_NO_GPU_LINKAGE int gpu_compute_capability(int) {
+  return 0;
+}
 KILN_NO_GPU_LINKAGE void compile_gpu(const KernelProgram& program, const std::string& target) {
+  throw std::runtime_error("[" + program.spec().name + "] Cannot compile for " + target +
+                           ": kiln was built without CUDA (NVRTC).");
+}
+KILN_NO_GPU_LINKAGE std::string compile_gpu_checked(const KernelProgram& program,
+                                                    const std::string& target) {
   throw std::runtime_error("[" + program.spec().name + "] Cannot compile for " + target +
                            ": kiln was built without CUDA (NVRTC).");
 }

@@ -85,9 +85,16 @@ const std::string& headers_hash() {
 // once earlier kernels have used up glibc's static TLS reserve, descriptors resolve through
 // glibc's dynamic path, and there (Debian 12's glibc 2.36) kernels read a wrong current
 // thread and crash (python/tests/test_fast_cpu.py, test_many_kernels_with_thread_locals...).
-std::vector<std::string> flags(const kernels::HostCompiler& cc) {
+std::vector<std::string> flags(const kernels::HostCompiler& cc, fast::MathMode mode) {
   std::vector<std::string> f = {"-std=c++20",      "-O2",   "-fPIC", "-fvisibility=hidden",
                                 "-fno-math-errno", "-pipe", "-g0"};
+  // MLX's math modes (kiln/fast.h).
+  if (mode == fast::MathMode::relaxed) {
+    f.insert(f.end(), {"-fno-signed-zeros", "-fno-trapping-math", "-fassociative-math",
+                       "-freciprocal-math"});
+  } else if (mode == fast::MathMode::fast) {
+    f.push_back("-ffast-math");
+  }
   if (const char* extra = std::getenv("KILN_CXXFLAGS")) {
     std::string word;
     for (const char* c = extra;; ++c) {
@@ -228,7 +235,7 @@ std::shared_ptr<const CompiledKernel> get_kernel(const kernels::KernelProgram& p
   if (!slot->error.empty()) throw fast::KernelCompileError(slot->error);
 
   const kernels::HostCompiler cc = kernels::host_compiler();
-  const std::vector<std::string> fl = flags(cc);
+  const std::vector<std::string> fl = flags(cc, program.spec().math_mode);
   auto kernel = std::make_shared<CompiledKernel>();
   kernel->source = kernels::cpu_translation_unit(g, check);
   kernel->key = cache_key(kernel->source, cc, fl);

@@ -1,8 +1,8 @@
 // What MLX's generated CUDA translation unit gives a cuda_kernel body, written anew for
 // kiln (names and signatures as in MLX's mlx/backend/cuda/device/utils.cuh and config.h, so
 // MLX bodies compile unchanged): MAX_NDIM and WARP_SIZE, the Shape and Strides parameter
-// types, elem_to_loc and friends (returning the index type they are given, as MLX's do,
-// with tuple forms for two and three arrays), vectorized loads and stores (AlignedVector),
+// types, elem_to_loc and friends (with tuple forms for two and three arrays; offsets are
+// signed, see metal/utils_core.h), vectorized loads and stores (AlignedVector),
 // Limits<T> and LoopedElemToLoc, and MLX's `inf`.
 //
 // Limits<T>::max etc. are constants that are also callable (Limits<T>::max()): MLX's CUDA
@@ -165,62 +165,64 @@ struct Limits<T, cuda::std::enable_if_t<cuda::std::is_floating_point_v<T>>> {
 using kiln_utils::elem_to_loc;
 using kiln_utils::elem_to_loc_nd;
 
-/** Offsets of one element in two (three) arrays of the same shape. */
+/** Offsets of one element in two (three) arrays of the same shape (signed, as elem_to_loc's). */
 template <int NDIM, typename IdxT = int64_t>
-KILN_HD cuda::std::tuple<IdxT, IdxT> elem_to_loc_nd(IdxT elem, const int* shape,
-                                                    const int64_t* a_strides,
-                                                    const int64_t* b_strides) {
-  IdxT a = 0, b = 0;
+KILN_HD cuda::std::tuple<kiln_utils::offset_t<IdxT>, kiln_utils::offset_t<IdxT>> elem_to_loc_nd(
+    IdxT elem, const int* shape, const int64_t* a_strides, const int64_t* b_strides) {
+  int64_t a = 0, b = 0, e = static_cast<int64_t>(elem);
   for (int i = NDIM - 1; i >= 0; --i) {
-    int d = elem % shape[i];
-    a += d * IdxT(a_strides[i]);
-    b += d * IdxT(b_strides[i]);
-    elem /= shape[i];
+    const int64_t d = e % shape[i];
+    a += d * a_strides[i];
+    b += d * b_strides[i];
+    e /= shape[i];
   }
-  return cuda::std::make_tuple(a, b);
+  typedef kiln_utils::offset_t<IdxT> O;
+  return cuda::std::make_tuple(O(a), O(b));
 }
 template <int NDIM, typename IdxT = int64_t>
-KILN_HD cuda::std::tuple<IdxT, IdxT, IdxT> elem_to_loc_nd(IdxT elem, const int* shape,
-                                                          const int64_t* a_strides,
-                                                          const int64_t* b_strides,
-                                                          const int64_t* c_strides) {
-  IdxT a = 0, b = 0, c = 0;
+KILN_HD cuda::std::tuple<kiln_utils::offset_t<IdxT>, kiln_utils::offset_t<IdxT>,
+                         kiln_utils::offset_t<IdxT>>
+elem_to_loc_nd(IdxT elem, const int* shape, const int64_t* a_strides, const int64_t* b_strides,
+               const int64_t* c_strides) {
+  int64_t a = 0, b = 0, c = 0, e = static_cast<int64_t>(elem);
   for (int i = NDIM - 1; i >= 0; --i) {
-    int d = elem % shape[i];
-    a += d * IdxT(a_strides[i]);
-    b += d * IdxT(b_strides[i]);
-    c += d * IdxT(c_strides[i]);
-    elem /= shape[i];
+    const int64_t d = e % shape[i];
+    a += d * a_strides[i];
+    b += d * b_strides[i];
+    c += d * c_strides[i];
+    e /= shape[i];
   }
-  return cuda::std::make_tuple(a, b, c);
+  typedef kiln_utils::offset_t<IdxT> O;
+  return cuda::std::make_tuple(O(a), O(b), O(c));
 }
 template <typename IdxT = int64_t>
-KILN_HD cuda::std::tuple<IdxT, IdxT> elem_to_loc(IdxT elem, const int* shape,
-                                                 const int64_t* a_strides,
-                                                 const int64_t* b_strides, int ndim) {
-  IdxT a = 0, b = 0;
+KILN_HD cuda::std::tuple<kiln_utils::offset_t<IdxT>, kiln_utils::offset_t<IdxT>> elem_to_loc(
+    IdxT elem, const int* shape, const int64_t* a_strides, const int64_t* b_strides, int ndim) {
+  int64_t a = 0, b = 0, e = static_cast<int64_t>(elem);
   for (int i = ndim - 1; i >= 0; --i) {
-    int d = elem % shape[i];
-    a += d * IdxT(a_strides[i]);
-    b += d * IdxT(b_strides[i]);
-    elem /= shape[i];
+    const int64_t d = e % shape[i];
+    a += d * a_strides[i];
+    b += d * b_strides[i];
+    e /= shape[i];
   }
-  return cuda::std::make_tuple(a, b);
+  typedef kiln_utils::offset_t<IdxT> O;
+  return cuda::std::make_tuple(O(a), O(b));
 }
 template <typename IdxT = int64_t>
-KILN_HD cuda::std::tuple<IdxT, IdxT, IdxT> elem_to_loc(IdxT elem, const int* shape,
-                                                       const int64_t* a_strides,
-                                                       const int64_t* b_strides,
-                                                       const int64_t* c_strides, int ndim) {
-  IdxT a = 0, b = 0, c = 0;
+KILN_HD cuda::std::tuple<kiln_utils::offset_t<IdxT>, kiln_utils::offset_t<IdxT>,
+                         kiln_utils::offset_t<IdxT>>
+elem_to_loc(IdxT elem, const int* shape, const int64_t* a_strides, const int64_t* b_strides,
+            const int64_t* c_strides, int ndim) {
+  int64_t a = 0, b = 0, c = 0, e = static_cast<int64_t>(elem);
   for (int i = ndim - 1; i >= 0; --i) {
-    int d = elem % shape[i];
-    a += d * IdxT(a_strides[i]);
-    b += d * IdxT(b_strides[i]);
-    c += d * IdxT(c_strides[i]);
-    elem /= shape[i];
+    const int64_t d = e % shape[i];
+    a += d * a_strides[i];
+    b += d * b_strides[i];
+    c += d * c_strides[i];
+    e /= shape[i];
   }
-  return cuda::std::make_tuple(a, b, c);
+  typedef kiln_utils::offset_t<IdxT> O;
+  return cuda::std::make_tuple(O(a), O(b), O(c));
 }
 
 /**

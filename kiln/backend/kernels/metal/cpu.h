@@ -14,6 +14,7 @@
 #include "kiln/backend/kernels/metal/cpu_atomic.h"
 #include "kiln/backend/kernels/metal/cpu_matrix.h"
 #include "kiln/backend/kernels/metal/cpu_simd.h"
+#include "kiln/backend/kernels/metal/logging.h"
 
 namespace metal {
 

@@ -78,7 +78,7 @@ simdgroup_matrix<T, C, R> make_filled_simdgroup_matrix(T value) {
  * pointer (checked in checking mode).
  */
 template <typename T, typename P, typename O = vec<ulong, 2>>
-void simdgroup_load(simdgroup_matrix<T, 8, 8>& d, P src, ulong elements_per_row = 8,
+void simdgroup_load(simdgroup_matrix<T, 8, 8>& d, P&& src, ulong elements_per_row = 8,
                     O origin = O(0), bool transpose = false) {
   const unsigned lane = detail::matrix_lane();
   const int row = detail::mat_row(lane), col = detail::mat_col(lane);
@@ -91,7 +91,7 @@ void simdgroup_load(simdgroup_matrix<T, 8, 8>& d, P src, ulong elements_per_row 
 /** Stores `a` into the 8x8 block at `origin` (transposed with `transpose`). `origin`'s type
  * is a parameter so that headers that never load or store do not instantiate ulong2. */
 template <typename T, typename P, typename O = vec<ulong, 2>>
-void simdgroup_store(const simdgroup_matrix<T, 8, 8>& a, P dst, ulong elements_per_row = 8,
+void simdgroup_store(const simdgroup_matrix<T, 8, 8>& a, P&& dst, ulong elements_per_row = 8,
                      O origin = O(0), bool transpose = false) {
   const unsigned lane = detail::matrix_lane();
   const int row = detail::mat_row(lane), col = detail::mat_col(lane);

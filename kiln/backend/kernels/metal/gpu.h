@@ -11,6 +11,7 @@
 #include "kiln/backend/kernels/metal/gpu_atomic.h"
 #include "kiln/backend/kernels/metal/gpu_matrix.h"
 #include "kiln/backend/kernels/metal/gpu_simd.h"
+#include "kiln/backend/kernels/metal/logging.h"
 
 namespace metal {
 

@@ -141,10 +141,11 @@ KILN_HD simdgroup_matrix<T, C, R> make_filled_simdgroup_matrix(T value) {
 
 /**
  * Loads the 8x8 block at `origin` (x = column, y = row) of a row-major matrix with
- * `elements_per_row` elements per row; `transpose` loads that block transposed.
+ * `elements_per_row` elements per row; `transpose` loads that block transposed. `src` is a
+ * pointer or array (checked in checking mode).
  */
-template <typename T, typename U, typename O = vec<ulong, 2>>
-KILN_HD void simdgroup_load(simdgroup_matrix<T, 8, 8>& d, const U* src, ulong elements_per_row = 8,
+template <typename T, typename P, typename O = vec<ulong, 2>>
+KILN_HD void simdgroup_load(simdgroup_matrix<T, 8, 8>& d, P&& src, ulong elements_per_row = 8,
                             O origin = O(0), bool transpose = false) {
   const unsigned lane = detail::lane_id();
   const int row = detail::mat_row(lane), col = detail::mat_col(lane);
@@ -156,14 +157,15 @@ KILN_HD void simdgroup_load(simdgroup_matrix<T, 8, 8>& d, const U* src, ulong el
 
 /** Stores `a` into the 8x8 block at `origin` (transposed with `transpose`). `origin`'s type
  * is a parameter so that headers that never load or store do not instantiate ulong2. */
-template <typename T, typename U, typename O = vec<ulong, 2>>
-KILN_HD void simdgroup_store(const simdgroup_matrix<T, 8, 8>& a, U* dst, ulong elements_per_row = 8,
-                             O origin = O(0), bool transpose = false) {
+template <typename T, typename P, typename O = vec<ulong, 2>>
+KILN_HD void simdgroup_store(const simdgroup_matrix<T, 8, 8>& a, P&& dst,
+                             ulong elements_per_row = 8, O origin = O(0), bool transpose = false) {
   const unsigned lane = detail::lane_id();
   const int row = detail::mat_row(lane), col = detail::mat_col(lane);
   for (int j = 0; j < 2; ++j) {
     const ulong r = transpose ? col + j : row, c = transpose ? row : col + j;
-    dst[(origin.y + r) * elements_per_row + origin.x + c] = static_cast<U>(a.e_[j]);
+    auto& e = dst[(origin.y + r) * elements_per_row + origin.x + c];
+    e = static_cast<detail::decay_value_t<decltype(e)>>(a.e_[j]);
   }
 }
 

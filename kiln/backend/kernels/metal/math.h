@@ -1000,6 +1000,7 @@ KILN_HD float divide(float x, float y) {
   return x / y;
 }
 #endif
+using metal::abs;
 using metal::acos;
 using metal::acosh;
 using metal::asin;
@@ -1009,22 +1010,43 @@ using metal::atan2;
 using metal::atanh;
 using metal::ceil;
 using metal::clamp;
+using metal::copysign;
 using metal::cosh;
 using metal::cospi;
 using metal::fabs;
+using metal::fdim;
 using metal::floor;
+using metal::fma;
 using metal::fmax;
+using metal::fmax3;
+using metal::fmedian3;
 using metal::fmin;
+using metal::fmin3;
 using metal::fmod;
 using metal::fract;
+using metal::frexp;
+using metal::isfinite;
+using metal::isinf;
+using metal::isnan;
+using metal::ldexp;
 using metal::max;
+using metal::max3;
+using metal::median3;
 using metal::min;
+using metal::min3;
+using metal::mix;
+using metal::modf;
+using metal::nextafter;
 using metal::powr;
 using metal::rint;
 using metal::round;
 using metal::saturate;
+using metal::sign;
+using metal::sincos;
 using metal::sinh;
 using metal::sinpi;
+using metal::smoothstep;
+using metal::step;
 using metal::tanh;
 using metal::tanpi;
 using metal::trunc;
@@ -1032,6 +1054,7 @@ using metal::trunc;
 
 /** Correctly rounded library calls (metal:: already uses them). */
 namespace precise {
+using metal::abs;
 using metal::acos;
 using metal::acosh;
 using metal::asin;
@@ -1041,39 +1064,59 @@ using metal::atan2;
 using metal::atanh;
 using metal::ceil;
 using metal::clamp;
+using metal::copysign;
 using metal::cos;
 using metal::cosh;
 using metal::cospi;
+using metal::divide;
 using metal::exp;
 using metal::exp10;
 using metal::exp2;
 using metal::fabs;
+using metal::fdim;
 using metal::floor;
+using metal::fma;
 using metal::fmax;
+using metal::fmax3;
+using metal::fmedian3;
 using metal::fmin;
+using metal::fmin3;
 using metal::fmod;
 using metal::fract;
+using metal::frexp;
+using metal::isfinite;
+using metal::isinf;
+using metal::isnan;
+using metal::ldexp;
 using metal::log;
 using metal::log10;
 using metal::log2;
 using metal::max;
+using metal::max3;
+using metal::median3;
 using metal::min;
+using metal::min3;
+using metal::mix;
+using metal::modf;
+using metal::nextafter;
 using metal::pow;
 using metal::powr;
 using metal::rint;
 using metal::round;
 using metal::rsqrt;
+using metal::saturate;
+using metal::sign;
 using metal::sin;
+using metal::sincos;
 using metal::sinh;
 using metal::sinpi;
+using metal::smoothstep;
 using metal::sqrt;
+using metal::step;
 using metal::tan;
 using metal::tanh;
 using metal::tanpi;
 using metal::trunc;
-KILN_HD float divide(float x, float y) {
-  return x / y;
-}
 }  // namespace precise
 
 #undef KILN_MATH1
@@ -1081,43 +1124,107 @@ KILN_HD float divide(float x, float y) {
 
 // ---------------------------------------------------------------- numeric_limits
 
+/**
+ * metal::numeric_limits: the <metal_limits> members (is_specialized, is_signed, is_integer,
+ * has_infinity, has_quiet_NaN, digits, digits10, radix, min_exponent, max_exponent) and
+ * functions (min, max, lowest, epsilon, infinity, quiet_NaN, denorm_min, round_error) for
+ * every scalar type. The half types' functions are not constexpr (they are classes).
+ */
 template <typename T, typename = void>
-struct numeric_limits;
-
-template <>
-struct numeric_limits<float> {
-  static KILN_HD float max() { return 3.402823466e+38f; }
-  static KILN_HD float min() { return 1.175494351e-38f; }
-  static KILN_HD float lowest() { return -3.402823466e+38f; }
-  static KILN_HD float epsilon() { return 1.192092896e-07f; }
-  static KILN_HD float infinity() { return INFINITY; }
-  static KILN_HD float quiet_NaN() { return NAN; }
-};
-template <>
-struct numeric_limits<half> {
-  static KILN_HD half max() { return half::from_bits(0x7bffu); }
-  static KILN_HD half min() { return half::from_bits(0x0400u); }
-  static KILN_HD half lowest() { return half::from_bits(0xfbffu); }
-  static KILN_HD half epsilon() { return half::from_bits(0x1400u); }
-  static KILN_HD half infinity() { return half::from_bits(0x7c00u); }
-  static KILN_HD half quiet_NaN() { return half::from_bits(0x7e00u); }
-};
-template <>
-struct numeric_limits<bfloat> {
-  static KILN_HD bfloat max() { return bfloat::from_bits(0x7f7fu); }
-  static KILN_HD bfloat min() { return bfloat::from_bits(0x0080u); }
-  static KILN_HD bfloat lowest() { return bfloat::from_bits(0xff7fu); }
-  static KILN_HD bfloat epsilon() { return bfloat::from_bits(0x3c00u); }
-  static KILN_HD bfloat infinity() { return bfloat::from_bits(0x7f80u); }
-  static KILN_HD bfloat quiet_NaN() { return bfloat::from_bits(0x7fc0u); }
+struct numeric_limits {
+  static constexpr bool is_specialized = false;
 };
 template <typename T>
-struct numeric_limits<T, detail::enable_if_t<detail::is_integral_v<T>>> {
-  static KILN_HD T max() {
+struct numeric_limits<const T> : numeric_limits<T> {};
+
+namespace detail {
+template <bool Signed, bool Integer, bool Inf, int Digits, int Digits10, int MinExp, int MaxExp>
+struct limits_traits {
+  static constexpr bool is_specialized = true;
+  static constexpr bool is_signed = Signed;
+  static constexpr bool is_integer = Integer;
+  static constexpr bool is_exact = Integer;
+  static constexpr bool has_infinity = Inf;
+  static constexpr bool has_quiet_NaN = Inf;
+  static constexpr bool has_signaling_NaN = Inf;
+  static constexpr int digits = Digits;
+  static constexpr int digits10 = Digits10;
+  static constexpr int radix = 2;
+  static constexpr int min_exponent = MinExp;
+  static constexpr int max_exponent = MaxExp;
+};
+}  // namespace detail
+
+template <>
+struct numeric_limits<float> : detail::limits_traits<true, false, true, 24, 6, -125, 128> {
+  static KILN_HD constexpr float max() { return 3.402823466e+38f; }
+  static KILN_HD constexpr float min() { return 1.175494351e-38f; }
+  static KILN_HD constexpr float lowest() { return -3.402823466e+38f; }
+  static KILN_HD constexpr float epsilon() { return 1.192092896e-07f; }
+  static KILN_HD constexpr float round_error() { return 0.5f; }
+  static KILN_HD constexpr float denorm_min() { return __builtin_bit_cast(float, 1u); }
+  static KILN_HD constexpr float infinity() { return __builtin_bit_cast(float, 0x7f800000u); }
+  static KILN_HD constexpr float quiet_NaN() { return __builtin_bit_cast(float, 0x7fc00000u); }
+  static KILN_HD constexpr float signaling_NaN() {
+    return __builtin_bit_cast(float, 0x7fa00000u);
+  }
+};
+template <>
+struct numeric_limits<double> : detail::limits_traits<true, false, true, 53, 15, -1021, 1024> {
+  static KILN_HD constexpr double max() { return 1.7976931348623157e308; }
+  static KILN_HD constexpr double min() { return 2.2250738585072014e-308; }
+  static KILN_HD constexpr double lowest() { return -1.7976931348623157e308; }
+  static KILN_HD constexpr double epsilon() { return 2.220446049250313e-16; }
+  static KILN_HD constexpr double round_error() { return 0.5; }
+  static KILN_HD constexpr double denorm_min() { return __builtin_bit_cast(double, 1ull); }
+  static KILN_HD constexpr double infinity() {
+    return __builtin_bit_cast(double, 0x7ff0000000000000ull);
+  }
+  static KILN_HD constexpr double quiet_NaN() {
+    return __builtin_bit_cast(double, 0x7ff8000000000000ull);
+  }
+};
+#define KILN_HALF_LIMITS(H, D, D10, MINE, MAXE, MAX, MIN, LOW, EPS, DEN, INF, NAN_)          \
+  template <>                                                                              \
+  struct numeric_limits<H> : detail::limits_traits<true, false, true, D, D10, MINE, MAXE> { \
+    static KILN_HD H max() { return H::from_bits(MAX); }                                   \
+    static KILN_HD H min() { return H::from_bits(MIN); }                                   \
+    static KILN_HD H lowest() { return H::from_bits(LOW); }                                \
+    static KILN_HD H epsilon() { return H::from_bits(EPS); }                               \
+    static KILN_HD H round_error() { return H(0.5f); }                                     \
+    static KILN_HD H denorm_min() { return H::from_bits(DEN); }                            \
+    static KILN_HD H infinity() { return H::from_bits(INF); }                              \
+    static KILN_HD H quiet_NaN() { return H::from_bits(NAN_); }                            \
+  };
+KILN_HALF_LIMITS(half, 11, 3, -13, 16, 0x7bffu, 0x0400u, 0xfbffu, 0x1400u, 0x0001u, 0x7c00u,
+                 0x7e00u)
+KILN_HALF_LIMITS(bfloat, 8, 2, -125, 128, 0x7f7fu, 0x0080u, 0xff7fu, 0x3c00u, 0x0001u, 0x7f80u,
+                 0x7fc0u)
+#undef KILN_HALF_LIMITS
+template <typename T>
+struct numeric_limits<T, detail::enable_if_t<detail::is_integral_v<T> &&
+                                             !detail::is_same_v<detail::remove_cv_t<T>, bool>>>
+    : detail::limits_traits<detail::is_signed_v<T>, true, false,
+                            static_cast<int>(sizeof(T) * 8) - (detail::is_signed_v<T> ? 1 : 0),
+                            (static_cast<int>(sizeof(T) * 8) - (detail::is_signed_v<T> ? 1 : 0)) *
+                                301 / 1000,
+                            0, 0> {
+  static KILN_HD constexpr T max() {
     return detail::is_signed_v<T> ? T((~0ull >> 1) >> (64 - sizeof(T) * 8)) : T(~0ull);
   }
-  static KILN_HD T min() { return detail::is_signed_v<T> ? T(-max() - 1) : T(0); }
-  static KILN_HD T lowest() { return min(); }
+  static KILN_HD constexpr T min() { return detail::is_signed_v<T> ? T(-max() - 1) : T(0); }
+  static KILN_HD constexpr T lowest() { return min(); }
+  static KILN_HD constexpr T epsilon() { return T(0); }
+  static KILN_HD constexpr T round_error() { return T(0); }
+  static KILN_HD constexpr T denorm_min() { return T(0); }
+  static KILN_HD constexpr T infinity() { return T(0); }
+  static KILN_HD constexpr T quiet_NaN() { return T(0); }
+};
+template <>
+struct numeric_limits<bool> : detail::limits_traits<false, true, false, 1, 0, 0, 0> {
+  static KILN_HD constexpr bool max() { return true; }
+  static KILN_HD constexpr bool min() { return false; }
+  static KILN_HD constexpr bool lowest() { return false; }
 };
 
 // Metal's float constants (unless the C library already defines them).

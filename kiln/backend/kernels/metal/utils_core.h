@@ -11,28 +11,35 @@ namespace kiln_utils {
 
 using metal::uint;
 
+/** The offset type for an index type: the index type itself when it is signed, else
+ * int64_t (an unsigned offset could not step back through a negative stride). */
+template <typename IdxT>
+using offset_t = metal::detail::conditional_t<metal::detail::is_signed_v<IdxT>, IdxT, int64_t>;
+
 /** Offset (elements) of the element with row-major index `elem` in an array of `ndim`
- * dimensions with `shape` and `strides` (in elements). As in MLX, the offset has the type of
- * `elem`: pass an int64_t index for arrays with negative strides. */
+ * dimensions with `shape` and `strides` (in elements). MLX's signature; the offset is
+ * signed (offset_t), so that `x[elem_to_loc(i, ...)]` with a `uint i` is right for arrays
+ * with negative strides too. */
 template <typename IdxT = int64_t>
-KILN_HD IdxT elem_to_loc(IdxT elem, const int32_t* shape, const int64_t* strides, int ndim) {
-  IdxT loc = 0;
-  for (int i = ndim - 1; i >= 0 && elem > 0; --i) {
-    loc += (elem % shape[i]) * IdxT(strides[i]);
-    elem /= shape[i];
+KILN_HD offset_t<IdxT> elem_to_loc(IdxT elem, const int32_t* shape, const int64_t* strides,
+                                   int ndim) {
+  int64_t loc = 0, e = static_cast<int64_t>(elem);
+  for (int i = ndim - 1; i >= 0 && e > 0; --i) {
+    loc += (e % shape[i]) * strides[i];
+    e /= shape[i];
   }
-  return loc;
+  return static_cast<offset_t<IdxT>>(loc);
 }
 
 /** The same with NDIM fixed at compile time. */
 template <int NDIM, typename IdxT = int64_t>
-KILN_HD IdxT elem_to_loc_nd(IdxT elem, const int32_t* shape, const int64_t* strides) {
-  IdxT loc = 0;
+KILN_HD offset_t<IdxT> elem_to_loc_nd(IdxT elem, const int32_t* shape, const int64_t* strides) {
+  int64_t loc = 0, e = static_cast<int64_t>(elem);
   for (int i = NDIM - 1; i >= 0; --i) {
-    loc += (elem % shape[i]) * IdxT(strides[i]);
-    elem /= shape[i];
+    loc += (e % shape[i]) * strides[i];
+    e /= shape[i];
   }
-  return loc;
+  return static_cast<offset_t<IdxT>>(loc);
 }
 
 template <typename IdxT = int64_t>
