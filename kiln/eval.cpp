@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kiln/primitive.h"
+#include "kiln/primitives_custom.h"
 #include "kiln/scheduler.h"
 #include "kiln/transforms.h"
 
@@ -51,11 +52,15 @@ std::vector<scheduler::Task> build_tape(const std::vector<array>& outputs) {
 }  // namespace
 
 void async_eval(std::vector<array> outputs) {
-  scheduler::submit(build_tape(outputs), /*run_inline=*/false);
+  auto tape = build_tape(outputs);
+  kernels::compile_ahead(tape);  // custom kernels not compiled yet: all at once
+  scheduler::submit(std::move(tape), /*run_inline=*/false);
 }
 
 void eval(std::vector<array> outputs) {
-  scheduler::submit(build_tape(outputs), /*run_inline=*/true);
+  auto tape = build_tape(outputs);
+  kernels::compile_ahead(tape);  // custom kernels not compiled yet: all at once
+  scheduler::submit(std::move(tape), /*run_inline=*/true);
   // Wait for every output before reporting the first error, so the others are usable.
   std::exception_ptr first;
   for (auto& out : outputs) {

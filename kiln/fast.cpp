@@ -2,12 +2,17 @@
 // argument checks of a call, and the CustomKernel node it builds.
 #include "kiln/fast.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <functional>
+#include <future>
 #include <mutex>
 #include <unordered_map>
 
 #include "kiln/backend/kernels/signature.h"
 #include "kiln/primitives_custom.h"
+#include "kiln/scheduler.h"
 #include "kiln/utils.h"
 
 namespace kiln::fast {
@@ -190,6 +195,69 @@ std::string KernelFunction::compile(
 const std::string& KernelFunction::name() const {
   return def_->spec->name;
 }
+
+}  // namespace kiln::fast
+
+namespace kiln::kernels {
+
+namespace {
+// Compilations started ahead of evaluations; a future's destructor waits for its thread,
+// so the ones still running at exit finish before the process tears down.
+std::mutex& ahead_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::vector<std::future<void>>& ahead_jobs() {
+  static std::vector<std::future<void>> jobs;
+  return jobs;
+}
+}  // namespace
+
+void compile_ahead(const std::vector<scheduler::Task>& tape) {
+  // The usual case costs one load: every kernel of the process was compiled already.
+  if (tape.size() < 2 || KernelProgram::uncompiled_programs() < 2) return;
+  std::vector<std::function<void()>> work;
+  std::vector<const KernelProgram*> seen;
+  for (const scheduler::Task& t : tape) {
+    if (!t.arr.has_primitive()) continue;
+    const auto* k = dynamic_cast<const CustomKernel*>(&t.arr.primitive());
+    if (!k) continue;
+    const KernelProgram* p = &k->program();
+    if (std::find(seen.begin(), seen.end(), p) != seen.end()) continue;
+    seen.push_back(p);
+    const Stream s = k->stream();
+    // Keep the program alive while it compiles: the node may be evaluated and freed first.
+    std::shared_ptr<const CustomKernel> keep =
+        std::static_pointer_cast<const CustomKernel>(t.arr.primitive_ptr());
+    if (s.device.type == Device::gpu) {
+      if (needs_gpu_compile(*p, s)) work.push_back([keep, s] { prefetch_gpu(keep->program(), s); });
+    } else if (!p->cpu_ready()) {
+      work.push_back([keep] { prefetch_cpu(keep->program()); });
+    }
+  }
+  if (work.size() < 2) return;
+  std::lock_guard lk(ahead_mutex());
+  auto& jobs = ahead_jobs();
+  jobs.erase(std::remove_if(jobs.begin(), jobs.end(),
+                            [](std::future<void>& f) {
+                              return f.wait_for(std::chrono::seconds(0)) ==
+                                     std::future_status::ready;
+                            }),
+             jobs.end());
+  for (auto& w : work) {
+    jobs.push_back(std::async(std::launch::async, [w = std::move(w)] {
+      try {
+        w();
+      } catch (...) {
+        // The evaluation compiles again and reports the error where the kernel runs.
+      }
+    }));
+  }
+}
+
+}  // namespace kiln::kernels
+
+namespace kiln::fast {
 
 const char* math_mode_name(MathMode m) {
   switch (m) {

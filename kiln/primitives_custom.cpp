@@ -111,8 +111,16 @@ std::string compile_error_message(const KernelProgram& program, const std::strin
   const char* tag = spec.flavour == fast::KernelFlavour::metal ? "metal_kernel" : "cuda_kernel";
   // The generated signature is the same for every target: take the GPU one.
   const GeneratedKernel& g = program.generated(Target::gpu);
-  return msg("[", tag, "] Kernel '", spec.name, "' failed to compile for ", target,
-             ". Lines of \"source\" and \"header\" are lines of your source and header.\n", log,
+  // What kiln's headers refuse on purpose (static_assert "kiln: ..."), first and once.
+  std::string refused;
+  for (size_t p = log.find("kiln: "); p != std::string::npos; p = log.find("kiln: ", p + 6)) {
+    size_t e = log.find_first_of("\"\n", p);
+    std::string line = log.substr(p + 6, e == std::string::npos ? std::string::npos : e - p - 6);
+    if (refused.find(line) == std::string::npos) refused += "Not supported: " + line + "\n";
+  }
+  return msg("[", tag, "] Kernel '", spec.name, "' failed to compile for ", target, ". ",
+             refused.empty() ? "" : "\n" + refused,
+             "Lines of \"source\" and \"header\" are lines of your source and header.\n", log,
              "\n\nGenerated signature:\n", g.signature);
 }
 

@@ -110,7 +110,27 @@ class PrecompiledKernel : public Primitive {
   std::vector<Shape> output_shapes_;
 };
 
+namespace scheduler {
+struct Task;
+}
+
 namespace kernels {
+
+/**
+ * Starts compiling, in parallel, the custom kernels of an evaluation that are not compiled
+ * yet (eval.cpp calls it with the tape before submitting it): NVRTC runs on threads (it is
+ * thread-safe), the host compiler as separate processes. The evaluation itself then waits
+ * for each kernel where it needs it (the compile caches let one compilation per kernel run
+ * and the others wait for it), so a cold first eval costs about its slowest compile rather
+ * than the sum. Does nothing for fewer than two such kernels. Errors are left for the
+ * evaluation to report.
+ */
+void compile_ahead(const std::vector<scheduler::Task>& tape);
+/** One kernel's ahead-of-eval compilation for `stream`'s device (backend/cuda and
+ * backend/cpu); blocking. `false` when there is nothing to do for it. */
+bool needs_gpu_compile(const KernelProgram& program, const Stream& stream);
+void prefetch_gpu(const KernelProgram& program, const Stream& stream);
+void prefetch_cpu(const KernelProgram& program);
 
 /** The compute capability (major * 10 + minor) of GPU `device`, or 0 without a GPU (or in a
  * build without CUDA). */

@@ -37,6 +37,7 @@ void CustomKernel::eval_cpu(const std::vector<array>& inputs, std::vector<array>
   const kernels::KernelSpec& sp = spec();
   const bool check = cpu_rt::check_mode();
   const auto kernel = cpu_rt::get_kernel(p, check);
+  if (!check) p.set_cpu_ready();
 
   const size_t nargs = inputs.size() + outputs.size();
   std::vector<void*> args;
@@ -106,7 +107,13 @@ void CustomKernel::eval_cpu(const std::vector<array>& inputs, std::vector<array>
 namespace kernels {
 
 void compile_cpu(const KernelProgram& program) {
-  cpu_rt::get_kernel(program, cpu_rt::check_mode());
+  prefetch_cpu(program);
+}
+
+void prefetch_cpu(const KernelProgram& program) {
+  const bool check = cpu_rt::check_mode();
+  cpu_rt::get_kernel(program, check);
+  if (!check) program.set_cpu_ready();
 }
 
 }  // namespace kernels

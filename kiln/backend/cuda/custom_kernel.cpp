@@ -371,6 +371,19 @@ void compile_gpu(const KernelProgram& program, const std::string& target) {
   }
 }
 
+bool needs_gpu_compile(const KernelProgram& program, const Stream& stream) {
+  auto& s = gpu::device_stream(stream);
+  return check_mode() || !program.gpu_function(s.context().index());
+}
+
+void prefetch_gpu(const KernelProgram& program, const Stream& stream) {
+  auto& s = gpu::device_stream(stream);
+  if (check_mode())
+    checked_function(program, s);
+  else
+    custom_function(program, s);
+}
+
 std::string compile_gpu_checked(const KernelProgram& program, const std::string& target) {
   const GeneratedKernel& g = program.generated(Target::gpu);
   GpuCheckedKernel c = gpu_check_translation_unit(g, program.spec());

@@ -36,11 +36,25 @@ void check_nvrtc(const char* call, nvrtcResult r) {
 
 struct Counters {
   std::atomic<uint64_t> memory_hits{0}, disk_hits{0}, compiles{0}, rejected{0};
+  std::atomic<uint64_t> in_flight{0}, max_concurrent{0};
 };
+
 Counters& counters() {
   static auto* c = new Counters;
   return *c;
 }
+
+// Counts a compilation in flight for its scope (max_concurrent shows compilations overlap).
+struct InFlight {
+  InFlight() {
+    auto& c = counters();
+    const uint64_t n = c.in_flight.fetch_add(1) + 1;
+    uint64_t m = c.max_concurrent.load();
+    while (n > m && !c.max_concurrent.compare_exchange_weak(m, n)) {
+    }
+  }
+  ~InFlight() { counters().in_flight.fetch_sub(1); }
+};
 
 // Owns an nvrtcProgram.
 struct Program {
@@ -168,7 +182,11 @@ CompiledModule compile(const ModuleSource& src, const std::string& target) {
   counters().compiles.fetch_add(1, std::memory_order_relaxed);
   if (debug_enabled())
     std::fprintf(stderr, "[kiln jit] compiling %s for %s\n", file.c_str(), target.c_str());
-  nvrtcResult r = nvrtcCompileProgram(prog.p, static_cast<int>(copts.size()), copts.data());
+  nvrtcResult r;
+  {
+    InFlight counted;
+    r = nvrtcCompileProgram(prog.p, static_cast<int>(copts.size()), copts.data());
+  }
   std::string log = program_log(prog.p);
   if (r == NVRTC_ERROR_COMPILATION) throw CompileError(src.name, target, std::move(log));
   check_nvrtc("nvrtcCompileProgram", r);
@@ -277,7 +295,8 @@ std::shared_ptr<const CompiledModule> compile_cached(const ModuleSource& src,
 
 JitStats jit_stats() {
   auto& c = counters();
-  return {c.memory_hits.load(), c.disk_hits.load(), c.compiles.load(), c.rejected.load()};
+  return {c.memory_hits.load(), c.disk_hits.load(), c.compiles.load(), c.rejected.load(),
+          c.max_concurrent.load()};
 }
 
 void reset_jit_stats() {
@@ -286,6 +305,7 @@ void reset_jit_stats() {
   c.disk_hits = 0;
   c.compiles = 0;
   c.rejected = 0;
+  c.max_concurrent = 0;
 }
 
 void clear_jit_memory_cache() {

@@ -105,6 +105,7 @@ struct JitStats {
   uint64_t disk_hits = 0;
   uint64_t compiles = 0;  // NVRTC runs
   uint64_t rejected = 0;  // disk entries found corrupt, tampered with or unreadable
+  uint64_t max_concurrent = 0;  // most NVRTC compilations seen running at once
 };
 JitStats jit_stats();
 void reset_jit_stats();

@@ -300,6 +300,78 @@ bool mentions_half_types(std::string_view s) {
   return false;
 }
 
+// ---------------------------------------------------------------- unsupported Metal features
+
+// Metal types a compute body may name that kiln cannot offer (resources other than buffers,
+// render and ray-tracing objects), by feature. A name counts where it is used as a type:
+// followed by `<` (texture2d<float>) or by a declarator (sampler s).
+struct UnsupportedFeature {
+  const char* feature;
+  const char* why;
+};
+const UnsupportedFeature* unsupported_metal_name(std::string_view w) {
+  static const UnsupportedFeature textures{
+      "textures", "custom kernels take buffers (arrays) only; pass the texels as an array"};
+  static const UnsupportedFeature samplers{
+      "samplers", "custom kernels take buffers (arrays) only; filter by hand from an array"};
+  static const UnsupportedFeature imageblocks{
+      "imageblocks and raster order groups",
+      "they belong to tile shading on Apple GPUs; use threadgroup memory"};
+  static const UnsupportedFeature raytracing{
+      "ray tracing (acceleration structures, intersectors, intersection functions)",
+      "NVIDIA's ray tracing cores are not reachable from CUDA C++ kernels"};
+  static const UnsupportedFeature tables{
+      "function tables and indirect command buffers",
+      "custom kernels are single functions compiled from source"};
+  static const UnsupportedFeature render{
+      "render and mesh pipeline objects", "custom kernels are compute kernels"};
+  if (w.starts_with("texture") &&
+      (w == "texture_buffer" || w.find("1d") != w.npos || w.find("2d") != w.npos ||
+       w.find("3d") != w.npos || w.find("cube") != w.npos))
+    return &textures;
+  if (w.starts_with("depth") && (w.find("2d") != w.npos || w.find("cube") != w.npos))
+    return &textures;
+  if (w == "sampler") return &samplers;
+  if (w == "imageblock" || w == "raster_order_group") return &imageblocks;
+  if (w == "acceleration_structure" || w == "primitive_acceleration_structure" ||
+      w == "instance_acceleration_structure" || w == "intersector" ||
+      w == "intersection_function_table" || w == "intersection_result")
+    return &raytracing;
+  if (w == "visible_function_table" || w == "indirect_command_buffer" ||
+      w == "render_pipeline_state" || w == "compute_pipeline_state")
+    return &tables;
+  if (w == "mesh_grid_properties" || w == "patch_control_point" || w == "render_command" ||
+      w == "compute_command")
+    return &render;
+  return nullptr;
+}
+
+// Throws KernelCompileError when `text` ("source" or "header") uses a Metal feature kiln does
+// not support, naming it, its line, and why.
+void check_metal_features(const KernelSpec& spec, std::string_view text, const char* part) {
+  std::vector<Token> toks = lex(text);
+  auto sig = [&](size_t i) {
+    for (size_t j = i + 1; j < toks.size(); ++j)
+      if (toks[j].kind != Tok::space && toks[j].kind != Tok::comment) return j;
+    return toks.size();
+  };
+  for (size_t i = 0; i < toks.size(); ++i) {
+    if (toks[i].kind != Tok::identifier) continue;
+    std::string_view w = text.substr(toks[i].begin, toks[i].end - toks[i].begin);
+    const UnsupportedFeature* f = unsupported_metal_name(w);
+    if (!f) continue;
+    const size_t n = sig(i);
+    const bool as_type =
+        n < toks.size() && (toks[n].kind == Tok::identifier ||
+                            (toks[n].kind == Tok::punct && text[toks[n].begin] == '<'));
+    if (!as_type) continue;
+    const size_t line = 1 + std::count(text.begin(), text.begin() + toks[i].begin, '\n');
+    throw fast::KernelCompileError(
+        msg("[metal_kernel] Kernel '", spec.name, "' uses Metal ", f->feature, " (`", w, "` at ",
+            part, " line ", line, "), which kiln does not support: ", f->why, "."));
+  }
+}
+
 // ---------------------------------------------------------------- Metal's conditional operator
 
 // Metal's usual arithmetic conversions apply to `c ? x : y`: with a half (or bfloat) x and a
@@ -741,6 +813,11 @@ GeneratedKernel generate(const KernelSpec& spec, const KernelInstance& inst, Tar
     }
   }
 
+  if (metal) {
+    check_metal_features(spec, spec.header, "header");
+    check_metal_features(spec, spec.source, "source");
+  }
+
   GeneratedKernel g;
   g.usage = analyze(spec);
   const BodyUsage& u = g.usage;
@@ -945,15 +1022,40 @@ struct KernelProgram::Cache {
   std::unique_ptr<GeneratedKernel> by_target[2];
 };
 
+namespace {
+std::atomic<int64_t>& uncompiled_count() {
+  static std::atomic<int64_t> n{0};
+  return n;
+}
+}  // namespace
+
 KernelProgram::KernelProgram(std::shared_ptr<const KernelSpec> spec,
                              std::shared_ptr<const BodyUsage> usage, KernelInstance instance)
     : spec_(std::move(spec)),
       usage_(std::move(usage)),
       instance_(std::move(instance)),
-      cache_(std::make_unique<Cache>()) {}
+      cache_(std::make_unique<Cache>()) {
+  uncompiled_count().fetch_add(1, std::memory_order_relaxed);
+}
 
 KernelProgram::~KernelProgram() {
   for (auto& f : gpu_functions_) delete f.load(std::memory_order_relaxed);
+  if (!compiled_once_.load(std::memory_order_relaxed))
+    uncompiled_count().fetch_sub(1, std::memory_order_relaxed);
+}
+
+void KernelProgram::note_compiled() const {
+  if (!compiled_once_.exchange(true, std::memory_order_acq_rel))
+    uncompiled_count().fetch_sub(1, std::memory_order_relaxed);
+}
+
+void KernelProgram::set_cpu_ready() const {
+  cpu_ready_.store(true, std::memory_order_release);
+  note_compiled();
+}
+
+int64_t KernelProgram::uncompiled_programs() {
+  return uncompiled_count().load(std::memory_order_relaxed);
 }
 
 const KernelProgram::GpuFunction* KernelProgram::gpu_function(int device) const {
@@ -964,6 +1066,7 @@ const KernelProgram::GpuFunction* KernelProgram::gpu_function(int device) const 
 const KernelProgram::GpuFunction* KernelProgram::set_gpu_function(int device,
                                                                   GpuFunction f) const {
   if (device < 0 || device >= kMaxGpuDevices) return nullptr;
+  note_compiled();
   auto* mine = new GpuFunction(f);
   GpuFunction* expected = nullptr;
   if (gpu_functions_[device].compare_exchange_strong(expected, mine, std::memory_order_acq_rel))

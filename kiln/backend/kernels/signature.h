@@ -147,6 +147,12 @@ class KernelProgram {
   const GpuFunction* gpu_function(int device) const;
   /** Sets it once (the first caller wins); returns the one kept. */
   const GpuFunction* set_gpu_function(int device, GpuFunction f) const;
+  /** Whether the CPU kernel was built (or loaded) once already: compile_ahead skips it. */
+  bool cpu_ready() const { return cpu_ready_.load(std::memory_order_acquire); }
+  void set_cpu_ready() const;
+  /** How many programs exist that were never compiled for any target: compile_ahead looks
+   * at a tape only when there are two or more. */
+  static int64_t uncompiled_programs();
 
  private:
   std::shared_ptr<const KernelSpec> spec_;
@@ -155,6 +161,9 @@ class KernelProgram {
   struct Cache;
   std::unique_ptr<Cache> cache_;
   mutable std::array<std::atomic<GpuFunction*>, kMaxGpuDevices> gpu_functions_{};
+  mutable std::atomic<bool> cpu_ready_{false};
+  mutable std::atomic<bool> compiled_once_{false};
+  void note_compiled() const;
 };
 
 /** The geometry fields at the start of `kiln_params`. */

@@ -39,11 +39,24 @@ constexpr char kMagic[] = "KILNCPU1";
 
 struct Counters {
   std::atomic<uint64_t> memory_hits{0}, disk_hits{0}, compiles{0}, rejected{0};
+  std::atomic<uint64_t> in_flight{0}, max_concurrent{0};
 };
 Counters& counters() {
   static auto* c = new Counters;
   return *c;
 }
+
+// Counts a host compiler run for its scope (max_concurrent shows compilations overlap).
+struct InFlight {
+  InFlight() {
+    auto& c = counters();
+    const uint64_t n = c.in_flight.fetch_add(1) + 1;
+    uint64_t m = c.max_concurrent.load();
+    while (n > m && !c.max_concurrent.compare_exchange_weak(m, n)) {
+    }
+  }
+  ~InFlight() { counters().in_flight.fetch_sub(1); }
+};
 
 bool debug_enabled() {
   static const bool on = [] {
@@ -269,8 +282,11 @@ std::shared_ptr<const CompiledKernel> get_kernel(const kernels::KernelProgram& p
 
   counters().compiles.fetch_add(1, std::memory_order_relaxed);
   if (debug_enabled()) std::fprintf(stderr, "[kiln cpu] compiling %s\n", what.c_str());
-  kernels::HostCompileResult res =
-      kernels::compile_shared_object(cc, name, kernel->source, headers(), fl);
+  kernels::HostCompileResult res;
+  {
+    InFlight counted;
+    res = kernels::compile_shared_object(cc, name, kernel->source, headers(), fl);
+  }
   if (!res.ok) {
     slot->error =
         kernels::compile_error_message(program, "the CPU (" + cc.command[0] + ")", res.log);
@@ -295,7 +311,8 @@ std::shared_ptr<const CompiledKernel> get_kernel(const kernels::KernelProgram& p
 
 KernelCacheStats kernel_cache_stats() {
   auto& c = counters();
-  return {c.memory_hits.load(), c.disk_hits.load(), c.compiles.load(), c.rejected.load()};
+  return {c.memory_hits.load(), c.disk_hits.load(), c.compiles.load(), c.rejected.load(),
+          c.max_concurrent.load()};
 }
 
 void reset_kernel_cache_stats() {
@@ -304,6 +321,7 @@ void reset_kernel_cache_stats() {
   c.disk_hits = 0;
   c.compiles = 0;
   c.rejected = 0;
+  c.max_concurrent = 0;
 }
 
 void clear_kernel_memory_cache() {

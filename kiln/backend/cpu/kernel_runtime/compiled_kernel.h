@@ -42,6 +42,7 @@ struct KernelCacheStats {
   uint64_t disk_hits = 0;
   uint64_t compiles = 0;  // host compiler runs
   uint64_t rejected = 0;  // disk entries found corrupt or tampered with
+  uint64_t max_concurrent = 0;  // most host compilers seen running at once
 };
 KernelCacheStats kernel_cache_stats();
 void reset_kernel_cache_stats();
