@@ -71,7 +71,7 @@ inline void __syncwarp(unsigned mask = 0xffffffffu, KILN_SITE_PARAMS) {
 }
 /** The lanes of the warp that reach this call together. */
 inline unsigned __activemask(KILN_SITE_PARAMS) {
-  return kiln::cpu_rt::warp_sync(0xffffffffu, KILN_SITE);
+  return kiln::cpu_rt::warp_sync(0u, KILN_SITE);  // mask 0: whoever arrives
 }
 
 template <typename T>

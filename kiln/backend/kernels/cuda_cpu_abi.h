@@ -59,8 +59,10 @@ struct Runtime {
   int (*barrier)(Thread* t, const char* file, int line, int predicate);
   /**
    * Warp collective at `file:line`: publishes `bytes` (<= kWarpSlotBytes) of `value` and
-   * waits for the lanes of this warp that take part (those in `mask` that reach the same
-   * call; lanes that exited do not). Returns their values (the other slots are stale).
+   * waits for the lanes of this warp that take part, then returns their values (the other
+   * slots are stale). With a `mask` (CUDA's collectives), every lane of it that has not
+   * exited must reach the same call; with mask 0 (Metal's simdgroup functions,
+   * __activemask), the lanes that reach it together take part, those of other branches not.
    */
   WarpResult* (*warp_exchange)(Thread* t, const char* file, int line, uint32_t mask,
                                const void* value, uint32_t bytes);

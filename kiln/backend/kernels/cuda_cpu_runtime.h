@@ -50,7 +50,8 @@ struct WarpValues {
   T from(uint32_t l) const { return (*this)[has(l) ? l : lane]; }
 };
 
-/** Publishes `value` to the lanes of this warp that reach the same call (within `mask`)
+/** Publishes `value` to the lanes of this warp that take part in the same call (every lane of
+ * `mask` that has not exited; with mask 0, the lanes that arrive together)
  * and returns what each of them published. */
 template <typename T>
 inline WarpValues<T> warp_exchange(uint32_t mask, const T& value, const char* file, int line) {

@@ -254,6 +254,40 @@ bool BlockRunner::resolve_warps() {
       }
     }
     if (busy || leader < 0) continue;
+    // CUDA's collectives name their lanes (an explicit mask): one completes only when every
+    // lane of its mask that has not finished waits at it, as the GPU requires; lanes parked
+    // at another call of the warp are on their way. Metal's (mask 0: the lanes that arrive)
+    // complete without the lanes of other branches. When no named group is complete the
+    // choice above stands (a kernel whose lanes wait at different calls with full masks).
+    auto complete = [&](const Slot& l) {
+      if (l.mask == 0) return true;
+      for (uint32_t i = first; i < end; ++i) {
+        const Slot& s = slots_[i];
+        if (!((l.mask >> (i - first)) & 1u) || s.state == State::done) continue;
+        if (s.state != State::warp || s.line != l.line || s.mask != l.mask ||
+            !same_file(s.file, l.file))
+          return false;
+      }
+      return true;
+    };
+    if (!complete(slots_[leader])) {
+      int alternative = -1;
+      uint32_t alt_completions = 0;
+      for (uint32_t i = first; i < end; ++i) {
+        const Slot& s = slots_[i];
+        if (s.state != State::warp || !complete(s)) continue;
+        uint32_t done_here = 0;
+        for (const Site& site : w.sites) {
+          if (site.line == s.line && site.mask == s.mask && same_file(site.file, s.file)) {
+            done_here = site.completions;
+          }
+        }
+        if (alternative < 0 || done_here < alt_completions) {
+          alternative = static_cast<int>(i), alt_completions = done_here;
+        }
+      }
+      if (alternative >= 0) leader = alternative;
+    }
     const Slot& l = slots_[leader];
     uint32_t lanes = 0;
     for (uint32_t i = first; i < end; ++i) {

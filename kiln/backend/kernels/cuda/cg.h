@@ -222,6 +222,10 @@ class warp_group : protected details::warp_group_base<Coalesced> {
   KILN_HD unsigned lane_mask() const { return this->mask_; }
   /** Whether the group is a tile whose lanes all exist (reductions take the shuffle tree). */
   KILN_HD bool full_tile() const { return this->full_(); }
+  /** Whether the thread of rank `r` exists (a tile cut by the block's size lacks some). */
+  KILN_HD bool has_rank(unsigned r) const {
+    return r < this->count_() && ((this->mask_ >> this->lane_of(r)) & 1u);
+  }
 
   KILN_HD void sync(KILN_CG_SITE_PARAMS_ONLY) const { __syncwarp(this->mask_ KILN_CG_SITE); }
 
@@ -445,8 +449,14 @@ KILN_HD T reduce(const Group& g, T value, Op op KILN_CG_SITE_PARAMS) {
     for (unsigned d = n / 2; d > 0; d /= 2) value = op(value, g.shfl_xor(value, d KILN_CG_SITE));
     return value;
   }
-  T acc = g.shfl(value, 0u KILN_CG_SITE);
-  for (unsigned r = 1; r < n; ++r) acc = op(acc, g.shfl(value, r KILN_CG_SITE));
+  T acc = value;
+  bool first = true;
+  for (unsigned r = 0; r < n; ++r) {
+    if (!g.has_rank(r)) continue;
+    const T y = g.shfl(value, r KILN_CG_SITE);
+    acc = first ? y : op(acc, y);
+    first = false;
+  }
   return acc;
 }
 
@@ -461,10 +471,15 @@ KILN_HD T inclusive_scan(const Group& g, T value, Op op = Op() KILN_CG_SITE_PARA
     }
     return value;
   }
-  T acc = g.shfl(value, 0u KILN_CG_SITE);
-  for (unsigned i = 1; i < n; ++i) {
+  T acc = value;
+  bool first = true;
+  for (unsigned i = 0; i < n; ++i) {
+    if (!g.has_rank(i)) continue;
     const T y = g.shfl(value, i KILN_CG_SITE);
-    if (i <= r) acc = op(acc, y);
+    if (i <= r) {
+      acc = first ? y : op(acc, y);
+      first = false;
+    }
   }
   return acc;
 }

@@ -24,7 +24,7 @@ inline void threadgroup_barrier(mem_flags = mem_flags::mem_none, KILN_SITE_PARAM
 }
 /** The simdgroup's lanes that reach this call wait for each other. */
 inline void simdgroup_barrier(mem_flags = mem_flags::mem_none, KILN_SITE_PARAMS) {
-  kiln::cpu_rt::warp_sync(0xffffffffu, KILN_SITE);
+  kiln::cpu_rt::warp_sync(0u, KILN_SITE);  // the lanes that arrive
 }
 
 }  // namespace metal

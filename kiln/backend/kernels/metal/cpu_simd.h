@@ -14,7 +14,8 @@ namespace metal {
 namespace detail {
 
 using kiln::cpu_rt::warp_exchange;
-constexpr unsigned kAllLanes = 0xffffffffu;
+// The lanes that reach the call (mask 0: Metal's active lanes, not a named set).
+constexpr unsigned kAllLanes = 0u;
 
 struct SimdSum {
   template <typename T>

@@ -125,8 +125,17 @@ inline constexpr bool is_builtin_float_v =
 /** The built-in arithmetic types. */
 template <typename T>
 inline constexpr bool is_arithmetic_v = is_integral_v<T> || is_builtin_float_v<T>;
+template <typename T, bool = is_arithmetic_v<T>>
+struct is_signed_impl {
+  static constexpr bool value = false;
+};
 template <typename T>
-inline constexpr bool is_signed_v = is_arithmetic_v<T>&& T(-1) < T(0);
+struct is_signed_impl<T, true> {
+  static constexpr bool value = T(-1) < T(0);
+};
+/** A signed arithmetic type (false for any other type, vectors included). */
+template <typename T>
+inline constexpr bool is_signed_v = is_signed_impl<T>::value;
 
 template <typename T>
 struct make_unsigned {

@@ -797,38 +797,41 @@ KILN_HD detail::enable_if_t<detail::is_integral_v<T>, detail::uint_of_t<T>> absd
   return x > y ? static_cast<U>(static_cast<U>(x) - static_cast<U>(y))
                : static_cast<U>(static_cast<U>(y) - static_cast<U>(x));
 }
+namespace detail {
+// x + y and x - y with the overflow flag, without compiler built-ins (NVRTC lacks them).
+template <typename T>
+KILN_HD T add_overflow(T x, T y, bool& over) {
+  typedef uint_of_t<T> U;
+  const T r = static_cast<T>(static_cast<U>(x) + static_cast<U>(y));
+  over = is_signed_v<T> ? (((x ^ r) & (y ^ r)) < T(0)) : (static_cast<U>(r) < static_cast<U>(x));
+  return r;
+}
+template <typename T>
+KILN_HD T sub_overflow(T x, T y, bool& over) {
+  typedef uint_of_t<T> U;
+  const T r = static_cast<T>(static_cast<U>(x) - static_cast<U>(y));
+  over = is_signed_v<T> ? (((x ^ y) & (x ^ r)) < T(0)) : (static_cast<U>(x) < static_cast<U>(y));
+  return r;
+}
+}  // namespace detail
+
 /** Saturating add and subtract. */
 template <typename T>
 KILN_HD detail::if_int_t<T> addsat(T x, T y) {
-  const int64_t lo = detail::int_min<T>();
-  if constexpr (sizeof(T) < 8) {
-    const int64_t s = static_cast<int64_t>(x) + static_cast<int64_t>(y);
-    return static_cast<T>(s < lo ? lo : s > static_cast<int64_t>(detail::int_max<T>())
-                                            ? static_cast<int64_t>(detail::int_max<T>())
-                                            : s);
-  } else {
-    (void)lo;
-    T r;
-    if (__builtin_add_overflow(x, y, &r)) return y > T(0) ? detail::int_max<T>() : detail::int_min<T>();
-    return r;
-  }
+  bool over;
+  const T r = detail::add_overflow(x, y, over);
+  if (!over) return r;
+  return (!detail::is_signed_v<T> || y > T(0)) ? detail::int_max<T>() : detail::int_min<T>();
 }
 template <typename T>
 KILN_HD detail::if_int_t<T> subsat(T x, T y) {
-  if constexpr (sizeof(T) < 8) {
-    const int64_t s = static_cast<int64_t>(x) - static_cast<int64_t>(y);
-    const int64_t lo = detail::int_min<T>(), hi = static_cast<int64_t>(detail::int_max<T>());
-    return static_cast<T>(s < lo ? lo : s > hi ? hi : s);
-  } else {
-    T r;
-    if (__builtin_sub_overflow(x, y, &r)) {
-      if constexpr (detail::is_signed_v<T>)
-        return y < T(0) ? detail::int_max<T>() : detail::int_min<T>();
-      else
-        return T(0);
-    }
-    return r;
-  }
+  bool over;
+  const T r = detail::sub_overflow(x, y, over);
+  if (!over) return r;
+  if constexpr (detail::is_signed_v<T>)
+    return y < T(0) ? detail::int_max<T>() : detail::int_min<T>();
+  else
+    return T(0);
 }
 /** (x + y) >> 1 and (x + y + 1) >> 1 without overflow. */
 template <typename T>
@@ -859,8 +862,18 @@ KILN_HD detail::if_int_t<T> madhi(T a, T b, T c) {
 /** a * b + c, saturated. */
 template <typename T>
 KILN_HD detail::if_int_t<T> madsat(T a, T b, T c) {
-  T p;
-  if (__builtin_mul_overflow(a, b, &p)) {
+  typedef detail::uint_of_t<T> U;
+  const T p = static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+  bool over;
+  if constexpr (sizeof(T) < 8) {
+    const int64_t wide = static_cast<int64_t>(a) * static_cast<int64_t>(b);
+    over = wide != static_cast<int64_t>(p);
+  } else {
+    // The full product fits when the high half is the sign (zero) extension of the low.
+    const T hi = mulhi(a, b);
+    over = detail::is_signed_v<T> ? hi != (p < T(0) ? T(-1) : T(0)) : hi != T(0);
+  }
+  if (over) {
     if constexpr (detail::is_signed_v<T>)
       return (a < T(0)) != (b < T(0)) ? detail::int_min<T>() : detail::int_max<T>();
     else

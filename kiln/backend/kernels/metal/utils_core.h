@@ -20,7 +20,8 @@ using offset_t = metal::detail::conditional_t<metal::detail::is_signed_v<IdxT>, 
  * dimensions with `shape` and `strides` (in elements). MLX's signature; the offset is
  * signed (offset_t), so that `x[elem_to_loc(i, ...)]` with a `uint i` is right for arrays
  * with negative strides too. */
-template <typename IdxT = int64_t>
+template <typename IdxT = int64_t,
+          typename = metal::detail::enable_if_t<metal::detail::is_integral_v<IdxT>>>
 KILN_HD offset_t<IdxT> elem_to_loc(IdxT elem, const int32_t* shape, const int64_t* strides,
                                    int ndim) {
   int64_t loc = 0, e = static_cast<int64_t>(elem);
