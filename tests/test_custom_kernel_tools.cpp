@@ -135,6 +135,10 @@ TEST(CustomKernelTools, PrintfAndOsLogAreFlushedAtEval) {
     printf("cuda thread %d value %d\n", i, x[i]);
     out[i] = x[i];
   )");
+#ifdef KILN_WITH_CUDA
+  metal.compile({int32}, {1}, {int32}, {}, "sm_90");
+  cuda.compile({int32}, {1}, {int32}, {}, "sm_90");
+#endif
   std::vector<Device> devices = {Device::cpu};
   if (has_gpu()) devices.push_back(Device::gpu);
   for (Device dev : devices) {
@@ -589,6 +593,43 @@ TEST(CustomKernelTools, MetalSupportTableMatchesTheHeaders) {
   }
   for (const auto& name : defined_names)
     EXPECT_TRUE(listed.count(name)) << "metal::" << name << " is defined but not in docs/metal_support.md";
+
+  // A header included on demand lists what brings it in ("// kiln-on-demand: ..."): each
+  // function it defines must match one of its patterns, or a body naming it would not
+  // compile on the GPU.
+  for (const auto& h : kernels::embedded_headers()) {
+    const std::string text(h.text);
+    const size_t at = text.find("// kiln-on-demand:");
+    if (at == std::string::npos) continue;
+    std::vector<std::string> patterns;
+    std::stringstream words(text.substr(at + 18, text.find('\n', at) - at - 18));
+    for (std::string w; words >> w;) patterns.push_back(w);
+    auto matches = [&](const std::string& name) {
+      for (const auto& p : patterns) {
+        const bool lead = p.front() == '*', trail = p.back() == '*';
+        const std::string core = p.substr(lead, p.size() - lead - trail);
+        if (lead && trail ? name.find(core) != std::string::npos
+            : trail      ? name.rfind(core, 0) == 0
+            : lead       ? name.size() >= core.size() &&
+                         name.compare(name.size() - core.size(), core.size(), core) == 0
+                         : name == core)
+          return true;
+      }
+      return false;
+    };
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), decl);
+         it != std::sregex_iterator(); ++it) {
+      const std::string name = (*it)[1];
+      if (name == "decltype" || name == "leaf" || name.find("overflow") != std::string::npos)
+        continue;  // internal helpers
+      // Functions of complex values: those come with a complex64 dtype or complex64_t, which
+      // bring the header in.
+      if (std::string(h.path).ends_with("cuda/complex.h") &&
+          (name == "abs" || name == "exp" || name == "log" || name == "sqrt"))
+        continue;
+      EXPECT_TRUE(matches(name)) << name << " of " << h.path << " matches no kiln-on-demand pattern";
+    }
+  }
 }
 
 }  // namespace

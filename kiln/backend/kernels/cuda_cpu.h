@@ -18,10 +18,13 @@
 #include "kiln/backend/kernels/cuda_cpu_runtime.h"
 #include "kiln/backend/kernels/cuda_cpu_types.h"
 #include "kiln/backend/kernels/metal/common.h"
+#include "kiln/backend/kernels/metal/type_traits.h"
 // After the vector types (cuda/half.h converts half pairs to float2).
 #include "kiln/backend/kernels/cuda/complex.h"
 #include "kiln/backend/kernels/cuda/half.h"
+#include "kiln/backend/kernels/cuda/half_limits.h"
 #include "kiln/backend/kernels/cuda/mlx.h"
+#include "kiln/backend/kernels/cuda/tuple.h"
 
 /** What a CUDA-flavour body and header may name unqualified (as cuda_gpu.h). */
 #define KILN_CUDA_USING       \

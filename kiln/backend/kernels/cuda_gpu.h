@@ -2,13 +2,12 @@
 // MLX's generated translation unit offers a body (cuda/mlx.h: Shape, Strides, elem_to_loc,
 // Limits, AlignedVector, WARP_SIZE, ...; cooperative groups are included on demand by the
 // generator), the element types of the generated signature (float16_t = __half, bfloat16_t
-// = __nv_bfloat16, complex64_t = cuda::std::complex<float>) with cuda_fp16.h's API, the
-// Metal layer under metal::, and atomicAdd for the half types, so that atomic outputs of
-// every floating dtype work with atomicAdd.
+// = __nv_bfloat16, complex64_t = cuda::std::complex<float>; cuda_fp16.h's API in cuda/half.h
+// and the complex type in cuda/complex.h come on demand), the Metal layer under metal::, and
+// atomicAdd for the half types, so that atomic outputs of every floating dtype work with
+// atomicAdd.
 #pragma once
 
-#include "kiln/backend/kernels/cuda/complex.h"
-#include "kiln/backend/kernels/cuda/half.h"
 #include "kiln/backend/kernels/cuda/mlx.h"
 #include "kiln/backend/kernels/metal/common.h"
 #include "kiln/backend/kernels/metal/gpu_atomic.h"

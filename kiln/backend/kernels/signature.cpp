@@ -3,13 +3,14 @@
 #include "kiln/backend/kernels/signature.h"
 
 #include <algorithm>
-#include <functional>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <stdexcept>
 #include <string_view>
 
+#include "kiln/backend/kernels/embedded.h"
 #include "kiln/utils.h"
 
 namespace kiln::kernels {
@@ -298,6 +299,61 @@ bool mentions_half_types(std::string_view s) {
     if (t.kind == Tok::number && rewrite_metal_literal(w) != w) return true;
   }
   return false;
+}
+
+// ---------------------------------------------------------------- headers on demand
+
+// Parts of the GPU preludes that few kernels use come in only when the body or header names
+// them, which keeps NVRTC's parsing (most of a small kernel's compile time) small. Each such
+// header says what brings it in on a line "// kiln-on-demand: name prefix* *infix* ...".
+struct OnDemandHeader {
+  std::string path;
+  std::vector<std::string> patterns;
+  int kind;  // 0: needs the Metal layer (Metal bodies, CUDA bodies with the full prelude);
+             // 1: the CUDA flavour's full prelude; 2: any CUDA prelude
+};
+
+const std::vector<OnDemandHeader>& on_demand_headers() {
+  static const std::vector<OnDemandHeader> headers = [] {
+    std::vector<OnDemandHeader> out;
+    const std::pair<const char*, int> list[] = {
+        {"kiln/backend/kernels/metal/math_more.h", 0}, {"kiln/backend/kernels/metal/packed.h", 0},
+        {"kiln/backend/kernels/metal/gpu_quad.h", 0},  {"kiln/backend/kernels/metal/logging.h", 0},
+        {"kiln/backend/kernels/metal/type_traits.h", 0},
+        {"kiln/backend/kernels/cuda/half.h", 1},       {"kiln/backend/kernels/cuda/complex.h", 1},
+        {"kiln/backend/kernels/cuda/half_limits.h", 1}, {"kiln/backend/kernels/cuda/tuple.h", 2}};
+    for (const auto& [path, kind] : list) {
+      OnDemandHeader h{path, {}, kind};
+      if (const EmbeddedHeader* e = find_embedded_header(path)) {
+        const std::string_view t = e->text;
+        const size_t at = t.find("// kiln-on-demand:");
+        if (at != std::string_view::npos) {
+          std::string line(t.substr(at + 18, t.find('\n', at) - at - 18));
+          std::string w;
+          for (char c : line + " ") {
+            if (c == ' ') {
+              if (!w.empty()) h.patterns.push_back(w);
+              w.clear();
+            } else {
+              w += c;
+            }
+          }
+        }
+      }
+      out.push_back(std::move(h));
+    }
+    return out;
+  }();
+  return headers;
+}
+
+bool matches(std::string_view w, const std::string& pattern) {
+  const bool lead = pattern.front() == '*', trail = pattern.back() == '*';
+  if (lead && trail && pattern.size() > 2)
+    return w.find(std::string_view(pattern).substr(1, pattern.size() - 2)) != std::string_view::npos;
+  if (trail) return w.starts_with(std::string_view(pattern).substr(0, pattern.size() - 1));
+  if (lead) return w.ends_with(std::string_view(pattern).substr(1));
+  return w == pattern;
 }
 
 // ---------------------------------------------------------------- unsupported Metal features
@@ -864,6 +920,26 @@ GeneratedKernel generate(const KernelSpec& spec, const KernelInstance& inst, Tar
     src += std::string("// math mode: ") + fast::math_mode_name(spec.math_mode) + "\n";
   src += "#include \"" + flavour_header + "\"\n";
   if (u.cooperative_groups) src += "#include \"kiln/backend/kernels/cuda/cg.h\"\n";
+  if (target == Target::gpu) {
+    // What the body and header name brings in the parts of the prelude they need.
+    auto ids = identifiers(spec.source);
+    for (const auto& w : identifiers(spec.header)) ids.insert(w);
+    bool complex_dtype = false;
+    for (Dtype d : inst.input_dtypes) complex_dtype = complex_dtype || d == complex64;
+    for (Dtype d : inst.output_dtypes) complex_dtype = complex_dtype || d == complex64;
+    for (const auto& [tname, value] : inst.template_args)
+      complex_dtype = complex_dtype ||
+                      (std::holds_alternative<Dtype>(value) && std::get<Dtype>(value) == complex64);
+    for (const OnDemandHeader& h : on_demand_headers()) {
+      if ((h.kind != 0 && metal) || (h.kind != 2 && light)) continue;
+      bool needed = !metal && complex_dtype && h.path.ends_with("cuda/complex.h");
+      for (const auto& w : ids) {
+        for (const auto& p : h.patterns) needed = needed || matches(w, p);
+        if (needed) break;
+      }
+      if (needed) src += "#include \"" + h.path + "\"\n";
+    }
+  }
   src += "\n";
   src += "namespace kiln_user {\n";
   src += metal ? "KILN_METAL_USING\n" : "KILN_CUDA_USING\n";

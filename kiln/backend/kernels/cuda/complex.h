@@ -1,7 +1,9 @@
 // complex64_t of the CUDA flavour, as in MLX's CUDA backend: cuda::std::complex<float>, with
 // real()/imag() accessors (the Metal flavour's complex64_t has .real/.imag fields instead,
 // as MLX's Metal one), arithmetic with complex and real operands, comparisons (MLX's
-// lexicographic order), and abs, arg, norm, conj, exp, log, sqrt, polar.
+// lexicographic order), and abs, arg, norm, conj, exp, log, sqrt, polar. Included on demand
+// on the GPU (a complex64 dtype or these names; the CPU prelude always has it).
+// kiln-on-demand: complex64_t complex real imag conj norm polar arg
 #pragma once
 
 #include "kiln/backend/kernels/cuda/std.h"

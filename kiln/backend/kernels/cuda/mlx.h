@@ -2,7 +2,7 @@
 // kiln (names and signatures as in MLX's mlx/backend/cuda/device/utils.cuh and config.h, so
 // MLX bodies compile unchanged): MAX_NDIM and WARP_SIZE, the Shape and Strides parameter
 // types, elem_to_loc and friends (with tuple forms for two and three arrays; offsets are
-// signed, see metal/utils_core.h), vectorized loads and stores (AlignedVector),
+// signed, see metal/utils_core.h; the tuple forms are in cuda/tuple.h), vectorized loads and stores (AlignedVector),
 // Limits<T> and LoopedElemToLoc, and MLX's `inf`.
 //
 // Limits<T>::max etc. are constants that are also callable (Limits<T>::max()): MLX's CUDA
@@ -164,66 +164,6 @@ struct Limits<T, cuda::std::enable_if_t<cuda::std::is_floating_point_v<T>>> {
 // kiln_utils' (metal/utils_core.h), shared with the Metal flavour.
 using kiln_utils::elem_to_loc;
 using kiln_utils::elem_to_loc_nd;
-
-/** Offsets of one element in two (three) arrays of the same shape (signed, as elem_to_loc's). */
-template <int NDIM, typename IdxT = int64_t>
-KILN_HD cuda::std::tuple<kiln_utils::offset_t<IdxT>, kiln_utils::offset_t<IdxT>> elem_to_loc_nd(
-    IdxT elem, const int* shape, const int64_t* a_strides, const int64_t* b_strides) {
-  int64_t a = 0, b = 0, e = static_cast<int64_t>(elem);
-  for (int i = NDIM - 1; i >= 0; --i) {
-    const int64_t d = e % shape[i];
-    a += d * a_strides[i];
-    b += d * b_strides[i];
-    e /= shape[i];
-  }
-  typedef kiln_utils::offset_t<IdxT> O;
-  return cuda::std::make_tuple(O(a), O(b));
-}
-template <int NDIM, typename IdxT = int64_t>
-KILN_HD cuda::std::tuple<kiln_utils::offset_t<IdxT>, kiln_utils::offset_t<IdxT>,
-                         kiln_utils::offset_t<IdxT>>
-elem_to_loc_nd(IdxT elem, const int* shape, const int64_t* a_strides, const int64_t* b_strides,
-               const int64_t* c_strides) {
-  int64_t a = 0, b = 0, c = 0, e = static_cast<int64_t>(elem);
-  for (int i = NDIM - 1; i >= 0; --i) {
-    const int64_t d = e % shape[i];
-    a += d * a_strides[i];
-    b += d * b_strides[i];
-    c += d * c_strides[i];
-    e /= shape[i];
-  }
-  typedef kiln_utils::offset_t<IdxT> O;
-  return cuda::std::make_tuple(O(a), O(b), O(c));
-}
-template <typename IdxT = int64_t>
-KILN_HD cuda::std::tuple<kiln_utils::offset_t<IdxT>, kiln_utils::offset_t<IdxT>> elem_to_loc(
-    IdxT elem, const int* shape, const int64_t* a_strides, const int64_t* b_strides, int ndim) {
-  int64_t a = 0, b = 0, e = static_cast<int64_t>(elem);
-  for (int i = ndim - 1; i >= 0; --i) {
-    const int64_t d = e % shape[i];
-    a += d * a_strides[i];
-    b += d * b_strides[i];
-    e /= shape[i];
-  }
-  typedef kiln_utils::offset_t<IdxT> O;
-  return cuda::std::make_tuple(O(a), O(b));
-}
-template <typename IdxT = int64_t>
-KILN_HD cuda::std::tuple<kiln_utils::offset_t<IdxT>, kiln_utils::offset_t<IdxT>,
-                         kiln_utils::offset_t<IdxT>>
-elem_to_loc(IdxT elem, const int* shape, const int64_t* a_strides, const int64_t* b_strides,
-            const int64_t* c_strides, int ndim) {
-  int64_t a = 0, b = 0, c = 0, e = static_cast<int64_t>(elem);
-  for (int i = ndim - 1; i >= 0; --i) {
-    const int64_t d = e % shape[i];
-    a += d * a_strides[i];
-    b += d * b_strides[i];
-    c += d * c_strides[i];
-    e /= shape[i];
-  }
-  typedef kiln_utils::offset_t<IdxT> O;
-  return cuda::std::make_tuple(O(a), O(b), O(c));
-}
 
 /**
  * The offset of consecutive elements of a strided array, updated by `next()` as the index

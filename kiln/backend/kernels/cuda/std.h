@@ -1,5 +1,5 @@
 // The part of libcu++ (cuda::std) that CUDA bodies written for MLX use: numeric_limits,
-// array, tuple (with structured bindings), min/max and the common type traits. kiln's own
+// array, min/max and the common type traits (tuple is in cuda/tuple.h). kiln's own
 // small version, for NVRTC (which has no libcu++ without an include path) and for the host
 // compiler alike; an `#include <cuda/std/...>` in a body or header is dropped (signature.cpp)
 // because these are already here.
@@ -7,17 +7,6 @@
 
 #include "kiln/backend/kernels/metal/defines.h"
 
-#ifdef __CUDACC_RTC__
-// Structured bindings look these up in namespace std, which NVRTC leaves empty.
-namespace std {
-template <typename T>
-struct tuple_size;
-template <size_t I, typename T>
-struct tuple_element;
-}  // namespace std
-#else
-#include <utility>
-#endif
 
 namespace cuda {
 namespace std {
@@ -184,106 +173,6 @@ struct array {
   KILN_HD T& back() { return elems_[N - 1]; }
 };
 
-// ---------------------------------------------------------------- tuple
-
-namespace detail {
-template <size_t I, typename T>
-struct tuple_leaf {
-  T value;
-};
-template <size_t... I>
-struct index_seq {};
-template <size_t N, size_t... I>
-struct make_index_seq : make_index_seq<N - 1, N - 1, I...> {};
-template <size_t... I>
-struct make_index_seq<0, I...> {
-  typedef index_seq<I...> type;
-};
-template <typename Seq, typename... T>
-struct tuple_base;
-template <size_t... I, typename... T>
-struct tuple_base<index_seq<I...>, T...> : tuple_leaf<I, T>... {
-  tuple_base() = default;
-  KILN_HD constexpr tuple_base(const T&... v) : tuple_leaf<I, T>{v}... {}
-};
-template <size_t I, typename T>
-KILN_HD constexpr T& leaf(tuple_leaf<I, T>& l) {
-  return l.value;
-}
-template <size_t I, typename T>
-KILN_HD constexpr const T& leaf(const tuple_leaf<I, T>& l) {
-  return l.value;
-}
-template <size_t I, typename... T>
-struct nth;
-template <typename H, typename... T>
-struct nth<0, H, T...> {
-  typedef H type;
-};
-template <size_t I, typename H, typename... T>
-struct nth<I, H, T...> {
-  typedef typename nth<I - 1, T...>::type type;
-};
-}  // namespace detail
-
-template <typename... T>
-struct tuple : detail::tuple_base<typename detail::make_index_seq<sizeof...(T)>::type, T...> {
-  typedef detail::tuple_base<typename detail::make_index_seq<sizeof...(T)>::type, T...> base;
-  tuple() = default;
-  KILN_HD constexpr tuple(const T&... v) : base(v...) {}
-};
-
-template <size_t I, typename... T>
-KILN_HD constexpr typename detail::nth<I, T...>::type& get(tuple<T...>& t) {
-  return detail::leaf<I>(t);
-}
-template <size_t I, typename... T>
-KILN_HD constexpr const typename detail::nth<I, T...>::type& get(const tuple<T...>& t) {
-  return detail::leaf<I>(t);
-}
-template <size_t I, typename... T>
-KILN_HD constexpr typename detail::nth<I, T...>::type&& get(tuple<T...>&& t) {
-  return static_cast<typename detail::nth<I, T...>::type&&>(detail::leaf<I>(t));
-}
-template <typename... T>
-KILN_HD constexpr tuple<T...> make_tuple(const T&... v) {
-  return tuple<T...>(v...);
-}
-
-/** tie(a, b) = t: a tuple of references, assignable from a tuple of values. */
-template <typename... T>
-struct tie_t {
-  tuple<T*...> refs;
-  template <typename... U, size_t... I>
-  KILN_HD void assign(const tuple<U...>& t, detail::index_seq<I...>) {
-    ((*get<I>(refs) = get<I>(t)), ...);
-  }
-  template <typename... U>
-  KILN_HD tie_t& operator=(const tuple<U...>& t) {
-    assign(t, typename detail::make_index_seq<sizeof...(T)>::type());
-    return *this;
-  }
-};
-template <typename... T>
-KILN_HD tie_t<T...> tie(T&... v) {
-  return {tuple<T*...>(&v...)};
-}
-
-template <typename T>
-struct tuple_size;
-template <typename... T>
-struct tuple_size<tuple<T...>> : integral_constant<size_t, sizeof...(T)> {};
-
 }  // namespace std
 }  // namespace cuda
 
-namespace std {
-template <typename... T>
-struct tuple_size<cuda::std::tuple<T...>> {
-  static constexpr size_t value = sizeof...(T);
-};
-template <size_t I, typename... T>
-struct tuple_element<I, cuda::std::tuple<T...>> {
-  typedef typename cuda::std::detail::nth<I, T...>::type type;
-};
-}  // namespace std

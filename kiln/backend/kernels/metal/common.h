@@ -9,7 +9,6 @@
 #include "kiln/backend/kernels/metal/defines.h"
 #include "kiln/backend/kernels/metal/half.h"
 #include "kiln/backend/kernels/metal/math.h"
-#include "kiln/backend/kernels/metal/type_traits.h"
 #include "kiln/backend/kernels/metal/utils.h"
 #include "kiln/backend/kernels/metal/vec.h"
 

@@ -15,6 +15,9 @@
 #include "kiln/backend/kernels/metal/cpu_matrix.h"
 #include "kiln/backend/kernels/metal/cpu_simd.h"
 #include "kiln/backend/kernels/metal/logging.h"
+#include "kiln/backend/kernels/metal/math_more.h"
+#include "kiln/backend/kernels/metal/packed.h"
+#include "kiln/backend/kernels/metal/type_traits.h"
 
 namespace metal {
 

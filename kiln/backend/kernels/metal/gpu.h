@@ -11,7 +11,6 @@
 #include "kiln/backend/kernels/metal/gpu_atomic.h"
 #include "kiln/backend/kernels/metal/gpu_matrix.h"
 #include "kiln/backend/kernels/metal/gpu_simd.h"
-#include "kiln/backend/kernels/metal/logging.h"
 
 namespace metal {
 

@@ -2,7 +2,9 @@
 // category)) whose log, log_info, log_debug, log_error and log_fault print one line each,
 // printf-style, through the target's printf (the GPU's device printf; the CPU runtime's).
 // As with Metal's logging, every call is one line: the generator (signature.cpp) appends
-// the newline to a literal format string, so that the line is printed whole.
+// the newline to a literal format string, so that the line is printed whole. Included on
+// demand on the GPU (the CPU prelude always has it).
+// kiln-on-demand: os_log*
 #pragma once
 
 #include "kiln/backend/kernels/metal/defines.h"

@@ -5,7 +5,9 @@
 // is_signed, is_unsigned, is_vector, is_pointer, is_reference, is_const, is_void,
 // is_convertible, make_signed, make_unsigned, void_t, declval, vec_elements, make_scalar,
 // and their _t/_v forms), with Metal's answers for its own types. MLX's own headers
-// (included by some bodies) name these.
+// (included by some bodies) name these. Included on demand on the GPU (the CPU preludes
+// always have it).
+// kiln-on-demand: is_* remove_* add_* make_scalar* make_signed* make_unsigned* enable_if* conditional* decay* void_t declval integral_constant bool_constant true_type false_type vec_elements*
 #pragma once
 
 #include "kiln/backend/kernels/metal/defines.h"
