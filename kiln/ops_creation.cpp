@@ -3,7 +3,9 @@
 #include <limits>
 #include <memory>
 
+#include "kiln/compile.h"
 #include "kiln/ops.h"
+#include "kiln/primitives_compile.h"
 #include "kiln/primitives_creation.h"
 #include "kiln/utils.h"
 
@@ -138,14 +140,26 @@ array zeros(const Shape& shape, Dtype dtype, StreamOrDevice s) {
 array ones(const Shape& shape, Dtype dtype, StreamOrDevice s) {
   return fill("ones", shape, array(1, dtype), dtype, s);
 }
+namespace {
+// In a shapeless compile trace, the fill follows a's shape on replays (BroadcastLike).
+array fill_like(const char* op, const array& a, const array& vals, StreamOrDevice s) {
+  array out = fill(op, a.shape(), vals, a.dtype(), s);
+  if (!detail::in_shapeless_trace()) return out;
+  auto stream = to_stream(s);
+  return copy(array(a.shape(), a.dtype(), std::make_shared<BroadcastLike>(stream),
+                    {astype(vals, a.dtype(), stream), stop_gradient(a, stream)}),
+              stream);
+}
+}  // namespace
+
 array zeros_like(const array& a, StreamOrDevice s) {
-  return zeros(a.shape(), a.dtype(), s);
+  return fill_like("zeros_like", a, array(0, a.dtype()), s);
 }
 array ones_like(const array& a, StreamOrDevice s) {
-  return ones(a.shape(), a.dtype(), s);
+  return fill_like("ones_like", a, array(1, a.dtype()), s);
 }
 array full_like(const array& a, array vals, StreamOrDevice s) {
-  return fill("full_like", a.shape(), vals, a.dtype(), s);
+  return fill_like("full_like", a, vals, s);
 }
 
 array eye(int n, int m, int k, Dtype dtype, StreamOrDevice s) {

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "kiln/compile.h"
 #include "kiln/ops.h"
 #include "kiln/primitives_layout.h"
 #include "kiln/utils.h"
@@ -82,8 +83,10 @@ array reshape(const array& a, Shape shape, StreamOrDevice s) {
   }
   if (shape == a.shape()) return a;
   Shape out_shape = shape;
+  // A shapeless compile trace keeps the -1, so that replays infer it again.
+  if (!detail::in_shapeless_trace()) infer = -1;
   return array(std::move(out_shape), a.dtype(),
-               std::make_shared<Reshape>(to_stream(s), std::move(shape)), {a});
+               std::make_shared<Reshape>(to_stream(s), std::move(shape), infer), {a});
 }
 
 array flatten(const array& a, int start_axis, int end_axis, StreamOrDevice s) {

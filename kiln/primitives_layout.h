@@ -44,7 +44,8 @@ class Broadcast : public UnaryPrimitive {
   KILN_PRIMITIVE_VMAP()
   KILN_PRIMITIVE_NAME(Broadcast)
   bool is_equivalent(const Primitive& other) const override;
-  std::vector<Shape> output_shapes(const std::vector<array>&) override { return {shape_}; }
+  /** {shape}, after checking the input broadcasts to it (shapeless compile replays). */
+  std::vector<Shape> output_shapes(const std::vector<array>& inputs) override;
   const Shape& shape() const { return shape_; }
 
  private:
@@ -54,18 +55,23 @@ class Broadcast : public UnaryPrimitive {
 /** The same elements in a new shape: a view when the strides allow, else a copy. */
 class Reshape : public UnaryPrimitive {
  public:
-  Reshape(Stream stream, Shape shape) : UnaryPrimitive(stream), shape_(std::move(shape)) {}
+  /** `infer` >= 0: the axis given as -1, recomputed from the input's size by output_shapes
+   * (recorded by shapeless compile traces). */
+  Reshape(Stream stream, Shape shape, int infer = -1)
+      : UnaryPrimitive(stream), shape_(std::move(shape)), infer_(infer) {}
   KILN_PRIMITIVE_EVAL_UNARY()
   KILN_PRIMITIVE_GRADS()
   KILN_PRIMITIVE_VMAP()
   KILN_PRIMITIVE_NAME(Reshape)
   bool is_equivalent(const Primitive& other) const override;
-  std::vector<Shape> output_shapes(const std::vector<array>&) override { return {shape_}; }
+  /** The shape for the input's size (throws std::invalid_argument when it cannot hold it). */
+  std::vector<Shape> output_shapes(const std::vector<array>& inputs) override;
   /** Strides for viewing `in` as `shape` without a copy, if possible (NumPy's rule). */
   static std::optional<Strides> view_strides(const array& in, const Shape& shape);
 
  private:
   Shape shape_;
+  int infer_;
 };
 
 /** A view with permuted axes: output axis i is input axis axes[i]. */
@@ -171,7 +177,8 @@ class Slice : public UnaryPrimitive {
   KILN_PRIMITIVE_VMAP()
   KILN_PRIMITIVE_NAME(Slice)
   bool is_equivalent(const Primitive& other) const override;
-  std::vector<Shape> output_shapes(const std::vector<array>&) override { return {bounds_.shape()}; }
+  /** The bounds' shape, after checking they lie inside the input (shapeless compile). */
+  std::vector<Shape> output_shapes(const std::vector<array>& inputs) override;
   const SliceBounds& bounds() const { return bounds_; }
 
  private:

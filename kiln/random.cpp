@@ -27,6 +27,17 @@ class KeySequence {
     k1_ = static_cast<uint32_t>(s);
   }
 
+  // The current key's words, and setting them (the host path of an installed KeyStore).
+  std::pair<uint32_t, uint32_t> get() {
+    std::lock_guard lk(mu_);
+    return {k0_, k1_};
+  }
+  void set(uint32_t k0, uint32_t k1) {
+    std::lock_guard lk(mu_);
+    k0_ = k0;
+    k1_ = k1;
+  }
+
   array next() {
     std::lock_guard lk(mu_);
     auto kept = random_impl::stream_block(k0_, k1_, 0);
@@ -56,8 +67,43 @@ void check_key(const array& key, const char* op) {
 
 // The caller's key, or the next one of the global sequence. Called after every other check,
 // so a rejected call leaves the global key where it was.
+std::mutex& key_store_mutex() {
+  static auto* m = new std::mutex;
+  return *m;
+}
+std::shared_ptr<KeyStore>& key_store_slot() {
+  static auto* s = new std::shared_ptr<KeyStore>;
+  return *s;
+}
+std::shared_ptr<KeyStore> installed_key_store() {
+  std::lock_guard lk(key_store_mutex());
+  return key_store_slot();
+}
+
+// The next key of the global sequence: kiln's own, or the installed store's. A store's key
+// that is computed advances on the host as kiln's does; one that is still lazy or traced
+// (compile capturing the state) advances in the graph, as split(key) -> (kept, returned).
+array next_global_key() {
+  auto st = installed_key_store();
+  if (!st) return global_keys().next();
+  array k = st->load();
+  check_key(k, "random");
+  if (k.is_available() && !k.is_tracer() && !k.error() && k.has_storage()) {
+    const uint32_t* p = k.data<uint32_t>();
+    KeySequence seq(0);
+    seq.set(p[0], p[k.strides()[0]]);
+    array out = seq.next();
+    auto [k0, k1] = seq.get();
+    st->store(array({k0, k1}, uint32));
+    return out;
+  }
+  auto [kept, out] = split(k);
+  st->store(kept);
+  return out;
+}
+
 array resolve_key(const KeyArg& key, const char* op) {
-  if (!key) return global_keys().next();
+  if (!key) return next_global_key();
   check_key(*key, op);
   return *key;
 }
@@ -125,6 +171,7 @@ array key(uint64_t seed) {
 
 void seed(uint64_t seed) {
   global_keys().seed(seed);
+  if (auto st = installed_key_store()) st->store(key(seed));
 }
 
 array split(const array& key, int num, StreamOrDevice s) {
@@ -331,6 +378,15 @@ array categorical(const array& logits, int axis, const array& key, StreamOrDevic
 
 array categorical(const array& logits, int axis, StreamOrDevice s) {
   return categorical_default(logits, axis, std::nullopt, s);
+}
+
+}  // namespace kiln::random
+
+namespace kiln::random {
+
+void set_key_store(std::shared_ptr<KeyStore> store) {
+  std::lock_guard lk(key_store_mutex());
+  key_store_slot() = std::move(store);
 }
 
 }  // namespace kiln::random

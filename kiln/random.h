@@ -7,6 +7,7 @@
 // share state and any number of them can be evaluated in any order or in parallel.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -124,5 +125,22 @@ array categorical(const array& logits, int axis, int num_samples, const KeyArg& 
                   StreamOrDevice s = {});
 array categorical(const array& logits, int axis, const array& key, StreamOrDevice s = {});
 array categorical(const array& logits, int axis = -1, StreamOrDevice s = {});
+
+/**
+ * Where the global key lives when not in kiln itself: the Python bindings keep it in
+ * `kiln.core.random.state` (a list holding the key), so that compile can capture it as MLX
+ * programs do (`inputs=mx.random.state, outputs=mx.random.state`). While a store is
+ * installed, samplers called without a key take the next key from it and `seed` resets it.
+ */
+class KeyStore {
+ public:
+  virtual ~KeyStore() = default;
+  /** The current key (uint32, shape (2,)); it may be lazy or traced. */
+  virtual array load() = 0;
+  /** Replaces the current key. */
+  virtual void store(array key) = 0;
+};
+/** Installs `store`; null restores kiln's own global key. */
+void set_key_store(std::shared_ptr<KeyStore> store);
 
 }  // namespace kiln::random

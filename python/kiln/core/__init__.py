@@ -17,3 +17,4 @@ del _name
 
 from kiln.core._compat import *  # noqa: E402,F401,F403
 from kiln.core import cuda, metal  # noqa: E402,F401
+from kiln.core._compile import compile, disable_compile, enable_compile  # noqa: E402,F401
