@@ -81,6 +81,10 @@ void compile_clear_cache();
 bool in_compile_trace();
 bool in_shapeless_trace();
 
+/** broadcast_to(x, like.shape()), which in a shapeless trace follows like's shape on
+ * replays (for transforms that broadcast to a primal's shape, e.g. a reduction's vjp). */
+array broadcast_like(const array& x, const array& like, StreamOrDevice s = {});
+
 /** Counters for tests and benchmarks: traces run, replays of a cached trace. */
 struct CompileStats {
   uint64_t traces = 0;

@@ -28,8 +28,10 @@ constexpr size_t kMaxOps = 64;
 constexpr size_t kMaxInputs = 32;
 
 bool is_view(const Node& n) {
-  return n.is_op() && n.num_outputs() == 1 &&
-         (typeid(*n.prim) == typeid(Broadcast) || typeid(*n.prim) == typeid(BroadcastLike));
+  if (!n.is_op() || n.num_outputs() != 1) return false;
+  if (typeid(*n.prim) == typeid(Broadcast)) return true;
+  auto* b = dynamic_cast<const BroadcastLike*>(n.prim.get());
+  return b && b->ignore_last() == 0;  // a batch broadcast is not NumPy's broadcast to the group
 }
 
 bool is_elementwise(const Node& n) {
@@ -98,6 +100,7 @@ void fuse(Graph& g) {
     std::vector<Ref> literal_refs;   // graph refs of the literals
     std::unordered_map<int, int> value_of;  // member node -> tape value (after inputs)
     std::vector<std::vector<int>> args(members.size());
+    std::vector<int> views;  // absorbed broadcasts (for the name)
     bool fixed = false;
     auto add_input = [&](Ref r, bool shape_only) -> int {
       for (size_t k = 0; k < inputs.size(); ++k) {
@@ -126,6 +129,7 @@ void fuse(Graph& g) {
         }
         while (is_view(g.nodes[r.node]) && g.nodes[r.node].prim->stream() == stream) {
           const Node& v = g.nodes[r.node];
+          if (std::find(views.begin(), views.end(), r.node) == views.end()) views.push_back(r.node);
           if (typeid(*v.prim) == typeid(Broadcast)) fixed = true;
           // Arrays read for their shape: members need no input (their shape is the group's).
           for (size_t k = 1; k < v.inputs.size(); ++k)
@@ -177,9 +181,14 @@ void fuse(Graph& g) {
     Node c;
     c.kind = Node::Kind::op;
     c.inputs = inputs;
-    c.prim = std::make_shared<Compiled>(stream, std::move(tape),
-                                        fixed || !g.shapeless ? std::optional<Shape>(shape)
-                                                              : std::nullopt);
+    std::vector<int> named = members;
+    named.insert(named.end(), views.begin(), views.end());
+    std::sort(named.begin(), named.end());
+    std::string label = "Compiled";
+    for (int id : named) label += g.nodes[id].prim->name();
+    c.prim = std::make_shared<Compiled>(
+        stream, std::move(tape), fixed || !g.shapeless ? std::optional<Shape>(shape) : std::nullopt,
+        std::move(label));
     for (int id : out_members) {
       c.shapes.push_back(shape);
       c.dtypes.push_back(g.nodes[id].dtypes[0]);

@@ -83,10 +83,30 @@ array reshape(const array& a, Shape shape, StreamOrDevice s) {
   }
   if (shape == a.shape()) return a;
   Shape out_shape = shape;
-  // A shapeless compile trace keeps the -1, so that replays infer it again.
-  if (!detail::in_shapeless_trace()) infer = -1;
+  // A shapeless compile trace keeps the -1, so that replays infer it again, and makes a
+  // reshape that only adds or drops size-1 axes follow the input's other axes.
+  std::vector<int> follow;
+  if (!detail::in_shapeless_trace()) {
+    infer = -1;
+  } else if (infer < 0) {
+    std::vector<int> in_axes;
+    for (size_t i = 0; i < a.ndim(); ++i)
+      if (a.shape()[i] != 1) in_axes.push_back(static_cast<int>(i));
+    size_t next = 0;
+    bool pure = true;
+    for (size_t j = 0; j < shape.size() && pure; ++j) {
+      if (shape[j] == 1) {
+        follow.push_back(-1);
+      } else {
+        pure = next < in_axes.size() && a.shape()[in_axes[next]] == shape[j];
+        follow.push_back(pure ? in_axes[next++] : -1);
+      }
+    }
+    if (!pure || next != in_axes.size()) follow.clear();
+  }
   return array(std::move(out_shape), a.dtype(),
-               std::make_shared<Reshape>(to_stream(s), std::move(shape), infer), {a});
+               std::make_shared<Reshape>(to_stream(s), std::move(shape), infer, std::move(follow)),
+               {a});
 }
 
 array flatten(const array& a, int start_axis, int end_axis, StreamOrDevice s) {
@@ -256,8 +276,9 @@ array slice(const array& a, Shape start, Shape stop, Shape strides, StreamOrDevi
       std::all_of(b.strides.begin(), b.strides.end(), [](int st) { return st == 1; })) {
     return a;  // the whole array
   }
-  return array(std::move(shape), a.dtype(), std::make_shared<Slice>(to_stream(s), std::move(b)),
-               {a});
+  Shape traced = detail::in_shapeless_trace() ? a.shape() : Shape{};
+  return array(std::move(shape), a.dtype(),
+               std::make_shared<Slice>(to_stream(s), std::move(b), std::move(traced)), {a});
 }
 
 array slice(const array& a, Shape start, Shape stop, StreamOrDevice s) {

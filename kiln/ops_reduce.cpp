@@ -7,6 +7,7 @@
 #include <memory>
 #include <numeric>
 
+#include "kiln/compile.h"
 #include "kiln/ops.h"
 #include "kiln/primitives_reduce.h"
 #include "kiln/utils.h"
@@ -153,7 +154,11 @@ array mean(const array& a, const std::vector<int>& axes_in, bool keepdims, Strea
   array total = axes.empty() ? astype(a, acc, stream)
                              : detail::reduce_keepdims(a, Reduce::Sum, axes, acc, stream);
   double n = static_cast<double>(reduced_size(a, axes));
-  array m = divide(total, array(n, acc), stream);
+  // A shapeless compile trace counts the elements of the replay's shapes.
+  array count = !axes.empty() && detail::in_shapeless_trace()
+                    ? detail::reduce_keepdims(ones_like(a, stream), Reduce::Sum, axes, acc, stream)
+                    : array(n, acc);
+  array m = divide(total, count, stream);
   return finish(astype(m, float_dtype(a.dtype()), stream), axes, keepdims, stream);
 }
 KILN_REDUCTION_OVERLOADS(mean)
@@ -192,6 +197,11 @@ array var_keepdims(const array& a, const std::vector<int>& axes, int ddof, const
   array d = subtract(x, mean(x, axes, true, s), s);
   array ss = sum(multiply(d, d, s), axes, true, s);
   double n = static_cast<double>(reduced_size(a, axes)) - ddof;
+  if (!axes.empty() && detail::in_shapeless_trace()) {
+    // A shapeless compile trace counts the elements of the replay's shapes.
+    array count = detail::reduce_keepdims(ones_like(a, s), Reduce::Sum, axes, work, s);
+    return divide(ss, maximum(subtract(count, array(ddof, work), s), array(0, work), s), s);
+  }
   return divide(ss, array(std::max(n, 0.0), work), s);
 }
 

@@ -10,6 +10,7 @@
 #include <typeindex>
 #include <unordered_map>
 
+#include "kiln/compile.h"
 #include "kiln/ops.h"
 #include "kiln/primitives.h"
 #include "kiln/transforms.h"
@@ -54,7 +55,19 @@ Strides broadcast_strides(const array& in, const Shape& shape) {
 }  // namespace
 
 std::vector<Shape> BroadcastLike::output_shapes(const std::vector<array>& inputs) {
-  return {broadcast_all(inputs)};
+  if (ignore_last_ == 0) return {broadcast_all(inputs)};
+  const size_t k = static_cast<size_t>(ignore_last_);
+  auto lead = [&](const Shape& s) { return Shape(s.begin(), s.end() - std::min(k, s.size())); };
+  Shape out;
+  for (const auto& in : inputs) out = broadcast_shapes(out, lead(in.shape()), "broadcast_to");
+  const Shape& x = inputs[0].shape();
+  out.insert(out.end(), x.end() - std::min(k, x.size()), x.end());
+  return {out};
+}
+
+bool BroadcastLike::is_equivalent(const Primitive& other) const {
+  auto* o = dynamic_cast<const BroadcastLike*>(&other);
+  return o && o->ignore_last_ == ignore_last_;
 }
 
 void BroadcastLike::eval_cpu(const std::vector<array>& inputs, array& out) {
@@ -69,7 +82,7 @@ void BroadcastLike::eval_gpu(const std::vector<array>& inputs, array& out) {
 std::vector<array> BroadcastLike::jvp(const std::vector<array>& primals,
                                       const std::vector<array>& tangents,
                                       const std::vector<int>& argnums) {
-  const Shape shape = broadcast_all(primals);
+  const Shape shape = output_shapes(primals)[0];
   if (argnums.empty() || argnums[0] != 0) return {detail::zeros_view(shape, primals[0].dtype())};
   return {broadcast_to(tangents[0], shape, stream())};
 }
@@ -115,9 +128,9 @@ std::pair<std::vector<array>, std::vector<int>> BroadcastLike::vmap(const std::v
     moved.push_back(reshape(x, padded, stream()));
   }
   for (size_t i = 1; i < moved.size(); ++i) moved[i] = stop_gradient(moved[i], stream());
-  const Shape shape = broadcast_all(moved);
-  return {{array(shape, inputs[0].dtype(), std::make_shared<BroadcastLike>(stream()), moved)},
-          {0}};
+  auto prim = std::make_shared<BroadcastLike>(stream(), ignore_last_);
+  const Shape shape = prim->output_shapes(moved)[0];
+  return {{array(shape, inputs[0].dtype(), prim, moved)}, {0}};
 }
 
 // ---------------------------------------------------------------- FusedTape, Compiled
@@ -141,7 +154,8 @@ std::string literal_hex(const array& a) {
 
 }  // namespace
 
-Compiled::Compiled(Stream stream, FusedTape tape, std::optional<Shape> fixed_shape)
+Compiled::Compiled(Stream stream, FusedTape tape, std::optional<Shape> fixed_shape,
+                   std::string label)
     : Primitive(stream), tape_(std::move(tape)), fixed_shape_(std::move(fixed_shape)) {
   std::ostringstream key, name;
   name << "Compiled";
@@ -157,7 +171,7 @@ Compiled::Compiled(Stream stream, FusedTape tape, std::optional<Shape> fixed_sha
   key << "o";
   for (int o : tape_.outputs) key << o << ",";
   code_key_ = key.str();
-  name_ = name.str();
+  name_ = label.empty() ? name.str() : std::move(label);
 }
 
 void Compiled::print(std::ostream& os) {
@@ -255,6 +269,14 @@ std::pair<std::vector<array>, std::vector<int>> Compiled::vmap(const std::vector
 // ---------------------------------------------------------------- helpers
 
 namespace detail {
+
+array broadcast_like(const array& x, const array& like, StreamOrDevice s) {
+  if (!in_shapeless_trace() || x.shape() == like.shape()) return broadcast_to(x, like.shape(), s);
+  auto stream = to_stream(s);
+  broadcast_shapes(x.shape(), like.shape(), "broadcast_to");  // throws when they cannot
+  return array(like.shape(), x.dtype(), std::make_shared<BroadcastLike>(stream),
+               {x, stop_gradient(like, stream)});
+}
 
 array broadcast_view(const array& a, const Shape& shape) {
   if (a.shape() == shape) return a;

@@ -27,19 +27,26 @@ class CompileInput : public UnaryPrimitive {
 
 /**
  * inputs[0] broadcast (a view) to the NumPy broadcast of every input's shape; the other
- * inputs are read for their shapes only (the op passes them through stop_gradient). Shapeless
- * traces record the broadcasts of elementwise ops and of zeros_like/ones_like/full_like this
- * way, so that a replay on other shapes broadcasts to the new ones.
+ * inputs are read for their shapes only (the op passes them through stop_gradient). With
+ * `ignore_last` = k, the last k axes take no part: they keep inputs[0]'s sizes, and only the
+ * axes before them broadcast (a matmul's batch axes). Shapeless traces record the broadcasts
+ * of elementwise ops, matmul and zeros_like/ones_like/full_like this way, so that a replay on
+ * other shapes broadcasts to the new ones.
  */
 class BroadcastLike : public UnaryPrimitive {
  public:
-  explicit BroadcastLike(Stream stream) : UnaryPrimitive(stream) {}
+  explicit BroadcastLike(Stream stream, int ignore_last = 0)
+      : UnaryPrimitive(stream), ignore_last_(ignore_last) {}
   KILN_PRIMITIVE_EVAL_UNARY()
   KILN_PRIMITIVE_GRADS()
   KILN_PRIMITIVE_VMAP()
   KILN_PRIMITIVE_NAME(BroadcastLike)
-  KILN_PRIMITIVE_DEFAULT_EQUIVALENT()
+  bool is_equivalent(const Primitive& other) const override;
   std::vector<Shape> output_shapes(const std::vector<array>& inputs) override;
+  int ignore_last() const { return ignore_last_; }
+
+ private:
+  int ignore_last_;
 };
 
 /**
@@ -76,11 +83,14 @@ struct FusedTape {
  */
 class Compiled : public Primitive {
  public:
-  Compiled(Stream stream, FusedTape tape, std::optional<Shape> fixed_shape);
+  /** `label`: the name (empty: "Compiled" and the tape's primitives). */
+  Compiled(Stream stream, FusedTape tape, std::optional<Shape> fixed_shape,
+           std::string label = "");
   KILN_PRIMITIVE_EVAL_MULTI()
   KILN_PRIMITIVE_GRADS()
   KILN_PRIMITIVE_VMAP()
-  /** "Compiled" followed by the names of the tape's primitives, e.g. CompiledMultiplyAdd. */
+  /** "Compiled" followed by the names of the fused primitives, absorbed broadcasts
+   * included, e.g. CompiledBroadcastMultiplyAdd (as MLX names them). */
   const char* name() const override { return name_.c_str(); }
   void print(std::ostream& os) override;
   bool is_equivalent(const Primitive& other) const override;

@@ -122,11 +122,14 @@ std::pair<std::vector<array>, std::vector<int>> Broadcast::vmap(const std::vecto
 // ---------------------------------------------------------------- Reshape
 bool Reshape::is_equivalent(const Primitive& other) const {
   auto* o = dynamic_cast<const Reshape*>(&other);
-  return o && o->shape_ == shape_ && o->infer_ == infer_;
+  return o && o->shape_ == shape_ && o->infer_ == infer_ && o->follow_ == follow_;
 }
 std::vector<Shape> Reshape::output_shapes(const std::vector<array>& inputs) {
   Shape shape = shape_;
   const size_t size = inputs[0].size();
+  for (size_t i = 0; i < follow_.size(); ++i)
+    if (follow_[i] >= 0 && follow_[i] < static_cast<int>(inputs[0].ndim()))
+      shape[i] = inputs[0].shape()[follow_[i]];
   if (infer_ >= 0) {
     size_t known = 1;
     for (size_t i = 0; i < shape.size(); ++i)
@@ -376,8 +379,24 @@ SliceBounds SliceBounds::normalize(const Shape& shape, Shape start, Shape stop, 
 
 // ---------------------------------------------------------------- Slice
 std::vector<Shape> Slice::output_shapes(const std::vector<array>& inputs) {
-  const Shape shape = bounds_.shape();
+  Shape shape = bounds_.shape();
   const Shape& in = inputs[0].shape();
+  if (!traced_shape_.empty() && in.size() == shape.size()) {
+    for (size_t i = 0; i < shape.size(); ++i) {
+      const bool whole = bounds_.start[i] == 0 && bounds_.strides[i] == 1 &&
+                         shape[i] == traced_shape_[i];
+      if (whole) {
+        shape[i] = in[i];
+      } else if (in[i] != traced_shape_[i]) {
+        throw std::invalid_argument(msg(
+            "[slice] A shapeless compiled function takes a part of axis ", i,
+            " of an array of shape ", shape_str(traced_shape_), " (indices ", bounds_.start[i],
+            " to ", bounds_.stop[i], " by ", bounds_.strides[i],
+            "), which has no meaning for an input of shape ", shape_str(in),
+            "; compile it without shapeless=True."));
+      }
+    }
+  }
   bool ok = in.size() == shape.size();
   for (size_t i = 0; ok && i < shape.size(); ++i) {
     if (shape[i] == 0) continue;
@@ -394,7 +413,7 @@ std::vector<Shape> Slice::output_shapes(const std::vector<array>& inputs) {
 }
 bool Slice::is_equivalent(const Primitive& other) const {
   auto* o = dynamic_cast<const Slice*>(&other);
-  return o && o->bounds_ == bounds_;
+  return o && o->bounds_ == bounds_ && o->traced_shape_ == traced_shape_;
 }
 std::vector<array> Slice::jvp(const std::vector<array>&, const std::vector<array>& tangents,
                               const std::vector<int>&) {

@@ -55,10 +55,14 @@ class Broadcast : public UnaryPrimitive {
 /** The same elements in a new shape: a view when the strides allow, else a copy. */
 class Reshape : public UnaryPrimitive {
  public:
-  /** `infer` >= 0: the axis given as -1, recomputed from the input's size by output_shapes
-   * (recorded by shapeless compile traces). */
-  Reshape(Stream stream, Shape shape, int infer = -1)
-      : UnaryPrimitive(stream), shape_(std::move(shape)), infer_(infer) {}
+  /** Recorded by shapeless compile traces, so that output_shapes follows the input: `infer`
+   * >= 0 is the axis given as -1, recomputed from the input's size; `follow[i]` >= 0 makes
+   * output axis i the input's axis follow[i] (reshapes that only add or drop size-1 axes). */
+  Reshape(Stream stream, Shape shape, int infer = -1, std::vector<int> follow = {})
+      : UnaryPrimitive(stream),
+        shape_(std::move(shape)),
+        infer_(infer),
+        follow_(std::move(follow)) {}
   KILN_PRIMITIVE_EVAL_UNARY()
   KILN_PRIMITIVE_GRADS()
   KILN_PRIMITIVE_VMAP()
@@ -72,6 +76,7 @@ class Reshape : public UnaryPrimitive {
  private:
   Shape shape_;
   int infer_;
+  std::vector<int> follow_;
 };
 
 /** A view with permuted axes: output axis i is input axis axes[i]. */
@@ -171,18 +176,26 @@ struct SliceBounds {
 /** A strided view of a part of the input (negative steps walk backwards). */
 class Slice : public UnaryPrimitive {
  public:
-  Slice(Stream stream, SliceBounds bounds) : UnaryPrimitive(stream), bounds_(std::move(bounds)) {}
+  /** `traced_shape`: the input's shape, recorded by shapeless compile traces (see
+   * output_shapes). */
+  Slice(Stream stream, SliceBounds bounds, Shape traced_shape = {})
+      : UnaryPrimitive(stream),
+        bounds_(std::move(bounds)),
+        traced_shape_(std::move(traced_shape)) {}
   KILN_PRIMITIVE_EVAL_UNARY()
   KILN_PRIMITIVE_GRADS()
   KILN_PRIMITIVE_VMAP()
   KILN_PRIMITIVE_NAME(Slice)
   bool is_equivalent(const Primitive& other) const override;
-  /** The bounds' shape, after checking they lie inside the input (shapeless compile). */
+  /** The bounds' shape, after checking they lie inside the input. With a traced shape, an
+   * axis taken whole follows the input's size, and the others need the traced size (throws
+   * std::invalid_argument otherwise: their bounds would no longer mean what they did). */
   std::vector<Shape> output_shapes(const std::vector<array>& inputs) override;
   const SliceBounds& bounds() const { return bounds_; }
 
  private:
   SliceBounds bounds_;
+  Shape traced_shape_;
 };
 
 /** inputs {src, update}: src with the slice `bounds` replaced by update (same dtype as src,

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <ostream>
 
+#include "kiln/compile.h"
 #include "kiln/ops.h"
 #include "kiln/primitives_indexing.h"
 #include "kiln/utils.h"
@@ -128,7 +129,7 @@ std::vector<array> Reduce::vjp(const std::vector<array>& primals,
   const array& x = primals[0];
   auto s = stream();
   // The cotangent has the kept-dims shape, so it broadcasts over each reduction group.
-  array g = broadcast_to(cotangents[0], x.shape(), s);
+  array g = detail::broadcast_like(cotangents[0], x, s);  // follows x in shapeless compile
   switch (type_) {
     case Sum:
       return {astype(g, x.dtype(), s)};

@@ -10,12 +10,15 @@
 #include <pybind11/stl.h>
 
 #include <chrono>
+#include <fstream>
+#include <sstream>
 #include <cstring>
 #include <unordered_map>
 
 #include "bindings.h"
 #include "convert.h"
 #include "kiln/compile.h"
+#include "kiln/graph_utils.h"
 #include "kiln/random.h"
 #include "kiln/utils.h"
 #include "trees.h"
@@ -30,17 +33,6 @@ bool interpreter_alive() {
 #else
   return Py_IsInitialized() && !_Py_IsFinalizing();
 #endif
-}
-
-// Python objects kept by the C++ cache are released with the GIL held (the last reference
-// may go on any thread), and leaked once the interpreter is gone.
-std::shared_ptr<void> gil_safe_object(py::object obj) {
-  return std::shared_ptr<void>(new py::object(std::move(obj)), [](void* p) {
-    auto* o = static_cast<py::object*>(p);
-    if (!interpreter_alive()) return;
-    py::gil_scoped_acquire gil;
-    delete o;
-  });
 }
 
 constexpr int kMaxDepth = 256;
@@ -249,7 +241,7 @@ py::object output_structure(py::handle out, std::vector<array>& arrays, const st
   throw std::invalid_argument(msg(
       "[compile] A compiled function must return arrays, trees (lists, tuples, dicts) of arrays "
       "and constants (None, bool, int, float, str), but its output",
-      where.empty() ? "" : " ", where, " is of type ", type_name(out), "."));
+      where, " is of type ", type_name(out), "."));
 }
 
 // What a trace produced besides its arrays, kept in the cache entry.
@@ -321,10 +313,8 @@ class CompiledFunction {
     // with different state do not share traces.
     key.push_back(reinterpret_cast<uint64_t>(inputs_.ptr()));
     key.push_back(reinterpret_cast<uint64_t>(outputs_.ptr()));
-    size_t num_captured = 0;
     if (!inputs_.is_none()) {
       auto captured = state_arrays(inputs_);
-      num_captured = captured.size();
       flat.insert(flat.end(), captured.begin(), captured.end());
     }
 
@@ -490,6 +480,43 @@ void init_compile(py::module_& m) {
   m.def(
       "_compile_clear_cache", [] { detail::compile_clear_cache(); },
       "Drops every cached trace of every compiled function.");
+
+  m.def(
+      "export_to_dot",
+      [](py::object file, py::args args, py::kwargs kwargs) {
+        std::vector<array> arrays;
+        std::vector<std::string> names;
+        for (auto item : kwargs) {
+          const std::string key = py::str(item.first);
+          auto v = tree_arrays(item.second);
+          for (size_t i = 0; i < v.size(); ++i) {
+            arrays.push_back(v[i]);
+            names.push_back(v.size() == 1 ? key : msg(key, "[", i, "]"));
+          }
+        }
+        for (auto& a : tree_arrays(args)) arrays.push_back(a);
+        std::ostringstream os;
+        export_to_dot(os, arrays, names);
+        if (PyUnicode_Check(file.ptr())) {
+          std::ofstream f(file.cast<std::string>());
+          if (!f) {
+            throw std::invalid_argument(
+                msg("[export_to_dot] Cannot write ", file.cast<std::string>(), "."));
+          }
+          f << os.str();
+        } else {
+          file.attr("write")(os.str());
+        }
+      },
+      py::arg("file"), R"doc(
+    Writes the graph of unevaluated arrays in Graphviz DOT: arrays as ellipses, primitives
+    (e.g. the Compiled nodes of a compiled function) as boxes.
+
+    Args:
+        file (str or file): A path, or an object with a ``write`` method.
+        *args: Arrays or trees of arrays whose graph to write.
+        **kwargs: Arrays or trees of arrays, labelled with their names.
+  )doc");
 
   // mx.random.state: the global key, seeded from the clock as kiln's own.
   if (py::hasattr(m, "random")) {

@@ -95,6 +95,9 @@ constexpr const char* kPrelude = R"(#include <bit>
 
 namespace kiln_fused {
 
+template <typename Op>
+inline constexpr bool has_simd = requires { Op::simd; };
+
 template <typename In, typename Out, typename Op>
 KILN_SIMD_CLONES void map_simd(const In* src, Out* dst, long n, Op op) {
   for (long i = 0; i < n; ++i) dst[i] = op(src[i]);
@@ -139,7 +142,12 @@ std::string generate(const Compiled& c) {
     os << "\nstatic void op" << v << "(";
     for (int p : params) os << "const " << cpp_type(t.dtype(p)) << "* __restrict p" << p << ", ";
     os << out << "* __restrict o, long n) {\n";
-    auto arg = [&](int a) { return is_literal(a) ? "v" + std::to_string(a) : "p" + std::to_string(a) + "[i]"; };
+    auto arg = [&](int a) {
+      std::string name(is_literal(a) ? "v" : "p");
+      name += std::to_string(a);
+      if (!is_literal(a)) name += "[i]";
+      return name;
+    };
     if (fn == "AsType") {
       os << "  for (long i = 0; i < n; ++i) o[i] = kiln::scalar_cast<" << out << ">(" << arg(op.args[0])
          << ");\n";
@@ -155,7 +163,7 @@ std::string generate(const Compiled& c) {
       for (int a : op.args) loop += ", " + arg(a);
       loop += ");";
       if (simd_candidate) {
-        os << "  if constexpr (requires { kiln::cpu::fn::" << fn << "::simd; })\n"
+        os << "  if constexpr (kiln_fused::has_simd<kiln::cpu::fn::" << fn << ">)\n"
            << "    kiln_fused::map_simd(p" << op.args[0] << ", o, n, " << functor << ");\n"
            << "  else\n    " << loop << "\n";
       } else {

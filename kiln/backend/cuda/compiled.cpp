@@ -128,8 +128,11 @@ Rule rule_of(const std::string& f, Dtype in) {
   } else if (f == "BitwiseInvert") {
     r.takes = integral;
     r.kin = wrapping;
-  } else if (f == "IsNaN" || f == "IsInf" || f == "IsPosInf" || f == "IsNegInf") {
+  } else if (f == "IsNaN" || f == "IsInf") {
     r.takes = any_dtype;
+    r.constant = "false";
+  } else if (f == "IsPosInf" || f == "IsNegInf") {
+    r.takes = real;
     r.constant = "false";
   } else if (f == "IsFinite") {
     r.takes = any_dtype;
@@ -233,9 +236,11 @@ namespace kiln_fused {
 template <typename T, typename U>
 __device__ __forceinline__ T bits_as(U u) {
   static_assert(sizeof(T) == sizeof(U), "literal size");
-  T t;
-  __builtin_memcpy(&t, &u, sizeof(T));
-  return t;
+  union {
+    U u;
+    T t;
+  } x{u};
+  return x.t;
 }
 
 struct Shape {
@@ -564,7 +569,14 @@ void catalog(const gpu::ModuleSink& sink) {
     };
     for (const char* f : unary) add(f, {0});
     for (const char* f : binary) add(f, {0, 1});
-    auto m = gpu::fused_module(t, msg("catalog_ops_", d));
+    // Two of the four kernels, one per index type and per kernel: the others differ only in
+    // their index type, and each kernel of these large tapes costs seconds to compile.
+    auto trimmed = [](gpu::ModuleSource m) {
+      m.kernels = {"kiln_fused::contig<int>", "kiln_fused::strided<long long>"};
+      m.name += "_catalog";
+      return m;
+    };
+    auto m = trimmed(gpu::fused_module(t, msg("catalog_ops_", d)));
     sink(m.name, m);
     // Every conversion from d, and a select on d with a literal.
     FusedTape c;
@@ -577,7 +589,7 @@ void catalog(const gpu::ModuleSink& sink) {
     }
     c.ops.push_back({std::make_shared<Select>(st), {1, 0, 2}, d});
     c.outputs.push_back(c.first_op() + static_cast<int>(c.ops.size()) - 1);
-    auto mc = gpu::fused_module(c, msg("catalog_cast_", d));
+    auto mc = trimmed(gpu::fused_module(c, msg("catalog_cast_", d)));
     sink(mc.name, mc);
   }
 }
