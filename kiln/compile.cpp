@@ -39,7 +39,7 @@ std::atomic<CompileMode>& mode_ref() {
   return m;
 }
 
-std::atomic<uint64_t> g_traces{0}, g_replays{0};
+std::atomic<uint64_t> g_traces{0}, g_replays{0}, g_fused{0}, g_fallback{0};
 
 // Tracing state of this thread (traces nest when a compiled function calls another with
 // arrays that are not traced, e.g. constants it created).
@@ -380,11 +380,16 @@ bool in_shapeless_trace() {
 }
 
 CompileStats compile_stats() {
-  return {g_traces.load(), g_replays.load()};
+  return {g_traces.load(), g_replays.load(), g_fused.load(), g_fallback.load()};
 }
 void reset_compile_stats() {
   g_traces = 0;
   g_replays = 0;
+  g_fused = 0;
+  g_fallback = 0;
+}
+void count_compiled_run(bool fallback) {
+  (fallback ? g_fallback : g_fused).fetch_add(1, std::memory_order_relaxed);
 }
 
 ArrayFnWithExtra compile(ArrayFnWithExtra fun, std::uintptr_t fun_id, bool shapeless,

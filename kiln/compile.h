@@ -85,13 +85,18 @@ bool in_shapeless_trace();
  * replays (for transforms that broadcast to a primal's shape, e.g. a reduction's vjp). */
 array broadcast_like(const array& x, const array& like, StreamOrDevice s = {});
 
-/** Counters for tests and benchmarks: traces run, replays of a cached trace. */
+/** Counters for tests and benchmarks: traces run, replays of a cached trace, and
+ * evaluations of Compiled nodes by their generated kernel or by the unfused fallback. */
 struct CompileStats {
   uint64_t traces = 0;
   uint64_t replays = 0;
+  uint64_t fused_runs = 0;
+  uint64_t fallback_runs = 0;
 };
 CompileStats compile_stats();
 void reset_compile_stats();
+/** Counts one evaluation of a Compiled node (the backends call it). */
+void count_compiled_run(bool fallback);
 
 }  // namespace detail
 

@@ -216,8 +216,8 @@ std::vector<array> Compiled::unfused(const std::vector<array>& inputs) const {
   return outs;
 }
 
-std::vector<array> Compiled::run_unfused(const std::vector<array>& inputs,
-                                         const Shape& shape) const {
+std::vector<array> Compiled::run_unfused(const std::vector<array>& inputs, const Shape& shape,
+                                         const std::function<void(const array&)>& keep) const {
   const bool gpu = device().type == Device::gpu;
   std::vector<array> vals;
   vals.reserve(tape_.num_inputs() + tape_.literals.size() + tape_.ops.size());
@@ -235,6 +235,8 @@ std::vector<array> Compiled::run_unfused(const std::vector<array>& inputs,
     out[0].detach();
     vals.push_back(std::move(out[0]));
   }
+  if (keep)
+    for (const auto& v : vals) keep(v);
   std::vector<array> outs;
   for (int o : tape_.outputs) outs.push_back(vals[o]);
   return outs;

@@ -3,6 +3,7 @@
 // group of elementwise operations that runs as one generated kernel.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -102,8 +103,10 @@ class Compiled : public Primitive {
   /** The tape's primitives applied one by one to `inputs` (lazy arrays). */
   std::vector<array> unfused(const std::vector<array>& inputs) const;
   /** The same, evaluated now on evaluated `inputs` on this node's device (the fallback when
-   * the kernel cannot be compiled); returns the outputs. */
-  std::vector<array> run_unfused(const std::vector<array>& inputs, const Shape& shape) const;
+   * the kernel cannot be compiled); returns the outputs. `keep` receives every intermediate
+   * result before it is dropped (the GPU keeps their buffers until its work completes). */
+  std::vector<array> run_unfused(const std::vector<array>& inputs, const Shape& shape,
+                                 const std::function<void(const array&)>& keep = {}) const;
 
   /** Backend state (the loaded kernel), created on first use by each backend. */
   template <typename T, typename Make>

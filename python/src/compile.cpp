@@ -17,6 +17,7 @@
 
 #include "bindings.h"
 #include "convert.h"
+#include "kiln/backend/gpu.h"
 #include "kiln/compile.h"
 #include "kiln/graph_utils.h"
 #include "kiln/random.h"
@@ -474,9 +475,13 @@ void init_compile(py::module_& m) {
       "_compile_stats",
       [] {
         auto s = detail::compile_stats();
-        return py::dict(py::arg("traces") = s.traces, py::arg("replays") = s.replays);
+        return py::dict(py::arg("traces") = s.traces, py::arg("replays") = s.replays,
+                        py::arg("fused_runs") = s.fused_runs,
+                        py::arg("fallback_runs") = s.fallback_runs,
+                        py::arg("gpu_kernel_launches") = gpu::kernel_launches());
       },
-      "Counters of compile since start: traces run and replays of cached traces.");
+      "Counters of compile since start: traces run, replays of cached traces, and fused nodes "
+      "run by their generated kernel or unfused (a kernel that did not compile).");
   m.def(
       "_compile_clear_cache", [] { detail::compile_clear_cache(); },
       "Drops every cached trace of every compiled function.");

@@ -28,6 +28,7 @@
 #include "kiln/backend/kernels/host_compiler.h"
 #include "kiln/backend/kernels/sha256.h"
 #include "kiln/backend/kernels/shared_object.h"
+#include "kiln/compile.h"
 #include "kiln/fast.h"
 #include "kiln/primitives.h"
 #include "kiln/primitives_compile.h"
@@ -455,10 +456,12 @@ void Compiled::eval_cpu(const std::vector<array>& inputs, std::vector<array>& ou
   });
   const Shape shape = outputs[0].shape();
   if (!state->kernel->run) {
+    detail::count_compiled_run(true);
     auto res = run_unfused(inputs, shape);
     for (size_t i = 0; i < outputs.size(); ++i) outputs[i].copy_shared_buffer(res[i]);
     return;
   }
+  detail::count_compiled_run(false);
   const FusedTape& t = tape();
   const Plan& p = state->plan;
   const int64_t n = static_cast<int64_t>(outputs[0].size());

@@ -28,6 +28,7 @@
 #include "kiln/backend/cuda/stream.h"
 #include "kiln/backend/kernels/disk_cache.h"
 #include "kiln/backend/kernels/sha256.h"
+#include "kiln/compile.h"
 #include "kiln/primitives.h"
 #include "kiln/primitives_compile.h"
 #include "kiln/utils.h"
@@ -400,7 +401,10 @@ void Compiled::eval_gpu(const std::vector<array>& inputs, std::vector<array>& ou
   });
   const Shape shape = outputs[0].shape();
   auto fallback = [&] {
-    auto res = run_unfused(inputs, shape);
+    detail::count_compiled_run(true);
+    auto res = run_unfused(inputs, shape, [&](const array& a) {
+      if (a.has_storage()) s.keep_alive(a.storage_ptr());
+    });
     for (size_t i = 0; i < outputs.size(); ++i) outputs[i].copy_shared_buffer(res[i]);
   };
   CUfunction fns[4] = {};
@@ -507,6 +511,7 @@ void Compiled::eval_gpu(const std::vector<array>& inputs, std::vector<array>& ou
   }
   const int64_t threads = (n + kWork - 1) / kWork;
   gpu::launch(f, gpu::grid_1d(threads, kBlock), {kBlock}, 0, s, args.params());
+  detail::count_compiled_run(false);
 }
 
 // Representative tapes for the CI catalog: per dtype, every unary and binary op the GPU takes
