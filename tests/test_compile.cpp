@@ -13,6 +13,9 @@
 #include <unordered_set>
 
 #include "kiln/backend/gpu.h"
+#ifdef KILN_WITH_CUDA
+#include "kiln/backend/cuda/compiled.h"
+#endif
 #include "kiln/compile.h"
 #include "kiln/kiln.h"
 #include "kiln/primitive.h"
@@ -616,6 +619,59 @@ TEST(CompileFallback, AKernelThatCannotBuildRunsUnfused) {
   int status = 0;
   waitpid(pid, &status, 0);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+}  // namespace
+}  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// The GPU kernels of real fused tapes (literals, several outputs, shape-only inputs of
+// shapeless traces, broadcast inputs), compiled by NVRTC for sm_90 without a GPU: no error,
+// no warning. The catalog (tests/test_jit.cpp) covers every op and dtype.
+TEST_F(Compile, GpuKernelsOfRealTapesCompile) {
+#ifndef KILN_WITH_CUDA
+  GTEST_SKIP() << "kiln was built without CUDA";
+#else
+  std::vector<std::pair<ArrayFn, bool>> funs = {
+      {[](const std::vector<array>& x) {
+         return std::vector<array>{gelu_tanh(x[0]) * 1.5f + x[1], sigmoid(x[1]) > 0.5f};
+       },
+       false},
+      {[](const std::vector<array>& x) {
+         array z = zeros_like(x[0]) + x[0] * 2.0f;
+         return std::vector<array>{z - ones_like(x[1]) * x[1], astype(z, int32)};
+       },
+       true},
+      {[](const std::vector<array>& x) {
+         return std::vector<array>{where(x[0] > x[1], x[0], array(-1.0f)) + 1.0f};
+       },
+       false},
+  };
+  size_t compiled = 0;
+  for (auto& [fun, shapeless] : funs) {
+    array a = random_array({4, 5}, float32), b = random_array({5}, float32);
+    for (const auto& out : compile(fun, shapeless)({a, b})) {
+      if (!out.has_primitive()) continue;
+      std::vector<array> stack{out};
+      while (!stack.empty()) {
+        array n = stack.back();
+        stack.pop_back();
+        if (!n.has_primitive()) continue;
+        if (auto* c = dynamic_cast<Compiled*>(&n.primitive())) {
+          auto m = gpu::fused_module(c->tape(), c->name());
+          auto r = gpu::compile(m, "sm_90");
+          EXPECT_TRUE(r.log.empty()) << c->name() << ":\n" << r.log;
+          EXPECT_EQ(r.kernels.size(), 6u);
+          ++compiled;
+        }
+        for (const auto& in : n.inputs()) stack.push_back(in);
+      }
+    }
+  }
+  EXPECT_GE(compiled, 3u);
+#endif
 }
 
 }  // namespace

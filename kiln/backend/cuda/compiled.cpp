@@ -21,6 +21,7 @@
 #include <sstream>
 
 #include "kiln/backend/cuda/allocator.h"
+#include "kiln/backend/cuda/compiled.h"
 #include "kiln/backend/cuda/context.h"
 #include "kiln/backend/cuda/elementwise.h"
 #include "kiln/backend/cuda/jit.h"
@@ -34,12 +35,6 @@
 #include "kiln/utils.h"
 
 namespace kiln {
-
-namespace gpu {
-/** The CUDA module of a fused tape (backend/cuda/compiled.cpp): its name holds a hash of the
- * source. Throws std::invalid_argument for an op or dtype the GPU kernels do not take. */
-ModuleSource fused_module(const FusedTape& tape, const std::string& label);
-}  // namespace gpu
 
 namespace {
 
@@ -229,6 +224,7 @@ std::string op_expr(const FusedTape& t, const FusedTape::Op& op) {
 }
 
 constexpr const char* kPrelude = R"(#include "kiln/backend/cuda/device/binary_ops.cuh"
+#include "kiln/backend/cuda/device/indexing.cuh"
 #include "kiln/backend/cuda/device/cast.cuh"
 #include "kiln/backend/cuda/device/unary_ops.cuh"
 
@@ -254,23 +250,31 @@ struct Strides {
 }  // namespace kiln_fused
 )";
 
+// Elements per thread of the vectorized kernel: one 16-byte access of the widest operand.
+int vector_width(const FusedTape& t) {
+  size_t widest = 1;
+  for (size_t i = 0; i < t.num_inputs(); ++i)
+    if (!t.shape_only[i]) widest = std::max<size_t>(widest, t.input_dtypes[i].size);
+  for (int o : t.outputs) widest = std::max<size_t>(widest, t.dtype(o).size);
+  return static_cast<int>(16 / widest);
+}
+
 std::string source_of(const FusedTape& t, const std::string& label) {
   const int ni = static_cast<int>(t.num_inputs()), first = t.first_op();
   std::vector<int> read;  // inputs the kernel reads
   for (int i = 0; i < ni; ++i)
     if (!t.shape_only[i]) read.push_back(i);
+  auto in_type = [&](int i) { return gpu::device_type(t.input_dtypes[i]); };
+  auto out_type = [&](size_t o) { return gpu::device_type(t.dtype(t.outputs[o])); };
   std::ostringstream os;
   os << "// kiln compile: " << label << "\n#define KILN_FUSED_DIMS " << kMaxFusedDims << "\n"
      << kPrelude << "\nnamespace kiln_fused {\n\n";
-  // The element computation, shared by both kernels: reads the inputs through `at(k, i)`.
-  os << "template <typename IdxT, typename At>\n__device__ __forceinline__ void element(IdxT i, ";
-  for (int i : read) os << "const " << gpu::device_type(t.input_dtypes[i]) << "* __restrict__ in" << i << ", ";
+  // The computation of one element from its input values, shared by every kernel.
+  os << "__device__ __forceinline__ void compute(";
+  for (int i : read) os << "const " << in_type(i) << " v" << i << ", ";
   for (size_t o = 0; o < t.outputs.size(); ++o)
-    os << gpu::device_type(t.dtype(t.outputs[o])) << "* __restrict__ out" << o << ", ";
-  os << "At at) {\n";
-  for (int i : read)
-    os << "  const " << gpu::device_type(t.input_dtypes[i]) << " v" << i << " = in" << i << "[at("
-       << i << ", i)];\n";
+    os << out_type(o) << "& r" << o << (o + 1 < t.outputs.size() ? ", " : "");
+  os << ") {\n";
   for (size_t j = 0; j < t.literals.size(); ++j)
     os << "  const " << gpu::device_type(t.literals[j].dtype()) << " v" << ni + j << " = "
        << literal_expr(t.literals[j]) << ";\n";
@@ -279,20 +283,28 @@ std::string source_of(const FusedTape& t, const std::string& label) {
     os << "  const " << gpu::device_type(op.dtype) << " v" << first + k << " = " << op_expr(t, op)
        << ";\n";
   }
-  for (size_t o = 0; o < t.outputs.size(); ++o) os << "  out" << o << "[i] = v" << t.outputs[o] << ";\n";
+  for (size_t o = 0; o < t.outputs.size(); ++o) os << "  r" << o << " = v" << t.outputs[o] << ";\n";
   os << "}\n\n";
+  // One element read through `at(k, i)` and written at i.
+  os << "template <typename IdxT, typename At>\n__device__ __forceinline__ void element(IdxT i, ";
+  for (int i : read) os << "const " << in_type(i) << "* __restrict__ in" << i << ", ";
+  for (size_t o = 0; o < t.outputs.size(); ++o) os << out_type(o) << "* __restrict__ out" << o << ", ";
+  os << "At at) {\n  compute(";
+  for (int i : read) os << "in" << i << "[at(" << i << ", i)], ";
+  for (size_t o = 0; o < t.outputs.size(); ++o)
+    os << "out" << o << "[i]" << (o + 1 < t.outputs.size() ? ", " : "");
+  os << ");\n}\n\n";
 
   auto params = [&](std::ostream& s) {
-    for (int i : read)
-      s << "const " << gpu::device_type(t.input_dtypes[i]) << "* __restrict__ in" << i << ", ";
-    for (size_t o = 0; o < t.outputs.size(); ++o)
-      s << gpu::device_type(t.dtype(t.outputs[o])) << "* __restrict__ out" << o << ", ";
+    for (int i : read) s << "const " << in_type(i) << "* __restrict__ in" << i << ", ";
+    for (size_t o = 0; o < t.outputs.size(); ++o) s << out_type(o) << "* __restrict__ out" << o << ", ";
   };
   auto call = [&](std::ostream& s) {
     for (int i : read) s << "in" << i << ", ";
     for (size_t o = 0; o < t.outputs.size(); ++o) s << "out" << o << ", ";
   };
   // contig: inputs row-contiguous in the output's shape, or one element (bit k of `scalar`).
+  // Each thread takes kWork elements a block apart (coalesced).
   os << "template <typename IdxT>\n__global__ void contig(";
   params(os);
   os << "IdxT n, unsigned int scalar) {\n"
@@ -302,6 +314,32 @@ std::string source_of(const FusedTape& t, const std::string& label) {
      << "#pragma unroll\n  for (int w = 0; w < " << kWork << "; ++w) {\n"
      << "    const IdxT i = base + static_cast<IdxT>(w) * blockDim.x;\n"
      << "    if (i < n) element(i, ";
+  call(os);
+  os << "at);\n  }\n}\n\n";
+  // vec: as contig, N consecutive elements per thread moved with 16-byte accesses (every
+  // pointer aligned); the last thread finishes a ragged tail element by element.
+  os << "template <typename IdxT, int N>\n__global__ void vec(";
+  params(os);
+  os << "IdxT n, unsigned int scalar) {\n"
+     << "  const IdxT i0 = (static_cast<IdxT>(blockIdx.x) * blockDim.x + threadIdx.x) * N;\n"
+     << "  if (i0 + N <= n) {\n";
+  for (int i : read) {
+    os << "    kiln::Vec<" << in_type(i) << ", N> x" << i << ";\n"
+       << "    if ((scalar >> " << i << ") & 1u) {\n#pragma unroll\n"
+       << "      for (int k = 0; k < N; ++k) x" << i << ".v[k] = in" << i << "[0];\n"
+       << "    } else {\n      x" << i << " = kiln::load_vec<N>(in" << i << " + i0);\n    }\n";
+  }
+  for (size_t o = 0; o < t.outputs.size(); ++o) os << "    kiln::Vec<" << out_type(o) << ", N> y" << o << ";\n";
+  os << "#pragma unroll\n    for (int k = 0; k < N; ++k) compute(";
+  for (int i : read) os << "x" << i << ".v[k], ";
+  for (size_t o = 0; o < t.outputs.size(); ++o)
+    os << "y" << o << ".v[k]" << (o + 1 < t.outputs.size() ? ", " : "");
+  os << ");\n";
+  for (size_t o = 0; o < t.outputs.size(); ++o)
+    os << "    kiln::store_vec<N>(out" << o << " + i0, y" << o << ");\n";
+  os << "  } else {\n"
+     << "    auto at = [&](int k, IdxT i) -> IdxT { return (scalar >> k) & 1u ? IdxT(0) : i; };\n"
+     << "    for (IdxT i = i0; i < n; ++i) element(i, ";
   call(os);
   os << "at);\n  }\n}\n\n";
   // strided: any strides over `ndim` collapsed dimensions.
@@ -331,9 +369,12 @@ std::string source_of(const FusedTape& t, const std::string& label) {
   return os.str();
 }
 
-std::vector<std::string> kernel_names() {
-  return {"kiln_fused::contig<int>", "kiln_fused::contig<long long>", "kiln_fused::strided<int>",
-          "kiln_fused::strided<long long>"};
+// The kernels of a module, in the order eval_gpu indexes them.
+std::vector<std::string> kernel_names(const FusedTape& t) {
+  const std::string n = std::to_string(vector_width(t));
+  return {"kiln_fused::contig<int>",         "kiln_fused::contig<long long>",
+          "kiln_fused::strided<int>",        "kiln_fused::strided<long long>",
+          "kiln_fused::vec<int, " + n + ">", "kiln_fused::vec<long long, " + n + ">"};
 }
 
 }  // namespace
@@ -342,7 +383,7 @@ gpu::ModuleSource gpu::fused_module(const FusedTape& tape, const std::string& la
   std::string source = source_of(tape, label);
   const std::string hash =
       kernels::Sha256::hex(kernels::Sha256::hash(source)).substr(0, 16);
-  return {"compiled_" + hash, std::move(source), kernel_names(), {"-minimal"}};
+  return {"compiled_" + hash, std::move(source), kernel_names(tape), {"-minimal"}};
 }
 
 namespace {
@@ -407,15 +448,15 @@ void Compiled::eval_gpu(const std::vector<array>& inputs, std::vector<array>& ou
     });
     for (size_t i = 0; i < outputs.size(); ++i) outputs[i].copy_shared_buffer(res[i]);
   };
-  CUfunction fns[4] = {};
+  CUfunction fns[6] = {};
   {
     std::lock_guard lk(state->mu);
     if (!state->failed) {
       try {
         const auto& m = gpu::get_module(s.context().index(), state->module_name,
                                         [&] { return state->source; });
-        const auto names = kernel_names();
-        for (int k = 0; k < 4; ++k) fns[k] = m.function(names[k]);
+        const auto names = kernel_names(tape());
+        for (int k = 0; k < 6; ++k) fns[k] = m.function(names[k]);
       } catch (const std::exception& e) {
         state->failed = true;
         state->error = e.what();
@@ -466,8 +507,22 @@ void Compiled::eval_gpu(const std::vector<array>& inputs, std::vector<array>& ou
   };
   append_index(n);
   CUfunction f;
+  int64_t per_thread = kWork;
   if (contiguous) {
-    f = fns[wide ? 1 : 0];
+    // 16-byte accesses when every array the kernel touches is aligned for them.
+    const int vw = vector_width(t);
+    bool aligned = n >= vw;
+    for (int i : read)
+      if (!((scalar >> i) & 1u))
+        aligned = aligned && gpu::is_aligned(gpu::device_address(inputs[i]), inputs[i].dtype(), vw);
+    for (auto& out : outputs)
+      aligned = aligned && gpu::is_aligned(gpu::device_address(out), out.dtype(), vw);
+    if (aligned) {
+      f = fns[wide ? 5 : 4];
+      per_thread = vw;
+    } else {
+      f = fns[wide ? 1 : 0];
+    }
     args.append(scalar);
   } else {
     Shape cs = shape;
@@ -509,7 +564,7 @@ void Compiled::eval_gpu(const std::vector<array>& inputs, std::vector<array>& ou
       args.append(sv);
     }
   }
-  const int64_t threads = (n + kWork - 1) / kWork;
+  const int64_t threads = (n + per_thread - 1) / per_thread;
   gpu::launch(f, gpu::grid_1d(threads, kBlock), {kBlock}, 0, s, args.params());
   detail::count_compiled_run(false);
 }
@@ -574,10 +629,10 @@ void catalog(const gpu::ModuleSink& sink) {
     };
     for (const char* f : unary) add(f, {0});
     for (const char* f : binary) add(f, {0, 1});
-    // Two of the four kernels, one per index type and per kernel: the others differ only in
-    // their index type, and each kernel of these large tapes costs seconds to compile.
+    // Three of the six kernels, each kernel once and each index type once: the others differ
+    // only in their index type, and each kernel of these large tapes costs seconds to compile.
     auto trimmed = [](gpu::ModuleSource m) {
-      m.kernels = {"kiln_fused::contig<int>", "kiln_fused::strided<long long>"};
+      m.kernels = {m.kernels[0], m.kernels[3], m.kernels[4]};
       m.name += "_catalog";
       return m;
     };
