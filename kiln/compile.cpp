@@ -60,6 +60,21 @@ struct TraceScope {
 
 // ---------------------------------------------------------------- the replay program
 
+// Elementwise primitives take inputs of one shape (their ops broadcast first); a shapeless
+// replay on shapes the trace's broadcasts do not follow must not reach their kernels.
+void check_shapeless_inputs(const Primitive& p, const std::vector<array>& ins) {
+  if (ins.size() < 2 || !detail::is_fusable_elementwise(p)) return;
+  for (const auto& in : ins) {
+    if (in.shape() != ins[0].shape()) {
+      throw std::invalid_argument(
+          msg("[compile] A shapeless replay gives ", p.name(), " inputs of shapes ",
+              shape_str(ins[0].shape()), " and ", shape_str(in.shape()),
+              ": the function fixes a shape its inputs no longer have; compile it without "
+              "shapeless=True."));
+    }
+  }
+}
+
 // Values are numbered: the inputs, then the constants, then the outputs of each step.
 struct Program {
   struct Step {
@@ -85,6 +100,7 @@ struct Program {
     for (const auto& s : steps) {
       ins.clear();
       for (int i : s.in) ins.push_back(vals[i]);
+      if (shapeless) check_shapeless_inputs(*s.prim, ins);
       if (s.shapes.size() == 1) {
         Shape shape = shapeless ? s.prim->output_shapes(ins)[0] : s.shapes[0];
         vals.emplace_back(std::move(shape), s.dtypes[0], s.prim, ins);

@@ -593,3 +593,18 @@ def test_a_kernel_that_cannot_build_runs_unfused():
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "runs unfused" in r.stderr
+
+
+def test_shapeless_replays_that_would_mix_shapes_raise():
+    # The samples' shape is fixed by the trace: a replay on another shape must not reach a
+    # kernel with operands of two shapes.
+    k = mx.random.key(1)
+    fun = mx.compile(lambda x: x * mx.random.uniform(shape=x.shape, key=k), shapeless=True)
+    fun(mx.ones((2, 3)))
+    with pytest.raises(ValueError):
+        fun(mx.ones((4, 5)))
+    mm = mx.compile(lambda a, b: a @ b, shapeless=True)
+    mm(mx.ones((2, 3)), mx.ones((3, 4)))
+    assert mm(mx.ones((5, 6)), mx.ones((6, 2))).shape == (5, 2)
+    with pytest.raises(ValueError):
+        mm(mx.ones((5, 6)), mx.ones((7, 2)))
