@@ -14,10 +14,12 @@
 #include <cstring>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "kiln/compile_graph.h"
+#include "kiln/ops.h"
 #include "kiln/primitives_compile.h"
 #include "kiln/utils.h"
 
@@ -75,47 +77,7 @@ void check_shapeless_inputs(const Primitive& p, const std::vector<array>& ins) {
   }
 }
 
-// Values are numbered: the inputs, then the constants, then the outputs of each step.
-struct Program {
-  struct Step {
-    std::shared_ptr<Primitive> prim;
-    std::vector<int> in;
-    std::vector<Shape> shapes;
-    std::vector<Dtype> dtypes;
-  };
-  int num_inputs = 0;
-  std::vector<array> constants;
-  std::vector<Step> steps;
-  std::vector<int> outputs;
-  bool shapeless = false;
-
-  std::vector<array> run(const std::vector<array>& inputs) const {
-    std::vector<array> vals;
-    size_t total = inputs.size() + constants.size();
-    for (const auto& s : steps) total += s.shapes.size();
-    vals.reserve(total);
-    vals.insert(vals.end(), inputs.begin(), inputs.end());
-    vals.insert(vals.end(), constants.begin(), constants.end());
-    std::vector<array> ins;
-    for (const auto& s : steps) {
-      ins.clear();
-      for (int i : s.in) ins.push_back(vals[i]);
-      if (shapeless) check_shapeless_inputs(*s.prim, ins);
-      if (s.shapes.size() == 1) {
-        Shape shape = shapeless ? s.prim->output_shapes(ins)[0] : s.shapes[0];
-        vals.emplace_back(std::move(shape), s.dtypes[0], s.prim, ins);
-      } else {
-        std::vector<Shape> shapes = shapeless ? s.prim->output_shapes(ins) : s.shapes;
-        auto outs = array::make_arrays(std::move(shapes), s.dtypes, s.prim, ins);
-        for (auto& o : outs) vals.push_back(std::move(o));
-      }
-    }
-    std::vector<array> outs;
-    outs.reserve(outputs.size());
-    for (int o : outputs) outs.push_back(vals[o]);
-    return outs;
-  }
-};
+using Program = ReplayProgram;
 
 Program lower(const Graph& g) {
   Program p;
@@ -269,7 +231,7 @@ struct Entry {
   std::vector<Shape> shapes;
   std::vector<Dtype> dtypes;
   std::vector<uint64_t> constants;
-  Program program;
+  std::shared_ptr<const Program> program;
   std::shared_ptr<void> extra;
 };
 
@@ -353,13 +315,72 @@ std::shared_ptr<const Entry> trace(const detail::ArrayFnWithExtra& fun,
   if (detail::compile_debug()) {
     std::cerr << "[kiln compile] traced graph (" << g.num_ops() << " ops):\n" << g.to_string();
   }
-  auto e = std::make_shared<Entry>(Entry{stream, shapeless, {}, {}, constants, lower(g),
+  auto e = std::make_shared<Entry>(Entry{stream, shapeless, {}, {}, constants,
+                                         std::make_shared<const Program>(lower(g)),
                                          std::move(result.second)});
   for (const auto& in : inputs) {
     e->shapes.push_back(in.shape());
     e->dtypes.push_back(in.dtype());
   }
   return e;
+}
+
+// Whether a replay goes through one CompiledGraph node: every step on one stream (a GPU
+// stream unless forced), fixed shapes, and few bytes in and out (launch-bound work).
+std::optional<Stream> graph_stream(const Program& p, const std::vector<array>& inputs) {
+  const auto mode = detail::graph_replay();
+  if (mode == detail::GraphReplay::off || p.shapeless || p.steps.empty()) return std::nullopt;
+  const Stream s = p.steps[0].prim->stream();
+  if (mode == detail::GraphReplay::gpu && s.device.type != Device::gpu) return std::nullopt;
+  for (const auto& st : p.steps) {
+    if (!(st.prim->stream() == s)) return std::nullopt;
+  }
+  size_t bytes = 0;
+  for (const auto& in : inputs) bytes += in.nbytes();
+  const int first_step = p.num_inputs + static_cast<int>(p.constants.size());
+  for (int o : p.outputs) {
+    if (o < first_step) continue;
+    auto [shape, dtype] = p.value_info(o);
+    bytes += shape_size(shape) * dtype.size;
+  }
+  if (bytes > detail::graph_replay_max_bytes()) return std::nullopt;
+  return s;
+}
+
+std::vector<array> replay(const std::shared_ptr<const Program>& p,
+                          const std::vector<array>& inputs) {
+  auto s = graph_stream(*p, inputs);
+  if (!s) return p->build(inputs);
+  // Outputs that are inputs or constants are returned as they are; the node computes the rest.
+  const int first_step = p->num_inputs + static_cast<int>(p->constants.size());
+  std::vector<int> computed;
+  for (int o : p->outputs)
+    if (o >= first_step && std::find(computed.begin(), computed.end(), o) == computed.end())
+      computed.push_back(o);
+  if (computed.empty()) return p->build(inputs);
+  // Output shapes and dtypes: the steps' (fixed shapes).
+  std::vector<Shape> shapes;
+  std::vector<Dtype> dtypes;
+  for (int v : computed) {
+    auto [shape, dtype] = p->value_info(v);
+    shapes.push_back(std::move(shape));
+    dtypes.push_back(dtype);
+  }
+  std::vector<array> node_inputs = inputs;
+  node_inputs.insert(node_inputs.end(), p->constants.begin(), p->constants.end());
+  auto outs = array::make_arrays(std::move(shapes), dtypes,
+                                 std::make_shared<CompiledGraph>(*s, p, computed), node_inputs);
+  std::vector<array> result;
+  for (int o : p->outputs) {
+    if (o < p->num_inputs) {
+      result.push_back(inputs[o]);
+    } else if (o < first_step) {
+      result.push_back(p->constants[o - p->num_inputs]);
+    } else {
+      result.push_back(outs[std::find(computed.begin(), computed.end(), o) - computed.begin()]);
+    }
+  }
+  return result;
 }
 
 template <typename T, typename... U>
@@ -427,7 +448,7 @@ ArrayFnWithExtra compile(ArrayFnWithExtra fun, std::uintptr_t fun_id, bool shape
     } else {
       g_replays.fetch_add(1, std::memory_order_relaxed);
     }
-    return {entry->program.run(inputs), entry->extra};
+    return {replay(entry->program, inputs), entry->extra};
   };
 }
 
@@ -464,6 +485,155 @@ ArrayFn compile(ArrayFn fun, bool shapeless) {
   auto id = reinterpret_cast<std::uintptr_t>(cell.get());
   return detail::compile([cell](const std::vector<array>& x) { return (*cell)(x); }, id,
                          shapeless);
+}
+
+// ---------------------------------------------------------------- ReplayProgram
+
+std::vector<array> ReplayProgram::build(const std::vector<array>& inputs) const {
+  std::vector<array> vals;
+  size_t total = inputs.size() + constants.size();
+  for (const auto& s : steps) total += s.shapes.size();
+  vals.reserve(total);
+  vals.insert(vals.end(), inputs.begin(), inputs.end());
+  vals.insert(vals.end(), constants.begin(), constants.end());
+  std::vector<array> ins;
+  for (const auto& s : steps) {
+    ins.clear();
+    for (int i : s.in) ins.push_back(vals[i]);
+    if (shapeless) check_shapeless_inputs(*s.prim, ins);
+    if (s.shapes.size() == 1) {
+      Shape shape = shapeless ? s.prim->output_shapes(ins)[0] : s.shapes[0];
+      vals.emplace_back(std::move(shape), s.dtypes[0], s.prim, ins);
+    } else {
+      std::vector<Shape> shapes = shapeless ? s.prim->output_shapes(ins) : s.shapes;
+      auto outs = array::make_arrays(std::move(shapes), s.dtypes, s.prim, ins);
+      for (auto& o : outs) vals.push_back(std::move(o));
+    }
+  }
+  std::vector<array> outs;
+  outs.reserve(outputs.size());
+  for (int o : outputs) outs.push_back(vals[o]);
+  return outs;
+}
+
+std::pair<Shape, Dtype> ReplayProgram::value_info(int v) const {
+  if (v < num_inputs) throw std::logic_error("[compile] value_info of an input.");
+  if (v < num_inputs + static_cast<int>(constants.size())) {
+    const array& c = constants[v - num_inputs];
+    return {c.shape(), c.dtype()};
+  }
+  int base = num_inputs + static_cast<int>(constants.size());
+  for (const auto& st : steps) {
+    if (v < base + static_cast<int>(st.shapes.size())) return {st.shapes[v - base], st.dtypes[v - base]};
+    base += static_cast<int>(st.shapes.size());
+  }
+  throw std::logic_error("[compile] No value " + std::to_string(v) + " in the program.");
+}
+
+std::vector<array> ReplayProgram::run_now(std::vector<array> vals, bool gpu,
+                                          const std::function<void(const array&)>& keep) const {
+  std::vector<array> ins;
+  for (const auto& s : steps) {
+    ins.clear();
+    for (int i : s.in) ins.push_back(vals[i]);
+    std::vector<array> outs = s.shapes.size() == 1
+                                  ? std::vector<array>{array(s.shapes[0], s.dtypes[0], s.prim, ins)}
+                                  : array::make_arrays(s.shapes, s.dtypes, s.prim, ins);
+    if (gpu)
+      s.prim->eval_gpu(ins, outs);
+    else
+      s.prim->eval_cpu(ins, outs);
+    for (auto& o : outs) {
+      o.set_status(array::Status::available);
+      if (keep) keep(o);
+    }
+    outs[0].detach();
+    for (auto& o : outs) vals.push_back(std::move(o));
+  }
+  return vals;
+}
+
+// ---------------------------------------------------------------- CompiledGraph
+
+namespace {
+
+detail::GraphReplay initial_graph_replay() {
+  const char* e = std::getenv("KILN_CUDA_GRAPHS");
+  return e && *e && std::strcmp(e, "0") != 0 ? detail::GraphReplay::gpu : detail::GraphReplay::off;
+}
+
+std::atomic<detail::GraphReplay>& graph_replay_ref() {
+  static std::atomic<detail::GraphReplay> m{initial_graph_replay()};
+  return m;
+}
+
+}  // namespace
+
+namespace detail {
+
+GraphReplay graph_replay() {
+  return graph_replay_ref().load(std::memory_order_relaxed);
+}
+void set_graph_replay(GraphReplay mode) {
+  graph_replay_ref().store(mode, std::memory_order_relaxed);
+}
+size_t graph_replay_max_bytes() {
+  static const size_t n = [] {
+    const char* e = std::getenv("KILN_CUDA_GRAPHS_MAX_BYTES");
+    return e && *e ? static_cast<size_t>(std::strtoull(e, nullptr, 10)) : size_t(16) << 20;
+  }();
+  return n;
+}
+
+}  // namespace detail
+
+CompiledGraph::CompiledGraph(Stream stream, std::shared_ptr<const ReplayProgram> program,
+                             std::vector<int> outputs)
+    : Primitive(stream), program_(std::move(program)), outputs_(std::move(outputs)) {}
+
+std::vector<Shape> CompiledGraph::output_shapes(const std::vector<array>& inputs) {
+  std::vector<Shape> shapes;
+  for (const auto& o : unfused(inputs)) shapes.push_back(o.shape());
+  return shapes;
+}
+
+std::vector<array> CompiledGraph::unfused(const std::vector<array>& inputs) const {
+  // The program's graph on the function's inputs (the constants come last among ours).
+  std::vector<array> fn_inputs(inputs.begin(), inputs.begin() + program_->num_inputs);
+  ReplayProgram p = *program_;
+  p.outputs = outputs_;
+  return p.build(fn_inputs);
+}
+
+void CompiledGraph::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  auto vals = program_->run_now(inputs, false);
+  for (size_t i = 0; i < outputs.size(); ++i) outputs[i].copy_shared_buffer(vals[outputs_[i]]);
+}
+
+std::vector<array> CompiledGraph::jvp(const std::vector<array>& primals,
+                                      const std::vector<array>& tangents,
+                                      const std::vector<int>& argnums) {
+  std::vector<array> all;
+  for (const auto& p : primals) all.push_back(zeros_like(p));
+  for (size_t i = 0; i < argnums.size(); ++i) all[argnums[i]] = tangents[i];
+  return kiln::jvp([this](const std::vector<array>& x) { return unfused(x); }, primals, all).second;
+}
+
+std::vector<array> CompiledGraph::vjp(const std::vector<array>& primals,
+                                      const std::vector<array>& cotangents,
+                                      const std::vector<int>& argnums, const std::vector<array>&) {
+  auto grads =
+      kiln::vjp([this](const std::vector<array>& x) { return unfused(x); }, primals, cotangents)
+          .second;
+  std::vector<array> out;
+  for (int a : argnums) out.push_back(grads[a]);
+  return out;
+}
+
+std::pair<std::vector<array>, std::vector<int>> CompiledGraph::vmap(
+    const std::vector<array>& inputs, const std::vector<int>& axes) {
+  auto outs = kiln::vmap([this](const std::vector<array>& x) { return unfused(x); }, axes)(inputs);
+  return {outs, std::vector<int>(outs.size(), 0)};
 }
 
 }  // namespace kiln

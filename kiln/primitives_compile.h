@@ -125,7 +125,83 @@ class Compiled : public Primitive {
   std::shared_ptr<void> state_[2];  // cpu, gpu
 };
 
+/**
+ * A compiled function lowered for replay: primitives applied in order to numbered values
+ * (the inputs, then the constants, then each step's outputs). compile.cpp builds it from a
+ * trace; every replay applies the same primitive objects to new arrays.
+ */
+struct ReplayProgram {
+  struct Step {
+    std::shared_ptr<Primitive> prim;
+    std::vector<int> in;
+    std::vector<Shape> shapes;
+    std::vector<Dtype> dtypes;
+  };
+  int num_inputs = 0;
+  std::vector<array> constants;
+  std::vector<Step> steps;
+  std::vector<int> outputs;
+  bool shapeless = false;
+
+  /** The steps' graph on `inputs` (lazy arrays); the outputs. Shapeless programs compute
+   * each step's shapes from its inputs (std::invalid_argument when they cannot). */
+  std::vector<array> build(const std::vector<array>& inputs) const;
+  /**
+   * Evaluates the steps now, on the CPU or the GPU, calling each primitive's eval directly:
+   * `values` are the evaluated inputs then the constants. Returns every value; `keep`
+   * receives each step's outputs (the GPU keeps their buffers until its work completes).
+   */
+  std::vector<array> run_now(std::vector<array> values, bool gpu,
+                             const std::function<void(const array&)>& keep = {}) const;
+  /** The shape and dtype of value `v`, a constant or a step's output (fixed shapes). */
+  std::pair<Shape, Dtype> value_info(int v) const;
+};
+
+/**
+ * A whole compiled function as one node: its inputs are the function's inputs and the
+ * program's constants, its outputs the program's outputs that steps compute. On a GPU stream
+ * the steps' work is captured into a CUDA graph on the second call and replayed from then on
+ * (backend/cuda/compiled_graph.cpp): one graph launch per call, the inputs staged into the
+ * graph's buffers and the outputs copied out of them. Used for replays when
+ * KILN_CUDA_GRAPHS=1 and the call moves at most KILN_CUDA_GRAPHS_MAX_BYTES (16 MiB) of inputs
+ * and outputs (launch-bound work); anything the capture cannot take runs uncaptured.
+ */
+class CompiledGraph : public Primitive {
+ public:
+  CompiledGraph(Stream stream, std::shared_ptr<const ReplayProgram> program,
+                std::vector<int> outputs);
+  KILN_PRIMITIVE_EVAL_MULTI()
+  KILN_PRIMITIVE_GRADS()
+  KILN_PRIMITIVE_VMAP()
+  KILN_PRIMITIVE_NAME(CompiledGraph)
+  std::vector<Shape> output_shapes(const std::vector<array>& inputs) override;
+
+  const ReplayProgram& program() const { return *program_; }
+  /** The value each output is (program value indices). */
+  const std::vector<int>& output_values() const { return outputs_; }
+  /** The node's outputs from the program's values (its inputs are the function's inputs
+   * followed by the constants). */
+  std::vector<array> unfused(const std::vector<array>& inputs) const;
+
+  /** The GPU backend's capture state. */
+  std::mutex& mutex() { return mu_; }
+  std::shared_ptr<void>& gpu_state() { return gpu_state_; }
+
+ private:
+  std::shared_ptr<const ReplayProgram> program_;
+  std::vector<int> outputs_;
+  std::mutex mu_;
+  std::shared_ptr<void> gpu_state_;
+};
+
 namespace detail {
+/** When replays use CompiledGraph: off, on GPU streams (KILN_CUDA_GRAPHS=1), or always
+ * (tests of the node on the CPU). */
+enum class GraphReplay { off, gpu, always };
+GraphReplay graph_replay();
+void set_graph_replay(GraphReplay mode);
+/** The most bytes of inputs and outputs a call may move to replay through a CUDA graph. */
+size_t graph_replay_max_bytes();
 /** The NumPy broadcast of `a` to `shape` as an evaluated view sharing a's buffer (a must be
  * evaluated and broadcastable). */
 array broadcast_view(const array& a, const Shape& shape);

@@ -676,3 +676,69 @@ TEST_F(Compile, GpuKernelsOfRealTapesCompile) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// ---------------------------------------------------------------- replay as one node (CUDA
+// graphs on the GPU; on the CPU the node runs the steps directly)
+
+struct CompileGraphReplay : CompileReset {
+  void TearDown() override {
+    detail::set_graph_replay(detail::GraphReplay::off);
+    CompileReset::TearDown();
+  }
+};
+
+TEST_F(CompileGraphReplay, OneNodeRunsTheProgram) {
+  detail::set_graph_replay(detail::GraphReplay::always);
+  auto fun = [](const std::vector<array>& x) {
+    array h = matmul(x[0], x[1]);
+    array y = gelu_tanh(h) + sum(h, -1, true);
+    return std::vector<array>{y, x[0], h * 2.0f};
+  };
+  auto cfun = compile(fun);
+  for (int call = 0; call < 4; ++call) {
+    array a = random_array({4, 5}, float32), b = random_array({5, 3}, float32);
+    auto c = cfun({a, b});
+    auto e = fun({a, b});
+    EXPECT_EQ(graph_primitives({c[0]}).count("CompiledGraph"), 1u);
+    EXPECT_EQ(c[1].id(), a.id());  // an input returned as is
+    for (size_t i = 0; i < c.size(); ++i) expect_bitwise_equal(c[i], e[i], msg("output ", i));
+  }
+  // Transforms of the node see the program's ops.
+  array a = random_array({4, 5}, float32), b = random_array({5, 3}, float32);
+  array y = cfun({a, b})[0];
+  Primitive& p = y.primitive();
+  array ct = random_array({4, 3}, float32);
+  auto g = p.vjp(y.inputs(), {ct, zeros({4, 3})}, {0, 1}, y.outputs());
+  auto ge = vjp([&](const std::vector<array>& x) { return std::vector<array>{fun(x)[0], fun(x)[2]}; },
+                {a, b}, {ct, zeros({4, 3})})
+                .second;
+  // The cotangents of h add up in another order than in the reference's graph.
+  test::expect_allclose(g[0], ge[0].shape(), test::to_double(ge[0]), 1e-5);
+  test::expect_allclose(g[1], ge[1].shape(), test::to_double(ge[1]), 1e-5);
+}
+
+TEST_F(CompileGraphReplay, GpuCallsAfterTheCaptureLaunchOneGraph) {
+  if (test::test_device().type != Device::gpu) GTEST_SKIP() << "CUDA graphs need a GPU";
+  detail::set_graph_replay(detail::GraphReplay::gpu);
+  auto fun = [](const std::vector<array>& x) {
+    array y = x[0];
+    for (int i = 0; i < 8; ++i) y = sum(sin(y) * x[1], -1, true) + y;  // reductions: 16 kernels
+    return std::vector<array>{y};
+  };
+  auto cfun = compile(fun);
+  for (int call = 0; call < 5; ++call) {
+    array a = random_array({16, 16}, float32), b = random_array({16}, float32);
+    eval(a, b);
+    const uint64_t before = gpu::kernel_launches();
+    array c = cfun({a, b})[0];
+    eval(c);
+    if (call >= 2) EXPECT_EQ(gpu::kernel_launches() - before, 0u) << "call " << call;
+    expect_bitwise_equal(c, fun({a, b})[0], msg("call ", call));
+  }
+}
+
+}  // namespace
+}  // namespace kiln
