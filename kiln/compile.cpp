@@ -143,7 +143,8 @@ Graph build_graph(const std::vector<array>& traced, const std::vector<array>& ou
         "inputs/outputs arguments of compile.");
   };
   auto ref_of = [&](const array& a) -> Ref {
-    if (a.has_primitive()) return {op_node.at(a.graph_node()), static_cast<int>(a.sibling_position())};
+    if (a.has_primitive())
+      return {op_node.at(a.graph_node()), static_cast<int>(a.sibling_position())};
     return {leaf_node.at(a.id()), 0};
   };
   auto known = [&](const array& a) {
@@ -315,7 +316,11 @@ std::shared_ptr<const Entry> trace(const detail::ArrayFnWithExtra& fun,
   if (detail::compile_debug()) {
     std::cerr << "[kiln compile] traced graph (" << g.num_ops() << " ops):\n" << g.to_string();
   }
-  auto e = std::make_shared<Entry>(Entry{stream, shapeless, {}, {}, constants,
+  auto e = std::make_shared<Entry>(Entry{stream,
+                                         shapeless,
+                                         {},
+                                         {},
+                                         constants,
                                          std::make_shared<const Program>(lower(g)),
                                          std::move(result.second)});
   for (const auto& in : inputs) {
@@ -456,7 +461,9 @@ ArrayFn compile(ArrayFn fun, std::uintptr_t fun_id, bool shapeless,
                 std::vector<uint64_t> constants) {
   if (!fun) throw std::invalid_argument("[compile] Cannot compile an empty function.");
   auto with_extra = compile(
-      [fun = std::move(fun)](const std::vector<array>& x) { return ArraysAndExtra{fun(x), nullptr}; },
+      [fun = std::move(fun)](const std::vector<array>& x) {
+        return ArraysAndExtra{fun(x), nullptr};
+      },
       fun_id, shapeless, std::move(constants));
   return [with_extra = std::move(with_extra)](const std::vector<array>& x) {
     return with_extra(x).first;
@@ -483,8 +490,7 @@ ArrayFn compile(ArrayFn fun, bool shapeless) {
     delete p;
   });
   auto id = reinterpret_cast<std::uintptr_t>(cell.get());
-  return detail::compile([cell](const std::vector<array>& x) { return (*cell)(x); }, id,
-                         shapeless);
+  return detail::compile([cell](const std::vector<array>& x) { return (*cell)(x); }, id, shapeless);
 }
 
 // ---------------------------------------------------------------- ReplayProgram
@@ -524,7 +530,8 @@ std::pair<Shape, Dtype> ReplayProgram::value_info(int v) const {
   }
   int base = num_inputs + static_cast<int>(constants.size());
   for (const auto& st : steps) {
-    if (v < base + static_cast<int>(st.shapes.size())) return {st.shapes[v - base], st.dtypes[v - base]};
+    if (v < base + static_cast<int>(st.shapes.size()))
+      return {st.shapes[v - base], st.dtypes[v - base]};
     base += static_cast<int>(st.shapes.size());
   }
   throw std::logic_error("[compile] No value " + std::to_string(v) + " in the program.");

@@ -81,8 +81,8 @@ void fuse(Graph& g) {
           cn.prim->stream() != stream) {
         continue;
       }
-      const bool all_in = std::all_of(users[c].begin(), users[c].end(),
-                                      [&](int u) { return group[u] == root; });
+      const bool all_in =
+          std::all_of(users[c].begin(), users[c].end(), [&](int u) { return group[u] == root; });
       if (!all_in) continue;
       group[c] = root;
       members.push_back(c);
@@ -96,8 +96,8 @@ void fuse(Graph& g) {
 
     // The tape: inputs (through absorbed views), literals, then the members in order.
     FusedTape tape;
-    std::vector<Ref> inputs;         // graph refs of the Compiled node's inputs
-    std::vector<Ref> literal_refs;   // graph refs of the literals
+    std::vector<Ref> inputs;                // graph refs of the Compiled node's inputs
+    std::vector<Ref> literal_refs;          // graph refs of the literals
     std::unordered_map<int, int> value_of;  // member node -> tape value (after inputs)
     std::vector<std::vector<int>> args(members.size());
     std::vector<int> views;  // absorbed broadcasts (for the name)
@@ -122,8 +122,8 @@ void fuse(Graph& g) {
     for (size_t m = 0; m < members.size() && !too_many; ++m) {
       for (Ref r : g.nodes[members[m]].inputs) {
         if (group[r.node] == root) {
-          const int pos = static_cast<int>(
-              std::find(members.begin(), members.end(), r.node) - members.begin());
+          const int pos =
+              static_cast<int>(std::find(members.begin(), members.end(), r.node) - members.begin());
           args[m].push_back(kMember - pos);
           continue;
         }
@@ -159,9 +159,12 @@ void fuse(Graph& g) {
       const Node& mn = g.nodes[members[m]];
       FusedTape::Op op{mn.prim, {}, mn.dtypes[0]};
       for (int a : args[m]) {
-        if (a <= kMember) op.args.push_back(ni + nl + (kMember - a));
-        else if (a <= kLiteral) op.args.push_back(ni + (kLiteral - a));
-        else op.args.push_back(a);
+        if (a <= kMember)
+          op.args.push_back(ni + nl + (kMember - a));
+        else if (a <= kLiteral)
+          op.args.push_back(ni + (kLiteral - a));
+        else
+          op.args.push_back(a);
       }
       tape.ops.push_back(std::move(op));
     }
@@ -169,8 +172,8 @@ void fuse(Graph& g) {
     std::vector<int> out_members;
     for (size_t m = 0; m < members.size(); ++m) {
       const int id = members[m];
-      const bool outside = std::any_of(users[id].begin(), users[id].end(),
-                                       [&](int u) { return group[u] != root; });
+      const bool outside =
+          std::any_of(users[id].begin(), users[id].end(), [&](int u) { return group[u] != root; });
       if (id == root || outside || is_output[id]) {
         out_members.push_back(id);
         tape.outputs.push_back(ni + nl + static_cast<int>(m));

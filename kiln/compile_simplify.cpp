@@ -124,8 +124,9 @@ std::string Graph::to_string() const {
     os << "\n";
   }
   os << "  return";
-  for (const Ref& r : outputs) os << " %" << r.node << (node(r).num_outputs() > 1 ? "." : "")
-                                  << (node(r).num_outputs() > 1 ? std::to_string(r.out) : "");
+  for (const Ref& r : outputs)
+    os << " %" << r.node << (node(r).num_outputs() > 1 ? "." : "")
+       << (node(r).num_outputs() > 1 ? std::to_string(r.out) : "");
   os << "\n";
   return os.str();
 }
@@ -137,7 +138,7 @@ void simplify(Graph& g) {
   std::unordered_set<int> output_nodes;
   for (const Ref& r : g.outputs) output_nodes.insert(r.node);
 
-  std::unordered_map<std::string, int> constants;     // dtype + shape + bytes -> node
+  std::unordered_map<std::string, int> constants;    // dtype + shape + bytes -> node
   std::unordered_map<size_t, std::vector<int>> ops;  // hash of type and inputs -> nodes
 
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -184,8 +185,7 @@ void simplify(Graph& g) {
             m.dtypes != n.dtypes || !m.prim->is_equivalent(p)) {
           continue;
         }
-        for (size_t o = 0; o < n.num_outputs(); ++o)
-          rep.to[i][o] = {j, static_cast<int>(o)};
+        for (size_t o = 0; o < n.num_outputs(); ++o) rep.to[i][o] = {j, static_cast<int>(o)};
         n.dead = true;
         merged = true;
         break;

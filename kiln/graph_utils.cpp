@@ -59,8 +59,7 @@ void print_graph(std::ostream& os, const std::vector<array>& outputs) {
     os << " = ";
     a.primitive().print(os);
     os << "(";
-    for (size_t i = 0; i < a.inputs().size(); ++i)
-      os << (i ? ", " : "") << name(a.inputs()[i]);
+    for (size_t i = 0; i < a.inputs().size(); ++i) os << (i ? ", " : "") << name(a.inputs()[i]);
     os << ")\n";
   }
 }
@@ -68,8 +67,8 @@ void print_graph(std::ostream& os, const std::vector<array>& outputs) {
 void export_to_dot(std::ostream& os, const std::vector<array>& outputs,
                    const std::vector<std::string>& names) {
   if (names.size() > outputs.size()) {
-    throw std::invalid_argument(msg("[export_to_dot] Got ", names.size(), " names for ",
-                                    outputs.size(), " arrays."));
+    throw std::invalid_argument(
+        msg("[export_to_dot] Got ", names.size(), " names for ", outputs.size(), " arrays."));
   }
   std::unordered_map<uintptr_t, std::string> label;
   for (size_t i = 0; i < names.size(); ++i) label[outputs[i].id()] = names[i];
@@ -92,7 +91,8 @@ void export_to_dot(std::ostream& os, const std::vector<array>& outputs,
     std::ostringstream name;
     a.primitive().print(name);
     body << "  \"" << p << "\" [label=\"" << name.str() << "\", shape=box];\n";
-    for (const auto& in : a.inputs()) body << "  \"" << array_node(in) << "\" -> \"" << p << "\";\n";
+    for (const auto& in : a.inputs())
+      body << "  \"" << array_node(in) << "\" -> \"" << p << "\";\n";
     for (const auto& o : a.outputs()) body << "  \"" << p << "\" -> \"" << array_node(o) << "\";\n";
   }
   for (const auto& o : outputs) array_node(o);

@@ -89,8 +89,7 @@ std::vector<array> BroadcastLike::jvp(const std::vector<array>& primals,
 
 std::vector<array> BroadcastLike::vjp(const std::vector<array>& primals,
                                       const std::vector<array>& cotangents,
-                                      const std::vector<int>& argnums,
-                                      const std::vector<array>&) {
+                                      const std::vector<int>& argnums, const std::vector<array>&) {
   std::vector<array> out;
   for (int a : argnums) {
     const array& p = primals[a];
@@ -111,8 +110,8 @@ std::vector<array> BroadcastLike::vjp(const std::vector<array>& primals,
   return out;
 }
 
-std::pair<std::vector<array>, std::vector<int>> BroadcastLike::vmap(const std::vector<array>& inputs,
-                                                                    const std::vector<int>& axes) {
+std::pair<std::vector<array>, std::vector<int>> BroadcastLike::vmap(
+    const std::vector<array>& inputs, const std::vector<int>& axes) {
   // Every input gets the mapped axis first (size 1 where unmapped), after padding its other
   // axes to the common rank, so that broadcasting aligns the unmapped axes as before.
   size_t rank = 0;
@@ -298,25 +297,27 @@ const std::unordered_map<std::type_index, const char*>& functors() {
 #define KILN_FUSABLE(NAME) {typeid(NAME), #NAME},
       // unary
       KILN_FUSABLE(Abs) KILN_FUSABLE(Negative) KILN_FUSABLE(Sign) KILN_FUSABLE(Square)
-      KILN_FUSABLE(Sqrt) KILN_FUSABLE(Rsqrt) KILN_FUSABLE(Exp) KILN_FUSABLE(Expm1)
-      KILN_FUSABLE(Log) KILN_FUSABLE(Log1p) KILN_FUSABLE(Log2) KILN_FUSABLE(Log10)
-      KILN_FUSABLE(Sin) KILN_FUSABLE(Cos) KILN_FUSABLE(Tan) KILN_FUSABLE(ArcSin)
-      KILN_FUSABLE(ArcCos) KILN_FUSABLE(ArcTan) KILN_FUSABLE(Sinh) KILN_FUSABLE(Cosh)
-      KILN_FUSABLE(Tanh) KILN_FUSABLE(ArcSinh) KILN_FUSABLE(ArcCosh) KILN_FUSABLE(ArcTanh)
-      KILN_FUSABLE(Erf) KILN_FUSABLE(ErfInv) KILN_FUSABLE(Sigmoid) KILN_FUSABLE(Floor)
-      KILN_FUSABLE(Ceil) KILN_FUSABLE(Trunc) KILN_FUSABLE(Round) KILN_FUSABLE(LogicalNot)
-      KILN_FUSABLE(BitwiseInvert) KILN_FUSABLE(IsNaN) KILN_FUSABLE(IsInf)
-      KILN_FUSABLE(IsFinite) KILN_FUSABLE(IsPosInf) KILN_FUSABLE(IsNegInf)
-      KILN_FUSABLE(Real) KILN_FUSABLE(Imag) KILN_FUSABLE(Conjugate)
+          KILN_FUSABLE(Sqrt) KILN_FUSABLE(Rsqrt) KILN_FUSABLE(Exp) KILN_FUSABLE(Expm1)
+              KILN_FUSABLE(Log) KILN_FUSABLE(Log1p) KILN_FUSABLE(Log2) KILN_FUSABLE(Log10)
+                  KILN_FUSABLE(Sin) KILN_FUSABLE(Cos) KILN_FUSABLE(Tan) KILN_FUSABLE(ArcSin)
+                      KILN_FUSABLE(ArcCos) KILN_FUSABLE(ArcTan) KILN_FUSABLE(Sinh)
+                          KILN_FUSABLE(Cosh) KILN_FUSABLE(Tanh) KILN_FUSABLE(ArcSinh)
+                              KILN_FUSABLE(ArcCosh) KILN_FUSABLE(ArcTanh) KILN_FUSABLE(Erf)
+                                  KILN_FUSABLE(ErfInv) KILN_FUSABLE(Sigmoid) KILN_FUSABLE(Floor)
+                                      KILN_FUSABLE(Ceil) KILN_FUSABLE(Trunc) KILN_FUSABLE(Round)
+                                          KILN_FUSABLE(LogicalNot) KILN_FUSABLE(BitwiseInvert)
+                                              KILN_FUSABLE(IsNaN) KILN_FUSABLE(IsInf)
+                                                  KILN_FUSABLE(IsFinite) KILN_FUSABLE(IsPosInf)
+                                                      KILN_FUSABLE(IsNegInf) KILN_FUSABLE(Real)
+                                                          KILN_FUSABLE(Imag) KILN_FUSABLE(Conjugate)
       // binary
       KILN_FUSABLE(Add) KILN_FUSABLE(Subtract) KILN_FUSABLE(Multiply) KILN_FUSABLE(Divide)
-      KILN_FUSABLE(FloorDivide) KILN_FUSABLE(Remainder) KILN_FUSABLE(Power)
-      KILN_FUSABLE(Maximum) KILN_FUSABLE(Minimum) KILN_FUSABLE(ArcTan2)
-      KILN_FUSABLE(LogAddExp) KILN_FUSABLE(Equal) KILN_FUSABLE(NotEqual) KILN_FUSABLE(Less)
-      KILN_FUSABLE(LessEqual) KILN_FUSABLE(Greater) KILN_FUSABLE(GreaterEqual)
-      KILN_FUSABLE(LogicalAnd) KILN_FUSABLE(LogicalOr) KILN_FUSABLE(BitwiseAnd)
-      KILN_FUSABLE(BitwiseOr) KILN_FUSABLE(BitwiseXor) KILN_FUSABLE(LeftShift)
-      KILN_FUSABLE(RightShift)
+          KILN_FUSABLE(FloorDivide) KILN_FUSABLE(Remainder) KILN_FUSABLE(Power) KILN_FUSABLE(
+              Maximum) KILN_FUSABLE(Minimum) KILN_FUSABLE(ArcTan2) KILN_FUSABLE(LogAddExp)
+              KILN_FUSABLE(Equal) KILN_FUSABLE(NotEqual) KILN_FUSABLE(Less) KILN_FUSABLE(LessEqual)
+                  KILN_FUSABLE(Greater) KILN_FUSABLE(GreaterEqual) KILN_FUSABLE(LogicalAnd)
+                      KILN_FUSABLE(LogicalOr) KILN_FUSABLE(BitwiseAnd) KILN_FUSABLE(BitwiseOr)
+                          KILN_FUSABLE(BitwiseXor) KILN_FUSABLE(LeftShift) KILN_FUSABLE(RightShift)
       // ternary, conversion
       KILN_FUSABLE(Select) KILN_FUSABLE(AsType)
 #undef KILN_FUSABLE

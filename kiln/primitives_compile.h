@@ -85,8 +85,7 @@ struct FusedTape {
 class Compiled : public Primitive {
  public:
   /** `label`: the name (empty: "Compiled" and the tape's primitives). */
-  Compiled(Stream stream, FusedTape tape, std::optional<Shape> fixed_shape,
-           std::string label = "");
+  Compiled(Stream stream, FusedTape tape, std::optional<Shape> fixed_shape, std::string label = "");
   KILN_PRIMITIVE_EVAL_MULTI()
   KILN_PRIMITIVE_GRADS()
   KILN_PRIMITIVE_VMAP()

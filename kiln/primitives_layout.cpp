@@ -79,8 +79,8 @@ std::pair<std::vector<array>, std::vector<int>> Copy::vmap(const std::vector<arr
 std::vector<Shape> Broadcast::output_shapes(const std::vector<array>& inputs) {
   if (broadcast_shapes(inputs[0].shape(), shape_, "broadcast_to") != shape_) {
     throw std::invalid_argument(msg("[broadcast_to] Cannot broadcast an array of shape ",
-                                    shape_str(inputs[0].shape()), " to shape ",
-                                    shape_str(shape_), "."));
+                                    shape_str(inputs[0].shape()), " to shape ", shape_str(shape_),
+                                    "."));
   }
   return {shape_};
 }
@@ -143,8 +143,8 @@ std::vector<Shape> Reshape::output_shapes(const std::vector<array>& inputs) {
   }
   if (shape_size(shape) != size) {
     throw std::invalid_argument(msg("[reshape] Cannot reshape an array of shape ",
-                                    shape_str(inputs[0].shape()), " into shape ",
-                                    shape_str(shape), "."));
+                                    shape_str(inputs[0].shape()), " into shape ", shape_str(shape),
+                                    "."));
   }
   return {shape};
 }
@@ -383,17 +383,17 @@ std::vector<Shape> Slice::output_shapes(const std::vector<array>& inputs) {
   const Shape& in = inputs[0].shape();
   if (!traced_shape_.empty() && in.size() == shape.size()) {
     for (size_t i = 0; i < shape.size(); ++i) {
-      const bool whole = bounds_.start[i] == 0 && bounds_.strides[i] == 1 &&
-                         shape[i] == traced_shape_[i];
+      const bool whole =
+          bounds_.start[i] == 0 && bounds_.strides[i] == 1 && shape[i] == traced_shape_[i];
       if (whole) {
         shape[i] = in[i];
       } else if (in[i] != traced_shape_[i]) {
-        throw std::invalid_argument(msg(
-            "[slice] A shapeless compiled function takes a part of axis ", i,
-            " of an array of shape ", shape_str(traced_shape_), " (indices ", bounds_.start[i],
-            " to ", bounds_.stop[i], " by ", bounds_.strides[i],
-            "), which has no meaning for an input of shape ", shape_str(in),
-            "; compile it without shapeless=True."));
+        throw std::invalid_argument(
+            msg("[slice] A shapeless compiled function takes a part of axis ", i,
+                " of an array of shape ", shape_str(traced_shape_), " (indices ", bounds_.start[i],
+                " to ", bounds_.stop[i], " by ", bounds_.strides[i],
+                "), which has no meaning for an input of shape ", shape_str(in),
+                "; compile it without shapeless=True."));
       }
     }
   }

@@ -83,7 +83,8 @@ void expect_bitwise_equal(array a, array b, const std::string& what = "") {
       if (a.dtype() == float32) d = ulp_distance<float, uint32_t>(x, y);
       if (a.dtype() == float64) d = ulp_distance<double, uint64_t>(x, y);
       if (a.dtype() == complex64)
-        d = std::max(ulp_distance<float, uint32_t>(x, y), ulp_distance<float, uint32_t>(x + 4, y + 4));
+        d = std::max(ulp_distance<float, uint32_t>(x, y),
+                     ulp_distance<float, uint32_t>(x + 4, y + 4));
       if (d <= 2) continue;
     }
     if (++bad < 4) ADD_FAILURE() << what << ": element " << i << " differs";
@@ -204,9 +205,8 @@ TEST_F(Compile, ShapelessZerosLikeFollowsTheInput) {
 
 TEST_F(Compile, ClosureValuesAreFrozenAtTrace) {
   array captured = array(1.0f);
-  auto cfun = compile([&](const std::vector<array>& x) {
-    return std::vector<array>{x[0] + captured};
-  });
+  auto cfun =
+      compile([&](const std::vector<array>& x) { return std::vector<array>{x[0] + captured}; });
   EXPECT_EQ(cfun({array(1.0f)})[0].item<float>(), 2.0f);
   captured = array(5.0f);
   EXPECT_EQ(cfun({array(1.0f)})[0].item<float>(), 2.0f);
@@ -318,9 +318,8 @@ TEST_F(Compile, EvaluatingDuringTheTraceThrows) {
 
 TEST_F(Compile, UncapturedInputsThrow) {
   array x = array({1, 2, 3}) + 2;
-  auto cfun = compile([&](const std::vector<array>& a) {
-    return std::vector<array>{a[0] + (x + 1)};
-  });
+  auto cfun =
+      compile([&](const std::vector<array>& a) { return std::vector<array>{a[0] + (x + 1)}; });
   EXPECT_THROW(cfun({x}), std::invalid_argument);
   array y = array({4, 5, 6});
   EXPECT_NO_THROW(cfun({y}));
@@ -386,9 +385,8 @@ TEST_F(Compile, CustomFunctionAndCheckpointInside) {
 }
 
 TEST_F(Compile, NestedCompile) {
-  auto inner = compile([](const std::vector<array>& x) {
-    return std::vector<array>{x[0] * x[0] + 1.0f};
-  });
+  auto inner =
+      compile([](const std::vector<array>& x) { return std::vector<array>{x[0] * x[0] + 1.0f}; });
   auto outer = compile([&](const std::vector<array>& x) {
     return std::vector<array>{inner({x[0]})[0] - inner({x[0] * 2.0f})[0]};
   });
@@ -612,9 +610,9 @@ TEST(CompileFallback, AKernelThatCannotBuildRunsUnfused) {
     EXPECT_EQ(detail::compile_stats().fused_runs, 0u);
     return;
   }
-  pid_t pid = test::spawn_self(
-      "CompileFallback.AKernelThatCannotBuildRunsUnfused",
-      {"KILN_CXX=/nonexistent/c++", "KILN_CACHE=0", "KILN_COMPILE_CHILD=1"});
+  pid_t pid =
+      test::spawn_self("CompileFallback.AKernelThatCannotBuildRunsUnfused",
+                       {"KILN_CXX=/nonexistent/c++", "KILN_CACHE=0", "KILN_COMPILE_CHILD=1"});
   ASSERT_GT(pid, 0);
   int status = 0;
   waitpid(pid, &status, 0);
@@ -712,7 +710,10 @@ TEST_F(CompileGraphReplay, OneNodeRunsTheProgram) {
   Primitive& p = y.primitive();
   array ct = random_array({4, 3}, float32);
   auto g = p.vjp(y.inputs(), {ct, zeros({4, 3})}, {0, 1}, y.outputs());
-  auto ge = vjp([&](const std::vector<array>& x) { return std::vector<array>{fun(x)[0], fun(x)[2]}; },
+  auto ge = vjp(
+                [&](const std::vector<array>& x) {
+                  return std::vector<array>{fun(x)[0], fun(x)[2]};
+                },
                 {a, b}, {ct, zeros({4, 3})})
                 .second;
   // The cotangents of h add up in another order than in the reference's graph.

@@ -61,8 +61,11 @@ def first_calls(n):
     )
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, KILN_CACHE_DIR=cache, PYTHONPATH=str(ROOT / "python"))
-        run = lambda: float(subprocess.run([sys.executable, "-c", code], env=env, check=True,
-                                           capture_output=True, text=True).stdout.split()[-1])
+        run = lambda: float(
+            subprocess.run(
+                [sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True
+            ).stdout.split()[-1]
+        )
         cold = run()
         warm = run()
     return cold, warm
@@ -87,8 +90,10 @@ def main():
         mx.eval(cchain(x, y))
         s = io_dot(cchain(x, y))
         kernels[name] = s.count("Compiled")
-        cases = {f"compiled, {name}": (lambda: mx.eval(cchain(x, y)), 1),
-                 f"eager, {name}": (lambda: mx.eval(chain(x, y)), 1)}
+        cases = {
+            f"compiled, {name}": (lambda: mx.eval(cchain(x, y)), 1),
+            f"eager, {name}": (lambda: mx.eval(chain(x, y)), 1),
+        }
         if dtype == mx.float32:
             xn, yn = np.array(x), np.array(y)
             cases["NumPy, float32"] = (lambda: chain(xn, yn, np), 1)
@@ -102,9 +107,14 @@ def main():
     mx.eval(xs)
     csmall = mx.compile(small_ops)
     mx.eval(csmall(xs))
-    res = interleaved_medians({"100 ops on 16 floats, compiled": (lambda: mx.eval(csmall(xs)), 200),
-                               "100 ops on 16 floats, eager": (lambda: mx.eval(small_ops(xs)), 50)},
-                              repeats, warmup=20)
+    res = interleaved_medians(
+        {
+            "100 ops on 16 floats, compiled": (lambda: mx.eval(csmall(xs)), 200),
+            "100 ops on 16 floats, eager": (lambda: mx.eval(small_ops(xs)), 50),
+        },
+        repeats,
+        warmup=20,
+    )
     seconds.update(res)
     cold, warm = first_calls(n)
     seconds["first call, empty kernel cache (trace + host compiler)"] = cold
@@ -115,37 +125,78 @@ def main():
     checks = []
     for name in ("float32", "bfloat16"):
         c, e = seconds[f"10-op chain, compiled, {name}"], seconds[f"10-op chain, eager, {name}"]
-        checks.append({"name": f"10-op chain {name}: eager / compiled", "ratio": e / c,
-                       "target": "> 1", "met": e / c > 1})
+        checks.append(
+            {
+                "name": f"10-op chain {name}: eager / compiled",
+                "ratio": e / c,
+                "target": "> 1",
+                "met": e / c > 1,
+            }
+        )
     c, npy = seconds["10-op chain, compiled, float32"], seconds["10-op chain, NumPy, float32"]
-    checks.append({"name": "10-op chain float32: NumPy / compiled", "ratio": npy / c,
-                   "target": "> 1", "met": npy / c > 1})
+    checks.append(
+        {
+            "name": "10-op chain float32: NumPy / compiled",
+            "ratio": npy / c,
+            "target": "> 1",
+            "met": npy / c > 1,
+        }
+    )
     c, e = seconds["100 ops on 16 floats, compiled"], seconds["100 ops on 16 floats, eager"]
-    checks.append({"name": "100 small ops: eager / compiled", "ratio": e / c, "target": "> 1",
-                   "met": e / c > 1})
-    report = {"benchmark": "cpu compile", "date": date, "cpu": cpu, "threads": os.cpu_count(),
-              "python": platform.python_version(), "numpy": np.__version__,
-              "kiln": mx.__version__, "quick": args.quick, "elements": n,
-              "load_before": load_before, "load_after": os.getloadavg()[0],
-              "fused_kernels_per_chain": kernels, "seconds": seconds, "gb_per_s": gbs,
-              "checks": checks}
-    lines = [f"# compile on the CPU, {date}", "",
-             f"CPU: {cpu} ({os.cpu_count()} logical CPUs; load average {load_before:.1f} before, "
-             f"{report['load_after']:.1f} after); NumPy {np.__version__}; kiln {mx.__version__}. "
-             f"Medians after warm-up, compiled and eager repeats interleaved.", "",
-             "| case | time | GB/s |", "|---|---:|---:|"]
+    checks.append(
+        {
+            "name": "100 small ops: eager / compiled",
+            "ratio": e / c,
+            "target": "> 1",
+            "met": e / c > 1,
+        }
+    )
+    report = {
+        "benchmark": "cpu compile",
+        "date": date,
+        "cpu": cpu,
+        "threads": os.cpu_count(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "kiln": mx.__version__,
+        "quick": args.quick,
+        "elements": n,
+        "load_before": load_before,
+        "load_after": os.getloadavg()[0],
+        "fused_kernels_per_chain": kernels,
+        "seconds": seconds,
+        "gb_per_s": gbs,
+        "checks": checks,
+    }
+    lines = [
+        f"# compile on the CPU, {date}",
+        "",
+        f"CPU: {cpu} ({os.cpu_count()} logical CPUs; load average {load_before:.1f} before, "
+        f"{report['load_after']:.1f} after); NumPy {np.__version__}; kiln {mx.__version__}. "
+        f"Medians after warm-up, compiled and eager repeats interleaved.",
+        "",
+        "| case | time | GB/s |",
+        "|---|---:|---:|",
+    ]
     for k, v in seconds.items():
         t = f"{v * 1e6:.1f} µs" if v < 1e-3 else (f"{v * 1e3:.2f} ms" if v < 1 else f"{v:.2f} s")
         lines.append(f"| {k} | {t} | {gbs[k]:.1f} |" if k in gbs else f"| {k} | {t} | |")
-    lines += ["", f"Chains on {n} elements (bytes moved: 3 x {n} x itemsize); the compiled chain "
-              f"is {kernels} fused kernel(s) per dtype.", ""]
+    lines += [
+        "",
+        f"Chains on {n} elements (bytes moved: 3 x {n} x itemsize); the compiled chain "
+        f"is {kernels} fused kernel(s) per dtype.",
+        "",
+    ]
     for c in checks:
-        lines.append(f"- {c['name']}: {c['ratio']:.2f} (target {c['target']}) "
-                     f"{'met' if c['met'] else 'NOT met'}")
+        lines.append(
+            f"- {c['name']}: {c['ratio']:.2f} (target {c['target']}) "
+            f"{'met' if c['met'] else 'NOT met'}"
+        )
     text = "\n".join(lines) + "\n"
     print(text)
-    save_results(args.out_dir, "cpu-compile", cpu, date + ("-quick" if args.quick else ""), report,
-                 text)
+    save_results(
+        args.out_dir, "cpu-compile", cpu, date + ("-quick" if args.quick else ""), report, text
+    )
 
 
 def io_dot(a):

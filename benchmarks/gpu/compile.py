@@ -107,27 +107,33 @@ def chains(n, batch, rounds, smoke):
         s = io.StringIO()
         mx.export_to_dot(s, cchain(x, y))
         kernels[name + " (Compiled nodes)"] = s.getvalue().count("Compiled")
-        seconds[f"chain {name}, kiln compiled"] = timed(lambda: mx.eval(cchain(x, y)), kiln_sync,
-                                                        batch, rounds)
-        seconds[f"chain {name}, kiln eager"] = timed(lambda: mx.eval(chain(x, y, mx)), kiln_sync,
-                                                     batch, rounds)
+        seconds[f"chain {name}, kiln compiled"] = timed(
+            lambda: mx.eval(cchain(x, y)), kiln_sync, batch, rounds
+        )
+        seconds[f"chain {name}, kiln eager"] = timed(
+            lambda: mx.eval(chain(x, y, mx)), kiln_sync, batch, rounds
+        )
         seconds[f"copy {name}, kiln copy of one input"] = timed(
-            lambda: mx.eval(mx.copy(x)), kiln_sync, batch, rounds)
+            lambda: mx.eval(mx.copy(x)), kiln_sync, batch, rounds
+        )
         if torch is not None and not smoke:
             tdt = getattr(torch, name)
             xt = torch.randn(n, device="cuda", dtype=tdt)
             yt = torch.randn(n, device="cuda", dtype=tdt)
             tchain = torch.compile(partial(chain, m=torch))
             tchain(xt, yt)
-            seconds[f"chain {name}, PyTorch eager"] = timed(lambda: chain(xt, yt, torch),
-                                                            torch_sync, batch, rounds)
-            seconds[f"chain {name}, torch.compile"] = timed(lambda: tchain(xt, yt), torch_sync,
-                                                            batch, rounds)
+            seconds[f"chain {name}, PyTorch eager"] = timed(
+                lambda: chain(xt, yt, torch), torch_sync, batch, rounds
+            )
+            seconds[f"chain {name}, torch.compile"] = timed(
+                lambda: tchain(xt, yt), torch_sync, batch, rounds
+            )
             # The chain moves 3 arrays; a copy of 1.5 arrays moves as many bytes.
             src = torch.empty(3 * n // 2, device="cuda", dtype=tdt)
             dst = torch.empty_like(src)
             seconds[f"copy {name}, device (PyTorch copy_ of the chain's bytes)"] = timed(
-                lambda: dst.copy_(src), torch_sync, batch, rounds)
+                lambda: dst.copy_(src), torch_sync, batch, rounds
+            )
     return seconds, kernels
 
 
@@ -144,8 +150,14 @@ def mlp_child(tf32, n_batch, dims, steps, rounds, smoke):
     def init(key, shape):
         return mx.random.normal(shape, key=key) * (1.0 / shape[0]) ** 0.5
 
-    params = {"w1": init(k[0], (din, dh)), "b1": mx.zeros((dh,)), "w2": init(k[1], (dh, dh)),
-              "b2": mx.zeros((dh,)), "w3": init(k[2], (dh, dout)), "b3": mx.zeros((dout,))}
+    params = {
+        "w1": init(k[0], (din, dh)),
+        "b1": mx.zeros((dh,)),
+        "w2": init(k[1], (dh, dh)),
+        "b2": mx.zeros((dh,)),
+        "w3": init(k[2], (dh, dout)),
+        "b3": mx.zeros((dout,)),
+    }
     x = mx.random.normal((n_batch, din))
     y = mx.random.randint(0, dout, (n_batch,))
     mx.eval(params, x, y)
@@ -172,12 +184,14 @@ def mlp_child(tf32, n_batch, dims, steps, rounds, smoke):
         if compiled:
             step = partial(mx.compile, inputs=state, outputs=state)(step)
         run = lambda: mx.eval(step(x, y), state)
-        out[f"MLP step, {label}, TF32 {'on' if tf32 else 'off'}"] = timed(run, kiln_sync, steps,
-                                                                          rounds)
+        out[f"MLP step, {label}, TF32 {'on' if tf32 else 'off'}"] = timed(
+            run, kiln_sync, steps, rounds
+        )
     if torch is not None and not smoke:
         torch.backends.cuda.matmul.allow_tf32 = tf32
-        tp = {k: torch.tensor(np.array(v), device="cuda").requires_grad_()
-              for k, v in params.items()}
+        tp = {
+            k: torch.tensor(np.array(v), device="cuda").requires_grad_() for k, v in params.items()
+        }
         xt = torch.tensor(np.array(x), device="cuda")
         yt = torch.tensor(np.array(y).astype(np.int64), device="cuda")
 
@@ -196,22 +210,25 @@ def mlp_child(tf32, n_batch, dims, steps, rounds, smoke):
                     for q in ps:
                         q.grad = None
                 return loss
+
             return tstep
 
         ceager = make_tstep(tloss)
         ccomp = make_tstep(torch.compile(tloss))
         ccomp()
         for label, f in (("PyTorch eager", ceager), ("torch.compile", ccomp)):
-            out[f"MLP step, {label}, TF32 {'on' if tf32 else 'off'}"] = timed(f, torch_sync, steps,
-                                                                              rounds)
+            out[f"MLP step, {label}, TF32 {'on' if tf32 else 'off'}"] = timed(
+                f, torch_sync, steps, rounds
+            )
     print(json.dumps(out))
 
 
 def mlps(args):
     seconds = {}
     for tf32 in (True, False):
-        env = dict(os.environ, KILN_MATMUL_TF32="1" if tf32 else "0",
-                   PYTHONPATH=str(ROOT / "python"))
+        env = dict(
+            os.environ, KILN_MATMUL_TF32="1" if tf32 else "0", PYTHONPATH=str(ROOT / "python")
+        )
         cmd = [sys.executable, __file__, "--mlp-child", "1" if tf32 else "0"]
         if args.quick:
             cmd.append("--quick")
@@ -235,20 +252,28 @@ def small(batch, rounds, smoke):
     csmall = mx.compile(partial(small_ops, m=mx))
     mx.eval(csmall(x))
     seconds["100 ops on 16 floats, kiln compiled (per call + wait)"] = timed(
-        lambda: (mx.eval(csmall(x)), mx.synchronize()), lambda: None, batch, rounds)
+        lambda: (mx.eval(csmall(x)), mx.synchronize()), lambda: None, batch, rounds
+    )
     seconds["100 ops on 16 floats, kiln eager (per call + wait)"] = timed(
-        lambda: (mx.eval(small_ops(x, mx)), mx.synchronize()), lambda: None, batch // 10 or 1,
-        rounds)
+        lambda: (mx.eval(small_ops(x, mx)), mx.synchronize()),
+        lambda: None,
+        batch // 10 or 1,
+        rounds,
+    )
     if torch is not None and not smoke:
         xt = torch.randn(16, device="cuda")
         tc = torch.compile(partial(small_ops, m=torch), mode="reduce-overhead")
         for _ in range(3):
             tc(xt)
         seconds["100 ops on 16 floats, PyTorch eager (per call + wait)"] = timed(
-            lambda: (small_ops(xt, torch), torch.cuda.synchronize()), lambda: None,
-            batch // 10 or 1, rounds)
+            lambda: (small_ops(xt, torch), torch.cuda.synchronize()),
+            lambda: None,
+            batch // 10 or 1,
+            rounds,
+        )
         seconds["100 ops on 16 floats, torch.compile reduce-overhead (per call + wait)"] = timed(
-            lambda: (tc(xt), torch.cuda.synchronize()), lambda: None, batch, rounds)
+            lambda: (tc(xt), torch.cuda.synchronize()), lambda: None, batch, rounds
+        )
     return seconds
 
 
@@ -262,8 +287,11 @@ def device_name():
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, few rounds")
-    parser.add_argument("--smoke", action="store_true",
-                        help="run the code paths on the CPU with tiny sizes (no results)")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="run the code paths on the CPU with tiny sizes (no results)",
+    )
     parser.add_argument("--mlp-child", help=argparse.SUPPRESS)
     parser.add_argument("--out-dir", default=str(ROOT / "benchmarks" / "results"))
     args = parser.parse_args()
@@ -276,9 +304,14 @@ def main():
     small_sizes = args.quick or args.smoke
     if args.mlp_child is not None:
         dims = (64, 128, 10) if args.smoke else (1024, 4096, 10)
-        mlp_child(args.mlp_child == "1", 64 if args.smoke else 4096, dims,
-                  2 if args.smoke else (5 if args.quick else 20), 2 if small_sizes else 7,
-                  args.smoke)
+        mlp_child(
+            args.mlp_child == "1",
+            64 if args.smoke else 4096,
+            dims,
+            2 if args.smoke else (5 if args.quick else 20),
+            2 if small_sizes else 7,
+            args.smoke,
+        )
         return
 
     n = (1 << 12) if args.smoke else ((1 << 22) if args.quick else (1 << 26))
@@ -294,36 +327,85 @@ def main():
         itemsize = 4 if dt == "float32" else 2
         nbytes = 3 * n * itemsize
         c = seconds[f"chain {dt}, kiln compiled"]
-        checks.append({"name": f"chain {dt}: kernels per call", "value": kernels[dt],
-                       "target": "1", "met": kernels[dt] == 1})
+        checks.append(
+            {
+                "name": f"chain {dt}: kernels per call",
+                "value": kernels[dt],
+                "target": "1",
+                "met": kernels[dt] == 1,
+            }
+        )
         copy = seconds.get(f"copy {dt}, device (PyTorch copy_ of the chain's bytes)")
         if copy:
-            checks.append({"name": f"chain {dt}: fraction of copy bandwidth",
-                           "value": copy / c, "target": ">= 0.9", "met": copy / c >= 0.9})
+            checks.append(
+                {
+                    "name": f"chain {dt}: fraction of copy bandwidth",
+                    "value": copy / c,
+                    "target": ">= 0.9",
+                    "met": copy / c >= 0.9,
+                }
+            )
         tc = seconds.get(f"chain {dt}, torch.compile")
         if tc:
-            checks.append({"name": f"chain {dt}: torch.compile / kiln compiled", "value": tc / c,
-                           "target": "> 1", "met": tc / c > 1})
-        checks.append({"name": f"chain {dt}: GB/s", "value": nbytes / c / 1e9,
-                       "target": "reported", "met": None})
+            checks.append(
+                {
+                    "name": f"chain {dt}: torch.compile / kiln compiled",
+                    "value": tc / c,
+                    "target": "> 1",
+                    "met": tc / c > 1,
+                }
+            )
+        checks.append(
+            {
+                "name": f"chain {dt}: GB/s",
+                "value": nbytes / c / 1e9,
+                "target": "reported",
+                "met": None,
+            }
+        )
     for tf in ("on", "off"):
         k = seconds[f"MLP step, kiln compiled, TF32 {tf}"]
         tc = seconds.get(f"MLP step, torch.compile, TF32 {tf}")
         if tc:
-            checks.append({"name": f"MLP step TF32 {tf}: torch.compile / kiln compiled",
-                           "value": tc / k, "target": "> 1", "met": tc / k > 1})
+            checks.append(
+                {
+                    "name": f"MLP step TF32 {tf}: torch.compile / kiln compiled",
+                    "value": tc / k,
+                    "target": "> 1",
+                    "met": tc / k > 1,
+                }
+            )
         if tf == "on":
-            checks.append({"name": "MLP step TF32 on: MLX compiled (2.79 ms, H100) / kiln compiled",
-                           "value": 2.79e-3 / k, "target": "> 1", "met": 2.79e-3 / k > 1})
-    report = {"benchmark": "gpu compile", "date": date, "device_name": name,
-              "python": platform.python_version(),
-              "torch": torch.__version__ if torch is not None else None, "kiln": mx.__version__,
-              "quick": args.quick, "chain_elements": n, "kernels_per_chain_call": kernels,
-              "seconds": seconds, "checks": checks}
-    lines = [f"# compile on the GPU, {date}", "",
-             f"Device: {name}; PyTorch {report['torch'] or 'not installed'}; kiln "
-             f"{mx.__version__}. Medians of batches ending in a synchronize.", "",
-             "| case | time |", "|---|---:|"]
+            checks.append(
+                {
+                    "name": "MLP step TF32 on: MLX compiled (2.79 ms, H100) / kiln compiled",
+                    "value": 2.79e-3 / k,
+                    "target": "> 1",
+                    "met": 2.79e-3 / k > 1,
+                }
+            )
+    report = {
+        "benchmark": "gpu compile",
+        "date": date,
+        "device_name": name,
+        "python": platform.python_version(),
+        "torch": torch.__version__ if torch is not None else None,
+        "kiln": mx.__version__,
+        "quick": args.quick,
+        "chain_elements": n,
+        "kernels_per_chain_call": kernels,
+        "seconds": seconds,
+        "checks": checks,
+    }
+    lines = [
+        f"# compile on the GPU, {date}",
+        "",
+        f"Device: {name}; PyTorch {report['torch'] or 'not installed'}; kiln "
+        f"{mx.__version__}. Medians of batches ending in a synchronize.",
+        "",
+        "| case | time |",
+        "|---|---:|",
+    ]
     for k, v in seconds.items():
         lines.append(f"| {k} | {v * 1e6:.2f} µs |" if v < 1e-3 else f"| {k} | {v * 1e3:.3f} ms |")
     lines.append("")
@@ -333,8 +415,9 @@ def main():
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.smoke:
-        save_results(args.out_dir, "gpu-compile", name, date + ("-quick" if args.quick else ""),
-                     report, text)
+        save_results(
+            args.out_dir, "gpu-compile", name, date + ("-quick" if args.quick else ""), report, text
+        )
 
 
 if __name__ == "__main__":

@@ -10,9 +10,9 @@
 #include <pybind11/stl.h>
 
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <sstream>
-#include <cstring>
 #include <unordered_map>
 
 #include "bindings.h"
@@ -262,7 +262,8 @@ py::object fill_structure(py::handle s, const std::vector<array>& arrays, size_t
   if (s.ptr() == array_marker().ptr()) return py::cast(arrays.at(next++));
   if (PyList_Check(s.ptr())) {
     py::list out;
-    for (auto item : py::reinterpret_borrow<py::list>(s)) out.append(fill_structure(item, arrays, next));
+    for (auto item : py::reinterpret_borrow<py::list>(s))
+      out.append(fill_structure(item, arrays, next));
     return out;
   }
   if (PyTuple_Check(s.ptr())) {

@@ -131,14 +131,58 @@ def test_multiple_outputs_and_intermediates(rng):
 
 
 UNARY = [
-    "abs", "negative", "sign", "square", "sqrt", "rsqrt", "exp", "expm1", "log", "log1p",
-    "log2", "log10", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh",
-    "tanh", "arcsinh", "arccosh", "arctanh", "erf", "erfinv", "sigmoid", "floor", "ceil",
-    "round", "isnan", "isinf", "isfinite", "logical_not",
+    "abs",
+    "negative",
+    "sign",
+    "square",
+    "sqrt",
+    "rsqrt",
+    "exp",
+    "expm1",
+    "log",
+    "log1p",
+    "log2",
+    "log10",
+    "sin",
+    "cos",
+    "tan",
+    "arcsin",
+    "arccos",
+    "arctan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "arcsinh",
+    "arccosh",
+    "arctanh",
+    "erf",
+    "erfinv",
+    "sigmoid",
+    "floor",
+    "ceil",
+    "round",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "logical_not",
 ]
 BINARY = [
-    "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "power", "maximum",
-    "minimum", "arctan2", "logaddexp", "equal", "not_equal", "less", "less_equal", "greater",
+    "add",
+    "subtract",
+    "multiply",
+    "divide",
+    "floor_divide",
+    "remainder",
+    "power",
+    "maximum",
+    "minimum",
+    "arctan2",
+    "logaddexp",
+    "equal",
+    "not_equal",
+    "less",
+    "less_equal",
+    "greater",
     "greater_equal",
 ]
 
@@ -147,8 +191,12 @@ BINARY = [
 def test_every_elementwise_op_fused_bitwise(rng, dtype):
     """Each op's result inside a fused kernel equals the eager op's, for every dtype it takes."""
     floating = mx.issubdtype(dtype, mx.floating)
-    unary = [u for u in UNARY if floating or u in ("abs", "negative", "sign", "square",
-                                                   "logical_not", "isnan", "isinf", "isfinite")]
+    unary = [
+        u
+        for u in UNARY
+        if floating
+        or u in ("abs", "negative", "sign", "square", "logical_not", "isnan", "isinf", "isfinite")
+    ]
     binary = [b for b in BINARY if floating or b not in ("divide", "arctan2", "logaddexp")]
     if not floating:
         binary.append("bitwise_xor")
@@ -178,8 +226,17 @@ def test_every_elementwise_op_fused_bitwise(rng, dtype):
 
 @pytest.mark.parametrize("src", [mx.float32, mx.float16, mx.bfloat16, mx.int32, mx.uint8, mx.bool_])
 def test_fused_casts_bitwise(rng, src):
-    targets = [mx.bool_, mx.uint8, mx.int8, mx.int16, mx.uint32, mx.int64, mx.float16,
-               mx.bfloat16, mx.float32]
+    targets = [
+        mx.bool_,
+        mx.uint8,
+        mx.int8,
+        mx.int16,
+        mx.uint32,
+        mx.int64,
+        mx.float16,
+        mx.bfloat16,
+        mx.float32,
+    ]
 
     def fun(x):
         return [(x * 3).astype(t) for t in targets]
@@ -412,8 +469,9 @@ def test_custom_function_and_checkpoint_inside(rng):
 
     x = rand(rng, (6,))
     assert_bitwise(mx.compile(mx.grad(loss))(x), mx.grad(loss)(x))
-    np.testing.assert_allclose(np.array(mx.compile(mx.grad(loss))(x)), np.exp(np.array(x)) * 6,
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        np.array(mx.compile(mx.grad(loss))(x)), np.exp(np.array(x)) * 6, rtol=1e-6
+    )
 
 
 @pytest.mark.skipif(not hasattr(mx.fast, "metal_kernel"), reason="no custom kernels")
@@ -426,14 +484,23 @@ def test_custom_kernels_inside(rng):
     )
 
     def fun(x):
-        y = kernel(inputs=[mx.exp(x) + 1], template=[("T", mx.float32)], grid=(x.size, 1, 1),
-                   threadgroup=(64, 1, 1), output_shapes=[x.shape], output_dtypes=[x.dtype])[0]
+        y = kernel(
+            inputs=[mx.exp(x) + 1],
+            template=[("T", mx.float32)],
+            grid=(x.size, 1, 1),
+            threadgroup=(64, 1, 1),
+            output_shapes=[x.shape],
+            output_dtypes=[x.dtype],
+        )[0]
         return mx.sqrt(y) * x
 
     x = rand(rng, (128,))
     assert_bitwise(mx.compile(fun)(x), fun(x))
-    np.testing.assert_allclose(np.array(mx.compile(fun)(x)),
-                               np.sqrt((np.exp(np.array(x)) + 1) * 2) * np.array(x), rtol=1e-5)
+    np.testing.assert_allclose(
+        np.array(mx.compile(fun)(x)),
+        np.sqrt((np.exp(np.array(x)) + 1) * 2) * np.array(x),
+        rtol=1e-5,
+    )
 
 
 # ---------------------------------------------------------------- disable / enable
@@ -478,8 +545,9 @@ def test_decorator_forms_and_attributes():
         return x * scale
 
     assert f.__name__ == "f" and f.__doc__ == "Doubles."
-    assert str(inspect.signature(f)) == "(x: kiln.core.array, scale: float = 2.0)" or \
-        list(inspect.signature(f).parameters) == ["x", "scale"]
+    assert str(inspect.signature(f)) == "(x: kiln.core.array, scale: float = 2.0)" or list(
+        inspect.signature(f).parameters
+    ) == ["x", "scale"]
 
     @partial(mx.compile, shapeless=True)
     def g(x):
@@ -499,8 +567,9 @@ def test_decorator_forms_and_attributes():
 
 
 def test_export_to_dot_shows_the_fused_graph(rng):
-    fun = mx.compile(lambda x, y, z: (x + mx.broadcast_to(y, z.shape) * z,
-                                      mx.broadcast_to(y, z.shape).sum()))
+    fun = mx.compile(
+        lambda x, y, z: (x + mx.broadcast_to(y, z.shape) * z, mx.broadcast_to(y, z.shape).sum())
+    )
     a, b, c = rand(rng, (4, 4)), mx.array(0.5), rand(rng, (4, 4))
     d = fun(a, b, c)
     s = io.StringIO()
@@ -569,8 +638,9 @@ def test_debug_prints_graphs_and_kernels():
         "mx.eval(f(mx.ones((4,))))\n"
     )
     env = dict(os.environ, KILN_DEBUG_COMPILE="1", PYTHONPATH=os.pathsep.join(sys.path))
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                       check=True)
+    r = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
     assert "traced graph" in r.stderr
     assert "CompiledExp" in r.stderr
     assert "kiln_fused_run" in r.stderr or "kiln_fused::contig" in r.stderr or "contig(" in r.stderr
@@ -588,8 +658,12 @@ def test_a_kernel_that_cannot_build_runs_unfused():
         "s = mx._core._compile_stats()\n"
         "assert s['fallback_runs'] == 1 and s['fused_runs'] == 0, s\n"
     )
-    env = dict(os.environ, KILN_CXX="/nonexistent/c++", KILN_CACHE="0",
-               PYTHONPATH=os.pathsep.join(sys.path))
+    env = dict(
+        os.environ,
+        KILN_CXX="/nonexistent/c++",
+        KILN_CACHE="0",
+        PYTHONPATH=os.pathsep.join(sys.path),
+    )
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "runs unfused" in r.stderr

@@ -56,21 +56,36 @@ struct CpuKernel {
 
 std::string cpp_type(Dtype d) {
   switch (d.val) {
-    case Dtype::Val::bool_: return "bool";
-    case Dtype::Val::uint8: return "uint8_t";
-    case Dtype::Val::uint16: return "uint16_t";
-    case Dtype::Val::uint32: return "uint32_t";
-    case Dtype::Val::uint64: return "uint64_t";
-    case Dtype::Val::int8: return "int8_t";
-    case Dtype::Val::int16: return "int16_t";
-    case Dtype::Val::int32: return "int32_t";
-    case Dtype::Val::int64: return "int64_t";
-    case Dtype::Val::float16: return "kiln::float16_t";
-    case Dtype::Val::bfloat16: return "kiln::bfloat16_t";
-    case Dtype::Val::float32: return "float";
-    case Dtype::Val::float64: return "double";
-    case Dtype::Val::complex64: return "std::complex<float>";
-    default: throw std::runtime_error(msg("[compile] No C++ type for ", d, "."));
+    case Dtype::Val::bool_:
+      return "bool";
+    case Dtype::Val::uint8:
+      return "uint8_t";
+    case Dtype::Val::uint16:
+      return "uint16_t";
+    case Dtype::Val::uint32:
+      return "uint32_t";
+    case Dtype::Val::uint64:
+      return "uint64_t";
+    case Dtype::Val::int8:
+      return "int8_t";
+    case Dtype::Val::int16:
+      return "int16_t";
+    case Dtype::Val::int32:
+      return "int32_t";
+    case Dtype::Val::int64:
+      return "int64_t";
+    case Dtype::Val::float16:
+      return "kiln::float16_t";
+    case Dtype::Val::bfloat16:
+      return "kiln::bfloat16_t";
+    case Dtype::Val::float32:
+      return "float";
+    case Dtype::Val::float64:
+      return "double";
+    case Dtype::Val::complex64:
+      return "std::complex<float>";
+    default:
+      throw std::runtime_error(msg("[compile] No C++ type for ", d, "."));
   }
 }
 
@@ -150,17 +165,17 @@ std::string generate(const Compiled& c) {
       return name;
     };
     if (fn == "AsType") {
-      os << "  for (long i = 0; i < n; ++i) o[i] = kiln::scalar_cast<" << out << ">(" << arg(op.args[0])
-         << ");\n";
+      os << "  for (long i = 0; i < n; ++i) o[i] = kiln::scalar_cast<" << out << ">("
+         << arg(op.args[0]) << ");\n";
     } else if (fn == "Select") {
       os << "  for (long i = 0; i < n; ++i) o[i] = " << arg(op.args[0]) << " ? " << arg(op.args[1])
          << " : " << arg(op.args[2]) << ";\n";
     } else {
       const std::string functor = "kiln::cpu::fn::" + fn + "{}";
-      const bool simd_candidate = op.args.size() == 1 && !is_literal(op.args[0]) &&
-                                  t.dtype(op.args[0]) == float32;
-      std::string loop = "for (long i = 0; i < n; ++i) o[i] = kiln_fused::apply<" + out + ">(" +
-                         functor;
+      const bool simd_candidate =
+          op.args.size() == 1 && !is_literal(op.args[0]) && t.dtype(op.args[0]) == float32;
+      std::string loop =
+          "for (long i = 0; i < n; ++i) o[i] = kiln_fused::apply<" + out + ">(" + functor;
       for (int a : op.args) loop += ", " + arg(a);
       loop += ");";
       if (simd_candidate) {
@@ -183,7 +198,8 @@ std::string generate(const Compiled& c) {
       if (!is_literal(a) && std::find(params.begin(), params.end(), a) == params.end())
         params.push_back(a);
     os << "  op" << v << "(";
-    for (int p : params) os << "static_cast<const " << cpp_type(t.dtype(p)) << "*>(v[" << p << "]), ";
+    for (int p : params)
+      os << "static_cast<const " << cpp_type(t.dtype(p)) << "*>(v[" << p << "]), ";
     os << "static_cast<" << cpp_type(op.dtype) << "*>(v[" << v << "]), n);\n";
   }
   os << "}\n";
@@ -205,7 +221,7 @@ const std::vector<std::pair<std::string, std::string>>& headers() {
 }
 
 std::vector<std::string> flags() {
-  std::vector<std::string> f = {"-std=c++20", "-O3", "-fPIC", "-fvisibility=hidden",
+  std::vector<std::string> f = {"-std=c++20",      "-O3",   "-fPIC", "-fvisibility=hidden",
                                 "-fno-math-errno", "-pipe", "-g0"};
   if (const char* extra = std::getenv("KILN_CXXFLAGS")) {
     std::istringstream in(extra);
@@ -310,8 +326,8 @@ std::shared_ptr<CpuKernel> build(const std::string& source, const std::string& n
     }
   } catch (const std::exception& e) {
     kernel->run = nullptr;
-    kernels::warn_once(std::string("compile: the fused kernel ") + name +
-                       " cannot be built (" + e.what() + "); it runs unfused.");
+    kernels::warn_once(std::string("compile: the fused kernel ") + name + " cannot be built (" +
+                       e.what() + "); it runs unfused.");
   }
   return kernel;
 }
@@ -320,9 +336,9 @@ std::shared_ptr<CpuKernel> build(const std::string& source, const std::string& n
 
 // Which buffer each tape value uses in a block.
 struct Plan {
-  int num_slots = 0;             // scratch blocks for intermediate values
-  std::vector<int> slot;         // per value: scratch slot, or -1
-  std::vector<int> output_of;    // per value: the output it is, or -1
+  int num_slots = 0;           // scratch blocks for intermediate values
+  std::vector<int> slot;       // per value: scratch slot, or -1
+  std::vector<int> output_of;  // per value: the output it is, or -1
 };
 
 Plan plan(const FusedTape& t) {
@@ -361,10 +377,10 @@ struct InputView {
   enum class Kind { unused, dense, fill, gather } kind = Kind::unused;
   const char* base = nullptr;  // first element
   size_t itemsize = 0;
-  Shape shape;                 // gather: collapsed shape and strides (elements)
+  Shape shape;  // gather: collapsed shape and strides (elements)
   Strides strides;
-  std::vector<char> fill;      // fill: kBlock copies of the element
-  int slot = -1;               // gather: its scratch slot
+  std::vector<char> fill;  // fill: kBlock copies of the element
+  int slot = -1;           // gather: its scratch slot
 };
 
 // Collapses the dimensions of a row-major walk over `shape` reading with `strides`.
@@ -426,8 +442,8 @@ void gather_typed(const T* base, const Shape& shape, const Strides& st, int64_t 
 void gather(const InputView& in, int64_t off, int64_t len, void* dst) {
   switch (in.itemsize) {
     case 1:
-      return gather_typed(reinterpret_cast<const uint8_t*>(in.base), in.shape, in.strides, off,
-                          len, static_cast<uint8_t*>(dst));
+      return gather_typed(reinterpret_cast<const uint8_t*>(in.base), in.shape, in.strides, off, len,
+                          static_cast<uint8_t*>(dst));
     case 2:
       return gather_typed(reinterpret_cast<const uint16_t*>(in.base), in.shape, in.strides, off,
                           len, static_cast<uint16_t*>(dst));

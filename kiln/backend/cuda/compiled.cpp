@@ -101,10 +101,10 @@ Rule rule_of(const std::string& f, Dtype in) {
   Rule r;
   r.functor = f;
   static const std::set<std::string> inexact_ops = {
-      "Sqrt",  "Rsqrt", "Exp",     "Expm1",   "Log",     "Log1p",  "Log2",   "Log10",
-      "Sin",   "Cos",   "Tan",     "ArcSin",  "ArcCos",  "ArcTan", "Sinh",   "Cosh",
-      "Tanh",  "ArcSinh", "ArcCosh", "ArcTanh", "Sigmoid", "Divide"};
-  static const std::set<std::string> floating_ops = {"Erf",   "ErfInv", "Floor",    "Ceil",
+      "Sqrt", "Rsqrt",   "Exp",     "Expm1",   "Log",     "Log1p",  "Log2", "Log10",
+      "Sin",  "Cos",     "Tan",     "ArcSin",  "ArcCos",  "ArcTan", "Sinh", "Cosh",
+      "Tanh", "ArcSinh", "ArcCosh", "ArcTanh", "Sigmoid", "Divide"};
+  static const std::set<std::string> floating_ops = {"Erf",   "ErfInv", "Floor",   "Ceil",
                                                      "Trunc", "Round",  "ArcTan2", "LogAddExp"};
   if (inexact_ops.count(f)) {
     r.takes = inexact;
@@ -288,7 +288,8 @@ std::string source_of(const FusedTape& t, const std::string& label) {
   // One element read through `at(k, i)` and written at i.
   os << "template <typename IdxT, typename At>\n__device__ __forceinline__ void element(IdxT i, ";
   for (int i : read) os << "const " << in_type(i) << "* __restrict__ in" << i << ", ";
-  for (size_t o = 0; o < t.outputs.size(); ++o) os << out_type(o) << "* __restrict__ out" << o << ", ";
+  for (size_t o = 0; o < t.outputs.size(); ++o)
+    os << out_type(o) << "* __restrict__ out" << o << ", ";
   os << "At at) {\n  compute(";
   for (int i : read) os << "in" << i << "[at(" << i << ", i)], ";
   for (size_t o = 0; o < t.outputs.size(); ++o)
@@ -297,7 +298,8 @@ std::string source_of(const FusedTape& t, const std::string& label) {
 
   auto params = [&](std::ostream& s) {
     for (int i : read) s << "const " << in_type(i) << "* __restrict__ in" << i << ", ";
-    for (size_t o = 0; o < t.outputs.size(); ++o) s << out_type(o) << "* __restrict__ out" << o << ", ";
+    for (size_t o = 0; o < t.outputs.size(); ++o)
+      s << out_type(o) << "* __restrict__ out" << o << ", ";
   };
   auto call = [&](std::ostream& s) {
     for (int i : read) s << "in" << i << ", ";
@@ -329,7 +331,8 @@ std::string source_of(const FusedTape& t, const std::string& label) {
        << "      for (int k = 0; k < N; ++k) x" << i << ".v[k] = in" << i << "[0];\n"
        << "    } else {\n      x" << i << " = kiln::load_vec<N>(in" << i << " + i0);\n    }\n";
   }
-  for (size_t o = 0; o < t.outputs.size(); ++o) os << "    kiln::Vec<" << out_type(o) << ", N> y" << o << ";\n";
+  for (size_t o = 0; o < t.outputs.size(); ++o)
+    os << "    kiln::Vec<" << out_type(o) << ", N> y" << o << ";\n";
   os << "#pragma unroll\n    for (int k = 0; k < N; ++k) compute(";
   for (int i : read) os << "x" << i << ".v[k], ";
   for (size_t o = 0; o < t.outputs.size(); ++o)
@@ -381,8 +384,7 @@ std::vector<std::string> kernel_names(const FusedTape& t) {
 
 gpu::ModuleSource gpu::fused_module(const FusedTape& tape, const std::string& label) {
   std::string source = source_of(tape, label);
-  const std::string hash =
-      kernels::Sha256::hex(kernels::Sha256::hash(source)).substr(0, 16);
+  const std::string hash = kernels::Sha256::hex(kernels::Sha256::hash(source)).substr(0, 16);
   return {"compiled_" + hash, std::move(source), kernel_names(tape), {"-minimal"}};
 }
 
@@ -453,8 +455,8 @@ void Compiled::eval_gpu(const std::vector<array>& inputs, std::vector<array>& ou
     std::lock_guard lk(state->mu);
     if (!state->failed) {
       try {
-        const auto& m = gpu::get_module(s.context().index(), state->module_name,
-                                        [&] { return state->source; });
+        const auto& m =
+            gpu::get_module(s.context().index(), state->module_name, [&] { return state->source; });
         const auto names = kernel_names(tape());
         for (int k = 0; k < 6; ++k) fns[k] = m.function(names[k]);
       } catch (const std::exception& e) {
@@ -493,8 +495,10 @@ void Compiled::eval_gpu(const std::vector<array>& inputs, std::vector<array>& ou
   unsigned int scalar = 0;
   for (int i : read) {
     const array& in = inputs[i];
-    if (in.data_size() == 1) scalar |= 1u << i;
-    else if (!(in.flags().row_contiguous && in.shape() == shape)) contiguous = false;
+    if (in.data_size() == 1)
+      scalar |= 1u << i;
+    else if (!(in.flags().row_contiguous && in.shape() == shape))
+      contiguous = false;
   }
   constexpr int64_t kMax32 = std::numeric_limits<int32_t>::max();
   const bool wide = n + kBlock * kWork > kMax32;
@@ -502,8 +506,10 @@ void Compiled::eval_gpu(const std::vector<array>& inputs, std::vector<array>& ou
   for (int i : read) args.append(gpu::device_address(inputs[i]));
   for (auto& out : outputs) args.append(gpu::device_address(out));
   auto append_index = [&](int64_t v) {
-    if (wide) args.append(static_cast<long long>(v));
-    else args.append(static_cast<int>(v));
+    if (wide)
+      args.append(static_cast<long long>(v));
+    else
+      args.append(static_cast<int>(v));
   };
   append_index(n);
   CUfunction f;
@@ -576,44 +582,49 @@ namespace {
 
 void catalog(const gpu::ModuleSink& sink) {
   const Stream st(0, Device::cpu);
-  const char* unary[] = {"Abs",    "Negative", "Sign",     "Square",   "Sqrt",     "Rsqrt",
-                         "Exp",    "Expm1",    "Log",      "Log1p",    "Log2",     "Log10",
-                         "Sin",    "Cos",      "Tan",      "ArcSin",   "ArcCos",   "ArcTan",
-                         "Sinh",   "Cosh",     "Tanh",     "ArcSinh",  "ArcCosh",  "ArcTanh",
-                         "Erf",    "ErfInv",   "Sigmoid",  "Floor",    "Ceil",     "Trunc",
-                         "Round",  "LogicalNot", "BitwiseInvert", "IsNaN", "IsInf", "IsFinite",
-                         "IsPosInf", "IsNegInf", "Real", "Imag", "Conjugate"};
-  const char* binary[] = {"Add",      "Subtract",   "Multiply",   "Divide",       "FloorDivide",
-                          "Remainder", "Power",     "Maximum",    "Minimum",      "ArcTan2",
-                          "LogAddExp", "Equal",     "EqualNaN",   "NotEqual",     "Less",
-                          "LessEqual", "Greater",   "GreaterEqual", "LogicalAnd", "LogicalOr",
-                          "BitwiseAnd", "BitwiseOr", "BitwiseXor", "LeftShift",  "RightShift"};
+  const char* unary[] = {
+      "Abs",      "Negative", "Sign",     "Square",     "Sqrt",          "Rsqrt",    "Exp",
+      "Expm1",    "Log",      "Log1p",    "Log2",       "Log10",         "Sin",      "Cos",
+      "Tan",      "ArcSin",   "ArcCos",   "ArcTan",     "Sinh",          "Cosh",     "Tanh",
+      "ArcSinh",  "ArcCosh",  "ArcTanh",  "Erf",        "ErfInv",        "Sigmoid",  "Floor",
+      "Ceil",     "Trunc",    "Round",    "LogicalNot", "BitwiseInvert", "IsNaN",    "IsInf",
+      "IsFinite", "IsPosInf", "IsNegInf", "Real",       "Imag",          "Conjugate"};
+  const char* binary[] = {"Add",        "Subtract",  "Multiply",     "Divide",     "FloorDivide",
+                          "Remainder",  "Power",     "Maximum",      "Minimum",    "ArcTan2",
+                          "LogAddExp",  "Equal",     "EqualNaN",     "NotEqual",   "Less",
+                          "LessEqual",  "Greater",   "GreaterEqual", "LogicalAnd", "LogicalOr",
+                          "BitwiseAnd", "BitwiseOr", "BitwiseXor",   "LeftShift",  "RightShift"};
   auto make = [&](const std::string& f) -> std::shared_ptr<Primitive> {
 #define KILN_CASE(NAME) \
   if (f == #NAME) return std::make_shared<NAME>(st);
-    KILN_CASE(Abs) KILN_CASE(Negative) KILN_CASE(Sign) KILN_CASE(Square) KILN_CASE(Sqrt)
-    KILN_CASE(Rsqrt) KILN_CASE(Exp) KILN_CASE(Expm1) KILN_CASE(Log) KILN_CASE(Log1p)
-    KILN_CASE(Log2) KILN_CASE(Log10) KILN_CASE(Sin) KILN_CASE(Cos) KILN_CASE(Tan)
-    KILN_CASE(ArcSin) KILN_CASE(ArcCos) KILN_CASE(ArcTan) KILN_CASE(Sinh) KILN_CASE(Cosh)
-    KILN_CASE(Tanh) KILN_CASE(ArcSinh) KILN_CASE(ArcCosh) KILN_CASE(ArcTanh) KILN_CASE(Erf)
-    KILN_CASE(ErfInv) KILN_CASE(Sigmoid) KILN_CASE(Floor) KILN_CASE(Ceil) KILN_CASE(Trunc)
-    KILN_CASE(Round) KILN_CASE(LogicalNot) KILN_CASE(BitwiseInvert) KILN_CASE(IsNaN)
-    KILN_CASE(IsInf) KILN_CASE(IsFinite) KILN_CASE(IsPosInf) KILN_CASE(IsNegInf) KILN_CASE(Real)
-    KILN_CASE(Imag) KILN_CASE(Conjugate) KILN_CASE(Add) KILN_CASE(Subtract) KILN_CASE(Multiply)
-    KILN_CASE(Divide) KILN_CASE(FloorDivide) KILN_CASE(Remainder) KILN_CASE(Power)
-    KILN_CASE(Maximum) KILN_CASE(Minimum) KILN_CASE(ArcTan2) KILN_CASE(LogAddExp)
-    KILN_CASE(NotEqual) KILN_CASE(Less) KILN_CASE(LessEqual) KILN_CASE(Greater)
-    KILN_CASE(GreaterEqual) KILN_CASE(LogicalAnd) KILN_CASE(LogicalOr) KILN_CASE(BitwiseAnd)
-    KILN_CASE(BitwiseOr) KILN_CASE(BitwiseXor) KILN_CASE(LeftShift) KILN_CASE(RightShift)
+    KILN_CASE(Abs)
+    KILN_CASE(Negative) KILN_CASE(Sign) KILN_CASE(Square) KILN_CASE(Sqrt) KILN_CASE(Rsqrt)
+        KILN_CASE(Exp) KILN_CASE(Expm1) KILN_CASE(Log) KILN_CASE(Log1p) KILN_CASE(Log2) KILN_CASE(
+            Log10) KILN_CASE(Sin) KILN_CASE(Cos) KILN_CASE(Tan) KILN_CASE(ArcSin) KILN_CASE(ArcCos)
+            KILN_CASE(ArcTan) KILN_CASE(Sinh) KILN_CASE(Cosh) KILN_CASE(Tanh) KILN_CASE(ArcSinh)
+                KILN_CASE(ArcCosh) KILN_CASE(ArcTanh) KILN_CASE(Erf) KILN_CASE(ErfInv) KILN_CASE(
+                    Sigmoid) KILN_CASE(Floor) KILN_CASE(Ceil) KILN_CASE(Trunc) KILN_CASE(Round)
+                    KILN_CASE(LogicalNot) KILN_CASE(BitwiseInvert) KILN_CASE(IsNaN) KILN_CASE(
+                        IsInf) KILN_CASE(IsFinite) KILN_CASE(IsPosInf) KILN_CASE(IsNegInf)
+                        KILN_CASE(Real) KILN_CASE(Imag) KILN_CASE(Conjugate) KILN_CASE(
+                            Add) KILN_CASE(Subtract) KILN_CASE(Multiply) KILN_CASE(Divide)
+                            KILN_CASE(FloorDivide) KILN_CASE(Remainder) KILN_CASE(Power) KILN_CASE(
+                                Maximum) KILN_CASE(Minimum) KILN_CASE(ArcTan2) KILN_CASE(LogAddExp)
+                                KILN_CASE(NotEqual) KILN_CASE(Less) KILN_CASE(LessEqual) KILN_CASE(
+                                    Greater) KILN_CASE(GreaterEqual) KILN_CASE(LogicalAnd)
+                                    KILN_CASE(LogicalOr) KILN_CASE(BitwiseAnd) KILN_CASE(BitwiseOr)
+                                        KILN_CASE(BitwiseXor) KILN_CASE(LeftShift)
+                                            KILN_CASE(RightShift)
 #undef KILN_CASE
-    if (f == "Equal") return std::make_shared<Equal>(st, false);
+                                                if (f == "Equal") return std::make_shared<Equal>(
+                                                    st, false);
     if (f == "EqualNaN") return std::make_shared<Equal>(st, true);
     return nullptr;
   };
   auto result = [](const std::string& f, Dtype d) {
     static const std::set<std::string> to_bool = {
-        "LogicalNot", "IsNaN",   "IsInf",     "IsFinite", "IsPosInf", "IsNegInf", "Equal",
-        "EqualNaN",   "NotEqual", "Less",     "LessEqual", "Greater", "GreaterEqual"};
+        "LogicalNot", "IsNaN",    "IsInf", "IsFinite",  "IsPosInf", "IsNegInf",    "Equal",
+        "EqualNaN",   "NotEqual", "Less",  "LessEqual", "Greater",  "GreaterEqual"};
     if (to_bool.count(f)) return bool_;
     if ((f == "Abs" || f == "Real" || f == "Imag") && d == complex64) return float32;
     return d;
