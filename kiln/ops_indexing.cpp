@@ -5,6 +5,7 @@
 // are only known at evaluation, so their bounds are checked there (std::out_of_range).
 #include <memory>
 
+#include "kiln/compile.h"
 #include "kiln/ops.h"
 #include "kiln/primitives_indexing.h"
 #include "kiln/utils.h"
@@ -69,8 +70,10 @@ array gather_impl(const char* op, const array& a, const std::vector<array>& indi
   out_shape.insert(out_shape.end(), slice_sizes.begin(), slice_sizes.end());
   std::vector<array> inputs{a};
   inputs.insert(inputs.end(), p.indices.begin(), p.indices.end());
+  Shape traced = detail::in_shapeless_trace() ? a.shape() : Shape{};
   return array(std::move(out_shape), a.dtype(),
-               std::make_shared<Gather>(s, op, std::move(p.axes), slice_sizes), std::move(inputs));
+               std::make_shared<Gather>(s, op, std::move(p.axes), slice_sizes, std::move(traced)),
+               std::move(inputs));
 }
 
 const char* scatter_name(ScatterReduce reduce) {

@@ -89,20 +89,22 @@ array reshape(const array& a, Shape shape, StreamOrDevice s) {
   if (!detail::in_shapeless_trace()) {
     infer = -1;
   } else if (infer < 0) {
-    std::vector<int> in_axes;
-    for (size_t i = 0; i < a.ndim(); ++i)
-      if (a.shape()[i] != 1) in_axes.push_back(static_cast<int>(i));
-    size_t next = 0;
+    // Output axes matched in order with equal input axes (size-1 input axes may drop out,
+    // size-1 output axes may be new); anything else stays fixed.
+    const Shape& in = a.shape();
+    size_t i = 0;
     bool pure = true;
     for (size_t j = 0; j < shape.size() && pure; ++j) {
-      if (shape[j] == 1) {
-        follow.push_back(-1);
+      while (i < in.size() && in[i] != shape[j] && in[i] == 1) ++i;
+      if (i < in.size() && in[i] == shape[j]) {
+        follow.push_back(static_cast<int>(i++));
       } else {
-        pure = next < in_axes.size() && a.shape()[in_axes[next]] == shape[j];
-        follow.push_back(pure ? in_axes[next++] : -1);
+        pure = shape[j] == 1;
+        follow.push_back(-1);
       }
     }
-    if (!pure || next != in_axes.size()) follow.clear();
+    for (; pure && i < in.size(); ++i) pure = in[i] == 1;
+    if (!pure) follow.clear();
   }
   return array(std::move(out_shape), a.dtype(),
                std::make_shared<Reshape>(to_stream(s), std::move(shape), infer, std::move(follow)),

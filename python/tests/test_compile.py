@@ -682,3 +682,70 @@ def test_shapeless_replays_that_would_mix_shapes_raise():
     assert mm(mx.ones((5, 6)), mx.ones((6, 2))).shape == (5, 2)
     with pytest.raises(ValueError):
         mm(mx.ones((5, 6)), mx.ones((7, 2)))
+
+
+def random_program(rng, n_ops):
+    """A random function of two (4, 6) float32 arrays: elementwise ops on values of the
+    graph, with broadcasts from reductions and slices in between, several outputs."""
+    unary = [
+        mx.exp,
+        mx.sin,
+        mx.tanh,
+        mx.abs,
+        mx.sqrt,
+        mx.square,
+        mx.sigmoid,
+        mx.negative,
+        lambda v: v * 0.5,
+        lambda v: v + 1.25,
+        lambda v: mx.maximum(v, 0.0),
+        lambda v: v.astype(mx.float16).astype(mx.float32),
+        lambda v: mx.log1p(mx.abs(v)),
+    ]
+    binary = [
+        mx.add,
+        mx.subtract,
+        mx.multiply,
+        mx.minimum,
+        mx.maximum,
+        lambda a, b: a / (mx.abs(b) + 1),
+        lambda a, b: mx.where(a > b, a, b * 2),
+    ]
+    plan = []
+    for k in range(n_ops):
+        kind = rng.choice(["unary", "binary", "reduce", "transpose"], p=[0.45, 0.4, 0.1, 0.05])
+        plan.append((kind, int(rng.integers(0, 10**6)), int(rng.integers(0, 10**6))))
+    outs = sorted(set(int(i) for i in rng.integers(2, n_ops + 2, size=3)))
+
+    def fun(x, y):
+        vals = [x, y]
+        for kind, a, b in plan:
+            u, v = vals[a % len(vals)], vals[b % len(vals)]
+            if kind == "unary":
+                vals.append(unary[b % len(unary)](u))
+            elif kind == "binary":
+                vals.append(binary[a % len(binary)](u, v))
+            elif kind == "reduce":
+                vals.append(u - mx.sum(u, axis=-1, keepdims=True) * 0.1)
+            else:
+                vals.append(mx.transpose(u.reshape(6, 4)).reshape(4, 6) * 1.5)
+        return [vals[i % len(vals)] for i in outs]
+
+    return fun
+
+
+@pytest.mark.parametrize("trial", range(6))
+def test_random_programs_equal_uncompiled(rng, trial):
+    fun = random_program(rng, int(rng.integers(4, 25)))
+    x, y = rand(rng, (4, 6)), rand(rng, (4, 6))
+    for a, b in zip(mx.compile(fun)(x, y), fun(x, y)):
+        assert_bitwise(a, b, f"trial {trial}")
+
+
+def test_shapeless_gathers_refuse_other_source_shapes():
+    fun = mx.compile(lambda x, i: mx.take(x, i, axis=0) * 2, shapeless=True)
+    x = mx.arange(12, dtype=mx.float32).reshape(4, 3)
+    assert_bitwise(fun(x, mx.array([0, 2])), mx.take(x, mx.array([0, 2]), axis=0) * 2)
+    assert fun(x, mx.array([1, 2, 3])).shape == (3, 3)  # the indices' shape follows
+    with pytest.raises(ValueError):
+        fun(mx.zeros((4, 5)), mx.array([0, 2]))  # the slices' size is fixed
