@@ -749,3 +749,21 @@ def test_shapeless_gathers_refuse_other_source_shapes():
     assert fun(x, mx.array([1, 2, 3])).shape == (3, 3)  # the indices' shape follows
     with pytest.raises(ValueError):
         fun(mx.zeros((4, 5)), mx.array([0, 2]))  # the slices' size is fixed
+
+
+def test_compiled_functions_inside_custom_function_and_checkpoint(rng):
+    g = mx.compile(lambda x: mx.exp(x) * mx.sin(x))
+
+    @mx.custom_function
+    def f(x):
+        return g(x)
+
+    @f.vjp
+    def f_vjp(primals, cotangent, output):
+        return cotangent * 2  # not the true derivative: shows the rule ran
+
+    x = rand(rng, (7,))
+    assert_bitwise(f(x), mx.exp(x) * mx.sin(x))
+    assert_bitwise(mx.grad(lambda z: mx.sum(f(z)))(x), mx.full(x.shape, 2.0))
+    ref = mx.grad(lambda z: mx.sum(mx.exp(z) * mx.sin(z)))(x)
+    assert_bitwise(mx.grad(lambda z: mx.sum(mx.checkpoint(g)(z)))(x), ref)
