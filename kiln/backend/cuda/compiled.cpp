@@ -595,29 +595,76 @@ void catalog(const gpu::ModuleSink& sink) {
                           "LessEqual",  "Greater",   "GreaterEqual", "LogicalAnd", "LogicalOr",
                           "BitwiseAnd", "BitwiseOr", "BitwiseXor",   "LeftShift",  "RightShift"};
   auto make = [&](const std::string& f) -> std::shared_ptr<Primitive> {
+// clang-format off
 #define KILN_CASE(NAME) \
   if (f == #NAME) return std::make_shared<NAME>(st);
     KILN_CASE(Abs)
-    KILN_CASE(Negative) KILN_CASE(Sign) KILN_CASE(Square) KILN_CASE(Sqrt) KILN_CASE(Rsqrt)
-        KILN_CASE(Exp) KILN_CASE(Expm1) KILN_CASE(Log) KILN_CASE(Log1p) KILN_CASE(Log2) KILN_CASE(
-            Log10) KILN_CASE(Sin) KILN_CASE(Cos) KILN_CASE(Tan) KILN_CASE(ArcSin) KILN_CASE(ArcCos)
-            KILN_CASE(ArcTan) KILN_CASE(Sinh) KILN_CASE(Cosh) KILN_CASE(Tanh) KILN_CASE(ArcSinh)
-                KILN_CASE(ArcCosh) KILN_CASE(ArcTanh) KILN_CASE(Erf) KILN_CASE(ErfInv) KILN_CASE(
-                    Sigmoid) KILN_CASE(Floor) KILN_CASE(Ceil) KILN_CASE(Trunc) KILN_CASE(Round)
-                    KILN_CASE(LogicalNot) KILN_CASE(BitwiseInvert) KILN_CASE(IsNaN) KILN_CASE(
-                        IsInf) KILN_CASE(IsFinite) KILN_CASE(IsPosInf) KILN_CASE(IsNegInf)
-                        KILN_CASE(Real) KILN_CASE(Imag) KILN_CASE(Conjugate) KILN_CASE(
-                            Add) KILN_CASE(Subtract) KILN_CASE(Multiply) KILN_CASE(Divide)
-                            KILN_CASE(FloorDivide) KILN_CASE(Remainder) KILN_CASE(Power) KILN_CASE(
-                                Maximum) KILN_CASE(Minimum) KILN_CASE(ArcTan2) KILN_CASE(LogAddExp)
-                                KILN_CASE(NotEqual) KILN_CASE(Less) KILN_CASE(LessEqual) KILN_CASE(
-                                    Greater) KILN_CASE(GreaterEqual) KILN_CASE(LogicalAnd)
-                                    KILN_CASE(LogicalOr) KILN_CASE(BitwiseAnd) KILN_CASE(BitwiseOr)
-                                        KILN_CASE(BitwiseXor) KILN_CASE(LeftShift)
-                                            KILN_CASE(RightShift)
+    KILN_CASE(Negative)
+    KILN_CASE(Sign)
+    KILN_CASE(Square)
+    KILN_CASE(Sqrt)
+    KILN_CASE(Rsqrt)
+    KILN_CASE(Exp)
+    KILN_CASE(Expm1)
+    KILN_CASE(Log)
+    KILN_CASE(Log1p)
+    KILN_CASE(Log2)
+    KILN_CASE(Log10)
+    KILN_CASE(Sin)
+    KILN_CASE(Cos)
+    KILN_CASE(Tan)
+    KILN_CASE(ArcSin)
+    KILN_CASE(ArcCos)
+    KILN_CASE(ArcTan)
+    KILN_CASE(Sinh)
+    KILN_CASE(Cosh)
+    KILN_CASE(Tanh)
+    KILN_CASE(ArcSinh)
+    KILN_CASE(ArcCosh)
+    KILN_CASE(ArcTanh)
+    KILN_CASE(Erf)
+    KILN_CASE(ErfInv)
+    KILN_CASE(Sigmoid)
+    KILN_CASE(Floor)
+    KILN_CASE(Ceil)
+    KILN_CASE(Trunc)
+    KILN_CASE(Round)
+    KILN_CASE(LogicalNot)
+    KILN_CASE(BitwiseInvert)
+    KILN_CASE(IsNaN)
+    KILN_CASE(IsInf)
+    KILN_CASE(IsFinite)
+    KILN_CASE(IsPosInf)
+    KILN_CASE(IsNegInf)
+    KILN_CASE(Real)
+    KILN_CASE(Imag)
+    KILN_CASE(Conjugate)
+    KILN_CASE(Add)
+    KILN_CASE(Subtract)
+    KILN_CASE(Multiply)
+    KILN_CASE(Divide)
+    KILN_CASE(FloorDivide)
+    KILN_CASE(Remainder)
+    KILN_CASE(Power)
+    KILN_CASE(Maximum)
+    KILN_CASE(Minimum)
+    KILN_CASE(ArcTan2)
+    KILN_CASE(LogAddExp)
+    KILN_CASE(NotEqual)
+    KILN_CASE(Less)
+    KILN_CASE(LessEqual)
+    KILN_CASE(Greater)
+    KILN_CASE(GreaterEqual)
+    KILN_CASE(LogicalAnd)
+    KILN_CASE(LogicalOr)
+    KILN_CASE(BitwiseAnd)
+    KILN_CASE(BitwiseOr)
+    KILN_CASE(BitwiseXor)
+    KILN_CASE(LeftShift)
+    KILN_CASE(RightShift)
+    // clang-format on
 #undef KILN_CASE
-                                                if (f == "Equal") return std::make_shared<Equal>(
-                                                    st, false);
+    if (f == "Equal") return std::make_shared<Equal>(st, false);
     if (f == "EqualNaN") return std::make_shared<Equal>(st, true);
     return nullptr;
   };
