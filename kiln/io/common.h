@@ -20,6 +20,11 @@ template <typename... Parts>
   throw std::runtime_error(msg("[load] ", parts...));
 }
 
+/** A FileReader for `path`. When it cannot be opened: std::runtime_error "[load] Failed to
+ * open file ...", or std::invalid_argument with `missing_is_invalid` (MLX raises ValueError
+ * for a missing .npz or .gguf, RuntimeError for a missing .npy or .safetensors). */
+std::shared_ptr<Reader> open_file(std::string path, bool missing_is_invalid);
+
 /** Little-endian integer from `p` (the formats are all little-endian; so is every host kiln
  * runs on, which `static_assert`s in io.cpp check). */
 template <typename T>

@@ -292,7 +292,7 @@ GGUFLoad load_gguf(std::shared_ptr<io::Reader> in, StreamOrDevice s) {
 }
 
 GGUFLoad load_gguf(const std::string& file, StreamOrDevice s) {
-  return load_gguf(std::make_shared<io::FileReader>(file), s);
+  return load_gguf(io::open_file(file, /*missing_is_invalid=*/true), s);
 }
 
 void save_gguf(std::shared_ptr<io::Writer> out,

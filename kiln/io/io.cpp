@@ -71,6 +71,15 @@ void FileReader::read(char* data, size_t n, size_t offset) {
   });
 }
 
+std::shared_ptr<Reader> open_file(std::string path, bool missing_is_invalid) {
+  try {
+    return std::make_shared<FileReader>(std::move(path));
+  } catch (const std::runtime_error& e) {
+    if (missing_is_invalid) throw std::invalid_argument(e.what());
+    throw;
+  }
+}
+
 // ---------------------------------------------------------------- FileWriter
 FileWriter::FileWriter(std::string path, std::string op) : path_(std::move(path)), op_(std::move(op)) {
   auto fail = [&](const std::string& why) -> void {

@@ -34,7 +34,7 @@ std::unordered_map<std::string, array> load_npz(std::shared_ptr<io::Reader> in, 
 }
 
 std::unordered_map<std::string, array> load_npz(std::string file, StreamOrDevice s) {
-  return load_npz(std::make_shared<io::FileReader>(std::move(file)), s);
+  return load_npz(io::open_file(std::move(file), /*missing_is_invalid=*/true), s);
 }
 
 namespace {

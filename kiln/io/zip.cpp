@@ -4,6 +4,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <limits>
 
 namespace kiln::io {
@@ -18,6 +19,8 @@ constexpr uint32_t kEnd64LocatorSig = 0x07064b50;
 constexpr uint32_t k32 = 0xFFFFFFFFu;
 constexpr uint16_t kZip64Extra = 0x0001;
 constexpr uint16_t kDosDate1980 = (0 << 9) | (1 << 5) | 1;  // 1980-01-01, the DOS epoch
+
+std::atomic<uint64_t> zip64_threshold{k32};
 
 uint32_t crc_update(uint32_t crc, const char* p, size_t n) {
   return static_cast<uint32_t>(crc32_z(crc, reinterpret_cast<const Bytef*>(p), n));
@@ -53,8 +56,13 @@ std::vector<ZipEntry> read_zip_directory(Reader& in) {
   auto not_zip = [&](const std::string& why) -> void {
     corrupt(where, " is not a valid zip (.npz) archive: ", why, ".");
   };
+  // Without an end record it is no zip at all: a ValueError, as MLX raises for what
+  // zipfile.is_zipfile rejects.
+  auto no_end_record = [&](const std::string& why) -> void {
+    throw std::invalid_argument(msg("[load] ", where, " is not a zip (.npz) archive: ", why, "."));
+  };
   // The end-of-central-directory record: 22 bytes and a comment of up to 64 KiB, at the end.
-  if (size < 22) not_zip("it is too short");
+  if (size < 22) no_end_record("it is too short");
   size_t tail_len = std::min<size_t>(size, 22 + 0xFFFF);
   std::string tail(tail_len, '\0');
   in.read(tail.data(), tail_len, size - tail_len);
@@ -66,7 +74,7 @@ std::vector<ZipEntry> read_zip_directory(Reader& in) {
       break;
     }
   }
-  if (at == std::string::npos) not_zip("no end-of-central-directory record");
+  if (at == std::string::npos) no_end_record("it has no end-of-central-directory record");
   const char* e = tail.data() + at;
   const size_t end_pos = size - tail_len + at;
   uint64_t entries = read_le<uint16_t>(e + 10);
@@ -282,6 +290,10 @@ void ZipEntryReader::finish() {
 }
 
 // ---------------------------------------------------------------- ZipWriter
+uint64_t set_zip64_threshold(uint64_t bytes) {
+  return zip64_threshold.exchange(bytes);
+}
+
 void ZipWriter::add(const std::string& name, const std::vector<std::string_view>& parts, bool deflate) {
   Central m{name, static_cast<uint16_t>(deflate ? 8 : 0), 0, 0, 0, out_.tell()};
   for (auto p : parts) {
@@ -334,7 +346,8 @@ void ZipWriter::add(const std::string& name, const std::vector<std::string_view>
   } else {
     m.compressed_size = m.size;
   }
-  bool zip64 = m.size >= k32 || m.compressed_size >= k32;
+  const uint64_t limit = zip64_threshold.load();
+  bool zip64 = m.size >= limit || m.compressed_size >= limit;
   bool utf8 = std::any_of(name.begin(), name.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; });
   std::string h;
   put_le<uint32_t>(h, kLocalSig);
@@ -366,11 +379,12 @@ void ZipWriter::add(const std::string& name, const std::vector<std::string_view>
 
 void ZipWriter::finish() {
   const uint64_t cd_offset = out_.tell();
+  const uint64_t limit = zip64_threshold.load();
   for (const auto& m : members_) {
     std::string extra;
-    if (m.size >= k32) put_le<uint64_t>(extra, m.size);
-    if (m.compressed_size >= k32) put_le<uint64_t>(extra, m.compressed_size);
-    if (m.offset >= k32) put_le<uint64_t>(extra, m.offset);
+    if (m.size >= limit) put_le<uint64_t>(extra, m.size);
+    if (m.compressed_size >= limit) put_le<uint64_t>(extra, m.compressed_size);
+    if (m.offset >= limit) put_le<uint64_t>(extra, m.offset);
     if (!extra.empty()) {
       std::string head;
       put_le<uint16_t>(head, kZip64Extra);
@@ -388,15 +402,15 @@ void ZipWriter::finish() {
     put_le<uint16_t>(h, 0);
     put_le<uint16_t>(h, kDosDate1980);
     put_le<uint32_t>(h, m.crc);
-    put_le<uint32_t>(h, m.compressed_size >= k32 ? k32 : static_cast<uint32_t>(m.compressed_size));
-    put_le<uint32_t>(h, m.size >= k32 ? k32 : static_cast<uint32_t>(m.size));
+    put_le<uint32_t>(h, m.compressed_size >= limit ? k32 : static_cast<uint32_t>(m.compressed_size));
+    put_le<uint32_t>(h, m.size >= limit ? k32 : static_cast<uint32_t>(m.size));
     put_le<uint16_t>(h, static_cast<uint16_t>(m.name.size()));
     put_le<uint16_t>(h, static_cast<uint16_t>(extra.size()));
     put_le<uint16_t>(h, 0);           // comment
     put_le<uint16_t>(h, 0);           // disk
     put_le<uint16_t>(h, 0);           // internal attributes
     put_le<uint32_t>(h, 0100644u << 16);  // a regular file, rw-r--r--
-    put_le<uint32_t>(h, m.offset >= k32 ? k32 : static_cast<uint32_t>(m.offset));
+    put_le<uint32_t>(h, m.offset >= limit ? k32 : static_cast<uint32_t>(m.offset));
     h += m.name;
     h += extra;
     out_.write(h.data(), h.size());
@@ -404,7 +418,8 @@ void ZipWriter::finish() {
   const uint64_t cd_size = out_.tell() - cd_offset;
   const uint64_t n = members_.size();
   std::string e;
-  if (n >= 0xFFFF || cd_size >= k32 || cd_offset >= k32) {
+  const bool end64 = n >= 0xFFFF || cd_size >= limit || cd_offset >= limit;
+  if (end64) {
     const uint64_t rec = out_.tell();
     put_le<uint32_t>(e, kEnd64Sig);
     put_le<uint64_t>(e, 44);
@@ -424,10 +439,10 @@ void ZipWriter::finish() {
   put_le<uint32_t>(e, kEndSig);
   put_le<uint16_t>(e, 0);
   put_le<uint16_t>(e, 0);
-  put_le<uint16_t>(e, static_cast<uint16_t>(std::min<uint64_t>(n, 0xFFFF)));
-  put_le<uint16_t>(e, static_cast<uint16_t>(std::min<uint64_t>(n, 0xFFFF)));
-  put_le<uint32_t>(e, cd_size >= k32 ? k32 : static_cast<uint32_t>(cd_size));
-  put_le<uint32_t>(e, cd_offset >= k32 ? k32 : static_cast<uint32_t>(cd_offset));
+  put_le<uint16_t>(e, end64 ? 0xFFFF : static_cast<uint16_t>(n));
+  put_le<uint16_t>(e, end64 ? 0xFFFF : static_cast<uint16_t>(n));
+  put_le<uint32_t>(e, end64 ? k32 : static_cast<uint32_t>(cd_size));
+  put_le<uint32_t>(e, end64 ? k32 : static_cast<uint32_t>(cd_offset));
   put_le<uint16_t>(e, 0);
   out_.write(e.data(), e.size());
 }

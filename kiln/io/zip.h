@@ -54,6 +54,10 @@ class ZipEntryReader : public Reader {
   std::unique_ptr<Inflater> inflater_;
 };
 
+/** Sizes and offsets from which the writer uses zip64 fields (4 GiB - 1); tests lower it
+ * to exercise the zip64 records without writing gigabytes. Returns the previous value. */
+uint64_t set_zip64_threshold(uint64_t bytes);
+
 /** Writes a zip archive member by member; `finish` writes the central directory. */
 class ZipWriter {
  public:

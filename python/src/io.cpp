@@ -10,6 +10,7 @@
 #include "bindings.h"
 #include "convert.h"
 #include "kiln/io.h"
+#include "kiln/io/common.h"
 #include "kiln/utils.h"
 
 namespace kiln::python {
@@ -116,8 +117,11 @@ class PyFileWriter : public io::Writer {
   size_t written_ = 0;
 };
 
-std::shared_ptr<io::Reader> reader_for(const py::object& file, const char* op) {
-  if (auto path = as_path(file)) return std::make_shared<io::FileReader>(*path);
+// `missing_is_invalid`: ValueError rather than RuntimeError when the file cannot be opened
+// (MLX's types: ValueError for .npz and .gguf, RuntimeError for .npy and .safetensors).
+std::shared_ptr<io::Reader> reader_for(const py::object& file, const char* op,
+                                       bool missing_is_invalid = false) {
+  if (auto path = as_path(file)) return io::open_file(*path, missing_is_invalid);
   if (is_readable(file)) return std::make_shared<PyFileReader>(file);
   throw std::invalid_argument(std::string("[") + op +
                               "] Input must be a file-like object opened in binary mode, or "
@@ -139,23 +143,35 @@ void eval_all(Map& arrays) {
   for (auto& [k, a] : arrays) eval_nogil(a);
 }
 
+// A name or string read from a file as str; bytes that are not UTF-8 are a damaged file.
+py::str utf8(const std::string& s, const char* what) {
+  PyObject* o = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "strict");
+  if (!o) {
+    PyErr_Clear();
+    throw std::runtime_error(std::string("[load] ") + what + " '" + io::printable(s) +
+                             "' is not valid UTF-8.");
+  }
+  return py::reinterpret_steal<py::str>(o);
+}
+
 py::dict to_dict(const std::unordered_map<std::string, array>& m) {
   py::dict d;
-  for (const auto& [k, v] : m) d[py::str(k)] = py::cast(v);
+  for (const auto& [k, v] : m) d[utf8(k, "The array name")] = py::cast(v);
   return d;
 }
 
 py::dict meta_to_dict(const std::unordered_map<std::string, GGUFMetaData>& m) {
   py::dict d;
   for (const auto& [k, v] : m) {
+    py::str key = utf8(k, "The metadata key");
     if (auto* a = std::get_if<array>(&v)) {
-      d[py::str(k)] = py::cast(*a);
+      d[key] = py::cast(*a);
     } else if (auto* s = std::get_if<std::string>(&v)) {
-      d[py::str(k)] = py::str(*s);
+      d[key] = utf8(*s, "The metadata string");
     } else if (auto* l = std::get_if<std::vector<std::string>>(&v)) {
       py::list out;
-      for (const auto& x : *l) out.append(py::str(x));
-      d[py::str(k)] = out;
+      for (const auto& x : *l) out.append(utf8(x, "The metadata string"));
+      d[key] = out;
     }
   }
   return d;
@@ -200,7 +216,7 @@ py::object load(const py::object& file, std::optional<std::string> format, bool 
     throw std::invalid_argument("[load] metadata not supported for format " + fmt);
   }
   bool own = as_path(file).has_value();
-  auto in = reader_for(file, "load");
+  auto in = reader_for(file, "load", fmt == "npz" || fmt == "gguf");
   if (fmt == "npy") {
     array a = kiln::load(in, s);
     if (!own) eval_nogil(a);
@@ -220,7 +236,7 @@ py::object load(const py::object& file, std::optional<std::string> format, bool 
     if (!own) eval_all(arrays);
     if (!return_metadata) return to_dict(arrays);
     py::dict meta;
-    for (const auto& [k, v] : metadata) meta[py::str(k)] = py::str(v);
+    for (const auto& [k, v] : metadata) meta[utf8(k, "The metadata key")] = utf8(v, "The metadata value");
     return py::make_tuple(to_dict(arrays), meta);
   }
   GGUFLoad loaded;
