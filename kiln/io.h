@@ -8,7 +8,8 @@
 // The reader keeps the file open until then; files written by kiln replace the old file
 // atomically, so arrays still to be read from it see the data they were loaded from.
 // Formats: https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html,
-// https://huggingface.co/docs/safetensors, https://github.com/ggml-org/ggml/blob/master/docs/gguf.md
+// https://huggingface.co/docs/safetensors,
+// https://github.com/ggml-org/ggml/blob/master/docs/gguf.md
 #pragma once
 
 #include <cstdint>
@@ -145,10 +146,8 @@ array load(std::string file, StreamOrDevice s = {});
  * Throws std::invalid_argument "[savez] ..." for duplicate names.
  */
 void savez(std::shared_ptr<io::Writer> out,
-           const std::vector<std::pair<std::string, array>>& arrays,
-           bool compressed = false);
-void savez(std::string file,
-           const std::vector<std::pair<std::string, array>>& arrays,
+           const std::vector<std::pair<std::string, array>>& arrays, bool compressed = false);
+void savez(std::string file, const std::vector<std::pair<std::string, array>>& arrays,
            bool compressed = false);
 
 /**
@@ -163,8 +162,8 @@ std::unordered_map<std::string, array> load_npz(std::shared_ptr<io::Reader> in,
 std::unordered_map<std::string, array> load_npz(std::string file, StreamOrDevice s = {});
 
 // ---------------------------------------------------------------- .safetensors
-using SafetensorsLoad = std::pair<std::unordered_map<std::string, array>,
-                                  std::unordered_map<std::string, std::string>>;
+using SafetensorsLoad =
+    std::pair<std::unordered_map<std::string, array>, std::unordered_map<std::string, std::string>>;
 
 /**
  * Reads a .safetensors file: the tensors (lazily, as `load`) and the "__metadata__"
@@ -187,8 +186,7 @@ SafetensorsLoad load_safetensors(const std::string& file, StreamOrDevice s = {})
 void save_safetensors(std::shared_ptr<io::Writer> out,
                       std::unordered_map<std::string, array> arrays,
                       std::unordered_map<std::string, std::string> metadata = {});
-void save_safetensors(std::string file,
-                      std::unordered_map<std::string, array> arrays,
+void save_safetensors(std::string file, std::unordered_map<std::string, array> arrays,
                       std::unordered_map<std::string, std::string> metadata = {});
 
 // ---------------------------------------------------------------- .gguf
@@ -219,11 +217,9 @@ GGUFLoad load_gguf(const std::string& file, StreamOrDevice s = {});
  * metadata arrays must be 0-d or 1-d, non-empty, of an integer, bool, float32 or float64
  * dtype (std::invalid_argument otherwise). `save_gguf(file, ...)` appends ".gguf".
  */
-void save_gguf(std::shared_ptr<io::Writer> out,
-               std::unordered_map<std::string, array> arrays,
+void save_gguf(std::shared_ptr<io::Writer> out, std::unordered_map<std::string, array> arrays,
                std::unordered_map<std::string, GGUFMetaData> metadata = {});
-void save_gguf(std::string file,
-               std::unordered_map<std::string, array> arrays,
+void save_gguf(std::string file, std::unordered_map<std::string, array> arrays,
                std::unordered_map<std::string, GGUFMetaData> metadata = {});
 
 }  // namespace kiln

@@ -22,7 +22,8 @@ namespace {
 
 std::string tmp_path(const std::string& name) {
   static const std::filesystem::path dir = [] {
-    auto d = std::filesystem::temp_directory_path() / ("kiln_test_io_" + std::to_string(::getpid()));
+    auto d =
+        std::filesystem::temp_directory_path() / ("kiln_test_io_" + std::to_string(::getpid()));
     std::filesystem::create_directories(d);
     return d;
   }();
@@ -78,16 +79,16 @@ std::string error_of(Fn&& fn) {
   return "";
 }
 
-#define EXPECT_THROW_WITH(stmt, type, text)                                            \
-  do {                                                                                 \
-    try {                                                                              \
-      stmt;                                                                            \
-      ADD_FAILURE() << "no exception from " #stmt;                                     \
-    } catch (const type& e) {                                                          \
-      EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();      \
-    } catch (const std::exception& e) {                                                \
-      ADD_FAILURE() << "wrong exception type from " #stmt ": " << e.what();            \
-    }                                                                                  \
+#define EXPECT_THROW_WITH(stmt, type, text)                                       \
+  do {                                                                            \
+    try {                                                                         \
+      stmt;                                                                       \
+      ADD_FAILURE() << "no exception from " #stmt;                                \
+    } catch (const type& e) {                                                     \
+      EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what(); \
+    } catch (const std::exception& e) {                                           \
+      ADD_FAILURE() << "wrong exception type from " #stmt ": " << e.what();       \
+    }                                                                             \
   } while (0)
 
 std::shared_ptr<io::Reader> mem(std::string bytes) {
@@ -147,12 +148,13 @@ TEST(IoNpy, WritesNumPysHeader) {
   EXPECT_EQ(b.substr(0, 10), std::string("\x93NUMPY\x01\x00\x76\x00", 10));
   std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }";
   EXPECT_EQ(b.substr(10, dict.size()), dict);
-  EXPECT_EQ(b.substr(10 + dict.size(), 128 - 11 - dict.size()), std::string(128 - 11 - dict.size(), ' '));
+  EXPECT_EQ(b.substr(10 + dict.size(), 128 - 11 - dict.size()),
+            std::string(128 - 11 - dict.size(), ' '));
   EXPECT_EQ(b[127], '\n');
   std::pair<Dtype, std::string> descrs[] = {
-      {bool_, "'|b1'"},  {uint8, "'|u1'"},   {int8, "'|i1'"},     {uint16, "'<u2'"},
-      {int64, "'<i8'"},  {float16, "'<f2'"}, {bfloat16, "'<V2'"}, {float64, "'<f8'"},
-      {complex64, "'<c8'"}};
+      {bool_, "'|b1'"},    {uint8, "'|u1'"},   {int8, "'|i1'"},
+      {uint16, "'<u2'"},   {int64, "'<i8'"},   {float16, "'<f2'"},
+      {bfloat16, "'<V2'"}, {float64, "'<f8'"}, {complex64, "'<c8'"}};
   for (auto& [d, s] : descrs) EXPECT_NE(header_of(zeros({2}, d)).find(s), std::string::npos) << d;
   EXPECT_NE(header_of(zeros({5}, int32)).find("'shape': (5,), }"), std::string::npos);
   EXPECT_NE(header_of(array(1.5f)).find("'shape': (), }"), std::string::npos);
@@ -180,7 +182,8 @@ TEST(IoNpy, NonContiguousViews) {
   }
   // A column-major array is written as it is, with fortran_order (no copy), as MLX does.
   save(tmp_path("t.npy"), transpose(base));
-  EXPECT_NE(read_file(tmp_path("t.npy")).find("'fortran_order': True, 'shape': (6, 4)"), std::string::npos);
+  EXPECT_NE(read_file(tmp_path("t.npy")).find("'fortran_order': True, 'shape': (6, 4)"),
+            std::string::npos);
 }
 
 TEST(IoNpy, ReadsOtherWriters) {
@@ -206,7 +209,8 @@ TEST(IoNpy, ReadsOtherWriters) {
 TEST(IoNpy, Errors) {
   const std::string good = "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }";
   const std::string data = le_bytes<float>({1.0f, 2.0f});
-  EXPECT_THROW_WITH(load(tmp_path("missing.npy")), std::runtime_error, "[load] Failed to open file");
+  EXPECT_THROW_WITH(load(tmp_path("missing.npy")), std::runtime_error,
+                    "[load] Failed to open file");
   EXPECT_THROW_WITH(load(tmp_path("missing.npy")), std::runtime_error, "missing.npy");
   std::string bad_magic = npy_bytes(good, data);
   bad_magic[1] = 'X';
@@ -219,20 +223,21 @@ TEST(IoNpy, Errors) {
     EXPECT_THROW_WITH(load(mem(npy_bytes(dict, data + data + data + data))), std::invalid_argument,
                       "'" + descr + "'");
   }
-  for (std::string dict : {
-           "{'descr': '<f4', 'fortran_order': False}",                               // no shape
-           "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'x': 1}",        // extra key
-           "{'descr': '<f4', 'fortran_order': False, 'shape': (x, 4)}",              // garbage
-           "{'descr': '<f4', 'fortran_order': False, 'shape': (-2,)}",               // negative
-           "{'descr': '<f4', 'fortran_order': False, 'shape': (2)}",                 // not a tuple
-           "{'descr': '<f4', 'fortran_order': Fals, 'shape': (2,)}",                 // bad bool
-           "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), } junk",         // trailing
-           "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (2,)}",  // twice
-           "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999,)}"}) {   // > int32
+  for (std::string dict :
+       {"{'descr': '<f4', 'fortran_order': False}",                                 // no shape
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'x': 1}",          // extra key
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (x, 4)}",                // garbage
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (-2,)}",                 // negative
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (2)}",                   // not a tuple
+        "{'descr': '<f4', 'fortran_order': Fals, 'shape': (2,)}",                   // bad bool
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), } junk",           // trailing
+        "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (2,)}",  // twice
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999,)}"}) {     // > int32
     EXPECT_THROW_WITH(load(mem(npy_bytes(dict, data))), std::runtime_error, "[load]");
   }
   // Data shorter than the shape says: an error at load(), naming the sizes.
-  EXPECT_THROW_WITH(load(mem(npy_bytes(good, data.substr(0, 6)))), std::runtime_error, "needs 8 bytes");
+  EXPECT_THROW_WITH(load(mem(npy_bytes(good, data.substr(0, 6)))), std::runtime_error,
+                    "needs 8 bytes");
   // A header length beyond the file.
   std::string long_header = npy_bytes(good, data);
   long_header[8] = '\xff';
@@ -285,8 +290,8 @@ TEST(IoNpz, RoundTripStoredAndDeflated) {
       expect_same(loaded.at(name), a, name);
     }
   }
-  EXPECT_THROW_WITH(savez(tmp_path("dup"), {{"x", array(1)}, {"x", array(2)}}), std::invalid_argument,
-                    "'x'");
+  EXPECT_THROW_WITH(savez(tmp_path("dup"), {{"x", array(1)}, {"x", array(2)}}),
+                    std::invalid_argument, "'x'");
 }
 
 TEST(IoNpz, EveryMemberIsChecked) {
@@ -313,7 +318,8 @@ TEST(IoNpz, EveryMemberIsChecked) {
     if (!e.empty()) EXPECT_NE(e.find("[load]"), std::string::npos) << e;
   }
   EXPECT_THROW_WITH(load_npz(mem(bytes.substr(0, bytes.size() - 3))), std::invalid_argument, "zip");
-  EXPECT_THROW_WITH(load_npz(mem("PK\x03\x04 not a zip at all, really not")), std::invalid_argument, "zip");
+  EXPECT_THROW_WITH(load_npz(mem("PK\x03\x04 not a zip at all, really not")), std::invalid_argument,
+                    "zip");
   EXPECT_THROW_WITH(load_npz(tmp_path("missing.npz")), std::invalid_argument, "Failed to open");
 }
 
@@ -330,10 +336,12 @@ TEST(IoNpz, Zip64Records) {
     std::string bytes = read_file(path);
     EXPECT_NE(bytes.find(std::string("PK\x06\x06", 4)), std::string::npos) << "zip64 end record";
     // Python's zipfile (standard library) reads and CRC-checks it too.
-    std::string cmd = "python3 -c \"import zipfile,sys; z=zipfile.ZipFile(sys.argv[1]); "
-                      "sys.exit(z.testzip() is not None or sorted(z.namelist())!=['x.npy','y.npy'])\" " +
-                      path + " 2>&1";
-    if (std::system("python3 -c pass > /dev/null 2>&1") == 0) EXPECT_EQ(std::system(cmd.c_str()), 0);
+    std::string cmd =
+        "python3 -c \"import zipfile,sys; z=zipfile.ZipFile(sys.argv[1]); "
+        "sys.exit(z.testzip() is not None or sorted(z.namelist())!=['x.npy','y.npy'])\" " +
+        path + " 2>&1";
+    if (std::system("python3 -c pass > /dev/null 2>&1") == 0)
+      EXPECT_EQ(std::system(cmd.c_str()), 0);
   }
   io::set_zip64_threshold(old);
 }
@@ -342,11 +350,13 @@ TEST(IoNpz, Zip64Records) {
 TEST(IoSafetensors, RoundTripEveryDtype) {
   std::unordered_map<std::string, array> arrays;
   for (Dtype d : all_dtypes) {
-    for (size_t i = 0; i < kShapes.size(); ++i) arrays.emplace(msg(d, "_", i), fresh(kShapes[i], d));
+    for (size_t i = 0; i < kShapes.size(); ++i)
+      arrays.emplace(msg(d, "_", i), fresh(kShapes[i], d));
   }
   arrays.emplace("transposed", transpose(fresh({3, 5}, float32)));
   arrays.emplace("broadcast", broadcast_to(fresh({1, 5}, int8), {4, 5}));
-  std::unordered_map<std::string, std::string> meta = {{"format", "kiln"}, {"note", "ünïcode ✓"}, {"", ""}};
+  std::unordered_map<std::string, std::string> meta = {
+      {"format", "kiln"}, {"note", "ünïcode ✓"}, {"", ""}};
   std::string path = tmp_path("rt.safetensors");
   save_safetensors(path, arrays, meta);
   auto [loaded, loaded_meta] = load_safetensors(path);
@@ -365,10 +375,13 @@ TEST(IoSafetensors, RoundTripEveryDtype) {
   std::string header = bytes.substr(8, n);
   std::regex entry("\\{\"data_offsets\":\\[(\\d+),(\\d+)\\],\"dtype\":\"(\\w+)\"");
   int checked = 0;
-  for (auto it = std::sregex_iterator(header.begin(), header.end(), entry); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(header.begin(), header.end(), entry);
+       it != std::sregex_iterator(); ++it) {
     std::string dt = (*it)[3];
-    size_t item = dt == "BOOL" || dt == "U8" || dt == "I8" ? 1 : dt.find("16") != std::string::npos ? 2
-                  : dt.find("32") != std::string::npos ? 4 : 8;
+    size_t item = dt == "BOOL" || dt == "U8" || dt == "I8" ? 1
+                  : dt.find("16") != std::string::npos     ? 2
+                  : dt.find("32") != std::string::npos     ? 4
+                                                           : 8;
     EXPECT_EQ(std::stoull((*it)[1]) % item, 0u) << dt;
     ++checked;
   }
@@ -395,24 +408,32 @@ TEST(IoSafetensors, Errors) {
   };
   const std::string ok = R"({"x":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]}})";
   load_st(st(ok, data));
-  EXPECT_THROW_WITH(load_st(st(ok, data.substr(0, 20))), std::runtime_error, "(0, 24) beyond the 20 bytes");
-  EXPECT_THROW_WITH(load_st(st(R"({"x":{"dtype":"F32","shape":[2,3],"data_offsets":[0,20]}})", data)),
-                    std::runtime_error, "invalid data offsets (0, 20)");
-  EXPECT_THROW_WITH(load_st(st(R"({"x":{"dtype":"F32","shape":[2,3],"data_offsets":[24,0]}})", data)),
-                    std::runtime_error, "(24, 0)");
-  EXPECT_THROW_WITH(load_st(st(R"({"x":{"dtype":"F99","shape":[2,3],"data_offsets":[0,24]}})", data)),
-                    std::runtime_error, "'F99'");
-  EXPECT_THROW_WITH(load_st(st(R"({"x":{"dtype":"F32","shape":[-2,3],"data_offsets":[0,24]}})", data)),
-                    std::runtime_error, "-2");
+  EXPECT_THROW_WITH(load_st(st(ok, data.substr(0, 20))), std::runtime_error,
+                    "(0, 24) beyond the 20 bytes");
+  EXPECT_THROW_WITH(
+      load_st(st(R"({"x":{"dtype":"F32","shape":[2,3],"data_offsets":[0,20]}})", data)),
+      std::runtime_error, "invalid data offsets (0, 20)");
+  EXPECT_THROW_WITH(
+      load_st(st(R"({"x":{"dtype":"F32","shape":[2,3],"data_offsets":[24,0]}})", data)),
+      std::runtime_error, "(24, 0)");
+  EXPECT_THROW_WITH(
+      load_st(st(R"({"x":{"dtype":"F99","shape":[2,3],"data_offsets":[0,24]}})", data)),
+      std::runtime_error, "'F99'");
+  EXPECT_THROW_WITH(
+      load_st(st(R"({"x":{"dtype":"F32","shape":[-2,3],"data_offsets":[0,24]}})", data)),
+      std::runtime_error, "-2");
   EXPECT_THROW_WITH(load_st(st(R"({"x":{"dtype":"F32","shape":[2,3]}})", data)), std::runtime_error,
                     "data_offsets");
   EXPECT_THROW_WITH(load_st(st(R"({"x":{"dtype":5,"shape":[2,3],"data_offsets":[0,24]}})", data)),
                     std::runtime_error, "dtype");
-  EXPECT_THROW_WITH(load_st(st(R"({"x":{"dtype":"F32","shape":[2.5],"data_offsets":[0,24]}})", data)),
-                    std::runtime_error, "2.5");
-  EXPECT_THROW_WITH(load_st(st(R"({"x":{"dtype":"F32","shape":[2,3],"data_offsets":[0,-24]}})", data)),
-                    std::runtime_error, "data_offsets");
-  EXPECT_THROW_WITH(load_st(st(R"({"__metadata__":{"a":1}})", "")), std::runtime_error, "not a string");
+  EXPECT_THROW_WITH(
+      load_st(st(R"({"x":{"dtype":"F32","shape":[2.5],"data_offsets":[0,24]}})", data)),
+      std::runtime_error, "2.5");
+  EXPECT_THROW_WITH(
+      load_st(st(R"({"x":{"dtype":"F32","shape":[2,3],"data_offsets":[0,-24]}})", data)),
+      std::runtime_error, "data_offsets");
+  EXPECT_THROW_WITH(load_st(st(R"({"__metadata__":{"a":1}})", "")), std::runtime_error,
+                    "not a string");
   EXPECT_THROW_WITH(load_st(st("{not json}", data)), std::runtime_error, "not valid JSON");
   EXPECT_THROW_WITH(load_st(st("[1,2]", data)), std::runtime_error, "not a JSON object");
   std::string huge = st(ok, data);
@@ -434,11 +455,13 @@ TEST(IoSafetensors, Errors) {
 TEST(IoGguf, RoundTripTensorsAndEveryMetadataType) {
   std::unordered_map<std::string, array> arrays;
   for (Dtype d : {float32, float16, bfloat16, float64, int8, int16, int32, int64}) {
-    for (size_t i = 0; i < kShapes.size(); ++i) arrays.emplace(msg(d, "_", i), fresh(kShapes[i], d));
+    for (size_t i = 0; i < kShapes.size(); ++i)
+      arrays.emplace(msg(d, "_", i), fresh(kShapes[i], d));
   }
   arrays.emplace("transposed", transpose(fresh({3, 5}, float32)));
   std::unordered_map<std::string, GGUFMetaData> meta;
-  for (Dtype d : {uint8, int8, uint16, int16, uint32, int32, uint64, int64, float32, float64, bool_}) {
+  for (Dtype d :
+       {uint8, int8, uint16, int16, uint32, int32, uint64, int64, float32, float64, bool_}) {
     meta.emplace(msg("scalar.", d), fresh({}, d));
     meta.emplace(msg("list.", d), fresh({5}, d));
   }
@@ -511,7 +534,8 @@ std::string gguf_bytes(uint32_t type, std::vector<uint64_t> ggml_dims, const std
 }
 
 // Unpacks kiln's (MLX's) quantized layout back into values: scale * q + bias per group of 32.
-std::vector<double> dequantize_ref(const array& w, const array& scales, const array& biases, int bits) {
+std::vector<double> dequantize_ref(const array& w, const array& scales, const array& biases,
+                                   int bits) {
   std::string wb = row_major_bytes(w);
   std::vector<double> s = test::to_double(scales), b = test::to_double(biases);
   size_t n = wb.size() * 8 / bits;
@@ -591,7 +615,8 @@ TEST(IoGguf, QuantizedTensorsLoadAsMLXDoes) {
         // MLX (and kiln) round d * scale and dmin * min to float16; ggml keeps them in
         // float32, so ggml's values are checked within that rounding (`slack`).
         auto f16 = [](double x) {
-          return static_cast<double>(detail::half_bits_to_float(detail::float_to_half_bits(static_cast<float>(x))));
+          return static_cast<double>(
+              detail::half_bits_to_float(detail::float_to_half_bits(static_cast<float>(x))));
         };
         for (int j = 0; j < 4; ++j) {
           for (int half = 0; half < 2; ++half) {
@@ -624,10 +649,10 @@ TEST(IoGguf, QuantizedTensorsLoadAsMLXDoes) {
     }
   }
   // Other quantized types are named in the error; a short last dimension is refused.
-  EXPECT_THROW_WITH(load_gguf(mem(gguf_bytes(14, {256, 1}, std::string(210, '\0')))), std::runtime_error,
-                    "Q6_K");
-  EXPECT_THROW_WITH(load_gguf(mem(gguf_bytes(2, {16, 1}, std::string(18, '\0')))), std::runtime_error,
-                    "multiple of the block size 32");
+  EXPECT_THROW_WITH(load_gguf(mem(gguf_bytes(14, {256, 1}, std::string(210, '\0')))),
+                    std::runtime_error, "Q6_K");
+  EXPECT_THROW_WITH(load_gguf(mem(gguf_bytes(2, {16, 1}, std::string(18, '\0')))),
+                    std::runtime_error, "multiple of the block size 32");
 }
 
 TEST(IoGguf, LoadErrors) {
@@ -641,14 +666,18 @@ TEST(IoGguf, LoadErrors) {
   bad = ok;
   std::swap(bad[4], bad[7]);  // version 3 written big-endian
   EXPECT_THROW_WITH(load_gguf(mem(bad)), std::runtime_error, "big-endian");
-  EXPECT_THROW_WITH(load_gguf(mem(ok.substr(0, ok.size() - 1))), std::runtime_error, "outside the 15 bytes");
+  EXPECT_THROW_WITH(load_gguf(mem(ok.substr(0, ok.size() - 1))), std::runtime_error,
+                    "outside the 15 bytes");
   bad = ok;
   bad[8] = '\x7f';  // tensor count
   EXPECT_THROW_WITH(load_gguf(mem(bad)), std::runtime_error, "tensors");
-  EXPECT_THROW_WITH(load_gguf(mem(gguf_bytes(0, {1ull << 40}, ""))), std::runtime_error, "dimension");
+  EXPECT_THROW_WITH(load_gguf(mem(gguf_bytes(0, {1ull << 40}, ""))), std::runtime_error,
+                    "dimension");
   EXPECT_THROW_WITH(load_gguf(mem(gguf_bytes(99, {4}, ""))), std::runtime_error, "unknown (99)");
-  EXPECT_THROW_WITH(load_gguf(tmp_path("missing.gguf")), std::invalid_argument, "Failed to open file");
-  for (size_t n = 0; n < 24; ++n) EXPECT_THROW(load_gguf(mem(ok.substr(0, n))), std::runtime_error) << n;
+  EXPECT_THROW_WITH(load_gguf(tmp_path("missing.gguf")), std::invalid_argument,
+                    "Failed to open file");
+  for (size_t n = 0; n < 24; ++n)
+    EXPECT_THROW(load_gguf(mem(ok.substr(0, n))), std::runtime_error) << n;
 }
 
 // ---------------------------------------------------------------- corrupt files
@@ -702,7 +731,8 @@ TEST(IoFuzz, TruncatedAndBitFlippedFilesThrowOrLoad) {
     files["safetensors"] = s->bytes();
     auto g = std::make_shared<io::MemoryWriter>();
     save_gguf(g, {{"a", fresh({3}, float16)}, {"b", fresh({2, 2}, int32)}},
-              {{"s", std::string("x")}, {"n", GGUFMetaData(fresh({3}, uint16))},
+              {{"s", std::string("x")},
+               {"n", GGUFMetaData(fresh({3}, uint16))},
                {"l", std::vector<std::string>{"p", "q"}}});
     files["gguf"] = g->bytes();
   }
@@ -715,7 +745,8 @@ TEST(IoFuzz, TruncatedAndBitFlippedFilesThrowOrLoad) {
       ++loads;
       try {
         auto got = load_all(format, bytes.substr(0, n));
-        EXPECT_TRUE(same_arrays(got, original)) << name << " truncated to " << n << " loaded other data";
+        EXPECT_TRUE(same_arrays(got, original))
+            << name << " truncated to " << n << " loaded other data";
       } catch (const std::exception& e) {
         ++threw;
         EXPECT_NE(std::string(e.what()).find('['), std::string::npos) << e.what();

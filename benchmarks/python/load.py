@@ -85,30 +85,48 @@ def make_files(directory, gib):
         rows = min(n, (total - size) // (n * dtype.size))
         if rows == 0:
             break
-        arrays[f"layer{i}.weight"] = (mx.arange(rows * n, dtype=mx.float32) % 251).astype(dtype).reshape(rows, n)
+        arrays[f"layer{i}.weight"] = (
+            (mx.arange(rows * n, dtype=mx.float32) % 251).astype(dtype).reshape(rows, n)
+        )
         size += rows * n * dtype.size
         i += 1
     mx.save_safetensors(str(directory / "model.safetensors"), arrays)
     del arrays
     mx.clear_cache()
-    mx.save(str(directory / "array.npy"), (mx.arange(total // 4, dtype=mx.float32) % 251).reshape(-1, 8192))
+    mx.save(
+        str(directory / "array.npy"),
+        (mx.arange(total // 4, dtype=mx.float32) % 251).reshape(-1, 8192),
+    )
     assert tensor_bytes > 0
 
 
 def run_case(case, path, repeats):
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(ROOT / "python") + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    )
     runs = []
     for _ in range(repeats):
         out = subprocess.run(
-            [sys.executable, __file__, "--child", case, str(path)], env=env, capture_output=True, text=True
+            [sys.executable, __file__, "--child", case, str(path)],
+            env=env,
+            capture_output=True,
+            text=True,
         )
         if out.returncode != 0:
-            return {"error": out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "failed"}
+            return {
+                "error": (
+                    out.stderr.strip().splitlines()[-1]
+                    if out.stderr.strip()
+                    else "failed"
+                )
+            }
         runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
     return {
         "seconds": statistics.median(r["seconds"] for r in runs),
         "peak_rss_gib": max(r["peak_rss"] for r in runs) / (1 << 30),
-        "peak_above_start_gib": max(r["peak_rss"] - r["rss_before"] for r in runs) / (1 << 30),
+        "peak_above_start_gib": max(r["peak_rss"] - r["rss_before"] for r in runs)
+        / (1 << 30),
         "runs": runs,
     }
 
@@ -117,9 +135,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gib", type=float, default=2.0)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--dir", default=None, help="where the files are written (default: a temporary one)")
+    parser.add_argument(
+        "--dir",
+        default=None,
+        help="where the files are written (default: a temporary one)",
+    )
     parser.add_argument("--out-dir", default=str(ROOT / "benchmarks" / "results"))
-    parser.add_argument("--child", nargs=2, metavar=("CASE", "PATH"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--child", nargs=2, metavar=("CASE", "PATH"), help=argparse.SUPPRESS
+    )
     parser.add_argument("--make", metavar="DIR", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -131,8 +155,15 @@ def main():
 
     tmp = tempfile.TemporaryDirectory(dir=args.dir)
     directory = pathlib.Path(tmp.name)
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python") + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    subprocess.run([sys.executable, __file__, "--make", str(directory), "--gib", str(args.gib)], env=env, check=True)
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(ROOT / "python") + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    )
+    subprocess.run(
+        [sys.executable, __file__, "--make", str(directory), "--gib", str(args.gib)],
+        env=env,
+        check=True,
+    )
     st_path, npy_path = directory / "model.safetensors", directory / "array.npy"
     for p in (st_path, npy_path):  # warm the page cache
         with open(p, "rb") as f:
@@ -158,12 +189,21 @@ def main():
     }
     if versions["torch"] is None:
         del cases["safetensors.torch.load_file (PyTorch)"]
-        notes.append("PyTorch is not installed here: safetensors.torch was not measured.")
+        notes.append(
+            "PyTorch is not installed here: safetensors.torch was not measured."
+        )
     if versions["safetensors"] is None:
         del cases["safetensors.numpy.load_file"]
-        notes.append("The safetensors package is not installed here: its loaders were not measured.")
-    results = {name: run_case(case, path, args.repeats) for name, (case, path) in cases.items()}
-    file_gib = {"safetensors": st_path.stat().st_size / (1 << 30), "npy": npy_path.stat().st_size / (1 << 30)}
+        notes.append(
+            "The safetensors package is not installed here: its loaders were not measured."
+        )
+    results = {
+        name: run_case(case, path, args.repeats) for name, (case, path) in cases.items()
+    }
+    file_gib = {
+        "safetensors": st_path.stat().st_size / (1 << 30),
+        "npy": npy_path.stat().st_size / (1 << 30),
+    }
     tmp.cleanup()
 
     date = datetime.date.today().isoformat()

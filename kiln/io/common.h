@@ -66,13 +66,8 @@ Shape to_shape(const std::vector<int64_t>& dims, const std::string& what);
  * `in` (else "[load] ... (the file has N bytes)"). `swap` byte-swaps each element
  * (big-endian .npy data); `label` names the array in messages.
  */
-array lazy_load(std::shared_ptr<Reader> in,
-                size_t offset,
-                Shape shape,
-                Dtype dtype,
-                bool swap,
-                const std::string& label,
-                StreamOrDevice s);
+array lazy_load(std::shared_ptr<Reader> in, size_t offset, Shape shape, Dtype dtype, bool swap,
+                const std::string& label, StreamOrDevice s);
 
 /** Reverses the bytes of each element of `dtype` in `data` (each float of a complex64). */
 void swap_endianness(char* data, size_t nbytes, Dtype dtype);

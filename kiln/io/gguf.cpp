@@ -31,7 +31,7 @@ struct Meta {
   uint32_t type;
   Dtype dtype;
 };
-constexpr Meta kMeta[] = {{kU8, uint8},   {kI8, int8},   {kU16, uint16}, {kI16, int16},
+constexpr Meta kMeta[] = {{kU8, uint8},   {kI8, int8},   {kU16, uint16},  {kI16, int16},
                           {kU32, uint32}, {kI32, int32}, {kF32, float32}, {kBool, bool_},
                           {kU64, uint64}, {kI64, int64}, {kF64, float64}};
 
@@ -108,7 +108,8 @@ array read_meta_array(Cursor& c, uint32_t type, uint64_t n, bool scalar, const s
     corrupt("Metadata '", printable(key), "' claims ", n, " values of ", d.size,
             " bytes but the file has ", c.remaining(), " bytes left.");
   }
-  if (n > static_cast<uint64_t>(INT32_MAX)) corrupt("Metadata '", printable(key), "' has ", n, " values.");
+  if (n > static_cast<uint64_t>(INT32_MAX))
+    corrupt("Metadata '", printable(key), "' has ", n, " values.");
   auto storage = Storage::host(n * d.size);
   char* p = static_cast<char*>(storage->host_ptr());
   if (n) c.bytes(p, n * d.size, "a metadata value");
@@ -220,7 +221,8 @@ GGUFLoad load_gguf(std::shared_ptr<io::Reader> in, StreamOrDevice s) {
     t.name = c.string("a tensor name");
     uint32_t n_dims = c.get<uint32_t>("a tensor's dimension count");
     if (n_dims > kMaxDims) {
-      io::corrupt("Tensor '", io::printable(t.name), "' of ", where, " has ", n_dims, " dimensions.");
+      io::corrupt("Tensor '", io::printable(t.name), "' of ", where, " has ", n_dims,
+                  " dimensions.");
     }
     t.dims.resize(n_dims);
     for (uint32_t d = 0; d < n_dims; ++d) {
@@ -263,7 +265,8 @@ GGUFLoad load_gguf(std::shared_ptr<io::Reader> in, StreamOrDevice s) {
     if (t.offset % alignment != 0 || t.offset > data_size || data_size - t.offset < nbytes) {
       io::corrupt("Tensor '", io::printable(t.name), "' of ", where, " has its ", nbytes,
                   " bytes at data offset ", t.offset, ", outside the ", data_size,
-                  " bytes of data (or not ", alignment, "-byte aligned). The file is truncated or corrupt.");
+                  " bytes of data (or not ", alignment,
+                  "-byte aligned). The file is truncated or corrupt.");
     }
     Shape shape = io::to_shape(t.dims, where);
     auto insert = [&](const std::string& name, array a) {
@@ -273,8 +276,8 @@ GGUFLoad load_gguf(std::shared_ptr<io::Reader> in, StreamOrDevice s) {
       }
     };
     if (plain != std::end(kPlain)) {
-      insert(t.name, io::lazy_load(in, data_start + t.offset, std::move(shape), plain->dtype,
-                                   false, tensor, s));
+      insert(t.name, io::lazy_load(in, data_start + t.offset, std::move(shape), plain->dtype, false,
+                                   tensor, s));
       continue;
     }
     // Quantized: unpacked now into MLX's layout (weights, scales, biases).
@@ -295,8 +298,7 @@ GGUFLoad load_gguf(const std::string& file, StreamOrDevice s) {
   return load_gguf(io::open_file(file, /*missing_is_invalid=*/true), s);
 }
 
-void save_gguf(std::shared_ptr<io::Writer> out,
-               std::unordered_map<std::string, array> arrays,
+void save_gguf(std::shared_ptr<io::Writer> out, std::unordered_map<std::string, array> arrays,
                std::unordered_map<std::string, GGUFMetaData> metadata) {
   using namespace io::gguf;
   // Checked and evaluated before anything is written.
@@ -348,7 +350,8 @@ void save_gguf(std::shared_ptr<io::Writer> out,
   for (const auto& [name, a] : tensors) {
     io::gguf::put_string(head, name);
     io::put_le<uint32_t>(head, static_cast<uint32_t>(a.ndim()));
-    for (size_t d = a.ndim(); d-- > 0;) io::put_le<uint64_t>(head, static_cast<uint64_t>(a.shape()[d]));
+    for (size_t d = a.ndim(); d-- > 0;)
+      io::put_le<uint64_t>(head, static_cast<uint64_t>(a.shape()[d]));
     io::put_le<uint32_t>(head, tensor_type_of(a.dtype()));
     io::put_le<uint64_t>(head, offset);
     offsets.push_back(offset);
@@ -364,8 +367,7 @@ void save_gguf(std::shared_ptr<io::Writer> out,
   out->commit();
 }
 
-void save_gguf(std::string file,
-               std::unordered_map<std::string, array> arrays,
+void save_gguf(std::string file, std::unordered_map<std::string, array> arrays,
                std::unordered_map<std::string, GGUFMetaData> metadata) {
   file = io::with_extension(std::move(file), ".gguf");
   for (auto& [name, a] : arrays) {

@@ -30,12 +30,12 @@ void unpack_32_nibbles(const uint8_t* qs, uint8_t* out) {
 
 std::string tensor_type_name(uint32_t t) {
   static const char* names[] = {
-      "F32",     "F16",    "Q4_0",    "Q4_1",   "Q4_2",  "Q4_3",    "Q5_0",    "Q5_1",
-      "Q8_0",    "Q8_1",   "Q2_K",    "Q3_K",   "Q4_K",  "Q5_K",    "Q6_K",    "Q8_K",
-      "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S",  "IQ4_NL", "IQ3_S",  "IQ2_S",   "IQ4_XS",
-      "I8",      "I16",    "I32",     "I64",    "F64",   "IQ1_M",   "BF16",    "Q4_0_4_4",
-      "Q4_0_4_8", "Q4_0_8_8", "TQ1_0", "TQ2_0", "IQ4_NL_4_4", "IQ4_NL_4_8", "IQ4_NL_8_8",
-      "MXFP4"};
+      "F32",   "F16",        "Q4_0",       "Q4_1",       "Q4_2",     "Q4_3",     "Q5_0",
+      "Q5_1",  "Q8_0",       "Q8_1",       "Q2_K",       "Q3_K",     "Q4_K",     "Q5_K",
+      "Q6_K",  "Q8_K",       "IQ2_XXS",    "IQ2_XS",     "IQ3_XXS",  "IQ1_S",    "IQ4_NL",
+      "IQ3_S", "IQ2_S",      "IQ4_XS",     "I8",         "I16",      "I32",      "I64",
+      "F64",   "IQ1_M",      "BF16",       "Q4_0_4_4",   "Q4_0_4_8", "Q4_0_8_8", "TQ1_0",
+      "TQ2_0", "IQ4_NL_4_4", "IQ4_NL_4_8", "IQ4_NL_8_8", "MXFP4"};
   return t < sizeof(names) / sizeof(names[0]) ? names[t] : "unknown";
 }
 

@@ -17,7 +17,8 @@
 namespace kiln {
 
 // Every format kiln reads is little-endian, and kiln reads its fields with memcpy.
-static_assert(std::endian::native == std::endian::little, "kiln's I/O assumes a little-endian host");
+static_assert(std::endian::native == std::endian::little,
+              "kiln's I/O assumes a little-endian host");
 
 namespace io {
 
@@ -30,7 +31,8 @@ std::string errno_text() {
 // ---------------------------------------------------------------- FileReader
 FileReader::FileReader(std::string path) : path_(std::move(path)) {
   fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) throw std::runtime_error("[load] Failed to open file " + path_ + ": " + errno_text());
+  if (fd_ < 0)
+    throw std::runtime_error("[load] Failed to open file " + path_ + ": " + errno_text());
   struct stat st {};
   if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
     std::string why = S_ISDIR(st.st_mode) ? "it is a directory" : "it is not a regular file";
@@ -81,7 +83,8 @@ std::shared_ptr<Reader> open_file(std::string path, bool missing_is_invalid) {
 }
 
 // ---------------------------------------------------------------- FileWriter
-FileWriter::FileWriter(std::string path, std::string op) : path_(std::move(path)), op_(std::move(op)) {
+FileWriter::FileWriter(std::string path, std::string op)
+    : path_(std::move(path)), op_(std::move(op)) {
   auto fail = [&](const std::string& why) -> void {
     throw std::runtime_error("[" + op_ + "] Failed to open file " + path_ + ": " + why);
   };
@@ -141,10 +144,12 @@ void FileWriter::commit() {
   if (fd_ < 0) return;
   int rc = ::close(fd_);
   fd_ = -1;
-  if (rc != 0) throw std::runtime_error("[" + op_ + "] Failed to write file " + path_ + ": " + errno_text());
+  if (rc != 0)
+    throw std::runtime_error("[" + op_ + "] Failed to write file " + path_ + ": " + errno_text());
   if (!tmp_path_.empty()) {
     if (::rename(tmp_path_.c_str(), path_.c_str()) != 0) {
-      throw std::runtime_error("[" + op_ + "] Failed to replace file " + path_ + ": " + errno_text());
+      throw std::runtime_error("[" + op_ + "] Failed to replace file " + path_ + ": " +
+                               errno_text());
     }
     tmp_path_.clear();
   }

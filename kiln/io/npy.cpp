@@ -42,8 +42,8 @@ Dtype dtype_of_descr(const std::string& descr, bool& big_endian, const std::stri
   big_endian = order == '>';
   std::string t = descr.substr(1);
   static const std::pair<const char*, Dtype> table[] = {
-      {"b1", bool_},   {"u1", uint8},   {"u2", uint16},  {"u4", uint32},  {"u8", uint64},
-      {"i1", int8},    {"i2", int16},   {"i4", int32},   {"i8", int64},   {"f2", float16},
+      {"b1", bool_},   {"u1", uint8},   {"u2", uint16},    {"u4", uint32},  {"u8", uint64},
+      {"i1", int8},    {"i2", int16},   {"i4", int32},     {"i8", int64},   {"f2", float16},
       {"f4", float32}, {"f8", float64}, {"c8", complex64}, {"V2", bfloat16}};
   for (const auto& [name, d] : table) {
     if (t == name) {
@@ -91,7 +91,8 @@ class HeaderParser {
     ++pos_;
     skip_ws();
     if (pos_ != s_.size()) fail("unexpected text after the dict");
-    if (!descr || !fortran || !shape) fail("the keys 'descr', 'fortran_order' and 'shape' are required");
+    if (!descr || !fortran || !shape)
+      fail("the keys 'descr', 'fortran_order' and 'shape' are required");
     h.dtype = dtype_of_descr(*descr, h.big_endian, where_);
     h.fortran_order = *fortran;
     h.shape = std::move(*shape);
@@ -105,7 +106,8 @@ class HeaderParser {
   }
   char peek() const { return pos_ < s_.size() ? s_[pos_] : '\0'; }
   void skip_ws() {
-    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r'))
+    while (pos_ < s_.size() &&
+           (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r'))
       ++pos_;
   }
   void expect(char c) {
@@ -143,7 +145,8 @@ class HeaderParser {
     while (true) {
       skip_ws();
       if (peek() == ')') break;
-      if (!std::isdigit(static_cast<unsigned char>(peek()))) fail("expected a non-negative integer");
+      if (!std::isdigit(static_cast<unsigned char>(peek())))
+        fail("expected a non-negative integer");
       int64_t v = 0;
       while (std::isdigit(static_cast<unsigned char>(peek()))) {
         if (v > (std::numeric_limits<int64_t>::max() - 9) / 10) fail("dimension too large");
@@ -201,7 +204,8 @@ NpyHeader read_npy_header(Reader& in) {
   }
   std::string text(header_len, '\0');
   if (header_len > 0) in.read(text.data(), header_len, start);
-  if (text.find('\0') != std::string::npos) corrupt("Invalid header in ", where, ": it contains a NUL byte.");
+  if (text.find('\0') != std::string::npos)
+    corrupt("Invalid header in ", where, ": it contains a NUL byte.");
   NpyHeader h = HeaderParser(text, where).parse();
   h.data_offset = start + header_len;
   h.nbytes = checked_nbytes(h.shape, h.dtype.size, "The array in " + where);
@@ -213,8 +217,8 @@ array npy_array(const NpyHeader& h, array data, StreamOrDevice s) {
 }
 
 std::string npy_header(const array& a, bool fortran) {
-  std::string dict = "{'descr': '" + descr_of(a.dtype()) + "', 'fortran_order': " +
-                     (fortran ? "True" : "False") + ", 'shape': (";
+  std::string dict = "{'descr': '" + descr_of(a.dtype()) +
+                     "', 'fortran_order': " + (fortran ? "True" : "False") + ", 'shape': (";
   for (size_t i = 0; i < a.ndim(); ++i) {
     dict += std::to_string(a.shape()[i]);
     if (i + 1 < a.ndim() || a.ndim() == 1) dict += ",";

@@ -26,7 +26,8 @@ std::unordered_map<std::string, array> load_npz(std::shared_ptr<io::Reader> in, 
       member->read(static_cast<char*>(storage->host_ptr()), h.nbytes, h.data_offset);
     }
     member->finish();
-    if (h.big_endian) io::swap_endianness(static_cast<char*>(storage->host_ptr()), h.nbytes, h.dtype);
+    if (h.big_endian)
+      io::swap_endianness(static_cast<char*>(storage->host_ptr()), h.nbytes, h.dtype);
     // The first of duplicate names wins, as with MLX.
     out.emplace(key, io::npy_array(h, array(std::move(storage), std::move(shape), h.dtype), s));
   }
@@ -52,8 +53,8 @@ std::vector<std::pair<std::string, array>> prepared(
 }
 }  // namespace
 
-void savez(std::shared_ptr<io::Writer> out, const std::vector<std::pair<std::string, array>>& arrays,
-           bool compressed) {
+void savez(std::shared_ptr<io::Writer> out,
+           const std::vector<std::pair<std::string, array>>& arrays, bool compressed) {
   auto ready = prepared(arrays);
   io::ZipWriter zip(*out, "savez");
   for (const auto& [name, a] : ready) {
@@ -65,7 +66,8 @@ void savez(std::shared_ptr<io::Writer> out, const std::vector<std::pair<std::str
   out->commit();
 }
 
-void savez(std::string file, const std::vector<std::pair<std::string, array>>& arrays, bool compressed) {
+void savez(std::string file, const std::vector<std::pair<std::string, array>>& arrays,
+           bool compressed) {
   file = io::with_extension(std::move(file), ".npz");
   auto ready = prepared(arrays);  // evaluated before the file is opened
   savez(std::make_shared<io::FileWriter>(std::move(file), "savez"), ready, compressed);

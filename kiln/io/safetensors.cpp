@@ -24,9 +24,9 @@ struct StDtype {
 };
 // F8_E4M3 has no kiln dtype: its bytes load as uint8, as MLX does (from_fp8 converts them).
 constexpr StDtype kDtypes[] = {
-    {"BOOL", bool_},   {"U8", uint8},     {"I8", int8},     {"U16", uint16},      {"I16", int16},
-    {"U32", uint32},   {"I32", int32},    {"U64", uint64},  {"I64", int64},       {"F16", float16},
-    {"BF16", bfloat16}, {"F32", float32}, {"F64", float64}, {"C64", complex64},   {"F8_E4M3", uint8}};
+    {"BOOL", bool_},    {"U8", uint8},    {"I8", int8},     {"U16", uint16},    {"I16", int16},
+    {"U32", uint32},    {"I32", int32},   {"U64", uint64},  {"I64", int64},     {"F16", float16},
+    {"BF16", bfloat16}, {"F32", float32}, {"F64", float64}, {"C64", complex64}, {"F8_E4M3", uint8}};
 
 const char* st_name(Dtype d) {
   for (const auto& e : kDtypes) {
@@ -77,8 +77,9 @@ SafetensorsLoad load_safetensors(std::shared_ptr<io::Reader> in, StreamOrDevice 
     }
     if (!info.is_object() || !info.contains("dtype") || !info.contains("shape") ||
         !info.contains("data_offsets")) {
-      io::corrupt("The header entry of ", tensor, " in ", where,
-                  " needs \"dtype\", \"shape\" and \"data_offsets\": ", io::printable(info.dump(), 200));
+      io::corrupt(
+          "The header entry of ", tensor, " in ", where,
+          " needs \"dtype\", \"shape\" and \"data_offsets\": ", io::printable(info.dump(), 200));
     }
     const json& jd = info["dtype"];
     const json& js = info["shape"];
@@ -98,18 +99,21 @@ SafetensorsLoad load_safetensors(std::shared_ptr<io::Reader> in, StreamOrDevice 
         io::corrupt("The shape of ", tensor, " in ", where, " holds ", io::printable(d.dump()),
                     ", not an integer.");
       }
-      dims.push_back(d.is_number_unsigned() && d.get<uint64_t>() > INT64_MAX ? -1 : d.get<int64_t>());
+      dims.push_back(d.is_number_unsigned() && d.get<uint64_t>() > INT64_MAX ? -1
+                                                                             : d.get<int64_t>());
     }
-    size_t nbytes = io::checked_nbytes(dims, dt->dtype.size, "The shape of " + tensor + " in " + where);
-    if (!jo.is_array() || jo.size() != 2 || !jo[0].is_number_unsigned() || !jo[1].is_number_unsigned()) {
+    size_t nbytes =
+        io::checked_nbytes(dims, dt->dtype.size, "The shape of " + tensor + " in " + where);
+    if (!jo.is_array() || jo.size() != 2 || !jo[0].is_number_unsigned() ||
+        !jo[1].is_number_unsigned()) {
       io::corrupt("The data_offsets of ", tensor, " in ", where, " are ", io::printable(jo.dump()),
                   ", not two non-negative integers.");
     }
     uint64_t begin = jo[0].get<uint64_t>(), end = jo[1].get<uint64_t>();
     if (begin > end || end - begin != nbytes) {
       io::corrupt("Tensor '", io::printable(name), "' of ", where, " has invalid data offsets (",
-                  begin, ", ", end, "): its ", dt->name, " shape ", shape_str(io::to_shape(dims, where)),
-                  " needs ", nbytes, " bytes.");
+                  begin, ", ", end, "): its ", dt->name, " shape ",
+                  shape_str(io::to_shape(dims, where)), " needs ", nbytes, " bytes.");
     }
     if (end > data_size) {
       io::corrupt("Tensor '", io::printable(name), "' of ", where, " has data offsets (", begin,
@@ -133,7 +137,8 @@ void save_safetensors(std::shared_ptr<io::Writer> out,
   for (auto& [name, a] : arrays) {
     if (name == kMetadataKey) {
       throw std::invalid_argument(
-          "[save_safetensors] The name \"__metadata__\" is reserved for the metadata; rename the array.");
+          "[save_safetensors] The name \"__metadata__\" is reserved for the metadata; rename the "
+          "array.");
     }
     st_name(a.dtype());
     order.emplace_back(name, io::contiguous_for_save(a));
@@ -141,7 +146,8 @@ void save_safetensors(std::shared_ptr<io::Writer> out,
   // As the safetensors library: larger items first, then by name, so each tensor starts at a
   // multiple of its item size (the header is padded to 8 bytes).
   std::sort(order.begin(), order.end(), [](const auto& x, const auto& y) {
-    if (x.second.itemsize() != y.second.itemsize()) return x.second.itemsize() > y.second.itemsize();
+    if (x.second.itemsize() != y.second.itemsize())
+      return x.second.itemsize() > y.second.itemsize();
     return x.first < y.first;
   });
   json header = json::object();
@@ -175,8 +181,7 @@ void save_safetensors(std::shared_ptr<io::Writer> out,
   out->commit();
 }
 
-void save_safetensors(std::string file,
-                      std::unordered_map<std::string, array> arrays,
+void save_safetensors(std::string file, std::unordered_map<std::string, array> arrays,
                       std::unordered_map<std::string, std::string> metadata) {
   file = io::with_extension(std::move(file), ".safetensors");
   for (auto& [name, a] : arrays) a = io::contiguous_for_save(a);  // before the file is opened

@@ -41,7 +41,8 @@ struct Cursor {
     return v;
   }
   std::string bytes(size_t n) {
-    if (pos > buf.size() || buf.size() - pos < n) corrupt("The zip central directory of ", where, " is cut off.");
+    if (pos > buf.size() || buf.size() - pos < n)
+      corrupt("The zip central directory of ", where, " is cut off.");
     std::string s = buf.substr(pos, n);
     pos += n;
     return s;
@@ -80,15 +81,19 @@ std::vector<ZipEntry> read_zip_directory(Reader& in) {
   uint64_t entries = read_le<uint16_t>(e + 10);
   uint64_t cd_size = read_le<uint32_t>(e + 12);
   uint64_t cd_offset = read_le<uint32_t>(e + 16);
-  if (read_le<uint16_t>(e + 4) != 0 || read_le<uint16_t>(e + 6) != 0) not_zip("multi-disk archives are not supported");
+  if (read_le<uint16_t>(e + 4) != 0 || read_le<uint16_t>(e + 6) != 0)
+    not_zip("multi-disk archives are not supported");
   size_t cd_end = end_pos;
   // Zip64: a locator right before the record points at the zip64 end record.
-  if (end_pos >= 20 && read_value<uint32_t>(in, end_pos - 20, "the zip64 locator") == kEnd64LocatorSig) {
+  if (end_pos >= 20 &&
+      read_value<uint32_t>(in, end_pos - 20, "the zip64 locator") == kEnd64LocatorSig) {
     uint64_t rec = read_value<uint64_t>(in, end_pos - 12, "the zip64 locator");
-    if (rec > end_pos - 20 || end_pos - 20 - rec < 56) not_zip("the zip64 end record is out of place");
+    if (rec > end_pos - 20 || end_pos - 20 - rec < 56)
+      not_zip("the zip64 end record is out of place");
     std::string r(56, '\0');
     in.read(r.data(), 56, rec);
-    if (read_le<uint32_t>(r.data()) != kEnd64Sig) not_zip("the zip64 end record has a bad signature");
+    if (read_le<uint32_t>(r.data()) != kEnd64Sig)
+      not_zip("the zip64 end record has a bad signature");
     entries = read_le<uint64_t>(r.data() + 32);
     cd_size = read_le<uint64_t>(r.data() + 40);
     cd_offset = read_le<uint64_t>(r.data() + 48);
@@ -98,14 +103,16 @@ std::vector<ZipEntry> read_zip_directory(Reader& in) {
     not_zip(msg("the central directory (", cd_size, " bytes at offset ", cd_offset,
                 ") does not end where the end record starts (", cd_end, ")"));
   }
-  if (entries > cd_size / 46) not_zip(msg(entries, " members cannot fit a ", cd_size, "-byte directory"));
+  if (entries > cd_size / 46)
+    not_zip(msg(entries, " members cannot fit a ", cd_size, "-byte directory"));
   std::string cd(cd_size, '\0');
   if (cd_size) in.read(cd.data(), cd_size, cd_offset);
 
   std::vector<ZipEntry> out;
   Cursor c{cd, 0, where};
   for (uint64_t i = 0; i < entries; ++i) {
-    if (c.get<uint32_t>() != kCentralSig) not_zip(msg("member ", i, " has a bad directory signature"));
+    if (c.get<uint32_t>() != kCentralSig)
+      not_zip(msg("member ", i, " has a bad directory signature"));
     c.pos += 4;  // versions made by / needed
     uint16_t flags = c.get<uint16_t>();
     ZipEntry z;
@@ -114,7 +121,8 @@ std::vector<ZipEntry> read_zip_directory(Reader& in) {
     z.crc = c.get<uint32_t>();
     z.compressed_size = c.get<uint32_t>();
     z.size = c.get<uint32_t>();
-    uint16_t name_len = c.get<uint16_t>(), extra_len = c.get<uint16_t>(), comment_len = c.get<uint16_t>();
+    uint16_t name_len = c.get<uint16_t>(), extra_len = c.get<uint16_t>(),
+             comment_len = c.get<uint16_t>();
     uint16_t disk = c.get<uint16_t>();
     c.pos += 6;  // internal, external attributes
     uint64_t local = c.get<uint32_t>();
@@ -123,7 +131,8 @@ std::vector<ZipEntry> read_zip_directory(Reader& in) {
     c.bytes(comment_len);
     // Zip64 sizes and offset: only the fields saturated above, in this order.
     for (size_t p = 0; p + 4 <= extra.size();) {
-      uint16_t id = read_le<uint16_t>(extra.data() + p), len = read_le<uint16_t>(extra.data() + p + 2);
+      uint16_t id = read_le<uint16_t>(extra.data() + p),
+               len = read_le<uint16_t>(extra.data() + p + 2);
       if (p + 4 + len > extra.size()) not_zip("a directory extra field is cut off");
       if (id == kZip64Extra) {
         std::string field = extra.substr(p + 4, len);
@@ -135,7 +144,8 @@ std::vector<ZipEntry> read_zip_directory(Reader& in) {
       p += 4 + len;
     }
     const std::string name = "'" + printable(z.name) + "'";
-    if (flags & 1) corrupt("Member ", name, " of ", where, " is encrypted, which kiln does not read.");
+    if (flags & 1)
+      corrupt("Member ", name, " of ", where, " is encrypted, which kiln does not read.");
     if (disk != 0) not_zip("multi-disk archives are not supported");
     if (z.method != 0 && z.method != 8) {
       corrupt("Member ", name, " of ", where, " uses compression method ", z.method,
@@ -143,23 +153,28 @@ std::vector<ZipEntry> read_zip_directory(Reader& in) {
     }
     // Deflate expands at most ~1032:1; a larger claim is a damaged size, not data.
     if (z.method == 8 && z.size / 1032 > z.compressed_size + 1) {
-      corrupt("Member ", name, " of ", where, " claims ", z.size, " bytes from ",
-              z.compressed_size, " deflated bytes, more than deflate can produce.");
+      corrupt("Member ", name, " of ", where, " claims ", z.size, " bytes from ", z.compressed_size,
+              " deflated bytes, more than deflate can produce.");
     }
     if (z.method == 0 && z.compressed_size != z.size) {
-      corrupt("Stored member ", name, " of ", where, " has sizes ", z.compressed_size, " and ", z.size, ".");
+      corrupt("Stored member ", name, " of ", where, " has sizes ", z.compressed_size, " and ",
+              z.size, ".");
     }
     // The local header repeats the name; the data follows it and its extra field.
-    if (local > size || size - local < 30) corrupt("Member ", name, " of ", where, " starts outside the file.");
+    if (local > size || size - local < 30)
+      corrupt("Member ", name, " of ", where, " starts outside the file.");
     char lh[30];
     in.read(lh, 30, local);
-    if (read_le<uint32_t>(lh) != kLocalSig) corrupt("Member ", name, " of ", where, " has a bad local header signature.");
+    if (read_le<uint32_t>(lh) != kLocalSig)
+      corrupt("Member ", name, " of ", where, " has a bad local header signature.");
     uint64_t lname = read_le<uint16_t>(lh + 26), lextra = read_le<uint16_t>(lh + 28);
-    if (size - local - 30 < lname + lextra) corrupt("Member ", name, " of ", where, " has its header cut off.");
+    if (size - local - 30 < lname + lextra)
+      corrupt("Member ", name, " of ", where, " has its header cut off.");
     std::string local_name(lname, '\0');
     if (lname) in.read(local_name.data(), lname, local + 30);
     if (local_name != z.name) {
-      corrupt("Member ", name, " of ", where, " is named '", printable(local_name), "' in its local header.");
+      corrupt("Member ", name, " of ", where, " is named '", printable(local_name),
+              "' in its local header.");
     }
     z.data_offset = local + 30 + lname + lextra;
     if (z.compressed_size > size - z.data_offset) {
@@ -177,7 +192,8 @@ struct ZipEntryReader::Inflater {
   std::string in_buf;
   bool ended = false;
   Inflater() {
-    if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) throw std::runtime_error("[load] zlib inflateInit2 failed.");
+    if (inflateInit2(&zs, -MAX_WBITS) != Z_OK)
+      throw std::runtime_error("[load] zlib inflateInit2 failed.");
   }
   ~Inflater() { inflateEnd(&zs); }
 };
@@ -236,8 +252,8 @@ void ZipEntryReader::produce(char* data, size_t n) {
         corrupt("The deflated data of ", label(), " is cut off after ", pos_ + done, " of ",
                 entry_.size, " bytes.");
       } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
-        corrupt("The deflated data of ", label(), " is corrupt (zlib: ",
-                zs.msg ? zs.msg : "error " + std::to_string(rc), ").");
+        corrupt("The deflated data of ", label(),
+                " is corrupt (zlib: ", zs.msg ? zs.msg : "error " + std::to_string(rc), ").");
       }
     }
   }
@@ -294,7 +310,8 @@ uint64_t set_zip64_threshold(uint64_t bytes) {
   return zip64_threshold.exchange(bytes);
 }
 
-void ZipWriter::add(const std::string& name, const std::vector<std::string_view>& parts, bool deflate) {
+void ZipWriter::add(const std::string& name, const std::vector<std::string_view>& parts,
+                    bool deflate) {
   Central m{name, static_cast<uint16_t>(deflate ? 8 : 0), 0, 0, 0, out_.tell()};
   for (auto p : parts) {
     m.crc = crc_update(m.crc, p.data(), p.size());
@@ -303,7 +320,8 @@ void ZipWriter::add(const std::string& name, const std::vector<std::string_view>
   std::string compressed;
   if (deflate) {
     z_stream zs{};
-    if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+    if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) !=
+        Z_OK) {
       throw std::runtime_error("[" + op_ + "] zlib deflateInit2 failed.");
     }
     compressed.resize(deflateBound(&zs, m.size) + 64);
@@ -348,7 +366,8 @@ void ZipWriter::add(const std::string& name, const std::vector<std::string_view>
   }
   const uint64_t limit = zip64_threshold.load();
   bool zip64 = m.size >= limit || m.compressed_size >= limit;
-  bool utf8 = std::any_of(name.begin(), name.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; });
+  bool utf8 = std::any_of(name.begin(), name.end(),
+                          [](char c) { return static_cast<unsigned char>(c) >= 0x80; });
   std::string h;
   put_le<uint32_t>(h, kLocalSig);
   put_le<uint16_t>(h, zip64 ? 45 : 20);
@@ -392,7 +411,8 @@ void ZipWriter::finish() {
       extra = head + extra;
     }
     bool zip64 = !extra.empty();
-    bool utf8 = std::any_of(m.name.begin(), m.name.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; });
+    bool utf8 = std::any_of(m.name.begin(), m.name.end(),
+                            [](char c) { return static_cast<unsigned char>(c) >= 0x80; });
     std::string h;
     put_le<uint32_t>(h, kCentralSig);
     put_le<uint16_t>(h, (3 << 8) | 45);  // made by: Unix, zip 4.5
@@ -402,13 +422,14 @@ void ZipWriter::finish() {
     put_le<uint16_t>(h, 0);
     put_le<uint16_t>(h, kDosDate1980);
     put_le<uint32_t>(h, m.crc);
-    put_le<uint32_t>(h, m.compressed_size >= limit ? k32 : static_cast<uint32_t>(m.compressed_size));
+    put_le<uint32_t>(h,
+                     m.compressed_size >= limit ? k32 : static_cast<uint32_t>(m.compressed_size));
     put_le<uint32_t>(h, m.size >= limit ? k32 : static_cast<uint32_t>(m.size));
     put_le<uint16_t>(h, static_cast<uint16_t>(m.name.size()));
     put_le<uint16_t>(h, static_cast<uint16_t>(extra.size()));
-    put_le<uint16_t>(h, 0);           // comment
-    put_le<uint16_t>(h, 0);           // disk
-    put_le<uint16_t>(h, 0);           // internal attributes
+    put_le<uint16_t>(h, 0);               // comment
+    put_le<uint16_t>(h, 0);               // disk
+    put_le<uint16_t>(h, 0);               // internal attributes
     put_le<uint32_t>(h, 0100644u << 16);  // a regular file, rw-r--r--
     put_le<uint32_t>(h, m.offset >= limit ? k32 : static_cast<uint32_t>(m.offset));
     h += m.name;

@@ -42,13 +42,13 @@ class ZipEntryReader : public Reader {
 
  private:
   void restart();
-  void feed();  // refills the inflater's input when it is empty
+  void feed();                         // refills the inflater's input when it is empty
   void produce(char* data, size_t n);  // the next n uncompressed bytes
 
   std::shared_ptr<Reader> archive_;
   ZipEntry entry_;
-  size_t pos_ = 0;        // uncompressed bytes produced
-  uint64_t in_pos_ = 0;   // compressed bytes consumed
+  size_t pos_ = 0;       // uncompressed bytes produced
+  uint64_t in_pos_ = 0;  // compressed bytes consumed
   uint32_t crc_ = 0;
   struct Inflater;
   std::unique_ptr<Inflater> inflater_;

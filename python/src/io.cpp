@@ -97,12 +97,13 @@ class PyFileWriter : public io::Writer {
     py::gil_scoped_acquire gil;
     while (n > 0) {
       size_t k = std::min<size_t>(n, size_t(1) << 30);
-      py::object view = py::reinterpret_steal<py::object>(PyMemoryView_FromMemory(
-          const_cast<char*>(data), static_cast<Py_ssize_t>(k), PyBUF_READ));
+      py::object view = py::reinterpret_steal<py::object>(
+          PyMemoryView_FromMemory(const_cast<char*>(data), static_cast<Py_ssize_t>(k), PyBUF_READ));
       py::object put = file_.attr("write")(view);
       // Buffered files write everything and return the count; raw files may write less.
       size_t m = put.is_none() ? k : put.cast<size_t>();
-      if (m == 0) throw std::runtime_error("[" + op_ + "] Failed to write to a python file object.");
+      if (m == 0)
+        throw std::runtime_error("[" + op_ + "] Failed to write to a python file object.");
       data += m;
       n -= m;
       written_ += m;
@@ -125,14 +126,16 @@ std::shared_ptr<io::Reader> reader_for(const py::object& file, const char* op,
   if (is_readable(file)) return std::make_shared<PyFileReader>(file);
   throw std::invalid_argument(std::string("[") + op +
                               "] Input must be a file-like object opened in binary mode, or "
-                              "string; got " + type_name(file) + ".");
+                              "string; got " +
+                              type_name(file) + ".");
 }
 
 // A writer for a file object; paths go to the C++ overloads taking a path (which append
 // the format's extension and replace the file only once it is complete).
 std::shared_ptr<io::Writer> writer_for(const py::object& file, const char* op) {
   if (is_writable(file)) return std::make_shared<PyFileWriter>(file, op);
-  throw std::invalid_argument(std::string("[") + op + "] Input must be a file-like object, or string; got " +
+  throw std::invalid_argument(std::string("[") + op +
+                              "] Input must be a file-like object, or string; got " +
                               type_name(file) + ".");
 }
 
@@ -200,7 +203,8 @@ std::string infer_format(const py::object& file) {
   size_t dot = name.find_last_of('.');
   size_t slash = name.find_last_of('/');
   if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) {
-    throw std::invalid_argument("[load] Could not infer file format from extension of '" + name + "'.");
+    throw std::invalid_argument("[load] Could not infer file format from extension of '" + name +
+                                "'.");
   }
   return name.substr(dot + 1);
 }
@@ -236,7 +240,8 @@ py::object load(const py::object& file, std::optional<std::string> format, bool 
     if (!own) eval_all(arrays);
     if (!return_metadata) return to_dict(arrays);
     py::dict meta;
-    for (const auto& [k, v] : metadata) meta[utf8(k, "The metadata key")] = utf8(v, "The metadata value");
+    for (const auto& [k, v] : metadata)
+      meta[utf8(k, "The metadata key")] = utf8(v, "The metadata value");
     return py::make_tuple(to_dict(arrays), meta);
   }
   GGUFLoad loaded;
@@ -259,11 +264,13 @@ void save(const py::object& file, const array& a) {
   kiln::save(out, a);
 }
 
-void savez_impl(const py::object& file, const py::args& args, const py::kwargs& kwargs, bool compressed) {
+void savez_impl(const py::object& file, const py::args& args, const py::kwargs& kwargs,
+                bool compressed) {
   std::vector<std::pair<std::string, array>> arrays;
   auto as_array = [](const py::handle& h, const std::string& name) -> array {
     if (!is_array(h)) {
-      throw py::type_error("[savez] Array '" + name + "' must be an array; got " + type_name(h) + ".");
+      throw py::type_error("[savez] Array '" + name + "' must be an array; got " + type_name(h) +
+                           ".");
     }
     return array_ref(h);
   };
@@ -305,8 +312,8 @@ void save_safetensors_py(const py::object& file, const py::dict& arrays,
       throw py::type_error("[save_safetensors] Array names must be str; got " + type_name(k) + ".");
     }
     if (!is_array(v)) {
-      throw py::type_error("[save_safetensors] '" + k.cast<std::string>() + "' must be an array; got " +
-                           type_name(v) + ".");
+      throw py::type_error("[save_safetensors] '" + k.cast<std::string>() +
+                           "' must be an array; got " + type_name(v) + ".");
     }
     map.emplace(k.cast<std::string>(), array_ref(v));
   }
@@ -319,7 +326,8 @@ void save_safetensors_py(const py::object& file, const py::dict& arrays,
   save_safetensors(out, std::move(map), std::move(meta));
 }
 
-void save_gguf_py(const py::object& file, const py::dict& arrays, std::optional<py::dict> metadata) {
+void save_gguf_py(const py::object& file, const py::dict& arrays,
+                  std::optional<py::dict> metadata) {
   std::unordered_map<std::string, GGUFMetaData> meta;
   if (metadata) {
     for (const auto& [k, v] : *metadata) {
@@ -335,15 +343,16 @@ void save_gguf_py(const py::object& file, const py::dict& arrays, std::optional<
         std::vector<std::string> strs;
         for (const auto& x : v) {
           if (!py::isinstance<py::str>(x)) {
-            throw py::type_error("[save_gguf] Metadata '" + key + "' must be a list of str; it holds " +
-                                 type_name(x) + ".");
+            throw py::type_error("[save_gguf] Metadata '" + key +
+                                 "' must be a list of str; it holds " + type_name(x) + ".");
           }
           strs.push_back(x.cast<std::string>());
         }
         meta.emplace(key, std::move(strs));
       } else {
         throw py::type_error("[save_gguf] Metadata '" + key +
-                             "' must be an array, a str or a list of str; got " + type_name(v) + ".");
+                             "' must be an array, a str or a list of str; got " + type_name(v) +
+                             ".");
       }
     }
   }

@@ -37,13 +37,28 @@ try:
 except ImportError:
     gguf = gguf_quants = None
 
-needs_safetensors = pytest.mark.skipif(st_numpy is None, reason="the safetensors package is not installed")
+needs_safetensors = pytest.mark.skipif(
+    st_numpy is None, reason="the safetensors package is not installed"
+)
 needs_torch = pytest.mark.skipif(st_torch is None, reason="PyTorch is not installed")
-needs_gguf = pytest.mark.skipif(gguf is None, reason="the gguf package is not installed")
-needs_ml_dtypes = pytest.mark.skipif(ml_dtypes is None, reason="bfloat16 in NumPy needs ml_dtypes")
+needs_gguf = pytest.mark.skipif(
+    gguf is None, reason="the gguf package is not installed"
+)
+needs_ml_dtypes = pytest.mark.skipif(
+    ml_dtypes is None, reason="bfloat16 in NumPy needs ml_dtypes"
+)
 
 SHAPES = [(), (0,), (1,), (23,), (3, 4), (2, 0, 3), (4, 6, 3, 1, 2)]
-GGUF_DTYPES = [mx.float32, mx.float16, mx.bfloat16, mx.float64, mx.int8, mx.int16, mx.int32, mx.int64]
+GGUF_DTYPES = [
+    mx.float32,
+    mx.float16,
+    mx.bfloat16,
+    mx.float64,
+    mx.int8,
+    mx.int16,
+    mx.int32,
+    mx.int64,
+]
 
 
 def np_values(rng, shape, dtype):
@@ -54,7 +69,9 @@ def np_values(rng, shape, dtype):
         return rng.uniform(-50, 50, shape).astype(ml_dtypes.bfloat16)
     if dtype in (mx.float16, mx.float32, mx.float64):
         return rng.uniform(-50, 50, shape).astype(NP_DTYPES[dtype])
-    return np.asarray(random_np(rng, shape, dtype, int_range=120)).astype(NP_DTYPES[dtype])
+    return np.asarray(random_np(rng, shape, dtype, int_range=120)).astype(
+        NP_DTYPES[dtype]
+    )
 
 
 def fresh(rng, shape, dtype):
@@ -158,7 +175,9 @@ def test_lazy_load_reads_the_file_it_came_from(tmp_path, rng):
     path = tmp_path / "w.npy"
     mx.save(path, a)
     lazy = mx.load(path)
-    mx.save(path, b)  # replaces the file (a new inode): the lazy array keeps the old data
+    mx.save(
+        path, b
+    )  # replaces the file (a new inode): the lazy array keeps the old data
     assert_same(lazy, a)
     assert_same(mx.load(path), b)
     mx.save(path, mx.load(path) * 2)  # reads before the file is replaced
@@ -169,7 +188,9 @@ def test_load_donation_keeps_peak_memory(tmp_path):
     """A loaded array's buffer is kiln's own, so the next op may write into it (MLX's
     test_load_donation): loading then scaling peaks no higher than loading alone."""
     if mx.default_device() == mx.gpu:
-        pytest.skip("donation is a CPU buffer property: the GPU allocator never donates")
+        pytest.skip(
+            "donation is a CPU buffer property: the GPU allocator never donates"
+        )
     x = mx.random.normal((1024,))
     mx.eval(x)
     path = tmp_path / "donation.npy"
@@ -220,7 +241,9 @@ def test_npz_round_trip_and_numpy_interop(tmp_path, rng, compressed):
     loaded = mx.load(buf, format="npz")
     assert sorted(loaded) == ["arr_0", "arr_1", "extra"]
     assert_same(loaded["arr_1"], arrays["scalar"][0])
-    with pytest.raises(ValueError, match=r"\[savez\] Cannot use un-named variables and keyword arr_0"):
+    with pytest.raises(
+        ValueError, match=r"\[savez\] Cannot use un-named variables and keyword arr_0"
+    ):
         save(tmp_path / "x.npz", arrays["scalar"][0], arr_0=arrays["scalar"][0])
 
 
@@ -272,10 +295,14 @@ def test_safetensors_interop_with_the_safetensors_package(tmp_path, rng, dtype):
     mx.save_safetensors(path, {k: v[0] for k, v in arrays.items()}, {"by": "kiln"})
     theirs = st_numpy.load_file(path)
     for k, (_, values) in arrays.items():
-        assert theirs[k].dtype == values.dtype and theirs[k].tobytes() == values.tobytes()
+        assert (
+            theirs[k].dtype == values.dtype and theirs[k].tobytes() == values.tobytes()
+        )
     with safetensors.safe_open(path, framework="np") as f:
         assert f.metadata() == {"by": "kiln"}
-    st_numpy.save_file({k: v[1] for k, v in arrays.items()}, path, metadata={"by": "safetensors"})
+    st_numpy.save_file(
+        {k: v[1] for k, v in arrays.items()}, path, metadata={"by": "safetensors"}
+    )
     loaded, meta = mx.load(path, return_metadata=True)
     assert meta == {"by": "safetensors"}
     for k, (a, _) in arrays.items():
@@ -300,7 +327,9 @@ def test_safetensors_interop_with_pytorch(tmp_path, rng):
     for d, td in dtypes.items():
         t = theirs[str(d)]
         assert t.dtype == td and tuple(t.shape) == (4, 3)
-        assert np.array_equal(t.float().numpy(), np.asarray(arrays[str(d)].astype(mx.float32)))
+        assert np.array_equal(
+            t.float().numpy(), np.asarray(arrays[str(d)].astype(mx.float32))
+        )
     st_torch.save_file({str(d): theirs[str(d)] for d in dtypes}, path)
     loaded = mx.load(path)
     for d in dtypes:
@@ -308,13 +337,19 @@ def test_safetensors_interop_with_pytorch(tmp_path, rng):
 
 
 def test_safetensors_fp8_and_metadata_rules(tmp_path):
-    header = json.dumps({"t": {"dtype": "F8_E4M3", "shape": [3], "data_offsets": [0, 3]}}).encode()
+    header = json.dumps(
+        {"t": {"dtype": "F8_E4M3", "shape": [3], "data_offsets": [0, 3]}}
+    ).encode()
     path = tmp_path / "f8.safetensors"
     path.write_bytes(struct.pack("<Q", len(header)) + header + b"\x00\x7f\xb6")
     t = mx.load(path)["t"]  # raw bytes, as MLX (mx.from_fp8 converts them)
     assert t.dtype == mx.uint8 and t.tolist() == [0, 127, 182]
-    with pytest.raises(ValueError, match=r"\[save_safetensors\] Metadata must be a dictionary"):
-        mx.save_safetensors(tmp_path / "m.safetensors", {"a": mx.ones(2)}, {"testing": 0})
+    with pytest.raises(
+        ValueError, match=r"\[save_safetensors\] Metadata must be a dictionary"
+    ):
+        mx.save_safetensors(
+            tmp_path / "m.safetensors", {"a": mx.ones(2)}, {"testing": 0}
+        )
     with pytest.raises(ValueError, match="__metadata__"):
         mx.save_safetensors(tmp_path / "m.safetensors", {"__metadata__": mx.ones(2)})
     with pytest.raises(TypeError, match=r"\[save_safetensors\]"):
@@ -327,15 +362,31 @@ def test_safetensors_fp8_and_metadata_rules(tmp_path):
 
 
 def test_gguf_round_trip_every_metadata_type(tmp_path, rng):
-    arrays = {f"{d}_{i}": fresh(rng, s, d)[0] for d in GGUF_DTYPES for i, s in enumerate(SHAPES)}
+    arrays = {
+        f"{d}_{i}": fresh(rng, s, d)[0]
+        for d in GGUF_DTYPES
+        for i, s in enumerate(SHAPES)
+    }
     meta = {
         "text": "hello",
         "strings": ["data1", "", "data345"],
         "no_strings": [],
-        **{f"scalar_{d}": fresh(rng, (), d)[0] for d in (mx.uint8, mx.int8, mx.uint16, mx.int16)},
-        **{f"scalar_{d}": fresh(rng, (), d)[0] for d in (mx.uint32, mx.int32, mx.uint64, mx.int64)},
-        **{f"scalar_{d}": fresh(rng, (), d)[0] for d in (mx.float32, mx.float64, mx.bool_)},
-        **{f"list_{d}": fresh(rng, (4,), d)[0] for d in (mx.uint8, mx.int16, mx.uint64, mx.float32, mx.bool_)},
+        **{
+            f"scalar_{d}": fresh(rng, (), d)[0]
+            for d in (mx.uint8, mx.int8, mx.uint16, mx.int16)
+        },
+        **{
+            f"scalar_{d}": fresh(rng, (), d)[0]
+            for d in (mx.uint32, mx.int32, mx.uint64, mx.int64)
+        },
+        **{
+            f"scalar_{d}": fresh(rng, (), d)[0]
+            for d in (mx.float32, mx.float64, mx.bool_)
+        },
+        **{
+            f"list_{d}": fresh(rng, (4,), d)[0]
+            for d in (mx.uint8, mx.int16, mx.uint64, mx.float32, mx.bool_)
+        },
     }
     mx.save_gguf(str(tmp_path / "g"), arrays, meta)  # ".gguf" appended
     loaded, got_meta = mx.load(str(tmp_path / "g.gguf"), return_metadata=True)
@@ -348,12 +399,16 @@ def test_gguf_round_trip_every_metadata_type(tmp_path, rng):
             assert_same(got_meta[k], v)
         else:
             assert got_meta[k] == v
-    assert mx.load(tmp_path / "g.gguf") .keys() == loaded.keys()  # without metadata: a dict
+    assert (
+        mx.load(tmp_path / "g.gguf").keys() == loaded.keys()
+    )  # without metadata: a dict
 
 
 def test_gguf_save_errors(tmp_path):
     for d in (mx.bool_, mx.uint8, mx.uint32, mx.complex64):
-        with pytest.raises(RuntimeError, match=r"\[save_gguf\] dtype \w+ is not supported"):
+        with pytest.raises(
+            RuntimeError, match=r"\[save_gguf\] dtype \w+ is not supported"
+        ):
             mx.save_gguf(tmp_path / "e.gguf", {"a": mx.zeros((2,), dtype=d)})
     for d in (mx.float16, mx.bfloat16, mx.complex64):
         with pytest.raises(ValueError, match="metadata"):
@@ -380,7 +435,11 @@ def gguf_write(path, tensors=(), kvs=()):
 def test_gguf_interop_with_llama_cpp_gguf(tmp_path, rng):
     arrays = {f"t_{d}": fresh(rng, (3, 4, 5), d) for d in GGUF_DTYPES}
     path = tmp_path / "k.gguf"
-    mx.save_gguf(path, {k: v[0] for k, v in arrays.items()}, {"name": "kiln", "ids": mx.array([1, 2, 3])})
+    mx.save_gguf(
+        path,
+        {k: v[0] for k, v in arrays.items()},
+        {"name": "kiln", "ids": mx.array([1, 2, 3])},
+    )
     reader = gguf.GGUFReader(str(path))
     by_name = {t.name: t for t in reader.tensors}
     for k, (_, values) in arrays.items():
@@ -401,7 +460,9 @@ def test_gguf_interop_with_llama_cpp_gguf(tmp_path, rng):
             lambda w: w.add_tensor("i32", arrays["t_int32"][1]),
             lambda w: w.add_tensor("i64", arrays["t_int64"][1]),
             lambda w: w.add_tensor(
-                "bf16", arrays["t_bfloat16"][1].view(np.uint16), raw_dtype=gguf.GGMLQuantizationType.BF16
+                "bf16",
+                arrays["t_bfloat16"][1].view(np.uint16),
+                raw_dtype=gguf.GGMLQuantizationType.BF16,
             ),
         ],
         kvs=[
@@ -424,9 +485,19 @@ def test_gguf_interop_with_llama_cpp_gguf(tmp_path, rng):
         ],
     )
     loaded, meta = mx.load(path, return_metadata=True)
-    for name, key in [("f32", "t_float32"), ("f16", "t_float16"), ("f64", "t_float64"), ("i8", "t_int8")]:
+    for name, key in [
+        ("f32", "t_float32"),
+        ("f16", "t_float16"),
+        ("f64", "t_float64"),
+        ("i8", "t_int8"),
+    ]:
         assert_same(loaded[name], arrays[key][0])
-    for name, key in [("i16", "t_int16"), ("i32", "t_int32"), ("i64", "t_int64"), ("bf16", "t_bfloat16")]:
+    for name, key in [
+        ("i16", "t_int16"),
+        ("i32", "t_int32"),
+        ("i64", "t_int64"),
+        ("bf16", "t_bfloat16"),
+    ]:
         assert_same(loaded[name], arrays[key][0])
     expected = {
         "u8": (mx.uint8, 200),
@@ -443,7 +514,11 @@ def test_gguf_interop_with_llama_cpp_gguf(tmp_path, rng):
     }
     for k, (d, v) in expected.items():
         assert meta[k].dtype == d and meta[k].shape == () and meta[k].item() == v, k
-    assert meta["s"] == "ok" and meta["as"] == ["x", "yz"] and meta["general.architecture"] == "kiln"
+    assert (
+        meta["s"] == "ok"
+        and meta["as"] == ["x", "yz"]
+        and meta["general.architecture"] == "kiln"
+    )
     assert meta["ai"].tolist() == [1, 2, 3] and meta["af"].tolist() == [0.5, 2.5]
     assert meta["ab"].dtype == mx.bool_ and meta["ab"].tolist() == [True, False]
 
@@ -452,7 +527,9 @@ def unpack(w, scales, biases, bits):
     """Dequantizes kiln's (MLX's) layout in NumPy: scale * q + bias per group of 32."""
     packed = np.asarray(w).view(np.uint8)
     if bits == 4:
-        q = np.stack([packed & 0xF, packed >> 4], axis=-1).reshape(packed.shape[:-1] + (-1,))
+        q = np.stack([packed & 0xF, packed >> 4], axis=-1).reshape(
+            packed.shape[:-1] + (-1,)
+        )
     else:
         q = packed
     s = np.repeat(np.asarray(scales).astype(np.float64), 32, axis=-1)
@@ -465,20 +542,29 @@ def unpack(w, scales, biases, bits):
 def test_gguf_quantized_tensors_load_as_mlx_does(tmp_path, rng, qtype):
     t = getattr(gguf.GGMLQuantizationType, qtype)
     x = rng.standard_normal((3, 256)).astype(np.float32)
-    if qtype == "Q4_K":  # gguf-py cannot quantize k-quants: random blocks with sane scales
+    if (
+        qtype == "Q4_K"
+    ):  # gguf-py cannot quantize k-quants: random blocks with sane scales
         blocks = rng.integers(0, 256, size=(3, 144), dtype=np.uint8)
-        blocks[:, 0:4] = np.frombuffer(np.array([0.01, 0.02], np.float16).tobytes(), np.uint8)
+        blocks[:, 0:4] = np.frombuffer(
+            np.array([0.01, 0.02], np.float16).tobytes(), np.uint8
+        )
         q = blocks
     else:
         q = gguf_quants.quantize(x, t)
     reference = gguf_quants.dequantize(q, t).astype(np.float64)
-    gguf_write(tmp_path / "q.gguf", tensors=[lambda w: w.add_tensor("blk.0.weight", q, raw_dtype=t)])
+    gguf_write(
+        tmp_path / "q.gguf",
+        tensors=[lambda w: w.add_tensor("blk.0.weight", q, raw_dtype=t)],
+    )
     loaded = mx.load(tmp_path / "q.gguf")
     assert sorted(loaded) == ["blk.0.biases", "blk.0.scales", "blk.0.weight"]
     bits = 8 if qtype == "Q8_0" else 4
     w = loaded["blk.0.weight"]
     assert w.dtype == mx.uint32 and w.shape == (3, 256 * bits // 32)
-    assert loaded["blk.0.scales"].dtype == mx.float16 and loaded["blk.0.scales"].shape == (3, 8)
+    assert loaded["blk.0.scales"].dtype == mx.float16 and loaded[
+        "blk.0.scales"
+    ].shape == (3, 8)
     got = unpack(w, loaded["blk.0.scales"], loaded["blk.0.biases"], bits)
     # Exact for Q4_0/Q4_1/Q8_0; Q4_K's scales are rounded to float16 as MLX does.
     tol = 2e-3 * np.abs(reference).max() if qtype == "Q4_K" else 1e-6
@@ -489,7 +575,9 @@ def test_gguf_quantized_tensors_load_as_mlx_does(tmp_path, rng, qtype):
 def test_gguf_unsupported_quantized_type_is_named(tmp_path, rng):
     t = gguf.GGMLQuantizationType.Q6_K
     blocks = rng.integers(0, 256, size=(1, 210), dtype=np.uint8)
-    gguf_write(tmp_path / "q6.gguf", tensors=[lambda w: w.add_tensor("w", blocks, raw_dtype=t)])
+    gguf_write(
+        tmp_path / "q6.gguf", tensors=[lambda w: w.add_tensor("w", blocks, raw_dtype=t)]
+    )
     with pytest.raises(RuntimeError, match=r"\[load\].*'w'.*Q6_K"):
         mx.load(tmp_path / "q6.gguf")
 
@@ -500,7 +588,9 @@ def test_gguf_unsupported_quantized_type_is_named(tmp_path, rng):
 def test_load_arguments_and_errors(tmp_path):
     a = mx.arange(6).reshape(2, 3)
     mx.save(tmp_path / "a.npy", a)
-    with pytest.raises(RuntimeError, match=r"\[load\] Failed to open file .*missing\.npy"):
+    with pytest.raises(
+        RuntimeError, match=r"\[load\] Failed to open file .*missing\.npy"
+    ):
         mx.load(tmp_path / "missing.npy")
     # MLX's types: RuntimeError for a missing .npy or .safetensors, ValueError for .npz, .gguf.
     with pytest.raises(RuntimeError, match=r"\[load\] Failed to open file"):
@@ -515,7 +605,9 @@ def test_load_arguments_and_errors(tmp_path):
         mx.load(tmp_path / "x.foo")
     with pytest.raises(ValueError, match=r"\[load\] Could not infer file format"):
         mx.load(str(tmp_path / "noext"))
-    with pytest.raises(ValueError, match=r"\[load\] metadata not supported for format npy"):
+    with pytest.raises(
+        ValueError, match=r"\[load\] metadata not supported for format npy"
+    ):
         mx.load(tmp_path / "a.npy", return_metadata=True)
     with pytest.raises(ValueError, match=r"\[load\] Input must be"):
         mx.load(5)
@@ -527,7 +619,9 @@ def test_load_arguments_and_errors(tmp_path):
         mx.save(tmp_path / "no" / "dir.npy", a)
     assert_same(mx.load(tmp_path / "a.npy", format="npy"), a)
     np.save(tmp_path / "c.npy", np.ones(3, np.complex128))
-    with pytest.raises(ValueError, match=r"\[load\] Unsupported array protocol type-string '<c16'"):
+    with pytest.raises(
+        ValueError, match=r"\[load\] Unsupported array protocol type-string '<c16'"
+    ):
         mx.load(tmp_path / "c.npy")
     np.save(tmp_path / "s.npy", np.array(["ab"]))
     with pytest.raises(ValueError, match="'<U2'"):
@@ -546,10 +640,14 @@ def test_from_dlpack_copy_is_taken_at_the_call():
     copied = mx.from_dlpack(x, copy=True)
     shared = mx.from_dlpack(x)
     x[:] = -1  # an in-place change of the producer after the call
-    assert np.array_equal(np.asarray(copied), np.arange(12, dtype=np.float32).reshape(3, 4))
+    assert np.array_equal(
+        np.asarray(copied), np.arange(12, dtype=np.float32).reshape(3, 4)
+    )
     assert np.array_equal(np.asarray(shared), x)
     y = np.arange(5.0)
-    lazy_use = mx.from_dlpack(y, copy=True) + 1  # used lazily after the producer changes
+    lazy_use = (
+        mx.from_dlpack(y, copy=True) + 1
+    )  # used lazily after the producer changes
     y += 100
     assert np.array_equal(np.asarray(lazy_use), np.arange(5.0) + 1)
 
@@ -568,7 +666,10 @@ def kiln_load_all(fmt, data, tmp):
     else:
         out, meta = mx.load(path, return_metadata=True)
     arrays = {k: (v.shape, v.dtype, raw(v)) for k, v in out.items()}
-    meta = {k: ((v.shape, v.dtype, raw(v)) if isinstance(v, mx.array) else v) for k, v in meta.items()}
+    meta = {
+        k: ((v.shape, v.dtype, raw(v)) if isinstance(v, mx.array) else v)
+        for k, v in meta.items()
+    }
     return arrays, meta
 
 
@@ -598,9 +699,12 @@ def reference_load_all(fmt, data, tmp):
         if k.startswith("GGUF."):
             continue
         v = f.contents()
-        meta[k] = np_kind(np.asarray(v)) if not isinstance(v, (str, list)) or (
-            isinstance(v, list) and v and not isinstance(v[0], str)
-        ) else v
+        meta[k] = (
+            np_kind(np.asarray(v))
+            if not isinstance(v, (str, list))
+            or (isinstance(v, list) and v and not isinstance(v[0], str))
+            else v
+        )
     return arrays, meta
 
 
@@ -638,7 +742,8 @@ def valid_files(rng):
 def test_truncated_and_bit_flipped_files_raise_or_load_correctly(tmp_path, rng, fmt):
     """Every truncation and a bit flip at every byte of a valid file: kiln raises
     (ValueError or RuntimeError with a [load] tag) or returns the original data or what the
-    format's reference reader (NumPy, safetensors, gguf) reads from the damaged bytes."""
+    format's reference reader (NumPy, safetensors, gguf) reads from the damaged bytes.
+    """
     kind = fmt.split("-")[0]
     if kind == "safetensors" and st_numpy is None:
         pytest.skip("the safetensors package is not installed (the reference reader)")
@@ -648,7 +753,10 @@ def test_truncated_and_bit_flipped_files_raise_or_load_correctly(tmp_path, rng, 
         path = tmp_path / "v.gguf"
         mx.save_gguf(
             path,
-            {"a": fresh(rng, (4,), mx.int16)[0], "b": fresh(rng, (2, 3), mx.float32)[0]},
+            {
+                "a": fresh(rng, (4,), mx.int16)[0],
+                "b": fresh(rng, (2, 3), mx.float32)[0],
+            },
             {"s": "text", "n": mx.array([7, 8], mx.uint16), "l": ["p", "q"]},
         )
         data = path.read_bytes()
@@ -673,10 +781,16 @@ def test_truncated_and_bit_flipped_files_raise_or_load_correctly(tmp_path, rng, 
         try:
             ref_arrays, ref_meta = reference_load_all(kind, bad, tmp_path)
         except Exception as e:  # noqa: BLE001 - any failure of the reference reader
-            pytest.fail(f"{what}: kiln loaded other data from a file the reference rejects ({e})")
-        assert as_np_kind(got[0]) == ref_arrays, f"{what}: kiln and the reference reader disagree"
+            pytest.fail(
+                f"{what}: kiln loaded other data from a file the reference rejects ({e})"
+            )
+        assert (
+            as_np_kind(got[0]) == ref_arrays
+        ), f"{what}: kiln and the reference reader disagree"
         if kind in ("safetensors", "gguf"):
-            assert got[1] == ref_meta or as_np_meta(got[1]) == ref_meta, f"{what}: metadata differs"
+            assert (
+                got[1] == ref_meta or as_np_meta(got[1]) == ref_meta
+            ), f"{what}: metadata differs"
     assert raised > len(mutations) // 3
 
 
