@@ -54,7 +54,8 @@ SafetensorsLoad load_safetensors(std::shared_ptr<io::Reader> in, StreamOrDevice 
   try {
     header = json::parse(text);
   } catch (const json::exception& e) {
-    io::corrupt("The header of ", where, " is not valid JSON: ", e.what());
+    // nlohmann quotes the bytes it stopped at, which need not be text.
+    io::corrupt("The header of ", where, " is not valid JSON: ", io::printable(e.what(), 400));
   }
   if (!header.is_object()) io::corrupt("The header of ", where, " is not a JSON object.");
 

@@ -183,6 +183,10 @@ std::vector<ZipEntry> read_zip_directory(Reader& in) {
     }
     out.push_back(std::move(z));
   }
+  if (c.pos != cd.size()) {
+    not_zip(msg("its central directory holds ", cd.size() - c.pos,
+                " bytes more than the ", entries, " members the end record counts"));
+  }
   return out;
 }
 

@@ -254,7 +254,11 @@ py::object load(const py::object& file, std::optional<std::string> format, bool 
   return py::make_tuple(to_dict(loaded.first), meta_to_dict(loaded.second));
 }
 
-void save(const py::object& file, const array& a) {
+void save(const py::object& file, const py::object& arr) {
+  if (!is_array(arr)) {
+    throw py::type_error("[save] arr must be an array; got " + type_name(arr) + ".");
+  }
+  const array& a = array_ref(arr);
   if (auto path = as_path(file)) {
     py::gil_scoped_release nogil;
     return kiln::save(*path, a);
