@@ -169,6 +169,17 @@ def test_non_contiguous_arrays_are_saved_correctly(tmp_path, rng, view):
     assert np.array_equal(np.load(tmp_path / "v.npz")["v"], expected)
 
 
+@pytest.mark.skipif(not mx.is_available(mx.gpu), reason="no GPU")
+def test_load_onto_a_gpu_stream(tmp_path, rng):
+    arrays = {"a": fresh(rng, (33, 7), mx.bfloat16)[0], "b": fresh(rng, (5,), mx.int64)[0]}
+    mx.save_safetensors(tmp_path / "g.safetensors", arrays)
+    mx.save(tmp_path / "g.npy", arrays["a"])
+    loaded = mx.load(tmp_path / "g.safetensors", stream=mx.gpu)
+    for k, v in arrays.items():
+        assert_same(mx.add(loaded[k], mx.zeros_like(loaded[k]), stream=mx.gpu), v)
+    assert_same(mx.load(tmp_path / "g.npy", stream=mx.gpu) * 1, arrays["a"])
+
+
 def test_lazy_load_reads_the_file_it_came_from(tmp_path, rng):
     a, _ = fresh(rng, (100,), mx.float32)
     b, _ = fresh(rng, (3,), mx.int32)
