@@ -171,6 +171,12 @@ def main():
                 pass
 
     notes = []
+    load_avg = os.getloadavg()[0]
+    if load_avg > 0.5 * (os.cpu_count() or 1):
+        notes.append(
+            f"The machine was busy (load average {load_avg:.1f} on {os.cpu_count()} cores): "
+            "times are noisy; the peak memory is not."
+        )
     versions = {"python": platform.python_version()}
     for mod in ("numpy", "safetensors", "torch"):
         try:
