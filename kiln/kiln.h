@@ -13,3 +13,4 @@
 #if __has_include("kiln/fast.h")
 #include "kiln/fast.h"
 #endif
+#include "kiln/io.h"

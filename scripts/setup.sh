@@ -25,6 +25,10 @@ need libopenblas-dev bash -c 'has_header() { echo "#include <$1>" | c++ -x c++ -
 need libopenblas-dev bash -c 'ldconfig -p | grep -q libopenblas'
 need libgtest-dev bash -c 'ls /usr/lib/*/cmake/GTest/GTestConfig.cmake /usr/lib/cmake/GTest/GTestConfig.cmake /usr/local/lib/cmake/GTest/GTestConfig.cmake /usr/lib/*/libgtest.a 2>/dev/null | grep -q .'
 need python3 command -v python3
+# Array I/O: JSON headers (safetensors) and zlib (.npz). scripts/fetch-deps.sh fetches them
+# for machines without network.
+need nlohmann-json3-dev has_header nlohmann/json.hpp
+need zlib1g-dev has_header zlib.h
 # De-duplicate.
 if ((${#missing[@]})); then
   mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
@@ -58,7 +62,7 @@ assert int(pybind11.__version__.split(".")[0]) >= 3
 PY
 }
 PY_REQS=(numpy "pybind11>=3" pytest)
-PY_EXTRAS=(ml_dtypes scikit-learn matplotlib)
+PY_EXTRAS=(ml_dtypes scikit-learn matplotlib safetensors gguf)
 
 if py_ok python3; then
   PY=$(command -v python3)
