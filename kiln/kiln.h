@@ -13,3 +13,5 @@
 #if __has_include("kiln/fast.h")
 #include "kiln/fast.h"
 #endif
+#include "kiln/fft.h"
+#include "kiln/linalg.h"
