@@ -68,10 +68,6 @@ array fft_impl(const char* op, const array& a, const Shape& n, const std::vector
   if (real && inverse) in_shape[ax.back()] = n.back() / 2 + 1;
 
   const Dtype in_type = real && !inverse ? float32 : complex64;
-  if (real && !inverse && is_complex(a.dtype())) {
-    throw std::invalid_argument(
-        msg("[", op, "] Real transforms take real input; got ", a.dtype(), "."));
-  }
   array x = astype(a, in_type, s);
   Shape crop = x.shape();
   bool any_less = false, any_greater = false;

@@ -44,10 +44,11 @@ template <typename WithN, typename WithAxes>
 array nd(const array& a, const OptShape& s, const OptAxes& axes, const std::vector<int>& dflt,
          WithN with_n, WithAxes with_axes) {
   std::vector<int> ax;
+  if (s && !axes && dflt.empty()) {
+    throw std::invalid_argument("[fftn] `axes` should not be `None` if `s` is not `None`.");
+  }
   if (axes) {
     ax = *axes;
-  } else if (s) {
-    for (int i = static_cast<int>(s->size()); i > 0; --i) ax.push_back(-i);
   } else if (!dflt.empty()) {
     ax = dflt;
   } else {
@@ -104,11 +105,11 @@ void init_fft(py::module_& parent) {
   KILN_FFT_ND(ifftn, "ifft2", (std::vector<int>{-2, -1}), "``[-2, -1]``", "complex64.")
   KILN_FFT_ND(rfftn, "rfft2", (std::vector<int>{-2, -1}), "``[-2, -1]``", "complex64, the last axis halved plus one.")
   KILN_FFT_ND(irfftn, "irfft2", (std::vector<int>{-2, -1}), "``[-2, -1]``", "float32.")
-  KILN_FFT_ND(fftn, "fftn", std::vector<int>{}, "all axes, or the last ``len(s)``", "complex64.")
-  KILN_FFT_ND(ifftn, "ifftn", std::vector<int>{}, "all axes, or the last ``len(s)``", "complex64.")
-  KILN_FFT_ND(rfftn, "rfftn", std::vector<int>{}, "all axes, or the last ``len(s)``",
+  KILN_FFT_ND(fftn, "fftn", std::vector<int>{}, "all axes; required with ``s``", "complex64.")
+  KILN_FFT_ND(ifftn, "ifftn", std::vector<int>{}, "all axes; required with ``s``", "complex64.")
+  KILN_FFT_ND(rfftn, "rfftn", std::vector<int>{}, "all axes; required with ``s``",
               "complex64, the last axis halved plus one.")
-  KILN_FFT_ND(irfftn, "irfftn", std::vector<int>{}, "all axes, or the last ``len(s)``", "float32.")
+  KILN_FFT_ND(irfftn, "irfftn", std::vector<int>{}, "all axes; required with ``s``", "float32.")
 #undef KILN_FFT_ND
 
   m.def(
