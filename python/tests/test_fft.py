@@ -154,7 +154,7 @@ def numeric_grad(f, x, eps=1e-3):
         lambda v: mx.abs(mx.fft.rfft(v)) ** 2,
         lambda v: mx.fft.irfft(mx.fft.rfft(v) * mx.fft.rfft(v), n=7),
         lambda v: mx.real(mx.fft.ifft2(v * (1 + 2j), norm="ortho")),
-        lambda v: mx.fft.irfftn(mx.fft.fftn(v), s=(3, 7)),
+        lambda v: mx.fft.irfftn(mx.fft.fftn(v), s=(3, 7), axes=(0, 1)),
     ],
 )
 def test_gradients(rng, fn):
@@ -175,7 +175,7 @@ def test_errors():
         mx.fft.fft(mx.ones(4), n=0)
     with pytest.raises(ValueError, match="Duplicated axis"):
         mx.fft.fftn(mx.ones((2, 2)), axes=[0, 0])
-    with pytest.raises(ValueError, match="Invalid axis"):
+    with pytest.raises(ValueError, match="Invalid axis|out of bounds"):
         mx.fft.fftn(mx.ones((2, 2)), axes=[2])
     with pytest.raises(ValueError, match="Invalid norm"):
         mx.fft.fft(mx.ones(4), norm="sideways")
