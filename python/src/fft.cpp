@@ -39,18 +39,16 @@ std::string docn(const std::string& what, const std::string& axes_default, const
 using OptShape = std::optional<std::vector<int>>;
 using OptAxes = std::optional<std::vector<int>>;
 
-// n-d transforms with MLX's defaults: axes all (or the last len(s)), sizes from the input.
+// n-d transforms with MLX's rules: axes None means every axis (and then `s` must be None),
+// sizes default to the input's.
 template <typename WithN, typename WithAxes>
-array nd(const array& a, const OptShape& s, const OptAxes& axes, const std::vector<int>& dflt,
-         WithN with_n, WithAxes with_axes) {
+array nd(const array& a, const OptShape& s, const OptAxes& axes, WithN with_n, WithAxes with_axes) {
   std::vector<int> ax;
-  if (s && !axes && dflt.empty()) {
+  if (s && !axes) {
     throw std::invalid_argument("[fftn] `axes` should not be `None` if `s` is not `None`.");
   }
   if (axes) {
     ax = *axes;
-  } else if (!dflt.empty()) {
-    ax = dflt;
   } else {
     for (int i = 0; i < static_cast<int>(a.ndim()); ++i) ax.push_back(i);
   }
@@ -95,21 +93,21 @@ void init_fft(py::module_& parent) {
          StreamOrDevice s) {                                                                   \
         FFTNorm n = fft::norm_from_string(nm);                                                 \
         return nd(                                                                             \
-            a, sz, axes, DEFAULT_AXES,                                                         \
+            a, sz, axes,                                                                       \
             [&](const Shape& shp, const std::vector<int>& ax) { return fft::NAME(a, shp, ax, n, s); }, \
             [&](const std::vector<int>& ax) { return fft::NAME(a, ax, n, s); });               \
       },                                                                                       \
-      py::arg("a"), py::arg("s") = py::none(), py::arg("axes") = py::none(), norm, stream,     \
+      py::arg("a"), py::arg("s") = py::none(), py::arg("axes") = DEFAULT_AXES, norm, stream,   \
       docn(std::string("The ") + PYNAME + " transform.", AXES_DOC, RET).c_str());
-  KILN_FFT_ND(fftn, "fft2", (std::vector<int>{-2, -1}), "``[-2, -1]``", "complex64.")
-  KILN_FFT_ND(ifftn, "ifft2", (std::vector<int>{-2, -1}), "``[-2, -1]``", "complex64.")
-  KILN_FFT_ND(rfftn, "rfft2", (std::vector<int>{-2, -1}), "``[-2, -1]``", "complex64, the last axis halved plus one.")
-  KILN_FFT_ND(irfftn, "irfft2", (std::vector<int>{-2, -1}), "``[-2, -1]``", "float32.")
-  KILN_FFT_ND(fftn, "fftn", std::vector<int>{}, "all axes; required with ``s``", "complex64.")
-  KILN_FFT_ND(ifftn, "ifftn", std::vector<int>{}, "all axes; required with ``s``", "complex64.")
-  KILN_FFT_ND(rfftn, "rfftn", std::vector<int>{}, "all axes; required with ``s``",
+  KILN_FFT_ND(fftn, "fft2", (std::vector<int>{-2, -1}), "``[-2, -1]``; None: all axes", "complex64.")
+  KILN_FFT_ND(ifftn, "ifft2", (std::vector<int>{-2, -1}), "``[-2, -1]``; None: all axes", "complex64.")
+  KILN_FFT_ND(rfftn, "rfft2", (std::vector<int>{-2, -1}), "``[-2, -1]``; None: all axes", "complex64, the last axis halved plus one.")
+  KILN_FFT_ND(irfftn, "irfft2", (std::vector<int>{-2, -1}), "``[-2, -1]``; None: all axes", "float32.")
+  KILN_FFT_ND(fftn, "fftn", py::none(), "all axes; required with ``s``", "complex64.")
+  KILN_FFT_ND(ifftn, "ifftn", py::none(), "all axes; required with ``s``", "complex64.")
+  KILN_FFT_ND(rfftn, "rfftn", py::none(), "all axes; required with ``s``",
               "complex64, the last axis halved plus one.")
-  KILN_FFT_ND(irfftn, "irfftn", std::vector<int>{}, "all axes; required with ``s``", "float32.")
+  KILN_FFT_ND(irfftn, "irfftn", py::none(), "all axes; required with ``s``", "float32.")
 #undef KILN_FFT_ND
 
   m.def(
