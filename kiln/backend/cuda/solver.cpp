@@ -70,11 +70,11 @@ const Cusolver& lib() {
       c->error = "cuSOLVER (libcusolver.so) is not available: " + why;
       return c;
     }
-#define KILN_RESOLVE(name)                                                         \
-  c->name = reinterpret_cast<decltype(&::name)>(dlsym(h, #name));                  \
-  if (!c->name && c->error.empty()) c->error = "libcusolver.so lacks " #name " (too old)";
+    // A missing entry point (an older cuSOLVER, e.g. without Xgeev) fails only the ops using it.
+#define KILN_RESOLVE(name) c->name = reinterpret_cast<decltype(&::name)>(dlsym(h, #name));
     KILN_CUSOLVER_FUNCTIONS(KILN_RESOLVE)
 #undef KILN_RESOLVE
+    if (!c->cusolverDnCreate) c->error = "libcusolver.so lacks cusolverDnCreate";
     return c;
   }();
   if (!l->error.empty()) throw std::runtime_error("[linalg] " + l->error + ".");
@@ -99,7 +99,12 @@ void check(const char* call, cusolverStatus_t s) {
     throw std::runtime_error(msg("[", call, "] failed: ", status_name(s), " (", static_cast<int>(s), ")."));
   }
 }
-#define KILN_CUSOLVER(fn, ...) check(#fn, lib().fn(__VA_ARGS__))
+template <typename F>
+F entry(F f, const char* name) {
+  if (!f) throw std::runtime_error(msg("[linalg] The installed cuSOLVER lacks ", name, " (too old)."));
+  return f;
+}
+#define KILN_CUSOLVER(fn, ...) check(#fn, entry(lib().fn, #fn)(__VA_ARGS__))
 
 // The per-device handle, bound to the calling kiln stream; calls hold the lock.
 struct Handle {
@@ -303,8 +308,8 @@ void Cholesky::eval_gpu(const std::vector<array>& inputs, array& out) {
   const cublasFillMode_t uplo = upper_ ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
   CUdeviceptr info = zeroed_infos(batch, s);
   const size_t es = d.size;
-  if (batch > 1) {
-    // The batched routine takes an array of matrix pointers on the device.
+  if (batch > 1 && n <= 256) {
+    // Small matrices: the batched routine (an array of matrix pointers on the device).
     std::vector<CUdeviceptr> ptrs(batch);
     for (int64_t i = 0; i < batch; ++i) ptrs[i] = a + i * n * n * es;
     CUdeviceptr dptrs = gpu::scratch(batch * sizeof(CUdeviceptr), s);
@@ -317,12 +322,16 @@ void Cholesky::eval_gpu(const std::vector<array>& inputs, array& out) {
     int lwork = 0;
     if (d == float32) {
       KILN_CUSOLVER(cusolverDnSpotrf_bufferSize, h.h, uplo, n, ptr<float>(a), n, &lwork);
-      CUdeviceptr w = gpu::scratch(std::max(lwork, 1) * es, s);
-      KILN_CUSOLVER(cusolverDnSpotrf, h.h, uplo, n, ptr<float>(a), n, ptr<float>(w), lwork, ptr<int>(info));
     } else {
       KILN_CUSOLVER(cusolverDnDpotrf_bufferSize, h.h, uplo, n, ptr<double>(a), n, &lwork);
-      CUdeviceptr w = gpu::scratch(std::max(lwork, 1) * es, s);
-      KILN_CUSOLVER(cusolverDnDpotrf, h.h, uplo, n, ptr<double>(a), n, ptr<double>(w), lwork, ptr<int>(info));
+    }
+    CUdeviceptr w = gpu::scratch(std::max(lwork, 1) * es, s);
+    for (int64_t i = 0; i < batch; ++i) {
+      const CUdeviceptr ai = a + i * n * n * es, inf = info + i * sizeof(int);
+      if (d == float32)
+        KILN_CUSOLVER(cusolverDnSpotrf, h.h, uplo, n, ptr<float>(ai), n, ptr<float>(w), lwork, ptr<int>(inf));
+      else
+        KILN_CUSOLVER(cusolverDnDpotrf, h.h, uplo, n, ptr<double>(ai), n, ptr<double>(w), lwork, ptr<int>(inf));
     }
   }
   copy_matrices(s, es, a, col_major(n, n, n), gpu::device_address(out), row_major(n, n), batch, n, n,
