@@ -572,7 +572,7 @@ std::vector<Row> factor_fft_rows() {
       row("linalg::svd", "values", FN1(linalg::svd(a, false)[0]), {T({3, 6, 4})}).types(real),
       row("linalg::svd", "reconstruct", FN1([&] {
             auto usv = linalg::svd(a);
-            return matmul(multiply(slice(usv[0], {0, 0}, {4, 4}), expand_dims(usv[1], 0)), usv[2]);
+            return matmul(multiply(usv[0], expand_dims(usv[1], 0)), slice(usv[2], {0, 0}, {4, 7}));
           }()),
           {T({4, 7})}),
       row("linalg::eigh", "", FN1(linalg::eigh(add(a, swapaxes(a, -1, -2))).first, [&] {
