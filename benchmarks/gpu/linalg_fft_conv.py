@@ -86,7 +86,7 @@ def kiln_cases(device, quick):
                 out, grads = mx.vjp(lambda a, b: mx.conv2d(a, b, stride=st, padding=pad), [x, w], [dy])
                 mx.eval(out, *grads)
 
-            cases[f"conv2d fwd+bwd {name} {dt} N={batch}"] = (run, ("conv", name, hw, ci, co, k, st, pad, dt, batch))
+            cases[f"conv2d fwd+bwd {name} {str(dt).split('.')[-1]} N={batch}"] = (run, ("conv", name, hw, ci, co, k, st, pad, dt, batch))
     n = 1 << (16 if quick else (24 if gpu else 22))
     z = mx.array((rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(np.complex64))
     cases[f"fft 2^{n.bit_length() - 1} complex64"] = (lambda: mx.eval(mx.fft.fft(z)), ("fft", n))
