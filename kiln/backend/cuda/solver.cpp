@@ -145,6 +145,8 @@ gpu::ModuleSource linalg_module() {
   }
   k.push_back("kiln::lu_pivots");
   k.push_back("kiln::iota_pivots");
+  k.push_back("kiln::zero_diagonal_info<float>");
+  k.push_back("kiln::zero_diagonal_info<double>");
   k.push_back("kiln::to_complex64<float>");
   k.push_back("kiln::to_complex64<double>");
   k.push_back("kiln::scale_floats");
@@ -694,6 +696,9 @@ void SolveTriangular::eval_gpu(const std::vector<array>& inputs, array& out) {
   CUdeviceptr ipiv = gpu::scratch(batch * n * sizeof(int), s);
   launch(s, "kiln::iota_pivots", batch * n, ipiv, batch, n);
   // A zero on the diagonal: singular, as on the CPU (getrs would divide by it).
+  CUdeviceptr singular_info = gpu::scratch(batch * sizeof(int), s);
+  launch(s, d == float32 ? "kiln::zero_diagonal_info<float>" : "kiln::zero_diagonal_info<double>", batch, a,
+         singular_info, batch, n);
   auto h = handle(s);
   CUdeviceptr info = zeroed_infos(batch, s);
   for (int64_t i = 0; i < batch; ++i) {
@@ -701,6 +706,9 @@ void SolveTriangular::eval_gpu(const std::vector<array>& inputs, array& out) {
           info + i * sizeof(int));
   }
   copy_matrices(s, es, b, col_major(n, k, n), gpu::device_address(out), row_major(n, k), batch, n, k);
+  check_infos(singular_info, batch, s, "solve_triangular", [](int i) {
+    return msg("The matrix is singular: diagonal element ", i - 1, " is zero");
+  });
   check_infos(info, batch, s, "solve_triangular", [](int i) { return msg("getrs info ", i); });
 }
 

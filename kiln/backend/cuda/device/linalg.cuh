@@ -64,6 +64,21 @@ __global__ void iota_pivots(int* __restrict__ ipiv, long long batch, int n) {
   ipiv[i] = static_cast<int>(i % n) + 1;
 }
 
+/** info[b] = 1 + the first j with a zero diagonal element a[b][j][j] (column-major, ld = n), or
+ * 0: a singular triangular matrix, reported like LAPACK's info. One thread per matrix. */
+template <typename T>
+__global__ void zero_diagonal_info(const T* __restrict__ a, int* __restrict__ info, long long batch,
+                                   int n) {
+  const long long b = global_thread_x<long long>();
+  if (b >= batch) return;
+  const T* m = a + b * static_cast<long long>(n) * n;
+  int first = 0;
+  for (int j = 0; j < n && first == 0; ++j) {
+    if (m[j + static_cast<long long>(j) * n] == T(0)) first = j + 1;
+  }
+  info[b] = first;
+}
+
 /** dst[i] = (src[i], 0) as complex64 for float or double src. */
 template <typename T>
 __global__ void to_complex64(const T* __restrict__ src, float2* __restrict__ dst, long long n) {
