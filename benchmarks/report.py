@@ -174,8 +174,21 @@ def parse_gpu_custom_kernels(d):
     return "GPU custom kernels", "gpu", d["device_name"], d["date"], rows, notes
 
 
+def parse_linalg_fft_conv(d):
+    if d.get("benchmark") != "linalg fft conv" or d.get("quick"):
+        return None
+    rows = []
+    for r in d["rows"]:
+        for key, peer in (("torch_seconds", "PyTorch"), ("numpy_seconds", "NumPy")):
+            if r.get(key):
+                rows.append(row(r["workload"], r["kiln_seconds"], peer, r[key]))
+    kind = d.get("device", "gpu")
+    return f"{kind.upper()} linalg, FFT, conv", kind, d["device_name"], d["date"], rows, []
+
+
 PARSERS = [parse_cpu_ops, parse_gpu_ops, parse_python_overhead, parse_cpu_custom_kernels,
            parse_cookbook, parse_extension, parse_gpu_custom_kernels]
+PARSERS.append(parse_linalg_fft_conv)
 # Suites whose peers are other libraries: these make the chart.
 PEER_SUITES = {"CPU ops", "GPU ops", "Python overhead", "GPU custom kernels"}
 

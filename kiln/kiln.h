@@ -14,3 +14,5 @@
 #include "kiln/fast.h"
 #endif
 #include "kiln/io.h"
+#include "kiln/fft.h"
+#include "kiln/linalg.h"

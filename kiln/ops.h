@@ -8,6 +8,8 @@
 
 #include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "kiln/array.h"
@@ -469,6 +471,60 @@ array from_fp8(const array& a, Dtype dtype = bfloat16, StreamOrDevice s = {});
 /** `inputs` returned as new arrays whose evaluation also waits for `dependencies`. */
 std::vector<array> depends(const std::vector<array>& inputs,
                            const std::vector<array>& dependencies);
+// ---------------------------------------------------------------- convolution (ops_conv.cpp)
+// Channels-last layouts (MLX's): input (N, spatial..., C_in), weight (C_out, kernel...,
+// C_in / groups), output (N, spatial..., C_out), 1 to 3 spatial axes. float32, float64,
+// float16, bfloat16 (the half types accumulate in float32); integers are an error. Errors
+// (std::invalid_argument, tag [conv]): mismatched ranks or channels, C_out not divisible by
+// groups, non-positive strides or dilations, a padded input smaller than the dilated kernel.
+
+/**
+ * The general convolution: per spatial axis a stride, padding before (`padding_lo`) and after
+ * (`padding_hi`, default: as padding_lo; may be negative), kernel dilation and input dilation
+ * (zeros inserted between input elements); `flip` reverses the kernel (a true convolution
+ * instead of a cross-correlation). Each vector may be empty (default), one value for every
+ * axis, or one per axis.
+ */
+array conv_general(array input, array weight, std::vector<int> stride = {},
+                   std::vector<int> padding_lo = {}, std::vector<int> padding_hi = {},
+                   std::vector<int> kernel_dilation = {}, std::vector<int> input_dilation = {},
+                   int groups = 1, bool flip = false, StreamOrDevice s = {});
+/** 1-d convolution: input (N, L, C_in), weight (C_out, K, C_in / groups). */
+array conv1d(const array& input, const array& weight, int stride = 1, int padding = 0,
+             int dilation = 1, int groups = 1, StreamOrDevice s = {});
+/** 2-d convolution: input (N, H, W, C_in), weight (C_out, KH, KW, C_in / groups). */
+array conv2d(const array& input, const array& weight, const std::pair<int, int>& stride = {1, 1},
+             const std::pair<int, int>& padding = {0, 0},
+             const std::pair<int, int>& dilation = {1, 1}, int groups = 1, StreamOrDevice s = {});
+/** 3-d convolution: input (N, D, H, W, C_in), weight (C_out, KD, KH, KW, C_in / groups). */
+array conv3d(const array& input, const array& weight,
+             const std::tuple<int, int, int>& stride = {1, 1, 1},
+             const std::tuple<int, int, int>& padding = {0, 0, 0},
+             const std::tuple<int, int, int>& dilation = {1, 1, 1}, int groups = 1,
+             StreamOrDevice s = {});
+/**
+ * Transposed convolutions (the gradient of conv with respect to its input), MLX's layout:
+ * weight (C_out, kernel..., C_in / groups). Output size per axis:
+ * (in - 1) * stride - 2 * padding + dilation * (kernel - 1) + output_padding + 1.
+ */
+array conv_transpose1d(const array& input, const array& weight, int stride = 1, int padding = 0,
+                       int dilation = 1, int output_padding = 0, int groups = 1,
+                       StreamOrDevice s = {});
+array conv_transpose2d(const array& input, const array& weight,
+                       const std::pair<int, int>& stride = {1, 1},
+                       const std::pair<int, int>& padding = {0, 0},
+                       const std::pair<int, int>& dilation = {1, 1},
+                       const std::pair<int, int>& output_padding = {0, 0}, int groups = 1,
+                       StreamOrDevice s = {});
+array conv_transpose3d(const array& input, const array& weight,
+                       const std::tuple<int, int, int>& stride = {1, 1, 1},
+                       const std::tuple<int, int, int>& padding = {0, 0, 0},
+                       const std::tuple<int, int, int>& dilation = {1, 1, 1},
+                       const std::tuple<int, int, int>& output_padding = {0, 0, 0},
+                       int groups = 1, StreamOrDevice s = {});
+/** NumPy's 1-d convolve: "full" (n + m - 1), "same" (max(n, m)) or "valid" (|n - m| + 1). */
+array convolve(const array& a, const array& v, const std::string& mode = "full",
+               StreamOrDevice s = {});
 
 // ---------------------------------------------------------------- operators
 

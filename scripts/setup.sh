@@ -53,6 +53,18 @@ if ((${#missing[@]})); then
   fi
 fi
 
+# CPU FFTs use KISS FFT when it is installed (optional: the build works without it).
+if ! has_header kissfft/kiss_fft.h; then
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+    log "installing libkissfft-dev (CPU FFTs)"
+    { apt-get install -y -qq --no-install-recommends libkissfft-dev >&2 ||
+      { apt-get update -qq >&2 && apt-get install -y -qq --no-install-recommends libkissfft-dev >&2; }; } ||
+      log "libkissfft-dev is not available: CPU FFTs will raise"
+  else
+    log "optional: sudo apt-get install -y libkissfft-dev (CPU FFTs)"
+  fi
+fi
+
 # ---------------------------------------------------------------- Python
 # Required: numpy, pybind11 >= 3, pytest. Optional extras are installed into .venv only.
 py_ok() {
@@ -62,7 +74,7 @@ assert int(pybind11.__version__.split(".")[0]) >= 3
 PY
 }
 PY_REQS=(numpy "pybind11>=3" pytest)
-PY_EXTRAS=(ml_dtypes scikit-learn matplotlib safetensors gguf)
+PY_EXTRAS=(ml_dtypes scikit-learn matplotlib safetensors gguf scipy)
 
 if py_ok python3; then
   PY=$(command -v python3)
