@@ -200,8 +200,10 @@ array categorical_from_key(const array& logits, int axis, const Shape& shape, co
 // MLX's categorical for one distribution and num_samples: inverse-CDF sampling. Weights
 // exp(logit - max) (or, when the max is infinite, 1 where a logit equals it) in float32 at
 // least; category i is drawn when u * sum(w) falls in [c_i, c_i + w_i) of the exclusive
-// cumulative sum c: the count of c_j <= u * sum(w), minus 1. (MLX searches the sorted c;
-// the count is the same number.) `shape` is the result's.
+// cumulative sum c: the count of c_j <= u * sum(w), minus 1. MLX binary-searches the
+// sorted c (searchsorted, right side: the same number in O(C + num_samples) memory); kiln
+// has no searchsorted yet, so the count compares every (sample, category) pair, which costs
+// the memory of the Gumbel path. `shape` is the result's.
 array categorical_by_cdf(const array& logits, const Shape& shape, const array& key,
                          const Stream& s) {
   const Dtype ft = promote_types(logits.dtype(), float32);

@@ -1,17 +1,21 @@
 // Random numbers with explicit keys (MLX's kiln::random API, JAX's model).
 //
 // A key is a uint32 array of shape (2,). Every sampler takes an optional key: with one,
-// the result depends only on the key (and the arguments), identically on every device;
-// without one, the sampler splits the global key, which `seed` resets. Bits come from the
-// counter-based Threefry-2x32 generator (kiln/primitives_random.h), so samplers never
-// share state and any number of them can be evaluated in any order or in parallel.
+// the result depends only on the key (and the arguments); without one, the sampler splits
+// the global key, which `seed` resets. Bits come from the counter-based Threefry-2x32
+// generator (kiln/primitives_random.h), so samplers never share state and any number of
+// them can be evaluated in any order or in parallel.
 //
 // Every sampler computes what MLX's does (ml-explore/mlx, mlx/random.cpp), with the same
 // bit layout and the same sequence of rounded operations, so a key or a seed gives MLX's
-// numbers: bits, split and the global key sequence exactly, the samplers exactly on the CPU
-// (their transcendental steps use the C library's logf and log1pf, as MLX's CPU backend
-// does). Where MLX rejects a dtype that kiln accepts (float64 for uniform, gumbel and
-// truncated_normal), kiln samples at float64 resolution from 64-bit words.
+// numbers (checked against MLX 0.32.4's CPU build by python/tests/test_random_mlx_bits.py).
+// bits, split, the global key sequence, uniform, randint, bernoulli and permutation are
+// the same on every device. The samplers that take a logarithm (normal, laplace, gumbel,
+// truncated_normal, categorical) use the C library's logf and log1pf on the CPU, as MLX's
+// CPU backend does; the GPU has no bit-exact equivalent, so there they may differ from the
+// CPU in the last place (in about 1 sample in 3000 for normal). Where MLX rejects a dtype
+// that kiln accepts (float64 for uniform, gumbel and truncated_normal), kiln samples at
+// float64 resolution from 64-bit words.
 #pragma once
 
 #include <optional>
