@@ -523,6 +523,9 @@ std::vector<Row> random_rows() {
       row("random::gumbel", "", FN0(random::gumbel({1000}, t, random::key(8))), {}),
       row("random::categorical", "", FN1(random::categorical(a, -1, random::key(9))),
           {T({20, 10})}),
+      row("random::laplace", "", FN0(random::laplace({1000}, t, random::key(10))), {})
+          .types(kFloats),
+      row("random::permutation", "", FN0(random::permutation(1000, random::key(11))), {}),
   };
 }
 
