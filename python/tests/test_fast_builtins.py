@@ -429,3 +429,33 @@ def test_softmax_rows(rng):
             x, xn = random_array(rng, shape, dtype, -10, 10)
             e = np.exp(xn - xn.max(-1, keepdims=True))
             assert_close(mx.softmax(x, axis=-1), e / e.sum(-1, keepdims=True), dtype)
+
+
+def test_matches_pytorch_on_gpu(rng):
+    """On the GPU machine: the same inputs through PyTorch's F.rms_norm, F.layer_norm,
+    F.scaled_dot_product_attention and F.cross_entropy."""
+    torch = pytest.importorskip("torch")
+    if not (on_gpu() and torch.cuda.is_available()):
+        pytest.skip("needs kiln and PyTorch on a GPU")
+    F = torch.nn.functional
+    x, xn = random_array(rng, (64, 4096), mx.float32)
+    w, wn = random_array(rng, (4096,), mx.float32, 0.5, 1.5)
+    b, bn = random_array(rng, (4096,), mx.float32)
+    tx, tw, tb = (torch.tensor(a, dtype=torch.float32, device="cuda") for a in (xn, wn, bn))
+    if hasattr(F, "rms_norm"):
+        assert_close(mx.fast.rms_norm(x, w, 1e-5), F.rms_norm(tx, (4096,), tw, 1e-5).cpu().numpy(), rtol=2e-5)
+    assert_close(
+        mx.fast.layer_norm(x, w, b, 1e-5), F.layer_norm(tx, (4096,), tw, tb, 1e-5).cpu().numpy(), rtol=1e-4
+    )
+    (q, k, v), (qn, kn, vn) = make_qkv(rng, 2, 8, 2, 300, 300, 128, mx.bfloat16)
+    tq, tk, tv = (torch.tensor(a, dtype=torch.float32, device="cuda").to(torch.bfloat16) for a in (qn, kn, vn))
+    for causal in (False, True):
+        ref = F.scaled_dot_product_attention(
+            tq, tk.repeat_interleave(4, 1), tv.repeat_interleave(4, 1), is_causal=causal, scale=0.088
+        )
+        out = mx.fast.scaled_dot_product_attention(q, k, v, scale=0.088, mask="causal" if causal else None)
+        assert_close(out, ref.float().cpu().numpy(), mx.bfloat16, rtol=3e-2)
+    logits, ln = random_array(rng, (128, 32000), mx.float32, -5, 5)
+    tn = rng.integers(0, 32000, size=(128,))
+    ref = F.cross_entropy(torch.tensor(ln, device="cuda"), torch.tensor(tn, device="cuda"), reduction="none")
+    assert_close(mx.fast.cross_entropy(logits, mx.array(tn)), ref.cpu().numpy(), rtol=2e-5)

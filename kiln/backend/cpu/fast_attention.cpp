@@ -2,14 +2,17 @@
 //
 // Forward: FlashAttention's tiling (Dao et al. 2022; Dao 2023) on the CPU. Work items are
 // (batch, query head, block of kQBlock queries) on the thread pool; each walks the keys in
-// blocks of kKBlock with an online softmax (running maximum and sum per query), so memory
-// stays O(block) for any sequence length. q, k and v are first made dense in the
+// blocks (key_block) with an online softmax (running maximum and sum per query), so memory
+// stays O(block) for any sequence length. The block products (S = Q K^T, O += P V and the
+// backward's) are single-threaded OpenBLAS gemms. q, k and v are first made dense in the
 // accumulation type (float32, float64 for float64): half inputs are converted once.
 //
 // Backward (FlashAttention-2's algorithm with the saved logsumexp): P = exp(S - lse) is
 // recomputed block by block. dK and dV are accumulated by work items over (batch, key/value
 // head, key block), which visit every query head of the group, so no two threads write the
 // same rows; dQ by items over (batch, query head, query block). Each recomputes S and P.
+#include <cblas.h>
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -26,12 +29,46 @@ namespace {
 using cpu::fast::Acc;
 
 constexpr int64_t kQBlock = 32;
-constexpr int64_t kKBlock = 128;
 
-// y += a * x over n elements.
+/** Keys per block: the block products (32 x keys x head dim) stay at or below OpenBLAS's
+ * single-thread size (65536 * 4 multiply-adds), so BLAS never starts its own threads inside
+ * kiln's (as backend/cpu/matmul.cpp arranges for small batched products). */
+inline int64_t key_block(int64_t D, int64_t Dv) {
+  return std::clamp<int64_t>(8192 / std::max<int64_t>({D, Dv, 1}), 16, 128);
+}
+
+// C = alpha * op(A) op(B) + beta * C, row-major. Empty products (a head dim of 0) only
+// scale C: BLAS rejects their leading dimensions.
+inline void blas_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
+                      const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
+                      float* C, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N,
+              K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+inline void blas_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha,
+                      const double* A, int64_t lda, const double* B, int64_t ldb, double beta,
+                      double* C, int64_t ldc) {
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N,
+              K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
 template <typename A>
-inline void axpy(A* y, A a, const A* x, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
+void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, A alpha, const A* a, int64_t lda,
+          const A* b, int64_t ldb, A beta, A* c, int64_t ldc) {
+  if (M == 0 || N == 0) return;
+  if (K == 0) {
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) c[i * ldc + j] = beta == A(0) ? A(0) : beta * c[i * ldc + j];
+    return;
+  }
+  blas_gemm(ta, tb, M, N, K, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+/** x[i] = exp(x[i] - m), vectorized for float through exp_f32 (compiled per ISA level). */
+KILN_SIMD_CLONES void exp_shift(float* x, int64_t n, float m) {
+  for (int64_t i = 0; i < n; ++i) x[i] = cpu::exp_f32(x[i] - m);
+}
+void exp_shift(double* x, int64_t n, double m) {
+  for (int64_t i = 0; i < n; ++i) x[i] = std::exp(x[i] - m);
 }
 
 /** Everything a work item needs, as dense row-major (B, H, L, D) arrays of A. */
@@ -65,10 +102,9 @@ struct Problem {
               bool* hidden) const {
     const int64_t hk = h / R;
     const A low = std::numeric_limits<A>::lowest();
+    gemm(false, true, ni, nj, D, scale, qrow(b, h, i0), D, krow(b, hk, j0), D, A(0), S, nj);
     for (int64_t i = 0; i < ni; ++i) {
-      const A* qi = qrow(b, h, i0 + i);
       A* s = S + i * nj;
-      for (int64_t j = 0; j < nj; ++j) s[j] = cpu::fast::dot(qi, krow(b, hk, j0 + j), D) * scale;
       bool* hd = hidden + i * nj;
       if (mask == MaskKind::causal) {
         const int64_t last = i0 + i + offset();  // the last visible key
@@ -96,9 +132,10 @@ struct Problem {
 template <typename A>
 void attention_forward(const Problem<A>& p, A* out, A* lse) {
   const int64_t qblocks = (p.Lq + kQBlock - 1) / kQBlock;
+  const int64_t kb = key_block(p.D, p.Dv);
   cpu::parallel_for(p.B * p.Hq * qblocks, 1, [&](size_t wb, size_t we) {
-    std::vector<A> S(kQBlock * kKBlock), m(kQBlock), l(kQBlock);
-    std::unique_ptr<bool[]> hidden(new bool[kQBlock * kKBlock]);
+    std::vector<A> S(kQBlock * kb), m(kQBlock), l(kQBlock);
+    std::unique_ptr<bool[]> hidden(new bool[kQBlock * kb]);
     for (size_t w = wb; w < we; ++w) {
       const int64_t b = w / (p.Hq * qblocks), h = (w / qblocks) % p.Hq;
       const int64_t i0 = (w % qblocks) * kQBlock, ni = std::min(kQBlock, p.Lq - i0);
@@ -110,9 +147,10 @@ void attention_forward(const Problem<A>& p, A* out, A* lse) {
       std::fill(m.begin(), m.end(), init_m);
       std::fill(l.begin(), l.end(), p.sinks ? A(1) : A(0));
       const int64_t kend = p.key_end(i0, i0 + ni);
-      for (int64_t j0 = 0; j0 < kend; j0 += kKBlock) {
-        const int64_t nj = std::min(kKBlock, kend - j0);
+      for (int64_t j0 = 0; j0 < kend; j0 += kb) {
+        const int64_t nj = std::min(kb, kend - j0);
         p.scores(b, h, i0, ni, j0, nj, S.data(), hidden.get());
+        // Online softmax: S becomes P = exp(S - running max); O and l rescale to it.
         for (int64_t i = 0; i < ni; ++i) {
           A* s = S.data() + i * nj;
           const A mx = std::max(m[i], cpu::fast::max(s, nj));
@@ -122,15 +160,11 @@ void attention_forward(const Problem<A>& p, A* out, A* lse) {
           A* oi = o + i * p.Dv;
           if (alpha != A(1))
             for (int64_t d = 0; d < p.Dv; ++d) oi[d] *= alpha;
-          A sum = 0;
-          for (int64_t j = 0; j < nj; ++j) {
-            const A pj = std::exp(s[j] - shift);
-            sum += pj;
-            if (pj != A(0)) axpy(oi, pj, p.vrow(b, hk, j0 + j), p.Dv);
-          }
-          l[i] = l[i] * alpha + sum;
+          exp_shift(s, nj, shift);
+          l[i] = l[i] * alpha + cpu::fast::sum(s, nj);
           m[i] = mx;
         }
+        gemm(false, false, ni, p.Dv, nj, A(1), S.data(), nj, p.vrow(b, hk, j0), p.Dv, A(1), o, p.Dv);
       }
       for (int64_t i = 0; i < ni; ++i) {
         A* oi = o + i * p.Dv;
@@ -153,16 +187,17 @@ void block_grads(const Problem<A>& p, int64_t b, int64_t h, int64_t i0, int64_t 
   const int64_t hk = h / p.R;
   const int64_t row = (b * p.Hq + h) * p.Lq + i0;
   const A low = std::numeric_limits<A>::lowest();
+  // dP = dO V^T into dS, then dS = P (dP - Drow).
+  gemm(false, true, ni, nj, p.Dv, A(1), dout + row * p.Dv, p.Dv, p.vrow(b, hk, j0), p.Dv, A(0), dS,
+       nj);
   for (int64_t i = 0; i < ni; ++i) {
-    const A* doi = dout + (row + i) * p.Dv;
     // A row that sees no key has lse = lowest + log(Lk), which rounds to lowest: its
     // weights are uniform, 1 / Lk.
     const bool none_visible = lse[row + i] <= low / 2;
     for (int64_t j = 0; j < nj; ++j) {
       const int64_t ij = i * nj + j;
       P[ij] = none_visible ? A(1) / A(p.Lk) : std::exp(P[ij] - lse[row + i]);
-      const A dp = cpu::fast::dot(doi, p.vrow(b, hk, j0 + j), p.Dv);
-      dS[ij] = hidden[ij] ? A(0) : P[ij] * (dp - drow[row + i]);
+      dS[ij] = hidden[ij] ? A(0) : P[ij] * (dS[ij] - drow[row + i]);
     }
   }
 }
@@ -171,13 +206,14 @@ template <typename A>
 void attention_backward(const Problem<A>& p, const A* dout, const A* lse, const A* drow, A* dq,
                         A* dk, A* dv) {
   // dK, dV: (batch, kv head, key block) items over every query of the group.
-  const int64_t kblocks = (p.Lk + kKBlock - 1) / kKBlock;
+  const int64_t kb = key_block(p.D, p.Dv);
+  const int64_t kblocks = (p.Lk + kb - 1) / kb;
   cpu::parallel_for(p.B * p.Hk * kblocks, 1, [&](size_t wb, size_t we) {
-    std::vector<A> P(kQBlock * kKBlock), dS(kQBlock * kKBlock);
-    std::unique_ptr<bool[]> hidden(new bool[kQBlock * kKBlock]);
+    std::vector<A> P(kQBlock * kb), dS(kQBlock * kb);
+    std::unique_ptr<bool[]> hidden(new bool[kQBlock * kb]);
     for (size_t w = wb; w < we; ++w) {
       const int64_t b = w / (p.Hk * kblocks), hk = (w / kblocks) % p.Hk;
-      const int64_t j0 = (w % kblocks) * kKBlock, nj = std::min(kKBlock, p.Lk - j0);
+      const int64_t j0 = (w % kblocks) * kb, nj = std::min(kb, p.Lk - j0);
       A* dkb = dk + ((b * p.Hk + hk) * p.Lk + j0) * p.D;
       A* dvb = dv + ((b * p.Hk + hk) * p.Lk + j0) * p.Dv;
       std::fill(dkb, dkb + nj * p.D, A(0));
@@ -189,15 +225,11 @@ void attention_backward(const Problem<A>& p, const A* dout, const A* lse, const 
           block_grads(p, b, h, i0, ni, j0, nj, dout, lse, drow, P.data(), dS.data(),
                       hidden.get());
           const int64_t row = (b * p.Hq + h) * p.Lq + i0;
-          for (int64_t i = 0; i < ni; ++i) {
-            const A* doi = dout + (row + i) * p.Dv;
-            const A* qi = p.qrow(b, h, i0 + i);
-            for (int64_t j = 0; j < nj; ++j) {
-              const A pij = P[i * nj + j], ds = dS[i * nj + j];
-              if (pij != A(0)) axpy(dvb + j * p.Dv, pij, doi, p.Dv);
-              if (ds != A(0)) axpy(dkb + j * p.D, ds * p.scale, qi, p.D);
-            }
-          }
+          // dV += P^T dO; dK += scale dS^T Q.
+          gemm(true, false, nj, p.Dv, ni, A(1), P.data(), nj, dout + row * p.Dv, p.Dv, A(1), dvb,
+               p.Dv);
+          gemm(true, false, nj, p.D, ni, p.scale, dS.data(), nj, p.qrow(b, h, i0), p.D, A(1), dkb,
+               p.D);
         }
       }
     }
@@ -205,8 +237,8 @@ void attention_backward(const Problem<A>& p, const A* dout, const A* lse, const 
   // dQ: (batch, query head, query block) items over the keys they see.
   const int64_t qblocks = (p.Lq + kQBlock - 1) / kQBlock;
   cpu::parallel_for(p.B * p.Hq * qblocks, 1, [&](size_t wb, size_t we) {
-    std::vector<A> P(kQBlock * kKBlock), dS(kQBlock * kKBlock);
-    std::unique_ptr<bool[]> hidden(new bool[kQBlock * kKBlock]);
+    std::vector<A> P(kQBlock * kb), dS(kQBlock * kb);
+    std::unique_ptr<bool[]> hidden(new bool[kQBlock * kb]);
     for (size_t w = wb; w < we; ++w) {
       const int64_t b = w / (p.Hq * qblocks), h = (w / qblocks) % p.Hq;
       const int64_t i0 = (w % qblocks) * kQBlock, ni = std::min(kQBlock, p.Lq - i0);
@@ -214,14 +246,12 @@ void attention_backward(const Problem<A>& p, const A* dout, const A* lse, const 
       A* dqb = dq + ((b * p.Hq + h) * p.Lq + i0) * p.D;
       std::fill(dqb, dqb + ni * p.D, A(0));
       const int64_t kend = p.key_end(i0, i0 + ni);
-      for (int64_t j0 = 0; j0 < kend; j0 += kKBlock) {
-        const int64_t nj = std::min(kKBlock, kend - j0);
+      for (int64_t j0 = 0; j0 < kend; j0 += kb) {
+        const int64_t nj = std::min(kb, kend - j0);
         block_grads(p, b, h, i0, ni, j0, nj, dout, lse, drow, P.data(), dS.data(), hidden.get());
-        for (int64_t i = 0; i < ni; ++i)
-          for (int64_t j = 0; j < nj; ++j) {
-            const A ds = dS[i * nj + j];
-            if (ds != A(0)) axpy(dqb + i * p.D, ds * p.scale, p.krow(b, hk, j0 + j), p.D);
-          }
+        // dQ += scale dS K.
+        gemm(false, false, ni, p.D, nj, p.scale, dS.data(), nj, p.krow(b, hk, j0), p.D, A(1), dqb,
+             p.D);
       }
     }
   });

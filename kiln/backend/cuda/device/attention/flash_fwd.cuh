@@ -84,6 +84,9 @@ __global__ void __launch_bounds__(kFlashWarps * 32)
     l[0] = l[1] = a.has_sinks ? 1.0f : 0.0f;
   }
   const long long row0 = i0 + warp * 16 + g;  // this thread's first row; the second is +8
+  constexpr bool Q_IN_REGS = D <= 128;
+  constexpr int QF = Q_IN_REGS ? D / 16 : 1;
+  unsigned qf[QF][4];
 
   for (int it = 0; it < ntiles; ++it) {
     mma::cp_async_wait<0>();
@@ -93,13 +96,24 @@ __global__ void __launch_bounds__(kFlashWarps * 32)
     const T* kb = ks + (it & 1) * BN * LD;
     const T* vb = vs + (it & 1) * BN * LD;
 
+    // The warp's query fragments stay in registers for D <= 128 (read from shared memory
+    // once); D = 256 has no registers to spare and reads them per tile.
+    if (Q_IN_REGS && it == 0) {
+#pragma unroll
+      for (int kk = 0; kk < QF; ++kk)
+        mma::ldmatrix_x4(qf[kk], qs + (warp * 16 + lane % 16) * LD + kk * 16 + (lane / 16) * 8);
+    }
     float s[BN / 8][4];
 #pragma unroll
     for (int n = 0; n < BN / 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) {
       unsigned qa[4];
-      mma::ldmatrix_x4(qa, qs + (warp * 16 + lane % 16) * LD + kk * 16 + (lane / 16) * 8);
+      if constexpr (Q_IN_REGS) {
+        qa[0] = qf[kk][0], qa[1] = qf[kk][1], qa[2] = qf[kk][2], qa[3] = qf[kk][3];
+      } else {
+        mma::ldmatrix_x4(qa, qs + (warp * 16 + lane % 16) * LD + kk * 16 + (lane / 16) * 8);
+      }
 #pragma unroll
       for (int nn = 0; nn < BN / 16; ++nn) {
         unsigned kf[4];
