@@ -89,47 +89,64 @@ int flash_dq_smem(int D) {
   return (2 * 64 + 2 * 64) * (D + 8) * 2 + 2 * 64 * 4;
 }
 
-std::string simple_module_name(Dtype d) {
-  return "fast_attention_simple_" + std::string(type_to_name(d));
-}
-std::string flash_module_name(Dtype d) {
-  return "fast_attention_flash_" + std::string(type_to_name(d));
-}
+// Modules: one per kernel family, dtype and head dim, so a first call compiles only what it
+// runs (the forward alone for inference).
+enum class Part { flash_fwd, flash_bwd, simple_fwd, simple_bwd_dq, simple_bwd };
 
-gpu::ModuleSource simple_module(Dtype d) {
-  gpu::ModuleSource m{simple_module_name(d),
-                      "#include \"kiln/backend/cuda/device/attention/simple.cuh\"\n", {}};
-  for (int dpl = 1; dpl <= kMaxHeadDim / 32; ++dpl) {
-    m.kernels.push_back(simple_fwd_name(d, dpl));
-    m.kernels.push_back(simple_dq_name(d, dpl));
+std::string part_name(Part p) {
+  switch (p) {
+    case Part::flash_fwd:
+      return "flash_fwd";
+    case Part::flash_bwd:
+      return "flash_bwd";
+    case Part::simple_fwd:
+      return "simple_fwd";
+    case Part::simple_bwd_dq:
+      return "simple_bwd_dq";
+    case Part::simple_bwd:
+      return "simple_bwd";
   }
-  m.kernels.push_back(simple_dkv_name(d));
-  m.kernels.push_back(rowdot_name(d));
-  m.kernels.push_back(sinks_name(d));
-  m.kernels.push_back(combine_name(d));
-  return m;
+  return "";
 }
 
-gpu::ModuleSource flash_module(Dtype d) {
-  gpu::ModuleSource m{flash_module_name(d),
-                      "#include \"kiln/backend/cuda/device/attention/flash_fwd.cuh\"\n"
-                      "#include \"kiln/backend/cuda/device/attention/flash_bwd.cuh\"\n",
+/** `size`: the head dim (flash), output features per lane (simple), or 0. */
+std::string module_name(Part p, Dtype d, int size) {
+  std::string name = "fast_attention_" + part_name(p) + "_" + std::string(type_to_name(d));
+  if (size) name += msg("_", size);
+  return name;
+}
+
+gpu::ModuleSource attention_module(Part p, Dtype d, int size) {
+  const bool flash = p == Part::flash_fwd || p == Part::flash_bwd;
+  gpu::ModuleSource m{module_name(p, d, size),
+                      flash ? (p == Part::flash_fwd
+                                   ? "#include \"kiln/backend/cuda/device/attention/flash_fwd.cuh\"\n"
+                                   : "#include \"kiln/backend/cuda/device/attention/flash_bwd.cuh\"\n")
+                            : "#include \"kiln/backend/cuda/device/attention/simple.cuh\"\n",
                       {}};
-  for (int D : kFlashDims) m.kernels.push_back(flash_fwd_name(d, D));
-  for (int D : kFlashBwdDims) {
-    m.kernels.push_back(flash_dkv_name(d, D));
-    m.kernels.push_back(flash_dq_name(d, D));
+  switch (p) {
+    case Part::flash_fwd:
+      m.kernels = {flash_fwd_name(d, size)};
+      break;
+    case Part::flash_bwd:
+      m.kernels = {flash_dkv_name(d, size), flash_dq_name(d, size)};
+      break;
+    case Part::simple_fwd:
+      m.kernels = {simple_fwd_name(d, size), combine_name(d)};
+      break;
+    case Part::simple_bwd_dq:
+      m.kernels = {simple_dq_name(d, size)};
+      break;
+    case Part::simple_bwd:
+      m.kernels = {simple_dkv_name(d), rowdot_name(d), sinks_name(d)};
+      break;
   }
   return m;
 }
 
-const gpu::Module& simple_kernels(Dtype d, gpu::DeviceStream& s) {
-  return gpu::get_module(s.context().index(), simple_module_name(d),
-                         [d] { return simple_module(d); });
-}
-const gpu::Module& flash_kernels(Dtype d, gpu::DeviceStream& s) {
-  return gpu::get_module(s.context().index(), flash_module_name(d),
-                         [d] { return flash_module(d); });
+const gpu::Module& kernels(Part p, Dtype d, int size, gpu::DeviceStream& s) {
+  return gpu::get_module(s.context().index(), module_name(p, d, size),
+                         [p, d, size] { return attention_module(p, d, size); });
 }
 
 /** q, k or v as the kernels read it: feature stride 1 (else a row-contiguous copy); with
@@ -212,7 +229,8 @@ void simple_backward(const gpu::Module& mod, Dtype d, const AttnArgs& a, const O
                          kKeyTile * (Dv + 1)) *
                         acc;
     const int64_t row_blocks = (group_rows + kRows - 1) / kRows;
-    gpu::launch_kernel(mod.function(simple_dq_name(d, std::max(dpl, 1))),
+    const int dq_dpl = std::max(dpl, 1);
+    gpu::launch_kernel(kernels(Part::simple_bwd_dq, d, dq_dpl, s).function(simple_dq_name(d, dq_dpl)),
                        {static_cast<uint32_t>(static_cast<int64_t>(a.B) * a.Hk * row_blocks), 1, 1},
                        {128}, smem, s, q.ptr, k.ptr, v.ptr, mask, dout, lse, drow,
                        gpu::device_address(outputs[0]), a);
@@ -252,7 +270,7 @@ void ScaledDotProductAttention::eval_gpu(const std::vector<array>& inputs,
                      q.aligned && k.aligned && v.aligned && group_rows > kRows &&
                      s.context().compute_capability() >= 80;
   if (flash) {
-    const gpu::Module& mod = flash_kernels(d, s);
+    const gpu::Module& mod = kernels(Part::flash_fwd, d, D, s);
     const gpu::Dim3 grid{static_cast<uint32_t>((a.Lq + kFlashRows - 1) / kFlashRows),
                          static_cast<uint32_t>(a.B * a.Hq), 1};
     gpu::launch_kernel(mod.function(flash_fwd_name(d, D)), grid, {128},
@@ -262,9 +280,9 @@ void ScaledDotProductAttention::eval_gpu(const std::vector<array>& inputs,
   }
 
   // simple_fwd, splitting long key ranges so that the blocks fill the GPU twice over.
-  const gpu::Module& mod = simple_kernels(d, s);
-  const int dpl = (Dv + 31) / 32;
-  CUfunction f = mod.function(simple_fwd_name(d, std::max(dpl, 1)));
+  const int dpl = std::max((Dv + 31) / 32, 1);
+  const gpu::Module& mod = kernels(Part::simple_fwd, d, dpl, s);
+  CUfunction f = mod.function(simple_fwd_name(d, dpl));
   const size_t acc = d == float64 ? 8 : 4;
   const size_t smem = (static_cast<size_t>(kRows) * D + kKeyTile * (D + 1) + kKeyTile * (Dv + 1)) * acc;
   const int64_t row_blocks = (group_rows + kRows - 1) / kRows;
@@ -303,7 +321,7 @@ void ScaledDotProductAttentionVJP::eval_gpu(const std::vector<array>& inputs,
   const Dtype d = inputs[0].dtype();
   const int D = inputs[0].shape(3), Dv = inputs[2].shape(3);
   check_supported(d, D, Dv);
-  const gpu::Module& mod = simple_kernels(d, s);
+  const gpu::Module& mod = kernels(Part::simple_bwd, d, 0, s);
   const Operand q = operand(inputs[0], s), k = operand(inputs[1], s), v = operand(inputs[2], s);
   AttnArgs a = make_args(primals, q, k, v, scale_, mask_, has_sinks_);
   const CUdeviceptr mask = mask_ptr(primals, mask_);
@@ -325,7 +343,7 @@ void ScaledDotProductAttentionVJP::eval_gpu(const std::vector<array>& inputs,
                      s.context().compute_capability() >= 80;
   if (flash) {
     // Tensor cores: dK and dV by key tiles, dQ by query tiles.
-    const gpu::Module& fm = flash_kernels(d, s);
+    const gpu::Module& fm = kernels(Part::flash_bwd, d, D, s);
     if (a.Lk > 0) {
       const int64_t tiles = (a.Lk + 63) / 64;
       gpu::launch_kernel(fm.function(flash_dkv_name(d, D)),
@@ -353,8 +371,20 @@ void ScaledDotProductAttentionVJP::eval_gpu(const std::vector<array>& inputs,
 }
 
 KILN_GPU_MODULE_CATALOG(fast_attention, [](const gpu::ModuleSink& sink) {
-  for (Dtype d : gpu::fast::kFloatDtypes) sink(simple_module_name(d), simple_module(d));
-  for (Dtype d : {bfloat16, float16}) sink(flash_module_name(d), flash_module(d));
+  auto add = [&](Part p, Dtype d, int size) {
+    sink(module_name(p, d, size), attention_module(p, d, size));
+  };
+  for (Dtype d : gpu::fast::kFloatDtypes) {
+    for (int dpl = 1; dpl <= kMaxHeadDim / 32; ++dpl) {
+      add(Part::simple_fwd, d, dpl);
+      add(Part::simple_bwd_dq, d, dpl);
+    }
+    add(Part::simple_bwd, d, 0);
+  }
+  for (Dtype d : {bfloat16, float16}) {
+    for (int D : kFlashDims) add(Part::flash_fwd, d, D);
+    for (int D : kFlashBwdDims) add(Part::flash_bwd, d, D);
+  }
 });
 
 }  // namespace kiln::fast

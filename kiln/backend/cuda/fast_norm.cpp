@@ -60,29 +60,35 @@ std::string sum_partials_name(Dtype d) {
   return "kiln::sum_partials<" + tname(d) + ">";
 }
 
-std::string module_name(Dtype d) {
-  return "fast_norm_" + std::string(type_to_name(d));
+// Two modules per dtype: the forward kernels, and the backward's (compiled on first use).
+std::string module_name(Dtype d, bool backward) {
+  return std::string(backward ? "fast_norm_bwd_" : "fast_norm_fwd_") + std::string(type_to_name(d));
 }
 
-gpu::ModuleSource norm_module(Dtype d) {
-  gpu::ModuleSource m{module_name(d), "#include \"kiln/backend/cuda/device/norm/norm.cuh\"\n", {}};
+gpu::ModuleSource norm_module(Dtype d, bool backward) {
+  gpu::ModuleSource m{module_name(d, backward),
+                      "#include \"kiln/backend/cuda/device/norm/norm.cuh\"\n", {}};
   for (bool l : {false, true}) {
-    for (int v = 1; v <= fwd_max_vpt(d); v *= 2) m.kernels.push_back(fwd_name(d, v, l));
-    m.kernels.push_back(fwd_looped_name(d, l));
-    for (int v = 1; v <= bwd_max_vpt(d); v *= 2) m.kernels.push_back(vjp_name(d, v, l));
-    m.kernels.push_back(vjp_looped_name(d, l));
-    m.kernels.push_back(param_grad_name(d, l));
+    if (!backward) {
+      for (int v = 1; v <= fwd_max_vpt(d); v *= 2) m.kernels.push_back(fwd_name(d, v, l));
+      m.kernels.push_back(fwd_looped_name(d, l));
+    } else {
+      for (int v = 1; v <= bwd_max_vpt(d); v *= 2) m.kernels.push_back(vjp_name(d, v, l));
+      m.kernels.push_back(vjp_looped_name(d, l));
+      m.kernels.push_back(param_grad_name(d, l));
+    }
   }
-  m.kernels.push_back(sum_partials_name(d));
+  if (backward) m.kernels.push_back(sum_partials_name(d));
   return m;
 }
 
-const gpu::Module& norm_kernels(Dtype d, gpu::DeviceStream& s) {
+const gpu::Module& norm_kernels(Dtype d, bool backward, gpu::DeviceStream& s) {
   if (std::find(std::begin(gpu::fast::kFloatDtypes), std::end(gpu::fast::kFloatDtypes), d) ==
       std::end(gpu::fast::kFloatDtypes)) {
     throw std::invalid_argument(msg("[fast::norm] Unsupported dtype ", d, "."));
   }
-  return gpu::get_module(s.context().index(), module_name(d), [d] { return norm_module(d); });
+  return gpu::get_module(s.context().index(), module_name(d, backward),
+                         [d, backward] { return norm_module(d, backward); });
 }
 
 void norm_forward(const Stream& st, bool layer_norm, const std::vector<array>& inputs, array& out,
@@ -91,7 +97,7 @@ void norm_forward(const Stream& st, bool layer_norm, const std::vector<array>& i
   out.set_data(gpu::new_device_storage(out.nbytes(), s));
   if (out.size() == 0) return;
   const Dtype d = out.dtype();
-  const gpu::Module& mod = norm_kernels(d, s);
+  const gpu::Module& mod = norm_kernels(d, false, s);
   const array& x = inputs[0];
   NormArgs a;
   a.n = x.shape(-1);
@@ -122,7 +128,7 @@ void norm_backward(const Stream& st, bool layer_norm, const std::vector<array>& 
   for (auto& o : outputs) o.set_data(gpu::new_device_storage(o.nbytes(), s));
   const array& x = inputs[0];
   const Dtype d = x.dtype();
-  const gpu::Module& mod = norm_kernels(d, s);
+  const gpu::Module& mod = norm_kernels(d, true, s);
   NormArgs a;
   a.n = x.shape(-1);
   if (a.n == 0) return;  // every output is empty
@@ -198,7 +204,9 @@ void LayerNormVJP::eval_gpu(const std::vector<array>& inputs, std::vector<array>
 }
 
 KILN_GPU_MODULE_CATALOG(fast_norm, [](const gpu::ModuleSink& sink) {
-  for (Dtype d : gpu::fast::kFloatDtypes) sink(module_name(d), norm_module(d));
+  for (Dtype d : gpu::fast::kFloatDtypes) {
+    for (bool backward : {false, true}) sink(module_name(d, backward), norm_module(d, backward));
+  }
 });
 
 }  // namespace kiln::fast
