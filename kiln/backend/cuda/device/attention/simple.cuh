@@ -19,7 +19,8 @@
 
 namespace kiln::attn {
 
-/** Query rows per block of simple_fwd and simple_bwd_dq (4 warps, 4 rows each). */
+/** Query rows per block of simple_fwd and simple_bwd_dq: warp w takes rows w, w + 4, ...
+ * (a decode group of 4 rows keeps every warp busy). */
 constexpr int kRows = 16;
 constexpr int kKeyTile = 32;
 
@@ -103,7 +104,7 @@ __global__ void __launch_bounds__(128)
   A m[4], l[4], o[4][DPL];
 #pragma unroll
   for (int t = 0; t < 4; ++t) {
-    const int r = r0 + warp * 4 + t;
+    const int r = r0 + t * 4 + warp;
     const long long h = hk * a.R + (r < group_rows ? r / a.Lq : 0);
     // A sink joins the normalization once: in the first split.
     const bool sink = a.has_sinks && blockIdx.y == 0;
@@ -121,10 +122,10 @@ __global__ void __launch_bounds__(128)
     const long long j = jt + lane;
 #pragma unroll
     for (int t = 0; t < 4; ++t) {
-      const int r = r0 + warp * 4 + t;
+      const int r = r0 + t * 4 + warp;
       if (r >= group_rows) continue;  // uniform across the warp
       const long long h = hk * a.R + r / a.Lq, i = r % a.Lq;
-      A s = detail::dot(qs + (warp * 4 + t) * a.D, ks + lane * (a.D + 1), a.D);
+      A s = detail::dot(qs + (t * 4 + warp) * a.D, ks + lane * (a.D + 1), a.D);
       if (j < j1)
         apply_mask<A, T>(a, mask, b, h, i, j, s);
       else
@@ -150,7 +151,7 @@ __global__ void __launch_bounds__(128)
 
 #pragma unroll
   for (int t = 0; t < 4; ++t) {
-    const int r = r0 + warp * 4 + t;
+    const int r = r0 + t * 4 + warp;
     if (r >= group_rows) continue;
     const long long h = hk * a.R + r / a.Lq, i = r % a.Lq;
     const long long row = (b * a.Hq + h) * a.Lq + i;
@@ -268,16 +269,16 @@ __global__ void __launch_bounds__(128)
     const long long j = jt + lane;
 #pragma unroll
     for (int t = 0; t < 4; ++t) {
-      const int r = r0 + warp * 4 + t;
+      const int r = r0 + t * 4 + warp;
       if (r >= group_rows) continue;
       const long long h = hk * a.R + r / a.Lq, i = r % a.Lq;
       const long long row = (b * a.Hq + h) * a.Lq + i;
-      A s = detail::dot(qs + (warp * 4 + t) * a.D, ks + lane * (a.D + 1), a.D);
+      A s = detail::dot(qs + (t * 4 + warp) * a.D, ks + lane * (a.D + 1), a.D);
       const bool hidden = j < a.Lk && apply_mask<A, T>(a, mask, b, h, i, j, s);
       A ds = 0;
       if (j < a.Lk && !hidden) {
         const A p = detail::prob(s, lse[row], a.Lk);
-        const A dp = detail::dot(dos + (warp * 4 + t) * a.Dv, vs + lane * (a.Dv + 1), a.Dv);
+        const A dp = detail::dot(dos + (t * 4 + warp) * a.Dv, vs + lane * (a.Dv + 1), a.Dv);
         ds = p * (dp - drow[row]);
       }
       for (int jj = 0; jj < kKeyTile; ++jj) {
@@ -293,7 +294,7 @@ __global__ void __launch_bounds__(128)
   }
 #pragma unroll
   for (int t = 0; t < 4; ++t) {
-    const int r = r0 + warp * 4 + t;
+    const int r = r0 + t * 4 + warp;
     if (r >= group_rows) continue;
     const long long h = hk * a.R + r / a.Lq, i = r % a.Lq;
     const long long row = (b * a.Hq + h) * a.Lq + i;
