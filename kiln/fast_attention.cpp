@@ -101,8 +101,8 @@ array scaled_dot_product_attention(const array& queries, const array& keys, cons
   }
   if (values.shape(1) != Hk) {
     throw std::invalid_argument(
-        msg(kOp, " keys, values expected to have matching n_kv_heads; found keys with n_heads ",
-            Hk, " for values with n_heads ", values.shape(1), "."));
+        msg(kOp, " keys, values expected to have matching n_kv_heads; found keys with n_heads ", Hk,
+            " for values with n_heads ", values.shape(1), "."));
   }
   if (values.shape(2) != Lk) {
     throw std::invalid_argument(
@@ -111,8 +111,8 @@ array scaled_dot_product_attention(const array& queries, const array& keys, cons
   }
   if (Hk == 0 || Hq % Hk != 0) {
     throw std::invalid_argument(msg(kOp,
-                                    " n_heads must be a multiple of n_kv_heads, found n_heads ",
-                                    Hq, " for n_kv_heads ", Hk, "."));
+                                    " n_heads must be a multiple of n_kv_heads, found n_heads ", Hq,
+                                    " for n_kv_heads ", Hk, "."));
   }
   const Dtype final_type =
       promote_types(promote_types(queries.dtype(), keys.dtype()), values.dtype());
@@ -127,9 +127,8 @@ array scaled_dot_product_attention(const array& queries, const array& keys, cons
   if (mask_arr) {
     const bool is_bool = mask_arr->dtype() == bool_;
     if (!is_bool && promote_types(mask_arr->dtype(), final_type) != final_type) {
-      throw std::invalid_argument(
-          msg(kOp, " Mask type must promote to output type ", final_type, " (mask dtype ",
-              mask_arr->dtype(), ")."));
+      throw std::invalid_argument(msg(kOp, " Mask type must promote to output type ", final_type,
+                                      " (mask dtype ", mask_arr->dtype(), ")."));
     }
     const Shape full{B, Hq, Lq, Lk};
     try {
@@ -208,11 +207,10 @@ std::vector<array> ScaledDotProductAttention::vjp(const std::vector<array>& prim
   in.push_back(outputs[0]);
   in.push_back(outputs[1]);
   in.push_back(cotangents[0]);
-  auto grads = array::make_arrays(
-      shapes, dtypes,
-      std::make_shared<ScaledDotProductAttentionVJP>(stream(), grad_fallback, scale_, mask_,
-                                                     has_sinks_),
-      in);
+  auto grads = array::make_arrays(shapes, dtypes,
+                                  std::make_shared<ScaledDotProductAttentionVJP>(
+                                      stream(), grad_fallback, scale_, mask_, has_sinks_),
+                                  in);
   std::vector<array> r;
   for (int a : argnums) {
     if (a < 3) {

@@ -53,9 +53,8 @@ array cross_entropy(const array& logits, const array& targets, StreamOrDevice s_
         msg("[cross_entropy] Received unsupported logits type ", logits.dtype(), "."));
   }
   if (!issubdtype(targets.dtype(), Dtype::Category::integer)) {
-    throw std::invalid_argument(
-        msg("[cross_entropy] targets must be integer class indices but got ", targets.dtype(),
-            "."));
+    throw std::invalid_argument(msg(
+        "[cross_entropy] targets must be integer class indices but got ", targets.dtype(), "."));
   }
   const Shape rows(logits.shape().begin(), logits.shape().end() - 1);
   if (targets.shape() != rows) {
@@ -64,8 +63,8 @@ array cross_entropy(const array& logits, const array& targets, StreamOrDevice s_
                                     " with the last axis removed."));
   }
   if (logits.shape(-1) == 0 && shape_size(rows) > 0) {
-    throw std::invalid_argument(msg("[cross_entropy] logits of shape ", shape_str(logits.shape()),
-                                    " have no classes."));
+    throw std::invalid_argument(
+        msg("[cross_entropy] logits of shape ", shape_str(logits.shape()), " have no classes."));
   }
   const Stream s = to_stream(s_);
   return cross_entropy_node(logits, targets.dtype() == int32 ? targets : astype(targets, int32, s),
@@ -98,8 +97,8 @@ std::vector<array> CrossEntropy::vjp(const std::vector<array>& primals,
   return r;
 }
 
-std::pair<std::vector<array>, std::vector<int>> CrossEntropy::vmap(
-    const std::vector<array>& inputs, const std::vector<int>& axes) {
+std::pair<std::vector<array>, std::vector<int>> CrossEntropy::vmap(const std::vector<array>& inputs,
+                                                                   const std::vector<int>& axes) {
   // Rows are independent: the mapped axis becomes the first row axis of both inputs.
   const int n = axes[0] >= 0 ? inputs[0].shape(axes[0]) : inputs[1].shape(axes[1]);
   std::vector<array> in;

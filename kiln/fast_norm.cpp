@@ -20,8 +20,7 @@ void check_param(const array& x, const std::optional<array>& p, const char* op, 
   if (!p) return;
   if (p->ndim() != 1) {
     throw std::invalid_argument(msg("[", op, "] ", what, " must have 1 dimension but has ",
-                                    p->ndim(), " dimensions (shape ", shape_str(p->shape()),
-                                    ")."));
+                                    p->ndim(), " dimensions (shape ", shape_str(p->shape()), ")."));
   }
   if (p->shape(0) != x.shape(-1)) {
     throw std::invalid_argument(msg("[", op, "] ", what,
@@ -79,11 +78,12 @@ ArrayFn rms_norm_vjp_fallback(float eps, bool has_weight, Stream s) {
     array n = rsqrt(add(mean(square(x, s), -1, true, s), array(eps, acc), s), s);
     array gw = has_weight ? multiply(g, astype(in[1], acc, s), s) : g;
     array t = mean(multiply(gw, x, s), -1, true, s);
-    array dx = subtract(multiply(gw, n, s), multiply(multiply(x, t, s), power(n, array(3.0, acc), s), s), s);
+    array dx = subtract(multiply(gw, n, s),
+                        multiply(multiply(x, t, s), power(n, array(3.0, acc), s), s), s);
     std::vector<array> r{astype(dx, out, s)};
     if (has_weight) {
-      r.push_back(astype(sum(multiply(g, multiply(x, n, s), s), row_axes(x), false, s),
-                         in[1].dtype(), s));
+      r.push_back(
+          astype(sum(multiply(g, multiply(x, n, s), s), row_axes(x), false, s), in[1].dtype(), s));
     }
     return r;
   };
@@ -253,10 +253,10 @@ std::pair<std::vector<array>, std::vector<int>> LayerNorm::vmap(const std::vecto
   }
   std::vector<array> in = inputs;
   in[0] = moveaxis(inputs[0], axes[0], 0, stream());
-  return {{array(in[0].shape(), in[0].dtype(),
-                 std::make_shared<LayerNorm>(stream(), fallback_, eps_, has_weight_, has_bias_),
-                 in)},
-          {0}};
+  return {
+      {array(in[0].shape(), in[0].dtype(),
+             std::make_shared<LayerNorm>(stream(), fallback_, eps_, has_weight_, has_bias_), in)},
+      {0}};
 }
 
 bool LayerNormVJP::is_equivalent(const Primitive& other) const {

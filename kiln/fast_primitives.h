@@ -27,10 +27,12 @@ class Custom : public Primitive {
   ArrayFn fallback_;
 };
 
-#define KILN_FAST_PRIMITIVE(NAME)                                                            \
-  KILN_PRIMITIVE_EVAL_MULTI()                                                                \
-  const char* name() const override { return #NAME; }                                       \
-  bool is_equivalent(const Primitive& other) const override;                                \
+#define KILN_FAST_PRIMITIVE(NAME)                            \
+  KILN_PRIMITIVE_EVAL_MULTI()                                \
+  const char* name() const override {                        \
+    return #NAME;                                            \
+  }                                                          \
+  bool is_equivalent(const Primitive& other) const override; \
   std::vector<Shape> output_shapes(const std::vector<array>& inputs) override;
 
 /** rms_norm. Inputs: x, then weight if `has_weight`; both of the output dtype. */
@@ -144,8 +146,7 @@ enum class MaskKind { none, causal, boolean, additive };
  */
 class ScaledDotProductAttention : public Custom {
  public:
-  ScaledDotProductAttention(Stream s, ArrayFn fallback, float scale, MaskKind mask,
-                            bool has_sinks)
+  ScaledDotProductAttention(Stream s, ArrayFn fallback, float scale, MaskKind mask, bool has_sinks)
       : Custom(s, std::move(fallback)), scale_(scale), mask_(mask), has_sinks_(has_sinks) {}
   KILN_FAST_PRIMITIVE(ScaledDotProductAttention)
   std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,

@@ -26,12 +26,11 @@ ArrayFn rope_fallback(int dims, bool traditional, float base, float scale, bool 
     array pos = arange(0.0, static_cast<double>(T), 1.0, acc, s);
     pos = offset.size() > 1 ? add(reshape(offset, {B, 1, 1}, s), pos, s) : add(pos, offset, s);
     pos = multiply(pos, array(scale, acc), s);
-    array inv_freq =
-        in.size() > 2
-            ? reciprocal(astype(in[2], acc, s), s)
-            : exp(multiply(arange(0.0, -static_cast<double>(half), -1.0, acc, s),
-                           array(std::log(static_cast<double>(base)) / half, acc), s),
-                  s);
+    array inv_freq = in.size() > 2
+                         ? reciprocal(astype(in[2], acc, s), s)
+                         : exp(multiply(arange(0.0, -static_cast<double>(half), -1.0, acc, s),
+                                        array(std::log(static_cast<double>(base)) / half, acc), s),
+                               s);
     array theta = multiply(expand_dims(pos, -1, s), inv_freq, s);  // (T, h) or (B, 1, T, h)
     if (theta.ndim() == 3) theta = expand_dims(theta, 1, s);
     array c = cos(theta, s), sn = sin(theta, s);
@@ -128,8 +127,8 @@ std::vector<Shape> RoPE::output_shapes(const std::vector<array>& inputs) {
 }
 
 std::vector<array> RoPE::vjp(const std::vector<array>& primals,
-                             const std::vector<array>& cotangents,
-                             const std::vector<int>& argnums, const std::vector<array>&) {
+                             const std::vector<array>& cotangents, const std::vector<int>& argnums,
+                             const std::vector<array>&) {
   for (int a : argnums) {
     if (a != 0) {
       throw std::invalid_argument(

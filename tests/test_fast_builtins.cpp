@@ -61,9 +61,9 @@ void expect_invalid(F&& f, const std::string& tag) {
  * Checks the gradient of sum(f(inputs) * u), u random, with respect to each input in
  * `argnums` against central differences (float64 inputs; up to `samples` elements each).
  */
-void check_grad(const std::function<array(const std::vector<array>&)>& f,
-                std::vector<array> inputs, const std::vector<int>& argnums, double rtol = 1e-6,
-                double eps = 1e-6, int samples = 24) {
+void check_grad(const std::function<array(const std::vector<array>&)>& f, std::vector<array> inputs,
+                const std::vector<int>& argnums, double rtol = 1e-6, double eps = 1e-6,
+                int samples = 24) {
   const array y0 = f(inputs);
   const array u = test::random_array(y0.shape(), y0.dtype(), -1, 1);
   ScalarFn loss = [&](const std::vector<array>& x) { return sum(multiply(f(x), u)); };
@@ -113,9 +113,9 @@ array ref_layer_norm(const array& x, const std::optional<array>& w, const std::o
 }
 
 /** rope by a loop in double: x (B, *, T, D); offsets has one or B entries. */
-std::vector<double> ref_rope(const array& x, int dims, bool traditional, double base,
-                             double scale, const std::vector<int>& offsets,
-                             const std::vector<double>& freqs = {}, bool forward = true) {
+std::vector<double> ref_rope(const array& x, int dims, bool traditional, double base, double scale,
+                             const std::vector<int>& offsets, const std::vector<double>& freqs = {},
+                             bool forward = true) {
   std::vector<double> v = test::to_double(x);
   const int nd = static_cast<int>(x.ndim());
   const int64_t B = x.shape(0), T = x.shape(nd - 2), D = x.shape(nd - 1);
@@ -126,8 +126,8 @@ std::vector<double> ref_rope(const array& x, int dims, bool traditional, double 
     const int64_t b = r / per_batch, t = r % T;
     const double pos = (offsets[offsets.size() > 1 ? b : 0] + t) * scale;
     for (int i = 0; i < half; ++i) {
-      const double inv = freqs.empty() ? std::pow(base, -static_cast<double>(i) / half)
-                                       : 1.0 / freqs[i];
+      const double inv =
+          freqs.empty() ? std::pow(base, -static_cast<double>(i) / half) : 1.0 / freqs[i];
       const double th = pos * inv * (forward ? 1 : -1);
       const int64_t j1 = traditional ? 2 * i : i, j2 = traditional ? 2 * i + 1 : i + half;
       const double a = v[r * D + j1], c = v[r * D + j2];
@@ -163,8 +163,8 @@ array ref_attention(const array& q, const array& k, const array& v, double scale
                                : add(s, f64(*mask), kCpu);
   }
   if (sinks) {
-    array sk = broadcast_to(reshape(f64(*sinks), {1, Hq, 1, 1}, kCpu),
-                            {q.shape(0), Hq, Lq, 1}, kCpu);
+    array sk =
+        broadcast_to(reshape(f64(*sinks), {1, Hq, 1, 1}, kCpu), {q.shape(0), Hq, Lq, 1}, kCpu);
     s = concatenate({sk, s}, 3, kCpu);
   }
   array p = softmax(s, -1, kCpu);
@@ -246,14 +246,12 @@ TEST(FastLayerNorm, MatchesFloat64Reference) {
   // A sliced input (MLX's test_slice_into_layer_norm) and a transposed one.
   array x = slice(test::random_array({8, 100, 128}, float32, 0, 1), {0, 99, 0}, {8, 100, 128});
   test::expect_allclose(fast::layer_norm(x, std::nullopt, std::nullopt, 1e-5f), x.shape(),
-                        test::to_double(ref_layer_norm(x, std::nullopt, std::nullopt, 1e-5)),
-                        1e-4);
+                        test::to_double(ref_layer_norm(x, std::nullopt, std::nullopt, 1e-5)), 1e-4);
   array xt = transpose(test::random_array({64, 10}, float32));
   test::expect_allclose(fast::layer_norm(xt, ones({64}), zeros({64}), 1e-5f), {10, 64},
                         test::to_double(ref_layer_norm(xt, std::nullopt, std::nullopt, 1e-5)),
                         1e-4);
-  EXPECT_EQ(fast::layer_norm(zeros({0, 3}), std::nullopt, ones({3}), 1e-5f).shape(),
-            (Shape{0, 3}));
+  EXPECT_EQ(fast::layer_norm(zeros({0, 3}), std::nullopt, ones({3}), 1e-5f).shape(), (Shape{0, 3}));
 }
 
 TEST(FastNorms, ArgumentChecks) {
@@ -266,8 +264,11 @@ TEST(FastNorms, ArgumentChecks) {
                  "[layer_norm]");
   expect_invalid([&] { fast::layer_norm(x, ones({9}), std::nullopt, 1e-5f); }, "[layer_norm]");
   expect_invalid([&] { fast::layer_norm(x, std::nullopt, ones({9}), 1e-5f); }, "[layer_norm]");
-  expect_invalid([&] { fast::layer_norm(ones({4, 8}, int32), ones({8}, int32), std::nullopt, 1e-5f); },
-                 "[layer_norm]");
+  expect_invalid(
+      [&] {
+        fast::layer_norm(ones({4, 8}, int32), ones({8}, int32), std::nullopt, 1e-5f);
+      },
+      "[layer_norm]");
 }
 
 TEST(FastNorms, GradientsMatchFiniteDifferences) {
@@ -282,8 +283,9 @@ TEST(FastNorms, GradientsMatchFiniteDifferences) {
              {x, b}, {0, 1});
   check_grad([](const auto& a) { return fast::layer_norm(a[0], a[1], std::nullopt, 1e-5f); },
              {x, w}, {0, 1});
-  check_grad([](const auto& a) { return fast::layer_norm(a[0], std::nullopt, std::nullopt, 1e-5f); },
-             {x}, {0});
+  check_grad(
+      [](const auto& a) { return fast::layer_norm(a[0], std::nullopt, std::nullopt, 1e-5f); }, {x},
+      {0});
 }
 
 TEST(FastNorms, FusedGradientsMatchCompositionInFloat32) {
@@ -296,21 +298,29 @@ TEST(FastNorms, FusedGradientsMatchCompositionInFloat32) {
       array w = test::random_array({D}, t, 0.5, 1.5);
       array b = test::random_array({D}, t, -1, 1);
       array g = test::random_array({6, D}, t, -1, 1);
-      auto [o1, v1] = vjp([](const std::vector<array>& a) {
-        return std::vector<array>{fast::rms_norm(a[0], a[1], 1e-5f)};
-      }, {x, w}, {g});
-      auto [o2, v2] = vjp([](const std::vector<array>& a) {
-        return std::vector<array>{ref_rms_norm(a[0], a[1], 1e-5)};
-      }, {f64(x), f64(w)}, {f64(g)});
+      auto [o1, v1] = vjp(
+          [](const std::vector<array>& a) {
+            return std::vector<array>{fast::rms_norm(a[0], a[1], 1e-5f)};
+          },
+          {x, w}, {g});
+      auto [o2, v2] = vjp(
+          [](const std::vector<array>& a) {
+            return std::vector<array>{ref_rms_norm(a[0], a[1], 1e-5)};
+          },
+          {f64(x), f64(w)}, {f64(g)});
       // The weight gradient sums 6 rows: its error grows with them.
       test::expect_allclose(v1[0], x.shape(), test::to_double(v2[0]), 4 * tol(t));
       test::expect_allclose(v1[1], w.shape(), test::to_double(v2[1]), 8 * tol(t));
-      auto [o3, v3] = vjp([](const std::vector<array>& a) {
-        return std::vector<array>{fast::layer_norm(a[0], a[1], a[2], 1e-5f)};
-      }, {x, w, b}, {g});
-      auto [o4, v4] = vjp([](const std::vector<array>& a) {
-        return std::vector<array>{ref_layer_norm(a[0], a[1], a[2], 1e-5)};
-      }, {f64(x), f64(w), f64(b)}, {f64(g)});
+      auto [o3, v3] = vjp(
+          [](const std::vector<array>& a) {
+            return std::vector<array>{fast::layer_norm(a[0], a[1], a[2], 1e-5f)};
+          },
+          {x, w, b}, {g});
+      auto [o4, v4] = vjp(
+          [](const std::vector<array>& a) {
+            return std::vector<array>{ref_layer_norm(a[0], a[1], a[2], 1e-5)};
+          },
+          {f64(x), f64(w), f64(b)}, {f64(g)});
       test::expect_allclose(v3[0], x.shape(), test::to_double(v4[0]), 4 * tol(t));
       test::expect_allclose(v3[1], w.shape(), test::to_double(v4[1]), 8 * tol(t));
       test::expect_allclose(v3[2], b.shape(), test::to_double(v4[2]), 8 * tol(t));
@@ -320,12 +330,16 @@ TEST(FastNorms, FusedGradientsMatchCompositionInFloat32) {
   array x = test::random_array({3000, 64}, float32, -2, 2);
   array w = test::random_array({64}, float32, 0.5, 1.5);
   array g = test::random_array({3000, 64}, float32, -1, 1);
-  auto [o, v] = vjp([](const std::vector<array>& a) {
-    return std::vector<array>{fast::layer_norm(a[0], a[1], std::nullopt, 1e-5f)};
-  }, {x, w}, {g});
-  auto [o2, v2] = vjp([](const std::vector<array>& a) {
-    return std::vector<array>{ref_layer_norm(a[0], a[1], std::nullopt, 1e-5)};
-  }, {f64(x), f64(w)}, {f64(g)});
+  auto [o, v] = vjp(
+      [](const std::vector<array>& a) {
+        return std::vector<array>{fast::layer_norm(a[0], a[1], std::nullopt, 1e-5f)};
+      },
+      {x, w}, {g});
+  auto [o2, v2] = vjp(
+      [](const std::vector<array>& a) {
+        return std::vector<array>{ref_layer_norm(a[0], a[1], std::nullopt, 1e-5)};
+      },
+      {f64(x), f64(w)}, {f64(g)});
   test::expect_allclose(v[1], {64}, test::to_double(v2[1]), 1e-4);
 }
 
@@ -378,8 +392,7 @@ TEST(FastNorms, SecondOrderJvpAndVmap) {
   auto vw = vmap([](const array& a, const array& ww) { return fast::rms_norm(a, ww, 1e-5f); })(
       reshape(x, {4, 1, 9}), ws);
   test::expect_allclose(vw, {4, 1, 9},
-                        test::to_double(ref_rms_norm(reshape(x, {4, 1, 9}),
-                                                     std::nullopt, 1e-5) *
+                        test::to_double(ref_rms_norm(reshape(x, {4, 1, 9}), std::nullopt, 1e-5) *
                                         reshape(ws, {4, 1, 9})),
                         1e-10);
 }
@@ -391,8 +404,8 @@ TEST(FastRope, MatchesLoopReference) {
     for (bool traditional : {false, true}) {
       for (int dims : {8, 6}) {
         for (const Shape& shape : std::vector<Shape>{{2, 5, 8}, {2, 3, 7, 8}, {2, 2, 3, 4, 8}}) {
-          SCOPED_TRACE(msg(t, traditional ? " traditional" : "", " dims ", dims, " ",
-                           shape_str(shape)));
+          SCOPED_TRACE(
+              msg(t, traditional ? " traditional" : "", " dims ", dims, " ", shape_str(shape)));
           array x = test::random_array(shape, t, -1, 1);
           array y = fast::rope(x, dims, traditional, 10000.0f, 1.5f, 3);
           EXPECT_EQ(y.dtype(), t);
@@ -416,8 +429,8 @@ TEST(FastRope, OffsetsFreqsAndLayouts) {
                         ref_rope(x, 32, false, 10000.0, 0.5, {7}), 1e-5);
   // 3-d input with per-batch offsets.
   array x3 = test::random_array({2, 9, 16}, float32, -1, 1);
-  test::expect_allclose(fast::rope(x3, 16, false, 10000.0f, 1.0f, array({2, 4}, int32)),
-                        x3.shape(), ref_rope(x3, 16, false, 10000.0, 1.0, {2, 4}), 1e-5);
+  test::expect_allclose(fast::rope(x3, 16, false, 10000.0f, 1.0f, array({2, 4}, int32)), x3.shape(),
+                        ref_rope(x3, 16, false, 10000.0, 1.0, {2, 4}), 1e-5);
   // Explicit frequencies.
   array freqs = test::random_array({16}, float32, 0.5, 4);
   auto fv = test::to_double(freqs);
@@ -470,9 +483,11 @@ TEST(FastRope, GradientsJvpAndVmap) {
       {x}, {0});
   // The vjp with respect to the offset is not defined.
   try {
-    grad([&](const std::vector<array>& a) {
-      return sum(fast::rope(x, 8, false, std::nullopt, 1.0f, a[0], a[1]));
-    }, 1)({array(1, int32), add(ones({4}, float64), array(1.0))});
+    grad(
+        [&](const std::vector<array>& a) {
+          return sum(fast::rope(x, 8, false, std::nullopt, 1.0f, a[0], a[1]));
+        },
+        1)({array(1, int32), add(ones({4}, float64), array(1.0))});
     ADD_FAILURE() << "the vjp with respect to freqs should throw";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("vjp"), std::string::npos) << e.what();
@@ -508,8 +523,7 @@ std::string attn_name(const AttnCase& c, Dtype t) {
 
 std::optional<array> make_mask(const AttnCase& c) {
   if (c.mask == "bool") return test::random_array({c.B, c.Hq, c.Lq, c.Lk}, bool_, 0, 1.3);
-  if (c.mask == "additive")
-    return test::random_array({c.B, c.Hq, c.Lq, c.Lk}, float32, -2, 1);
+  if (c.mask == "additive") return test::random_array({c.B, c.Hq, c.Lq, c.Lk}, float32, -2, 1);
   if (c.mask == "bool_bcast") return test::random_array({c.Lq, c.Lk}, bool_, 0, 1.3);
   if (c.mask == "additive_bcast") return test::random_array({c.B, 1, 1, c.Lk}, float32, -3, 0);
   return std::nullopt;
@@ -531,7 +545,9 @@ void run_attention_case(const AttnCase& c, Dtype t, bool transposed_layout = fal
   EXPECT_EQ(o.dtype(), t);
   array r = ref_attention(q, k, v, scale, mode, mask, sinks);
   test::expect_allclose(o, {c.B, c.Hq, c.Lq, Dv}, test::to_double(r),
-                        t == float32 ? 1e-4 : t == float64 ? 1e-10 : tol(t));
+                        t == float32   ? 1e-4
+                        : t == float64 ? 1e-10
+                                       : tol(t));
 }
 
 }  // namespace
@@ -540,7 +556,8 @@ TEST(FastAttention, MasksHeadsAndLengths) {
   for (Dtype t : {float32, float16, bfloat16}) {
     for (const std::string mask :
          {"", "causal", "bool", "additive", "bool_bcast", "additive_bcast"}) {
-      for (auto [Lq, Lk] : std::vector<std::pair<int, int>>{{7, 7}, {1, 7}, {7, 19}, {19, 7}, {1, 1}}) {
+      for (auto [Lq, Lk] :
+           std::vector<std::pair<int, int>>{{7, 7}, {1, 7}, {7, 19}, {19, 7}, {1, 1}}) {
         run_attention_case({1, 4, 2, Lq, Lk, 64, mask}, t);
       }
     }
@@ -628,8 +645,11 @@ TEST(FastAttention, ArgumentChecks) {
   expect_invalid([&] { sdpa(q, k, v, "causal", ones({5, 7})); }, tag);
   expect_invalid([&] { sdpa(q, k, v, "", ones({3, 7})); }, tag);
   expect_invalid([&] { sdpa(q, k, v, "", ones({1, 1, 1, 2, 5, 7})); }, tag);
-  expect_invalid([&] { sdpa(astype(q, float16), astype(k, float16), astype(v, float16), "", ones({5, 7})); },
-                 tag);
+  expect_invalid(
+      [&] {
+        sdpa(astype(q, float16), astype(k, float16), astype(v, float16), "", ones({5, 7}));
+      },
+      tag);
   expect_invalid([&] { sdpa(q, k, v, "", std::nullopt, ones({2})); }, tag);
   expect_invalid([&] { sdpa(astype(q, int32), astype(k, int32), astype(v, int32)); }, tag);
   // Accepted: integer additive masks, float16 masks for float32 inputs.
@@ -646,26 +666,37 @@ TEST(FastAttention, GradientsMatchFiniteDifferences) {
   array bmask = test::random_array({Lq, Lk}, bool_, 0, 1.4);
   array amask = test::random_array({1, Hq, 1, Lk}, float64, -1, 1);
   for (const std::string mode : {"", "causal"}) {
-    check_grad([mode](const auto& a) {
-      return fast::scaled_dot_product_attention(a[0], a[1], a[2], 0.7f, mode);
-    }, {q, k, v}, {0, 1, 2});
-    check_grad([mode](const auto& a) {
-      return fast::scaled_dot_product_attention(a[0], a[1], a[2], 0.7f, mode, std::nullopt, a[3]);
-    }, {q, k, v, sinks}, {0, 1, 2, 3});
+    check_grad(
+        [mode](const auto& a) {
+          return fast::scaled_dot_product_attention(a[0], a[1], a[2], 0.7f, mode);
+        },
+        {q, k, v}, {0, 1, 2});
+    check_grad(
+        [mode](const auto& a) {
+          return fast::scaled_dot_product_attention(a[0], a[1], a[2], 0.7f, mode, std::nullopt,
+                                                    a[3]);
+        },
+        {q, k, v, sinks}, {0, 1, 2, 3});
   }
-  check_grad([bmask](const auto& a) {
-    return fast::scaled_dot_product_attention(a[0], a[1], a[2], 0.7f, "", bmask);
-  }, {q, k, v}, {0, 1, 2});
+  check_grad(
+      [bmask](const auto& a) {
+        return fast::scaled_dot_product_attention(a[0], a[1], a[2], 0.7f, "", bmask);
+      },
+      {q, k, v}, {0, 1, 2});
   // The additive mask's own gradient comes from the unfused form.
-  check_grad([](const auto& a) {
-    return fast::scaled_dot_product_attention(a[0], a[1], a[2], 0.7f, "", a[3]);
-  }, {q, k, v, amask}, {0, 1, 2, 3});
+  check_grad(
+      [](const auto& a) {
+        return fast::scaled_dot_product_attention(a[0], a[1], a[2], 0.7f, "", a[3]);
+      },
+      {q, k, v, amask}, {0, 1, 2, 3});
   // Causal with more queries than keys (rows that see nothing).
   array q2 = test::random_array({1, 2, 6, D}, float64);
   array k2 = test::random_array({1, 2, 3, D}, float64);
-  check_grad([](const auto& a) {
-    return fast::scaled_dot_product_attention(a[0], a[1], a[2], 0.7f, "causal");
-  }, {q2, k2, k2}, {0, 1, 2});
+  check_grad(
+      [](const auto& a) {
+        return fast::scaled_dot_product_attention(a[0], a[1], a[2], 0.7f, "causal");
+      },
+      {q2, k2, k2}, {0, 1, 2});
 }
 
 TEST(FastAttention, FusedGradientsMatchComposition) {
@@ -696,16 +727,20 @@ TEST(FastAttention, FusedGradientsMatchComposition) {
     std::vector<array> prim{q, k, v};
     if (c.sinks) prim.push_back(test::random_array({c.Hq}, t, -1, 1));
     const bool sinks = c.sinks;
-    auto [o1, v1] = vjp([&](const std::vector<array>& a) {
-      return std::vector<array>{fast::scaled_dot_product_attention(
-          a[0], a[1], a[2], 0.125f, mode, mask, sinks ? std::optional(a[3]) : std::nullopt)};
-    }, prim, {g});
+    auto [o1, v1] = vjp(
+        [&](const std::vector<array>& a) {
+          return std::vector<array>{fast::scaled_dot_product_attention(
+              a[0], a[1], a[2], 0.125f, mode, mask, sinks ? std::optional(a[3]) : std::nullopt)};
+        },
+        prim, {g});
     std::vector<array> prim64;
     for (const auto& p : prim) prim64.push_back(f64(p));
-    auto [o2, v2] = vjp([&](const std::vector<array>& a) {
-      return std::vector<array>{ref_attention(a[0], a[1], a[2], 0.125, mode, mask,
-                                              sinks ? std::optional(a[3]) : std::nullopt)};
-    }, prim64, {f64(g)});
+    auto [o2, v2] = vjp(
+        [&](const std::vector<array>& a) {
+          return std::vector<array>{ref_attention(a[0], a[1], a[2], 0.125, mode, mask,
+                                                  sinks ? std::optional(a[3]) : std::nullopt)};
+        },
+        prim64, {f64(g)});
     const double r = t == float32 ? 2e-4 : 4 * tol(t);
     for (size_t i = 0; i < prim.size(); ++i) {
       SCOPED_TRACE("input " + std::to_string(i));
@@ -723,8 +758,9 @@ TEST(FastAttention, SecondOrderJvpAndVmap) {
   auto outer = [&](bool fused) {
     return ScalarFn([fused, y](const std::vector<array>& a) {
       ScalarFn inner = [fused, y](const std::vector<array>& p) {
-        array o = fused ? fast::scaled_dot_product_attention(p[0], p[1], p[2], 0.5f, "causal")
-                        : ref_attention(p[0], p[1], p[2], 0.5, "causal", std::nullopt, std::nullopt);
+        array o = fused
+                      ? fast::scaled_dot_product_attention(p[0], p[1], p[2], 0.5f, "causal")
+                      : ref_attention(p[0], p[1], p[2], 0.5, "causal", std::nullopt, std::nullopt);
         return sum(multiply(o, y));
       };
       auto g = grad(inner, {0, 1, 2})(a);
@@ -733,7 +769,8 @@ TEST(FastAttention, SecondOrderJvpAndVmap) {
   };
   auto g1 = grad(outer(true), {0, 1, 2})({q, k, v});
   auto g2 = grad(outer(false), {0, 1, 2})({q, k, v});
-  for (int i = 0; i < 3; ++i) test::expect_allclose(g1[i], g2[i].shape(), test::to_double(g2[i]), 1e-8);
+  for (int i = 0; i < 3; ++i)
+    test::expect_allclose(g1[i], g2[i].shape(), test::to_double(g2[i]), 1e-8);
   array tq = test::random_array(q.shape(), float64);
   auto f = [&](const array& a) { return fast::scaled_dot_product_attention(a, k, v, 0.5f); };
   auto fr = [&](const array& a) {
@@ -814,8 +851,11 @@ TEST(FastCrossEntropy, ArgumentChecks) {
   expect_invalid([&] { fast::cross_entropy(x, zeros({1, 3}, int32)); }, "[cross_entropy]");
   expect_invalid([&] { fast::cross_entropy(x, zeros({3}, float32)); }, "[cross_entropy]");
   expect_invalid([&] { fast::cross_entropy(x, zeros({3}, bool_)); }, "[cross_entropy]");
-  expect_invalid([&] { fast::cross_entropy(ones({3, 5}, int32), zeros({3}, int32)); },
-                 "[cross_entropy]");
+  expect_invalid(
+      [&] {
+        fast::cross_entropy(ones({3, 5}, int32), zeros({3}, int32));
+      },
+      "[cross_entropy]");
   expect_invalid([&] { fast::cross_entropy(ones({3, 0}), zeros({3}, int32)); }, "[cross_entropy]");
 }
 
@@ -828,9 +868,11 @@ TEST(FastCrossEntropy, GradientsJvpAndVmap) {
     array xl = test::random_array({5, 3000}, t, -5, 5);
     array tl = random_targets({5}, 3000);
     array g = test::random_array({5}, float32, -1, 1);
-    auto [o, v] = vjp([&](const std::vector<array>& a) {
-      return std::vector<array>{fast::cross_entropy(a[0], tl)};
-    }, {xl}, {g});
+    auto [o, v] = vjp(
+        [&](const std::vector<array>& a) {
+          return std::vector<array>{fast::cross_entropy(a[0], tl)};
+        },
+        {xl}, {g});
     EXPECT_EQ(v[0].dtype(), t);
     array x64 = f64(xl);
     array sm = softmax(x64, -1, kCpu);
@@ -869,16 +911,15 @@ TEST(FastCrossEntropy, GradientsJvpAndVmap) {
   auto txv = test::to_double(tx);
   std::vector<double> jw(4, 0.0);
   for (int r = 0; r < 4; ++r)
-    for (int j = 0; j < 6; ++j)
-      jw[r] += (s[r * 6 + j] - (j == tv[r] ? 1.0 : 0.0)) * txv[r * 6 + j];
+    for (int j = 0; j < 6; ++j) jw[r] += (s[r * 6 + j] - (j == tv[r] ? 1.0 : 0.0)) * txv[r * 6 + j];
   test::expect_allclose(tan, {4}, jw, 1e-10);
   // vmap with targets mapped and not.
   array xs = test::random_array({3, 4, 6}, float32);
   array ts = random_targets({3, 4}, 6);
   auto vm = vmap([](const array& a, const array& b) { return fast::cross_entropy(a, b); })(xs, ts);
   test::expect_allclose(vm, {3, 4}, ref_cross_entropy(xs, ts));
-  auto vm2 = vmap([&](const array& a) { return fast::cross_entropy(a, tg); }, 1, 0)(
-      swapaxes(xs, 0, 1));
+  auto vm2 =
+      vmap([&](const array& a) { return fast::cross_entropy(a, tg); }, 1, 0)(swapaxes(xs, 0, 1));
   test::expect_allclose(vm2, {3, 4}, ref_cross_entropy(xs, broadcast_to(tg, {3, 4})));
 }
 

@@ -102,7 +102,9 @@ def time_torch(fn, rounds, min_batch_s=0.02):
     """Median seconds per call with CUDA events around batches."""
     fn()
     torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(
+        enable_timing=True
+    )
     start.record()
     fn()
     end.record()
@@ -124,7 +126,9 @@ def guarded(results, name, timer, fn, rounds):
     try:
         results[name] = timer(fn, rounds)
     except Exception as e:  # a peer without this op or backend
-        print(f"  {name}: skipped ({type(e).__name__}: {str(e)[:120]})", file=sys.stderr)
+        print(
+            f"  {name}: skipped ({type(e).__name__}: {str(e)[:120]})", file=sys.stderr
+        )
 
 
 # ---------------------------------------------------------------- inputs
@@ -132,14 +136,22 @@ def guarded(results, name, timer, fn, rounds):
 
 def kiln_from_torch(t):
     """The same values as a kiln array on the GPU (through float32 NumPy)."""
-    dt = {torch.bfloat16: kx.bfloat16, torch.float16: kx.float16, torch.float32: kx.float32}
+    dt = {
+        torch.bfloat16: kx.bfloat16,
+        torch.float16: kx.float16,
+        torch.float32: kx.float32,
+    }
     a = kx.array(t.float().cpu().numpy()).astype(dt.get(t.dtype, kx.float32))
     kx.eval(a)
     return a
 
 
 def mlx_from_torch(t):
-    dt = {torch.bfloat16: mlx.bfloat16, torch.float16: mlx.float16, torch.float32: mlx.float32}
+    dt = {
+        torch.bfloat16: mlx.bfloat16,
+        torch.float16: mlx.float16,
+        torch.float32: mlx.float32,
+    }
     a = mlx.array(t.float().cpu().numpy()).astype(dt.get(t.dtype, mlx.float32))
     mlx.eval(a)
     return a
@@ -175,26 +187,70 @@ def row_ops(shape, rounds, quick):
     kx.eval(t)
     res, nbytes = {}, {}
     elems = rows * n
-    nbytes["rms_norm fwd"] = nbytes["layer_norm fwd"] = nbytes["softmax fwd"] = 4 * elems
+    nbytes["rms_norm fwd"] = nbytes["layer_norm fwd"] = nbytes["softmax fwd"] = (
+        4 * elems
+    )
     nbytes["cross_entropy fwd"] = 2 * elems
     nbytes["rms_norm bwd"] = nbytes["layer_norm bwd"] = 6 * elems  # read x, g; write dx
     nbytes["cross_entropy bwd"] = 4 * elems
     nbytes["softmax bwd"] = 6 * elems
 
     # kiln
-    guarded(res, "rms_norm fwd | kiln", time_kiln, lambda: kx.fast.rms_norm(x, w, 1e-5), rounds)
-    guarded(res, "layer_norm fwd | kiln", time_kiln, lambda: kx.fast.layer_norm(x, w, b, 1e-5), rounds)
-    guarded(res, "softmax fwd | kiln", time_kiln, lambda: kx.softmax(x, axis=-1), rounds)
-    guarded(res, "cross_entropy fwd | kiln", time_kiln, lambda: kx.fast.cross_entropy(x, t), rounds)
-    guarded(res, "rms_norm bwd | kiln", time_kiln,
-            lambda: kx.vjp(lambda a, c: kx.fast.rms_norm(a, c, 1e-5), [x, w], [g])[1], rounds)
-    guarded(res, "layer_norm bwd | kiln", time_kiln,
-            lambda: kx.vjp(lambda a, c, d: kx.fast.layer_norm(a, c, d, 1e-5), [x, w, b], [g])[1], rounds)
+    guarded(
+        res,
+        "rms_norm fwd | kiln",
+        time_kiln,
+        lambda: kx.fast.rms_norm(x, w, 1e-5),
+        rounds,
+    )
+    guarded(
+        res,
+        "layer_norm fwd | kiln",
+        time_kiln,
+        lambda: kx.fast.layer_norm(x, w, b, 1e-5),
+        rounds,
+    )
+    guarded(
+        res, "softmax fwd | kiln", time_kiln, lambda: kx.softmax(x, axis=-1), rounds
+    )
+    guarded(
+        res,
+        "cross_entropy fwd | kiln",
+        time_kiln,
+        lambda: kx.fast.cross_entropy(x, t),
+        rounds,
+    )
+    guarded(
+        res,
+        "rms_norm bwd | kiln",
+        time_kiln,
+        lambda: kx.vjp(lambda a, c: kx.fast.rms_norm(a, c, 1e-5), [x, w], [g])[1],
+        rounds,
+    )
+    guarded(
+        res,
+        "layer_norm bwd | kiln",
+        time_kiln,
+        lambda: kx.vjp(
+            lambda a, c, d: kx.fast.layer_norm(a, c, d, 1e-5), [x, w, b], [g]
+        )[1],
+        rounds,
+    )
     gl = kx.ones((rows,), dtype=kx.float32)
-    guarded(res, "cross_entropy bwd | kiln", time_kiln,
-            lambda: kx.vjp(lambda a: kx.fast.cross_entropy(a, t), [x], [gl])[1], rounds)
-    guarded(res, "softmax bwd | kiln", time_kiln,
-            lambda: kx.vjp(lambda a: kx.softmax(a, axis=-1), [x], [g])[1], rounds)
+    guarded(
+        res,
+        "cross_entropy bwd | kiln",
+        time_kiln,
+        lambda: kx.vjp(lambda a: kx.fast.cross_entropy(a, t), [x], [gl])[1],
+        rounds,
+    )
+    guarded(
+        res,
+        "softmax bwd | kiln",
+        time_kiln,
+        lambda: kx.vjp(lambda a: kx.softmax(a, axis=-1), [x], [g])[1],
+        rounds,
+    )
 
     # PyTorch eager and compiled
     def t_rms(a, c):
@@ -202,7 +258,9 @@ def row_ops(shape, rounds, quick):
 
     def t_rms_manual(a, c):
         a32 = a.float()
-        return (a32 * torch.rsqrt(a32.pow(2).mean(-1, keepdim=True) + 1e-5)).to(a.dtype) * c
+        return (a32 * torch.rsqrt(a32.pow(2).mean(-1, keepdim=True) + 1e-5)).to(
+            a.dtype
+        ) * c
 
     def t_ln(a, c, d):
         return F.layer_norm(a, (n,), c, d, 1e-5)
@@ -215,16 +273,31 @@ def row_ops(shape, rounds, quick):
 
     peers = {"PyTorch eager": (t_rms, t_ln, t_sm, t_ce)}
     if not quick:
-        peers["torch.compile"] = tuple(compiled(f) for f in (t_rms_manual, t_ln, t_sm, t_ce))
+        peers["torch.compile"] = tuple(
+            compiled(f) for f in (t_rms_manual, t_ln, t_sm, t_ce)
+        )
     for peer, (f_rms, f_ln, f_sm, f_ce) in peers.items():
         if f_rms is None:
             continue
-        guarded(res, f"rms_norm fwd | {peer}", time_torch, lambda: f_rms(tx, tw), rounds)
-        guarded(res, f"layer_norm fwd | {peer}", time_torch, lambda: f_ln(tx, tw, tb), rounds)
+        guarded(
+            res, f"rms_norm fwd | {peer}", time_torch, lambda: f_rms(tx, tw), rounds
+        )
+        guarded(
+            res,
+            f"layer_norm fwd | {peer}",
+            time_torch,
+            lambda: f_ln(tx, tw, tb),
+            rounds,
+        )
         guarded(res, f"softmax fwd | {peer}", time_torch, lambda: f_sm(tx), rounds)
-        guarded(res, f"cross_entropy fwd | {peer}", time_torch, lambda: f_ce(tx, tt), rounds)
-        for name, fn, args in (("rms_norm", f_rms, (tw,)), ("layer_norm", f_ln, (tw, tb)),
-                               ("softmax", f_sm, ())):
+        guarded(
+            res, f"cross_entropy fwd | {peer}", time_torch, lambda: f_ce(tx, tt), rounds
+        )
+        for name, fn, args in (
+            ("rms_norm", f_rms, (tw,)),
+            ("layer_norm", f_ln, (tw, tb)),
+            ("softmax", f_sm, ()),
+        ):
             xr = tx.detach().requires_grad_()
             params = [p.detach().requires_grad_() for p in args]
 
@@ -235,19 +308,46 @@ def row_ops(shape, rounds, quick):
             guarded(res, f"{name} bwd | {peer}", time_torch, bwd, rounds)
         xr = tx.detach().requires_grad_()
         go = torch.ones(rows, device="cuda")
-        guarded(res, f"cross_entropy bwd | {peer}", time_torch,
-                lambda: torch.autograd.grad(f_ce(xr, tt), [xr], go), rounds)
+        guarded(
+            res,
+            f"cross_entropy bwd | {peer}",
+            time_torch,
+            lambda: torch.autograd.grad(f_ce(xr, tt), [xr], go),
+            rounds,
+        )
 
     if mlx is not None:
         mxx, mw, mb = (mlx_from_torch(a) for a in (tx, tw, tb))
         mt = mlx.array(tt.cpu().numpy())
-        guarded(res, "rms_norm fwd | MLX CUDA", time_mlx, lambda: mlx.fast.rms_norm(mxx, mw, 1e-5), rounds)
-        guarded(res, "layer_norm fwd | MLX CUDA", time_mlx,
-                lambda: mlx.fast.layer_norm(mxx, mw, mb, 1e-5), rounds)
-        guarded(res, "softmax fwd | MLX CUDA", time_mlx, lambda: mlx.softmax(mxx, axis=-1), rounds)
+        guarded(
+            res,
+            "rms_norm fwd | MLX CUDA",
+            time_mlx,
+            lambda: mlx.fast.rms_norm(mxx, mw, 1e-5),
+            rounds,
+        )
+        guarded(
+            res,
+            "layer_norm fwd | MLX CUDA",
+            time_mlx,
+            lambda: mlx.fast.layer_norm(mxx, mw, mb, 1e-5),
+            rounds,
+        )
+        guarded(
+            res,
+            "softmax fwd | MLX CUDA",
+            time_mlx,
+            lambda: mlx.softmax(mxx, axis=-1),
+            rounds,
+        )
         if hasattr(mlx.fast, "cross_entropy"):
-            guarded(res, "cross_entropy fwd | MLX CUDA", time_mlx,
-                    lambda: mlx.fast.cross_entropy(mxx, mt), rounds)
+            guarded(
+                res,
+                "cross_entropy fwd | MLX CUDA",
+                time_mlx,
+                lambda: mlx.fast.cross_entropy(mxx, mt),
+                rounds,
+            )
     return res, nbytes
 
 
@@ -256,9 +356,18 @@ def rope_case(rounds, quick):
     tx = torch.randn(shape, device="cuda", dtype=torch.bfloat16)
     x = kiln_from_torch(tx)
     res = {}
-    guarded(res, "rope fwd | kiln", time_kiln,
-            lambda: kx.fast.rope(x, 128, traditional=False, base=10000.0, scale=1.0, offset=0), rounds)
-    inv = 1.0 / (10000.0 ** (torch.arange(0, 64, device="cuda", dtype=torch.float32) / 64))
+    guarded(
+        res,
+        "rope fwd | kiln",
+        time_kiln,
+        lambda: kx.fast.rope(
+            x, 128, traditional=False, base=10000.0, scale=1.0, offset=0
+        ),
+        rounds,
+    )
+    inv = 1.0 / (
+        10000.0 ** (torch.arange(0, 64, device="cuda", dtype=torch.float32) / 64)
+    )
     th = torch.arange(4096, device="cuda", dtype=torch.float32)[:, None] * inv
     cos, sin = th.cos(), th.sin()
 
@@ -273,8 +382,15 @@ def rope_case(rounds, quick):
             guarded(res, "rope fwd | torch.compile", time_torch, lambda: c(tx), rounds)
     if mlx is not None:
         mxx = mlx_from_torch(tx)
-        guarded(res, "rope fwd | MLX CUDA", time_mlx,
-                lambda: mlx.fast.rope(mxx, 128, traditional=False, base=10000.0, scale=1.0, offset=0), rounds)
+        guarded(
+            res,
+            "rope fwd | MLX CUDA",
+            time_mlx,
+            lambda: mlx.fast.rope(
+                mxx, 128, traditional=False, base=10000.0, scale=1.0, offset=0
+            ),
+            rounds,
+        )
     return res, {"rope fwd": 2 * 2 * math.prod(shape)}
 
 
@@ -290,36 +406,68 @@ def sdpa_cases(rounds, quick):
         tk = torch.randn(B, Hk, Lk, D, device="cuda", dtype=torch.bfloat16)
         tv = torch.randn(B, Hk, Lk, D, device="cuda", dtype=torch.bfloat16)
         q, k, v = (kiln_from_torch(a) for a in (tq, tk, tv))
-        scale = D ** -0.5
+        scale = D**-0.5
         for causal in (False, True):
             name = f"sdpa fwd B{B} H{Hq} L{Lq} D{D}{' causal' if causal else ''}"
             work[name] = 4 * B * Hq * Lq * Lk * D / (2 if causal else 1)
             mask = "causal" if causal else None
-            guarded(res, f"{name} | kiln", time_kiln,
-                    lambda: kx.fast.scaled_dot_product_attention(q, k, v, scale=scale, mask=mask), rounds)
-            for peer, backend in (("cuDNN", SDPBackend.CUDNN_ATTENTION), ("FA2", SDPBackend.FLASH_ATTENTION)):
+            guarded(
+                res,
+                f"{name} | kiln",
+                time_kiln,
+                lambda: kx.fast.scaled_dot_product_attention(
+                    q, k, v, scale=scale, mask=mask
+                ),
+                rounds,
+            )
+            for peer, backend in (
+                ("cuDNN", SDPBackend.CUDNN_ATTENTION),
+                ("FA2", SDPBackend.FLASH_ATTENTION),
+            ):
+
                 def run(backend=backend, causal=causal):
                     with sdpa_kernel(backend):
-                        return F.scaled_dot_product_attention(tq, tk, tv, is_causal=causal, scale=scale)
+                        return F.scaled_dot_product_attention(
+                            tq, tk, tv, is_causal=causal, scale=scale
+                        )
 
                 guarded(res, f"{name} | {peer}", time_torch, run, rounds)
             if mlx is not None:
                 mq, mk, mv = (mlx_from_torch(a) for a in (tq, tk, tv))
-                guarded(res, f"{name} | MLX CUDA", time_mlx,
-                        lambda: mlx.fast.scaled_dot_product_attention(mq, mk, mv, scale=scale, mask=mask), rounds)
+                guarded(
+                    res,
+                    f"{name} | MLX CUDA",
+                    time_mlx,
+                    lambda: mlx.fast.scaled_dot_product_attention(
+                        mq, mk, mv, scale=scale, mask=mask
+                    ),
+                    rounds,
+                )
             # Backward (2.5 times the forward's FLOPs).
             bname = name.replace("fwd", "bwd")
             work[bname] = 2.5 * work[name]
             g = kx.ones(q.shape, dtype=kx.bfloat16)
-            guarded(res, f"{bname} | kiln", time_kiln,
-                    lambda: kx.vjp(lambda a, b_, c: kx.fast.scaled_dot_product_attention(
-                        a, b_, c, scale=scale, mask=mask), [q, k, v], [g])[1], rounds)
+            guarded(
+                res,
+                f"{bname} | kiln",
+                time_kiln,
+                lambda: kx.vjp(
+                    lambda a, b_, c: kx.fast.scaled_dot_product_attention(
+                        a, b_, c, scale=scale, mask=mask
+                    ),
+                    [q, k, v],
+                    [g],
+                )[1],
+                rounds,
+            )
             tqr, tkr, tvr = (a.detach().requires_grad_() for a in (tq, tk, tv))
             tg = torch.ones_like(tq)
 
             def bwd(causal=causal):
                 with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
-                    o = F.scaled_dot_product_attention(tqr, tkr, tvr, is_causal=causal, scale=scale)
+                    o = F.scaled_dot_product_attention(
+                        tqr, tkr, tvr, is_causal=causal, scale=scale
+                    )
                 return torch.autograd.grad(o, [tqr, tkr, tvr], tg)
 
             guarded(res, f"{bname} | cuDNN", time_torch, bwd, rounds)
@@ -332,14 +480,31 @@ def sdpa_cases(rounds, quick):
     q, k, v = (kiln_from_torch(a) for a in (tq, tk, tv))
     name = f"sdpa decode B{B} Lq1 Lk{Lk} GQA {Hq}/{Hk} D{D}"
     work[name] = 2 * 2 * B * Hk * Lk * D  # K and V bytes
-    guarded(res, f"{name} | kiln", time_kiln,
-            lambda: kx.fast.scaled_dot_product_attention(q, k, v, scale=D ** -0.5), rounds)
-    guarded(res, f"{name} | PyTorch eager", time_torch,
-            lambda: F.scaled_dot_product_attention(tq, tk, tv, scale=D ** -0.5, enable_gqa=True), rounds)
+    guarded(
+        res,
+        f"{name} | kiln",
+        time_kiln,
+        lambda: kx.fast.scaled_dot_product_attention(q, k, v, scale=D**-0.5),
+        rounds,
+    )
+    guarded(
+        res,
+        f"{name} | PyTorch eager",
+        time_torch,
+        lambda: F.scaled_dot_product_attention(
+            tq, tk, tv, scale=D**-0.5, enable_gqa=True
+        ),
+        rounds,
+    )
     if mlx is not None:
         mq, mk, mv = (mlx_from_torch(a) for a in (tq, tk, tv))
-        guarded(res, f"{name} | MLX CUDA", time_mlx,
-                lambda: mlx.fast.scaled_dot_product_attention(mq, mk, mv, scale=D ** -0.5), rounds)
+        guarded(
+            res,
+            f"{name} | MLX CUDA",
+            time_mlx,
+            lambda: mlx.fast.scaled_dot_product_attention(mq, mk, mv, scale=D**-0.5),
+            rounds,
+        )
     return res, work
 
 
@@ -356,13 +521,17 @@ def device_name():
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, few rounds")
-    parser.add_argument("--only", choices=["rows", "rope", "sdpa"], help="one group of workloads")
+    parser.add_argument(
+        "--only", choices=["rows", "rope", "sdpa"], help="one group of workloads"
+    )
     parser.add_argument("--out-dir", default=str(ROOT / "benchmarks" / "results"))
     args = parser.parse_args()
     if not kx.is_available(kx.gpu):
         sys.exit("fast.py: no GPU is available to kiln")
     if torch is None or not torch.cuda.is_available():
-        sys.exit("fast.py: PyTorch with CUDA is needed for the copy bandwidth and the peers")
+        sys.exit(
+            "fast.py: PyTorch with CUDA is needed for the copy bandwidth and the peers"
+        )
     kx.set_default_device(kx.gpu)
     rounds = 3 if args.quick else 11
 
@@ -394,7 +563,9 @@ def main():
         wl, peer = key.split(" | ")
         unit = units.get(wl, "")
         rate = amounts.get(wl, 0) / s / (1e12 if unit == "TFLOP/s" else 1e9)
-        rows.append({"workload": wl, "impl": peer, "seconds": s, "rate": rate, "unit": unit})
+        rows.append(
+            {"workload": wl, "impl": peer, "seconds": s, "rate": rate, "unit": unit}
+        )
     checks = []
     for wl in amounts:
         k = next((r for r in rows if r["workload"] == wl and r["impl"] == "kiln"), None)
@@ -402,35 +573,64 @@ def main():
             continue
         peers = [r for r in rows if r["workload"] == wl and r["impl"] != "kiln"]
         best = min(peers, key=lambda r: r["seconds"]) if peers else None
-        c = {"workload": wl, "kiln_rate": k["rate"], "unit": k["unit"],
-             "fastest_peer": best["impl"] if best else None,
-             "peer_over_kiln": best["seconds"] / k["seconds"] if best else None}
+        c = {
+            "workload": wl,
+            "kiln_rate": k["rate"],
+            "unit": k["unit"],
+            "fastest_peer": best["impl"] if best else None,
+            "peer_over_kiln": best["seconds"] / k["seconds"] if best else None,
+        }
         if k["unit"] == "GB/s":
             c["fraction_of_copy"] = k["rate"] * 1e9 / copy_bps
         checks.append(c)
 
     date = datetime.date.today().isoformat()
     name = device_name()
-    report = {"benchmark": "gpu fast built-ins", "date": date, "device_name": name,
-              "python": platform.python_version(), "torch": torch.__version__,
-              "mlx": getattr(mlx, "__version__", None) if mlx else None, "kiln": kx.__version__,
-              "quick": args.quick, "copy_gb_per_s": copy_bps / 1e9, "rows": rows, "checks": checks}
-    lines = [f"# kiln.core.fast on {name}, {date}", "",
-             f"PyTorch {torch.__version__}, MLX CUDA {report['mlx'] or 'not installed'}, kiln "
-             f"{kx.__version__}. Device copy (PyTorch, same run): {copy_bps / 1e9:.0f} GB/s. "
-             "Medians after warm-up; PyTorch timed with CUDA events, kiln and MLX with the host "
-             "clock around synchronized batches.", "",
-             "| workload | impl | time | rate |", "|---|---|---:|---:|"]
+    report = {
+        "benchmark": "gpu fast built-ins",
+        "date": date,
+        "device_name": name,
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "mlx": getattr(mlx, "__version__", None) if mlx else None,
+        "kiln": kx.__version__,
+        "quick": args.quick,
+        "copy_gb_per_s": copy_bps / 1e9,
+        "rows": rows,
+        "checks": checks,
+    }
+    lines = [
+        f"# kiln.core.fast on {name}, {date}",
+        "",
+        f"PyTorch {torch.__version__}, MLX CUDA {report['mlx'] or 'not installed'}, kiln "
+        f"{kx.__version__}. Device copy (PyTorch, same run): {copy_bps / 1e9:.0f} GB/s. "
+        "Medians after warm-up; PyTorch timed with CUDA events, kiln and MLX with the host "
+        "clock around synchronized batches.",
+        "",
+        "| workload | impl | time | rate |",
+        "|---|---|---:|---:|",
+    ]
     for r in rows:
-        t = f"{r['seconds'] * 1e6:.1f} µs" if r["seconds"] < 1e-3 else f"{r['seconds'] * 1e3:.3f} ms"
-        lines.append(f"| {r['workload']} | {r['impl']} | {t} | {r['rate']:.0f} {r['unit']} |")
-    lines += ["", "| workload | kiln | of copy | fastest peer | peer time / kiln time |",
-              "|---|---:|---:|---|---:|"]
+        t = (
+            f"{r['seconds'] * 1e6:.1f} µs"
+            if r["seconds"] < 1e-3
+            else f"{r['seconds'] * 1e3:.3f} ms"
+        )
+        lines.append(
+            f"| {r['workload']} | {r['impl']} | {t} | {r['rate']:.0f} {r['unit']} |"
+        )
+    lines += [
+        "",
+        "| workload | kiln | of copy | fastest peer | peer time / kiln time |",
+        "|---|---:|---:|---|---:|",
+    ]
     for c in checks:
         frac = f"{100 * c['fraction_of_copy']:.0f}%" if "fraction_of_copy" in c else ""
         ratio = f"{c['peer_over_kiln']:.2f}" if c["peer_over_kiln"] else ""
-        lines.append(f"| {c['workload']} | {c['kiln_rate']:.0f} {c['unit']} | {frac} | "
-                     f"{c['fastest_peer'] or ''} | {ratio} |")
+        lines.append(
+            f"| {c['workload']} | {c['kiln_rate']:.0f} {c['unit']} | {frac} | "
+            f"{c['fastest_peer'] or ''} | {ratio} |"
+        )
     text = "\n".join(lines) + "\n"
     print(text)
     prefix = "gpu-fast" + ("-quick" if args.quick else "")

@@ -95,20 +95,19 @@ Returns:
          bool force_fused, StreamOrDevice s) {
         if (auto* m = std::get_if<std::string>(&mask)) {
           if (*m != "causal") {
-            throw std::invalid_argument(
-                msg("[scaled_dot_product_attention] invalid mask option '", *m,
-                    "'. Must be 'causal', or an array."));
+            throw std::invalid_argument(msg("[scaled_dot_product_attention] invalid mask option '",
+                                            *m, "'. Must be 'causal', or an array."));
           }
-          return fast::scaled_dot_product_attention(q, k, v, scale, "causal", std::nullopt,
-                                                    sinks, s);
+          return fast::scaled_dot_product_attention(q, k, v, scale, "causal", std::nullopt, sinks,
+                                                    s);
         }
         if (auto* m = std::get_if<array>(&mask))
           return fast::scaled_dot_product_attention(q, k, v, scale, "", *m, sinks, s);
         return fast::scaled_dot_product_attention(q, k, v, scale, "", std::nullopt, sinks, s);
       },
       py::arg("q"), py::arg("k"), py::arg("v"), py::kw_only(), py::arg("scale"),
-      py::arg("mask") = py::none(), py::arg("sinks") = py::none(),
-      py::arg("force_fused") = false, py::arg("stream") = py::none(),
+      py::arg("mask") = py::none(), py::arg("sinks") = py::none(), py::arg("force_fused") = false,
+      py::arg("stream") = py::none(),
       R"doc(
 Multi-head attention ``O = softmax(scale * Q @ K.T + mask, dim=-1) @ V``, fused
 (FlashAttention-2 on the GPU); the softmax runs in float32.

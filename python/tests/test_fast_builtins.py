@@ -19,7 +19,11 @@ HALF = (mx.float16, mx.bfloat16)
 
 
 def tol(dtype):
-    return 1e-10 if dtype == mx.float64 else (2e-5 if dtype == mx.float32 else tolerance(dtype))
+    return (
+        1e-10
+        if dtype == mx.float64
+        else (2e-5 if dtype == mx.float32 else tolerance(dtype))
+    )
 
 
 # ---------------------------------------------------------------- references
@@ -48,7 +52,11 @@ def np_rope(x, dims, traditional, base, scale, offset, freqs=None):
     half = dims // 2
     off = np.broadcast_to(np.asarray(offset, dtype=np.float64).reshape(-1), (B,))
     pos = (off[:, None] + np.arange(T)[None, :]) * scale  # (B, T)
-    inv = 1.0 / np.asarray(freqs, np.float64) if freqs is not None else base ** (-np.arange(half) / half)
+    inv = (
+        1.0 / np.asarray(freqs, np.float64)
+        if freqs is not None
+        else base ** (-np.arange(half) / half)
+    )
     th = pos[:, None, :, None] * inv  # (B, 1, T, half)
     c, s = np.cos(th), np.sin(th)
     out = x.copy()
@@ -79,7 +87,9 @@ def np_attention(q, k, v, scale, mask=None, sinks=None):
         mask = np.asarray(mask)
         s = np.where(mask, s, LOWEST) if mask.dtype == np.bool_ else s + mask
     if sinks is not None:
-        sk = np.broadcast_to(np.asarray(sinks, np.float64).reshape(1, Hq, 1, 1), (B, Hq, Lq, 1))
+        sk = np.broadcast_to(
+            np.asarray(sinks, np.float64).reshape(1, Hq, 1, 1), (B, Hq, Lq, 1)
+        )
         s = np.concatenate([sk, s], axis=-1)
     with np.errstate(invalid="ignore"):
         m = s.max(-1, keepdims=True)
@@ -107,7 +117,9 @@ def np_cross_entropy(x, t):
 def test_rms_norm(rng, dtype, shape):
     x, xn = random_array(rng, shape, dtype)
     w, wn = random_array(rng, shape[-1:], dtype, 0.5, 1.5)
-    assert_close(mx.fast.rms_norm(x, w, 1e-5), np_rms_norm(xn, wn, 1e-5), dtype, rtol=tol(dtype))
+    assert_close(
+        mx.fast.rms_norm(x, w, 1e-5), np_rms_norm(xn, wn, 1e-5), dtype, rtol=tol(dtype)
+    )
     y = mx.fast.rms_norm(x, None, 1e-5)
     assert y.dtype == dtype
     assert_close(y, np_rms_norm(xn, None, 1e-5), dtype, rtol=tol(dtype))
@@ -128,7 +140,9 @@ def test_layer_norm(rng, dtype, shape):
 
 def test_norms_layouts_promotion_and_errors(rng):
     base, bn = random_array(rng, (48, 64), mx.float32)
-    assert_close(mx.fast.rms_norm(base.T, None, 1e-5), np_rms_norm(bn.T, None, 1e-5), rtol=2e-5)
+    assert_close(
+        mx.fast.rms_norm(base.T, None, 1e-5), np_rms_norm(bn.T, None, 1e-5), rtol=2e-5
+    )
     assert_close(
         mx.fast.layer_norm(base[::3, ::2], None, None, 1e-5),
         np_layer_norm(bn[::3, ::2], None, None, 1e-5),
@@ -184,7 +198,9 @@ def test_norm_gradients(rng):
 
     def second(f):
         def inner(x, w, b):
-            gx, gw, gb = mx.grad(lambda x, w, b: (f(x, w, b) * y64).sum(), argnums=(0, 1, 2))(x, w, b)
+            gx, gw, gb = mx.grad(
+                lambda x, w, b: (f(x, w, b) * y64).sum(), argnums=(0, 1, 2)
+            )(x, w, b)
             return ((gx + gw + gb) * y64).sum()
 
         return mx.grad(inner, argnums=(0, 1))(x64, w64, b64)
@@ -203,7 +219,9 @@ def test_norm_gradients(rng):
 def test_rope(rng, dtype, traditional):
     for shape, dims in (((2, 5, 8), 8), ((2, 3, 7, 16), 10), ((2, 2, 3, 4, 8), 8)):
         x, xn = random_array(rng, shape, dtype, -1, 1)
-        y = mx.fast.rope(x, dims, traditional=traditional, base=10000.0, scale=1.5, offset=3)
+        y = mx.fast.rope(
+            x, dims, traditional=traditional, base=10000.0, scale=1.5, offset=3
+        )
         assert y.dtype == dtype
         r = 1e-5 if dtype == mx.float32 else tol(dtype)
         assert_close(y, np_rope(xn, dims, traditional, 10000.0, 1.5, 3), dtype, rtol=r)
@@ -217,7 +235,9 @@ def test_rope_offsets_freqs_and_errors(rng):
     y = mx.fast.rope(x, 32, traditional=True, base=500.0, scale=1.0, offset=mx.array(7))
     assert_close(y, np_rope(xn, 32, True, 500.0, 1.0, 7), rtol=1e-5)
     freqs, fn = random_array(rng, (16,), mx.float32, 0.5, 4)
-    y = mx.fast.rope(x, 32, traditional=False, base=None, scale=1.0, offset=2, freqs=freqs)
+    y = mx.fast.rope(
+        x, 32, traditional=False, base=None, scale=1.0, offset=2, freqs=freqs
+    )
     assert_close(y, np_rope(xn, 32, False, None, 1.0, 2, fn), rtol=1e-5)
     xt = x.swapaxes(1, 2)
     assert_close(
@@ -227,7 +247,12 @@ def test_rope_offsets_freqs_and_errors(rng):
     )
     kw = dict(traditional=False, scale=1.0, offset=0)
     x3 = mx.ones((1, 4, 64))
-    for bad in (dict(dims=0, base=1e4), dict(dims=-2, base=1e4), dict(dims=7, base=1e4), dict(dims=128, base=1e4)):
+    for bad in (
+        dict(dims=0, base=1e4),
+        dict(dims=-2, base=1e4),
+        dict(dims=7, base=1e4),
+        dict(dims=128, base=1e4),
+    ):
         with pytest.raises(ValueError, match=r"\[rope\]"):
             mx.fast.rope(x3, **bad, **kw)
     with pytest.raises(ValueError, match=r"\[rope\]"):
@@ -239,7 +264,14 @@ def test_rope_offsets_freqs_and_errors(rng):
     with pytest.raises(ValueError, match=r"\[rope\]"):
         mx.fast.rope(mx.ones((2, 4, 8), dtype=mx.int32), 8, base=1e4, **kw)
     with pytest.raises(ValueError, match=r"\[rope\]"):
-        mx.fast.rope(mx.ones((8, 4, 4, 32)), 32, traditional=True, base=1e4, scale=1.0, offset=mx.array([1, 2, 3]))
+        mx.fast.rope(
+            mx.ones((8, 4, 4, 32)),
+            32,
+            traditional=True,
+            base=1e4,
+            scale=1.0,
+            offset=mx.array([1, 2, 3]),
+        )
 
 
 def test_rope_transforms(rng):
@@ -261,7 +293,11 @@ def test_rope_transforms(rng):
     assert_close(jv[0], np_rope(np.ones_like(xn), 8, False, 1e4, 1.0, 2), rtol=1e-10)
     xs, xsn = random_array(rng, (3, 2, 4, 8), mx.float32)
     vm = mx.vmap(lambda x: mx.fast.rope(x, 8, **kw))(xs)
-    assert_close(vm, np.stack([np_rope(xsn[i], 8, False, 1e4, 1.0, 2) for i in range(3)]), rtol=1e-5)
+    assert_close(
+        vm,
+        np.stack([np_rope(xsn[i], 8, False, 1e4, 1.0, 2) for i in range(3)]),
+        rtol=1e-5,
+    )
 
 
 # ---------------------------------------------------------------- attention
@@ -313,14 +349,25 @@ def test_sdpa_masks(rng, dtype, mask, lengths):
 @pytest.mark.parametrize("D", [64, 80, 96, 128, 256])
 def test_sdpa_head_dims_gqa_sinks(rng, D):
     for dtype in (mx.float32, mx.bfloat16):
-        (q, k, v), (qn, kn, vn) = make_qkv(rng, 1, 8, 2, 33, 70, D, dtype, transpose=True)
+        (q, k, v), (qn, kn, vn) = make_qkv(
+            rng, 1, 8, 2, 33, 70, D, dtype, transpose=True
+        )
         sinks, sn = random_array(rng, (8,), dtype)
-        out = mx.fast.scaled_dot_product_attention(q, k, v, scale=0.1, mask="causal", sinks=sinks)
-        assert_close(out, np_attention(qn, kn, vn, 0.1, "causal", sn), dtype, rtol=attn_tol(dtype))
+        out = mx.fast.scaled_dot_product_attention(
+            q, k, v, scale=0.1, mask="causal", sinks=sinks
+        )
+        assert_close(
+            out,
+            np_attention(qn, kn, vn, 0.1, "causal", sn),
+            dtype,
+            rtol=attn_tol(dtype),
+        )
     # Multi-query decode with a long context.
     (q, k, v), (qn, kn, vn) = make_qkv(rng, 2, 8, 1, 1, 1000, D, mx.float16)
     out = mx.fast.scaled_dot_product_attention(q, k, v, scale=0.1)
-    assert_close(out, np_attention(qn, kn, vn, 0.1), mx.float16, rtol=attn_tol(mx.float16))
+    assert_close(
+        out, np_attention(qn, kn, vn, 0.1), mx.float16, rtol=attn_tol(mx.float16)
+    )
 
 
 def test_sdpa_long_sequences(rng):
@@ -338,23 +385,40 @@ def test_sdpa_edge_cases_and_errors(rng):
     k = mx.random.normal((1, 1, 4, 8))
     v = mx.random.normal((1, 1, 4, 8))
     # A query that sees no key averages the values (MLX's composite), an -inf row is NaN.
-    out = mx.fast.scaled_dot_product_attention(q, k, v, scale=0.3, mask=mx.zeros((3, 4), dtype=mx.bool_))
-    assert_close(out, np.broadcast_to(np.array(v).mean(2, keepdims=True), (1, 1, 3, 8)), rtol=1e-5)
-    out = mx.fast.scaled_dot_product_attention(q, k, v, scale=0.3, mask=mx.full((3, 4), -np.inf))
+    out = mx.fast.scaled_dot_product_attention(
+        q, k, v, scale=0.3, mask=mx.zeros((3, 4), dtype=mx.bool_)
+    )
+    assert_close(
+        out,
+        np.broadcast_to(np.array(v).mean(2, keepdims=True), (1, 1, 3, 8)),
+        rtol=1e-5,
+    )
+    out = mx.fast.scaled_dot_product_attention(
+        q, k, v, scale=0.3, mask=mx.full((3, 4), -np.inf)
+    )
     assert np.isnan(np.array(out)).all()
     # Mask dtypes that promote, and those that do not.
-    out = mx.fast.scaled_dot_product_attention(q, k, v, scale=1.0, mask=mx.array(2.0, mx.bfloat16))
+    out = mx.fast.scaled_dot_product_attention(
+        q, k, v, scale=1.0, mask=mx.array(2.0, mx.bfloat16)
+    )
     assert out.dtype == mx.float32
     tag = r"\[scaled_dot_product_attention\]"
     qh = q.astype(mx.float16)
     with pytest.raises(ValueError, match=tag):
-        mx.fast.scaled_dot_product_attention(qh, qh, qh, scale=1.0, mask=mx.ones((3, 3)))
+        mx.fast.scaled_dot_product_attention(
+            qh, qh, qh, scale=1.0, mask=mx.ones((3, 3))
+        )
     with pytest.raises(ValueError, match=tag):
         mx.fast.scaled_dot_product_attention(q, k, v, scale=1.0, mask="foo")
     with pytest.raises(ValueError, match=tag):
         mx.fast.scaled_dot_product_attention(q, k, v, scale=1.0, mask=mx.ones((2, 4)))
     with pytest.raises(ValueError, match=tag):
-        mx.fast.scaled_dot_product_attention(mx.ones((1, 3, 2, 8)), mx.ones((1, 2, 4, 8)), mx.ones((1, 2, 4, 8)), scale=1.0)
+        mx.fast.scaled_dot_product_attention(
+            mx.ones((1, 3, 2, 8)),
+            mx.ones((1, 2, 4, 8)),
+            mx.ones((1, 2, 4, 8)),
+            scale=1.0,
+        )
     with pytest.raises(ValueError, match=tag):
         mx.fast.scaled_dot_product_attention(q, mx.ones((1, 1, 4, 7)), v, scale=1.0)
     with pytest.raises(ValueError, match=tag):
@@ -373,12 +437,19 @@ def test_sdpa_gradients(rng):
         sc = 0.25 * (qn @ kn.swapaxes(-1, -2))
         if mask == "causal":
             sc = mx.where(mx.arange(2, 11)[:, None] >= mx.arange(11)[None], sc, LOWEST)
-        sc = mx.concatenate([mx.broadcast_to(s.reshape(1, 4, 1, 1), (1, 4, 9, 1)), sc], axis=-1)
+        sc = mx.concatenate(
+            [mx.broadcast_to(s.reshape(1, 4, 1, 1), (1, 4, 9, 1)), sc], axis=-1
+        )
         p = mx.softmax(sc, axis=-1)[..., 1:]
         return p @ vn
 
     for mask in (None, "causal"):
-        f1 = lambda q, k, v, s: (mx.fast.scaled_dot_product_attention(q, k, v, scale=0.25, mask=mask, sinks=s) * y).sum()
+        f1 = lambda q, k, v, s: (
+            mx.fast.scaled_dot_product_attention(
+                q, k, v, scale=0.25, mask=mask, sinks=s
+            )
+            * y
+        ).sum()
         f2 = lambda q, k, v, s: (ref(q, k, v, s, mask) * y).sum()
         g1 = mx.grad(f1, argnums=(0, 1, 2, 3))(q, k, v, sinks)
         g2 = mx.grad(f2, argnums=(0, 1, 2, 3))(q, k, v, sinks)
@@ -396,21 +467,30 @@ def test_cross_entropy(rng, dtype):
         tn = rng.integers(0, C, size=shape)
         loss = mx.fast.cross_entropy(x, mx.array(tn))
         assert loss.dtype == (mx.float64 if dtype == mx.float64 else mx.float32)
-        assert_close(loss, np_cross_entropy(xn, tn), rtol=1e-12 if dtype == mx.float64 else 2e-5)
+        assert_close(
+            loss, np_cross_entropy(xn, tn), rtol=1e-12 if dtype == mx.float64 else 2e-5
+        )
 
 
 def test_cross_entropy_targets_gradients_and_errors(rng):
     x, xn = random_array(rng, (6, 10), mx.float32, -3, 3)
     tn = np.array([0, 9, -1, -10, 10, 3])
-    assert_close(mx.fast.cross_entropy(x, mx.array(tn, dtype=mx.int64)), np_cross_entropy(xn, tn))
-    assert_close(mx.fast.cross_entropy(x, mx.array(np.abs(tn), dtype=mx.uint8)), np_cross_entropy(xn, np.abs(tn)))
+    assert_close(
+        mx.fast.cross_entropy(x, mx.array(tn, dtype=mx.int64)), np_cross_entropy(xn, tn)
+    )
+    assert_close(
+        mx.fast.cross_entropy(x, mx.array(np.abs(tn), dtype=mx.uint8)),
+        np_cross_entropy(xn, np.abs(tn)),
+    )
     t = mx.array([1, 2, 3, 4, 5, 6])
     g = mx.grad(lambda x: mx.fast.cross_entropy(x, t).sum())(x)
     sm = np.exp(xn - xn.max(-1, keepdims=True))
     sm /= sm.sum(-1, keepdims=True)
     sm[np.arange(6), np.arange(1, 7)] -= 1
     assert_close(g, sm, rtol=1e-5)
-    vm = mx.vmap(lambda a, b: mx.fast.cross_entropy(a, b))(x.reshape(2, 3, 10), t.reshape(2, 3))
+    vm = mx.vmap(lambda a, b: mx.fast.cross_entropy(a, b))(
+        x.reshape(2, 3, 10), t.reshape(2, 3)
+    )
     assert_close(vm, np_cross_entropy(xn, np.arange(1, 7)).reshape(2, 3))
     with pytest.raises(ValueError, match=r"\[cross_entropy\]"):
         mx.fast.cross_entropy(x, mx.array([0, 1]))
@@ -441,21 +521,44 @@ def test_matches_pytorch_on_gpu(rng):
     x, xn = random_array(rng, (64, 4096), mx.float32)
     w, wn = random_array(rng, (4096,), mx.float32, 0.5, 1.5)
     b, bn = random_array(rng, (4096,), mx.float32)
-    tx, tw, tb = (torch.tensor(a, dtype=torch.float32, device="cuda") for a in (xn, wn, bn))
+    tx, tw, tb = (
+        torch.tensor(a, dtype=torch.float32, device="cuda") for a in (xn, wn, bn)
+    )
     if hasattr(F, "rms_norm"):
-        assert_close(mx.fast.rms_norm(x, w, 1e-5), F.rms_norm(tx, (4096,), tw, 1e-5).cpu().numpy(), rtol=2e-5)
+        assert_close(
+            mx.fast.rms_norm(x, w, 1e-5),
+            F.rms_norm(tx, (4096,), tw, 1e-5).cpu().numpy(),
+            rtol=2e-5,
+        )
     assert_close(
-        mx.fast.layer_norm(x, w, b, 1e-5), F.layer_norm(tx, (4096,), tw, tb, 1e-5).cpu().numpy(), rtol=1e-4
+        mx.fast.layer_norm(x, w, b, 1e-5),
+        F.layer_norm(tx, (4096,), tw, tb, 1e-5).cpu().numpy(),
+        rtol=1e-4,
     )
     (q, k, v), (qn, kn, vn) = make_qkv(rng, 2, 8, 2, 300, 300, 128, mx.bfloat16)
-    tq, tk, tv = (torch.tensor(a, dtype=torch.float32, device="cuda").to(torch.bfloat16) for a in (qn, kn, vn))
+    tq, tk, tv = (
+        torch.tensor(a, dtype=torch.float32, device="cuda").to(torch.bfloat16)
+        for a in (qn, kn, vn)
+    )
     for causal in (False, True):
         ref = F.scaled_dot_product_attention(
-            tq, tk.repeat_interleave(4, 1), tv.repeat_interleave(4, 1), is_causal=causal, scale=0.088
+            tq,
+            tk.repeat_interleave(4, 1),
+            tv.repeat_interleave(4, 1),
+            is_causal=causal,
+            scale=0.088,
         )
-        out = mx.fast.scaled_dot_product_attention(q, k, v, scale=0.088, mask="causal" if causal else None)
+        out = mx.fast.scaled_dot_product_attention(
+            q, k, v, scale=0.088, mask="causal" if causal else None
+        )
         assert_close(out, ref.float().cpu().numpy(), mx.bfloat16, rtol=3e-2)
     logits, ln = random_array(rng, (128, 32000), mx.float32, -5, 5)
     tn = rng.integers(0, 32000, size=(128,))
-    ref = F.cross_entropy(torch.tensor(ln, device="cuda"), torch.tensor(tn, device="cuda"), reduction="none")
-    assert_close(mx.fast.cross_entropy(logits, mx.array(tn)), ref.cpu().numpy(), rtol=2e-5)
+    ref = F.cross_entropy(
+        torch.tensor(ln, device="cuda"),
+        torch.tensor(tn, device="cuda"),
+        reduction="none",
+    )
+    assert_close(
+        mx.fast.cross_entropy(logits, mx.array(tn)), ref.cpu().numpy(), rtol=2e-5
+    )

@@ -164,7 +164,8 @@ void attention_forward(const Problem<A>& p, A* out, A* lse) {
           l[i] = l[i] * alpha + cpu::fast::sum(s, nj);
           m[i] = mx;
         }
-        gemm(false, false, ni, p.Dv, nj, A(1), S.data(), nj, p.vrow(b, hk, j0), p.Dv, A(1), o, p.Dv);
+        gemm(false, false, ni, p.Dv, nj, A(1), S.data(), nj, p.vrow(b, hk, j0), p.Dv, A(1), o,
+             p.Dv);
       }
       for (int64_t i = 0; i < ni; ++i) {
         A* oi = o + i * p.Dv;
@@ -222,8 +223,7 @@ void attention_backward(const Problem<A>& p, const A* dout, const A* lse, const 
         for (int64_t i0 = 0; i0 < p.Lq; i0 += kQBlock) {
           const int64_t ni = std::min(kQBlock, p.Lq - i0);
           if (p.key_end(i0, i0 + ni) <= j0) continue;  // causal: the block sees none of these
-          block_grads(p, b, h, i0, ni, j0, nj, dout, lse, drow, P.data(), dS.data(),
-                      hidden.get());
+          block_grads(p, b, h, i0, ni, j0, nj, dout, lse, drow, P.data(), dS.data(), hidden.get());
           const int64_t row = (b * p.Hq + h) * p.Lq + i0;
           // dV += P^T dO; dK += scale dS^T Q.
           gemm(true, false, nj, p.Dv, ni, A(1), P.data(), nj, dout + row * p.Dv, p.Dv, A(1), dvb,

@@ -32,8 +32,8 @@ struct AttnArgs {
 };
 static_assert(sizeof(AttnArgs) == 160);
 
-constexpr int kRows = 16;      // device attn::kRows
-constexpr int kKeyTile = 32;   // device attn::kKeyTile
+constexpr int kRows = 16;     // device attn::kRows
+constexpr int kKeyTile = 32;  // device attn::kKeyTile
 constexpr int kFlashRows = 64;
 constexpr int kMaxHeadDim = 256;
 constexpr int kFlashDims[] = {64, 80, 96, 128, 256};
@@ -118,12 +118,13 @@ std::string module_name(Part p, Dtype d, int size) {
 
 gpu::ModuleSource attention_module(Part p, Dtype d, int size) {
   const bool flash = p == Part::flash_fwd || p == Part::flash_bwd;
-  gpu::ModuleSource m{module_name(p, d, size),
-                      flash ? (p == Part::flash_fwd
-                                   ? "#include \"kiln/backend/cuda/device/attention/flash_fwd.cuh\"\n"
-                                   : "#include \"kiln/backend/cuda/device/attention/flash_bwd.cuh\"\n")
-                            : "#include \"kiln/backend/cuda/device/attention/simple.cuh\"\n",
-                      {}};
+  gpu::ModuleSource m{
+      module_name(p, d, size),
+      flash ? (p == Part::flash_fwd
+                   ? "#include \"kiln/backend/cuda/device/attention/flash_fwd.cuh\"\n"
+                   : "#include \"kiln/backend/cuda/device/attention/flash_bwd.cuh\"\n")
+            : "#include \"kiln/backend/cuda/device/attention/simple.cuh\"\n",
+      {}};
   switch (p) {
     case Part::flash_fwd:
       m.kernels = {flash_fwd_name(d, size)};
@@ -163,8 +164,8 @@ Operand operand(const array& x, gpu::DeviceStream& s) {
   const int n = gpu::fast::vec_elems(x.dtype());
   auto ok16 = [&](int64_t v) { return v % n == 0; };
   if (st[3] == 1 || x.shape(3) == 1) {
-    const bool aligned = p % 16 == 0 && ok16(st[0]) && ok16(st[1]) && ok16(st[2]) &&
-                         x.shape(3) % n == 0;
+    const bool aligned =
+        p % 16 == 0 && ok16(st[0]) && ok16(st[1]) && ok16(st[2]) && x.shape(3) % n == 0;
     return {p, st[0], st[1], st[2], aligned};
   }
   const CUdeviceptr c = gpu::scratch(x.nbytes(), s);
@@ -225,15 +226,14 @@ void simple_backward(const gpu::Module& mod, Dtype d, const AttnArgs& a, const O
   const int group_rows = a.R * a.Lq;
   if (outputs[0].size() > 0) {
     const int dpl = (D + 31) / 32;
-    const size_t smem = (static_cast<size_t>(kRows) * (D + Dv) + kKeyTile * (D + 1) +
-                         kKeyTile * (Dv + 1)) *
-                        acc;
+    const size_t smem =
+        (static_cast<size_t>(kRows) * (D + Dv) + kKeyTile * (D + 1) + kKeyTile * (Dv + 1)) * acc;
     const int64_t row_blocks = (group_rows + kRows - 1) / kRows;
     const int dq_dpl = std::max(dpl, 1);
-    gpu::launch_kernel(kernels(Part::simple_bwd_dq, d, dq_dpl, s).function(simple_dq_name(d, dq_dpl)),
-                       {static_cast<uint32_t>(static_cast<int64_t>(a.B) * a.Hk * row_blocks), 1, 1},
-                       {128}, smem, s, q.ptr, k.ptr, v.ptr, mask, dout, lse, drow,
-                       gpu::device_address(outputs[0]), a);
+    gpu::launch_kernel(
+        kernels(Part::simple_bwd_dq, d, dq_dpl, s).function(simple_dq_name(d, dq_dpl)),
+        {static_cast<uint32_t>(static_cast<int64_t>(a.B) * a.Hk * row_blocks), 1, 1}, {128}, smem,
+        s, q.ptr, k.ptr, v.ptr, mask, dout, lse, drow, gpu::device_address(outputs[0]), a);
   }
   if (outputs[1].size() > 0 || outputs[2].size() > 0) {
     const size_t smem = (static_cast<size_t>(kKeyTile) * (D + 1) + kKeyTile * (Dv + 1) +
@@ -264,18 +264,18 @@ void ScaledDotProductAttention::eval_gpu(const std::vector<array>& inputs,
   const CUdeviceptr out = gpu::device_address(outputs[0]), lse = gpu::device_address(outputs[1]);
   const int group_rows = a.R * a.Lq;
 
-  const bool flash = (d == bfloat16 || d == float16) && D == Dv &&
-                     std::find(std::begin(kFlashDims), std::end(kFlashDims), D) !=
-                         std::end(kFlashDims) &&
-                     q.aligned && k.aligned && v.aligned && group_rows > kRows &&
-                     s.context().compute_capability() >= 80;
+  const bool flash =
+      (d == bfloat16 || d == float16) && D == Dv &&
+      std::find(std::begin(kFlashDims), std::end(kFlashDims), D) != std::end(kFlashDims) &&
+      q.aligned && k.aligned && v.aligned && group_rows > kRows &&
+      s.context().compute_capability() >= 80;
   if (flash) {
     const gpu::Module& mod = kernels(Part::flash_fwd, d, D, s);
     const gpu::Dim3 grid{static_cast<uint32_t>((a.Lq + kFlashRows - 1) / kFlashRows),
                          static_cast<uint32_t>(a.B * a.Hq), 1};
     gpu::launch_kernel(mod.function(flash_fwd_name(d, D)), grid, {128},
-                       static_cast<size_t>(flash_smem(D)), s, q.ptr, k.ptr, v.ptr, mask, sinks,
-                       out, lse, a);
+                       static_cast<size_t>(flash_smem(D)), s, q.ptr, k.ptr, v.ptr, mask, sinks, out,
+                       lse, a);
     return;
   }
 
@@ -284,13 +284,15 @@ void ScaledDotProductAttention::eval_gpu(const std::vector<array>& inputs,
   const gpu::Module& mod = kernels(Part::simple_fwd, d, dpl, s);
   CUfunction f = mod.function(simple_fwd_name(d, dpl));
   const size_t acc = d == float64 ? 8 : 4;
-  const size_t smem = (static_cast<size_t>(kRows) * D + kKeyTile * (D + 1) + kKeyTile * (Dv + 1)) * acc;
+  const size_t smem =
+      (static_cast<size_t>(kRows) * D + kKeyTile * (D + 1) + kKeyTile * (Dv + 1)) * acc;
   const int64_t row_blocks = (group_rows + kRows - 1) / kRows;
   const int64_t blocks = static_cast<int64_t>(a.B) * a.Hk * row_blocks;
   const int64_t target = 2 * gpu::resident_blocks(s, f, 128, smem);
   int64_t splits = 1;
   if (blocks < target && a.Lk > 8 * kKeyTile) {
-    splits = std::min<int64_t>((target + blocks - 1) / blocks, (a.Lk + 8 * kKeyTile - 1) / (8 * kKeyTile));
+    splits = std::min<int64_t>((target + blocks - 1) / blocks,
+                               (a.Lk + 8 * kKeyTile - 1) / (8 * kKeyTile));
     splits = std::clamp<int64_t>(splits, 1, 65535);
   }
   a.split_keys = (a.Lk + splits - 1) / splits;
@@ -307,8 +309,8 @@ void ScaledDotProductAttention::eval_gpu(const std::vector<array>& inputs,
                      smem, s, q.ptr, k.ptr, v.ptr, mask, sinks, out, lse, po, pml, a);
   if (splits > 1) {
     const int32_t sp = a.splits, dv = a.Dv, lk = a.Lk;
-    gpu::launch_kernel(mod.function(combine_name(d)), gpu::grid_1d(rows * 32, 128), {128}, 0, s,
-                       po, pml, out, lse, rows, sp, dv, lk);
+    gpu::launch_kernel(mod.function(combine_name(d)), gpu::grid_1d(rows * 32, 128), {128}, 0, s, po,
+                       pml, out, lse, rows, sp, dv, lk);
   }
 }
 
@@ -336,11 +338,11 @@ void ScaledDotProductAttentionVJP::eval_gpu(const std::vector<array>& inputs,
     gpu::launch_kernel(mod.function(rowdot_name(d)), gpu::grid_1d(rows * 32, 128), {128}, 0, s, o,
                        dout, drow, rows, dv);
   }
-  const bool flash = (d == bfloat16 || d == float16) && D == Dv &&
-                     std::find(std::begin(kFlashBwdDims), std::end(kFlashBwdDims), D) !=
-                         std::end(kFlashBwdDims) &&
-                     q.aligned && k.aligned && v.aligned && dout % 16 == 0 &&
-                     s.context().compute_capability() >= 80;
+  const bool flash =
+      (d == bfloat16 || d == float16) && D == Dv &&
+      std::find(std::begin(kFlashBwdDims), std::end(kFlashBwdDims), D) != std::end(kFlashBwdDims) &&
+      q.aligned && k.aligned && v.aligned && dout % 16 == 0 &&
+      s.context().compute_capability() >= 80;
   if (flash) {
     // Tensor cores: dK and dV by key tiles, dQ by query tiles.
     const gpu::Module& fm = kernels(Part::flash_bwd, d, D, s);
@@ -365,8 +367,8 @@ void ScaledDotProductAttentionVJP::eval_gpu(const std::vector<array>& inputs,
   if (has_sinks_) {
     const CUdeviceptr sinks = gpu::fast::dense_address(primals.back(), s);
     const int32_t B = a.B, Hq = a.Hq, Lq = a.Lq;
-    gpu::launch_kernel(mod.function(sinks_name(d)), {static_cast<uint32_t>(a.Hq), 1, 1}, {32}, 0,
-                       s, sinks, lse, drow, gpu::device_address(outputs[3]), B, Hq, Lq);
+    gpu::launch_kernel(mod.function(sinks_name(d)), {static_cast<uint32_t>(a.Hq), 1, 1}, {32}, 0, s,
+                       sinks, lse, drow, gpu::device_address(outputs[3]), B, Hq, Lq);
   }
 }
 

@@ -68,7 +68,8 @@ inline RowPlan plan_rows(int64_t n, Dtype d, int max_vpt) {
     p.vpt = 0;
     p.looped = true;
   } else {
-    p.group = static_cast<int>(std::clamp<int64_t>(next_pow2((nv + max_vpt - 1) / max_vpt), 32, 1024));
+    p.group =
+        static_cast<int>(std::clamp<int64_t>(next_pow2((nv + max_vpt - 1) / max_vpt), 32, 1024));
     p.vpt = static_cast<int>(next_pow2((nv + p.group - 1) / p.group));
     p.looped = false;
   }

@@ -29,8 +29,8 @@ std::string module_name(Dtype d) {
 }
 
 gpu::ModuleSource loss_module(Dtype d) {
-  gpu::ModuleSource m{module_name(d),
-                      "#include \"kiln/backend/cuda/device/loss/cross_entropy.cuh\"\n", {}};
+  gpu::ModuleSource m{
+      module_name(d), "#include \"kiln/backend/cuda/device/loss/cross_entropy.cuh\"\n", {}};
   for (int v = 1; v <= ce_max_vpt(d); v *= 2) m.kernels.push_back(fwd_name(d, v));
   m.kernels.push_back(fwd_looped_name(d));
   m.kernels.push_back(bwd_name(d));
@@ -90,8 +90,8 @@ void CrossEntropyVJP::eval_gpu(const std::vector<array>& inputs, std::vector<arr
   }
   const CUdeviceptr gp = gpu::fast::dense_address(inputs[3], s);
   const CUdeviceptr dxp = gpu::device_address(out);
-  const bool vec = n % gpu::fast::vec_elems(d) == 0 && gpu::fast::aligned16(xp) &&
-                   gpu::fast::aligned16(dxp);
+  const bool vec =
+      n % gpu::fast::vec_elems(d) == 0 && gpu::fast::aligned16(xp) && gpu::fast::aligned16(dxp);
   const gpu::fast::RowPlan p = gpu::fast::plan_rows(n, d, 0);
   const int32_t group = p.group;
   gpu::launch_kernel(mod.function(bwd_name(d)), gpu::fast::row_grid(rows, p),

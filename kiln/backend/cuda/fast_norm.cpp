@@ -66,8 +66,8 @@ std::string module_name(Dtype d, bool backward) {
 }
 
 gpu::ModuleSource norm_module(Dtype d, bool backward) {
-  gpu::ModuleSource m{module_name(d, backward),
-                      "#include \"kiln/backend/cuda/device/norm/norm.cuh\"\n", {}};
+  gpu::ModuleSource m{
+      module_name(d, backward), "#include \"kiln/backend/cuda/device/norm/norm.cuh\"\n", {}};
   for (bool l : {false, true}) {
     if (!backward) {
       for (int v = 1; v <= fwd_max_vpt(d); v *= 2) m.kernels.push_back(fwd_name(d, v, l));
@@ -115,10 +115,10 @@ void norm_forward(const Stream& st, bool layer_norm, const std::vector<array>& i
   RowPlan p = gpu::fast::plan_rows(a.n, d, fwd_max_vpt(d));
   if (!a.vec) p = gpu::fast::plan_rows(a.n, d, 0);
   a.group = p.group;
-  CUfunction f = mod.function(p.looped ? fwd_looped_name(d, layer_norm)
-                                       : fwd_name(d, p.vpt, layer_norm));
-  gpu::launch_kernel(f, gpu::fast::row_grid(a.rows, p), {static_cast<uint32_t>(p.block)}, 0, s,
-                     xp, wp, bp, yp, a);
+  CUfunction f =
+      mod.function(p.looped ? fwd_looped_name(d, layer_norm) : fwd_name(d, p.vpt, layer_norm));
+  gpu::launch_kernel(f, gpu::fast::row_grid(a.rows, p), {static_cast<uint32_t>(p.block)}, 0, s, xp,
+                     wp, bp, yp, a);
 }
 
 // Inputs x, [w], g; outputs dx, [dw], [db].
@@ -142,8 +142,10 @@ void norm_backward(const Stream& st, bool layer_norm, const std::vector<array>& 
   const gpu::Dim3 col_grid{static_cast<uint32_t>((a.n + 31) / 32), 1, 1};
   auto finish = [&](CUdeviceptr pw, CUdeviceptr pb, int64_t parts) {
     CUfunction sum = mod.function(sum_partials_name(d));
-    if (dw) gpu::launch_kernel(sum, col_grid, {32, 8}, 0, s, pw, gpu::device_address(*dw), parts, a.n);
-    if (db) gpu::launch_kernel(sum, col_grid, {32, 8}, 0, s, pb, gpu::device_address(*db), parts, a.n);
+    if (dw)
+      gpu::launch_kernel(sum, col_grid, {32, 8}, 0, s, pw, gpu::device_address(*dw), parts, a.n);
+    if (db)
+      gpu::launch_kernel(sum, col_grid, {32, 8}, 0, s, pb, gpu::device_address(*db), parts, a.n);
   };
   if (a.rows == 0) return finish(0, 0, 0);  // zero gradients
   const CUdeviceptr xp = gpu::fast::dense_address(x, s);
@@ -174,14 +176,15 @@ void norm_backward(const Stream& st, bool layer_norm, const std::vector<array>& 
   if (!dw && !db) return;
   // Column strips over chunks of rows: enough blocks for two waves.
   const int64_t target = 2 * gpu::resident_blocks(s);
-  const int64_t splits = std::clamp<int64_t>(target / col_grid.x, 1, std::max<int64_t>(1, a.rows / 8));
+  const int64_t splits =
+      std::clamp<int64_t>(target / col_grid.x, 1, std::max<int64_t>(1, a.rows / 8));
   const int64_t chunk = (a.rows + splits - 1) / splits;
   const int64_t parts = (a.rows + chunk - 1) / chunk;
   const CUdeviceptr pw = dw ? gpu::scratch(parts * a.n * acc, s) : 0;
   const CUdeviceptr pb = db ? gpu::scratch(parts * a.n * acc, s) : 0;
   gpu::launch_kernel(mod.function(param_grad_name(d, layer_norm)),
-                     {col_grid.x, static_cast<uint32_t>(parts), 1}, {32, 8}, 0, s, xp, gp, stats, pw,
-                     pb, a.rows, a.n, chunk, dw != nullptr, db != nullptr);
+                     {col_grid.x, static_cast<uint32_t>(parts), 1}, {32, 8}, 0, s, xp, gp, stats,
+                     pw, pb, a.rows, a.n, chunk, dw != nullptr, db != nullptr);
   finish(pw, pb, parts);
 }
 

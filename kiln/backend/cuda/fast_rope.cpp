@@ -85,8 +85,8 @@ void RoPE::eval_gpu(const std::vector<array>& inputs, std::vector<array>& output
           (traditional_ ? dims_ % n == 0 : a.half % n == 0);
   const CUdeviceptr offsets = gpu::fast::dense_address(inputs[1], s);
   const CUdeviceptr freqs = a.has_freqs ? gpu::fast::dense_address(inputs[2], s) : 0;
-  const gpu::Module& mod = gpu::get_module(s.context().index(), module_name(d),
-                                           [d] { return rope_module(d); });
+  const gpu::Module& mod =
+      gpu::get_module(s.context().index(), module_name(d), [d] { return rope_module(d); });
   const int64_t units = (a.D + n - 1) / n;
   const size_t smem = static_cast<size_t>(std::max(a.half, 1)) * (d == float64 ? 8 : 4);
   gpu::launch_kernel(mod.function(kernel_name(d, traditional_)), gpu::grid_1d(a.rows * units, 256),

@@ -14,9 +14,8 @@
 namespace kiln {
 
 template <typename T, int VPT>
-__global__ void __launch_bounds__(1024)
-    softmax_fwd(const T* __restrict__ in, T* __restrict__ out, long long rows, long long n,
-                int group) {
+__global__ void __launch_bounds__(1024) softmax_fwd(const T* __restrict__ in, T* __restrict__ out,
+                                                    long long rows, long long n, int group) {
   using A = rows::Acc<T>;
   constexpr int N = rows::kVec<T>;
   const rows::RowPos p = rows::row_pos(rows, group);

@@ -23,8 +23,8 @@ struct Args {
   float scale;
   int mask;
   bool has_sinks;
-  int splits;              // key ranges of split-key launches (1: none)
-  long long split_keys;    // keys per split (a multiple of the key tile)
+  int splits;            // key ranges of split-key launches (1: none)
+  long long split_keys;  // keys per split (a multiple of the key tile)
 };
 
 /** The lowest finite value of A: the score of a key hidden by a bool or causal mask, so

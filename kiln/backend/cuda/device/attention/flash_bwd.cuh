@@ -60,8 +60,8 @@ template <typename T, int D>
 __global__ void __launch_bounds__(128)
     flash_bwd_dkv(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
                   const void* __restrict__ mask, const T* __restrict__ dout,
-                  const float* __restrict__ lse, const float* __restrict__ drow,
-                  T* __restrict__ dk, T* __restrict__ dv, const __grid_constant__ Args a) {
+                  const float* __restrict__ lse, const float* __restrict__ drow, T* __restrict__ dk,
+                  T* __restrict__ dv, const __grid_constant__ Args a) {
   constexpr bool BF16 = is_same_v<T, bfloat16>;
   constexpr int BN = kBwdKeys, BM = kBwdQueries, LD = D + 8, CH = D / 8;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -141,7 +141,7 @@ __global__ void __launch_bounds__(128)
           st[n][e] = j < a.Lk && i < a.Lq ? bwd_detail::prob(s, lses[qi], a.Lk) : 0.0f;
           if (hid) hidden |= 1u << (n * 4 + e);
         }
-      // dV += P^T dO.
+        // dV += P^T dO.
 #pragma unroll
       for (int kk = 0; kk < BM / 16; ++kk) {
         const unsigned pa[4] = {mma::pack2<BF16>(st[2 * kk][0], st[2 * kk][1]),
@@ -220,8 +220,8 @@ template <typename T, int D>
 __global__ void __launch_bounds__(128)
     flash_bwd_dq(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
                  const void* __restrict__ mask, const T* __restrict__ dout,
-                 const float* __restrict__ lse, const float* __restrict__ drow,
-                 T* __restrict__ dq, const __grid_constant__ Args a) {
+                 const float* __restrict__ lse, const float* __restrict__ drow, T* __restrict__ dq,
+                 const __grid_constant__ Args a) {
   constexpr bool BF16 = is_same_v<T, bfloat16>;
   constexpr int BM = kBwdRows, BN = 64, LD = D + 8;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -297,7 +297,7 @@ __global__ void __launch_bounds__(128)
         const float p = j < a.Lk && i < a.Lq ? bwd_detail::prob(x, lses[ri], a.Lk) : 0.0f;
         s[n][e] = hid ? 0.0f : p * (dp[n][e] - drs[ri]);
       }
-    // dQ += dS K.
+      // dQ += dS K.
 #pragma unroll
     for (int kk = 0; kk < BN / 16; ++kk) {
       const unsigned sa[4] = {mma::pack2<BF16>(s[2 * kk][0], s[2 * kk][1]),
@@ -307,8 +307,8 @@ __global__ void __launch_bounds__(128)
 #pragma unroll
       for (int dn = 0; dn < D / 16; ++dn) {
         unsigned kf[4];
-        mma::ldmatrix_x4_trans(kf, ks + (kk * 16 + ((lane / 8) % 2) * 8 + lane % 8) * LD +
-                                       dn * 16 + (lane / 16) * 8);
+        mma::ldmatrix_x4_trans(
+            kf, ks + (kk * 16 + ((lane / 8) % 2) * 8 + lane % 8) * LD + dn * 16 + (lane / 16) * 8);
         mma::mma_16816<BF16>(dqa[2 * dn], sa, kf[0], kf[1]);
         mma::mma_16816<BF16>(dqa[2 * dn + 1], sa, kf[2], kf[3]);
       }

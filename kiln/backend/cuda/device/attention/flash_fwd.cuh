@@ -117,8 +117,8 @@ __global__ void __launch_bounds__(kFlashWarps * 32)
 #pragma unroll
       for (int nn = 0; nn < BN / 16; ++nn) {
         unsigned kf[4];
-        mma::ldmatrix_x4(kf, kb + (nn * 16 + (lane / 16) * 8 + lane % 8) * LD + kk * 16 +
-                                 ((lane / 8) % 2) * 8);
+        mma::ldmatrix_x4(
+            kf, kb + (nn * 16 + (lane / 16) * 8 + lane % 8) * LD + kk * 16 + ((lane / 8) % 2) * 8);
         mma::mma_16816<BF16>(s[2 * nn], qa, kf[0], kf[1]);
         mma::mma_16816<BF16>(s[2 * nn + 1], qa, kf[2], kf[3]);
       }
@@ -126,8 +126,8 @@ __global__ void __launch_bounds__(kFlashWarps * 32)
 
     // Scale, then mask where the tile needs it.
     const long long j0 = static_cast<long long>(it) * BN;
-    const bool full = j0 + BN <= a.Lk &&
-                      (a.mask == kNone || (a.mask == kCausal && j0 + BN - 1 <= i0 + off));
+    const bool full =
+        j0 + BN <= a.Lk && (a.mask == kNone || (a.mask == kCausal && j0 + BN - 1 <= i0 + off));
 #pragma unroll
     for (int n = 0; n < BN / 8; ++n)
 #pragma unroll
@@ -144,12 +144,13 @@ __global__ void __launch_bounds__(kFlashWarps * 32)
         s[n][e] = x;
       }
 
-    // Online softmax over the tile: 4 threads share each row.
+      // Online softmax over the tile: 4 threads share each row.
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       float mx = -rows::infinity<float>();
 #pragma unroll
-      for (int n = 0; n < BN / 8; ++n) mx = rows::nan_max(mx, rows::nan_max(s[n][2 * r], s[n][2 * r + 1]));
+      for (int n = 0; n < BN / 8; ++n)
+        mx = rows::nan_max(mx, rows::nan_max(s[n][2 * r], s[n][2 * r + 1]));
       mx = rows::nan_max(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
       mx = rows::nan_max(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
       const float mn = rows::nan_max(m[r], mx);
@@ -183,8 +184,8 @@ __global__ void __launch_bounds__(kFlashWarps * 32)
 #pragma unroll
       for (int dn = 0; dn < D / 16; ++dn) {
         unsigned vf[4];
-        mma::ldmatrix_x4_trans(vf, vb + (kk * 16 + ((lane / 8) % 2) * 8 + lane % 8) * LD +
-                                       dn * 16 + (lane / 16) * 8);
+        mma::ldmatrix_x4_trans(
+            vf, vb + (kk * 16 + ((lane / 8) % 2) * 8 + lane % 8) * LD + dn * 16 + (lane / 16) * 8);
         mma::mma_16816<BF16>(o[2 * dn], pa, vf[0], vf[1]);
         mma::mma_16816<BF16>(o[2 * dn + 1], pa, vf[2], vf[3]);
       }

@@ -52,8 +52,8 @@ __device__ inline void ldmatrix_x4_trans(unsigned (&r)[4], const void* row) {
 
 /** Copies 16 bytes from global to shared memory asynchronously; zeros when !valid. */
 __device__ inline void cp_async_16(void* dst, const void* src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)),
-               "l"(src), "r"(valid ? 16 : 0));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
+               "r"(valid ? 16 : 0));
 }
 
 __device__ inline void cp_async_commit() {

@@ -27,8 +27,8 @@ constexpr int kKeyTile = 32;
 /** Shared memory of simple_fwd / simple_bwd_dq: q rows [kRows][D] (dO rows too for the
  * backward), a key tile [32][D + 1] and a value tile [32][Dv + 1], of A. */
 __host__ __device__ constexpr long long simple_smem(int D, int Dv, bool backward, int acc_size) {
-  return (static_cast<long long>(kRows) * (D + (backward ? Dv : 0)) +
-          kKeyTile * (D + 1) + kKeyTile * (Dv + 1)) *
+  return (static_cast<long long>(kRows) * (D + (backward ? Dv : 0)) + kKeyTile * (D + 1) +
+          kKeyTile * (Dv + 1)) *
          acc_size;
 }
 
@@ -37,12 +37,11 @@ namespace detail {
 /** Loads a tile of 32 rows (keys j0..) of `width` features into shared memory as A (row
  * stride width + 1), zeros past Lk. */
 template <typename T, typename A>
-__device__ inline void load_tile(A* dst, const T* src, long long row_stride, long long j0,
-                                 int Lk, int width) {
+__device__ inline void load_tile(A* dst, const T* src, long long row_stride, long long j0, int Lk,
+                                 int width) {
   for (int e = threadIdx.x; e < kKeyTile * width; e += blockDim.x) {
     const int j = e / width, d = e - j * width;
-    dst[j * (width + 1) + d] =
-        j0 + j < Lk ? rows::to_acc<A>(src[(j0 + j) * row_stride + d]) : A(0);
+    dst[j * (width + 1) + d] = j0 + j < Lk ? rows::to_acc<A>(src[(j0 + j) * row_stride + d]) : A(0);
   }
 }
 

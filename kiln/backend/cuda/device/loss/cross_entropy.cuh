@@ -61,9 +61,8 @@ __global__ void __launch_bounds__(1024)
 
 template <typename T>
 __global__ void __launch_bounds__(1024)
-    ce_fwd_looped(const T* __restrict__ logits, const int* __restrict__ targets,
-                  rows::Acc<T>* loss, rows::Acc<T>* lse, long long rows, long long n, int group,
-                  bool vec) {
+    ce_fwd_looped(const T* __restrict__ logits, const int* __restrict__ targets, rows::Acc<T>* loss,
+                  rows::Acc<T>* lse, long long rows, long long n, int group, bool vec) {
   using A = rows::Acc<T>;
   constexpr int N = rows::kVec<T>;
   const rows::RowPos p = rows::row_pos(rows, group);

@@ -44,8 +44,8 @@ __device__ inline Vec<T, N> fill(T v) {
 /** The statistics of one row from the VPT vectors a thread holds: (mean, 1/std), mean 0 for
  * RMS. All threads of the block call it. */
 template <bool LAYER, typename A, typename T, int N, int VPT>
-__device__ inline void row_stats(const Vec<T, N> (&x)[VPT], const NormArgs& a, int lane,
-                                 A& mean, A& inv) {
+__device__ inline void row_stats(const Vec<T, N> (&x)[VPT], const NormArgs& a, int lane, A& mean,
+                                 A& inv) {
   const A n = static_cast<A>(a.n);
   A s[1] = {A(0)};
 #pragma unroll
@@ -182,8 +182,8 @@ namespace norm_detail {
  */
 template <bool LAYER, typename A, typename T, int N, int VPT>
 __device__ inline void row_vjp(const Vec<T, N> (&x)[VPT], const Vec<T, N> (&g)[VPT],
-                               const T* __restrict__ w, T* __restrict__ dxr, bool active,
-                               int lane, const NormArgs& a, A (&dw)[VPT][N], A (&db)[VPT][N]) {
+                               const T* __restrict__ w, T* __restrict__ dxr, bool active, int lane,
+                               const NormArgs& a, A (&dw)[VPT][N], A (&db)[VPT][N]) {
   const A n = static_cast<A>(a.n);
   Vec<T, N> wv[VPT];
 #pragma unroll
@@ -217,8 +217,8 @@ __device__ inline void row_vjp(const Vec<T, N> (&x)[VPT], const Vec<T, N> (&g)[V
     }
     rows::group_reduce<false>(t, a.group);
     inv = rows::rsqrt_acc(t[0] / n + A(a.eps));
-    c1 = t[1] / n;            // mean(w g)
-    c2 = t[2] * inv / n;      // mean(w g xhat)
+    c1 = t[1] / n;        // mean(w g)
+    c2 = t[2] * inv / n;  // mean(w g xhat)
   } else {
     A t[2] = {A(0), A(0)};
 #pragma unroll
@@ -244,7 +244,8 @@ __device__ inline void row_vjp(const Vec<T, N> (&x)[VPT], const Vec<T, N> (&g)[V
       const A xhat = (rows::to_acc<A>(x[v].v[k]) - mean) * inv;
       const A gf = rows::to_acc<A>(g[v].v[k]);
       const A wg = rows::to_acc<A>(wv[v].v[k]) * gf;
-      const A d = LAYER ? inv * (wg - c1 - xhat * c2) : inv * (wg - rows::to_acc<A>(x[v].v[k]) * c2);
+      const A d =
+          LAYER ? inv * (wg - c1 - xhat * c2) : inv * (wg - rows::to_acc<A>(x[v].v[k]) * c2);
       out.v[k] = rows::from_acc<T>(d);
       dw[v][k] += gf * xhat;
       if (LAYER) db[v][k] += gf;
@@ -285,8 +286,10 @@ __global__ void __launch_bounds__(kRowBlock)
 #pragma unroll
     for (int v = 0; v < VPT; ++v) {
       const long long e = (static_cast<long long>(v) * a.group + lane) * N;
-      xv[v] = active ? rows::load_full<N>(x + off, a.n, e) : norm_detail::fill<T, N>(rows::zero<T>());
-      gv[v] = active ? rows::load_full<N>(g + off, a.n, e) : norm_detail::fill<T, N>(rows::zero<T>());
+      xv[v] =
+          active ? rows::load_full<N>(x + off, a.n, e) : norm_detail::fill<T, N>(rows::zero<T>());
+      gv[v] =
+          active ? rows::load_full<N>(g + off, a.n, e) : norm_detail::fill<T, N>(rows::zero<T>());
     }
     norm_detail::row_vjp<LAYER>(xv, gv, w, dx + off, active, lane, a, dw, db);
   }
@@ -399,7 +402,7 @@ constexpr int kColSlices = 8;
  * pw and pb (gridDim.y rows of n).
  */
 template <typename T, bool LAYER>
-__global__ void __launch_bounds__(kColTile * kColSlices)
+__global__ void __launch_bounds__(kColTile* kColSlices)
     norm_param_grad(const T* __restrict__ x, const T* __restrict__ g,
                     const rows::Acc<T>* __restrict__ stats, rows::Acc<T>* __restrict__ pw,
                     rows::Acc<T>* __restrict__ pb, long long rows, long long n, long long chunk,
@@ -433,7 +436,7 @@ __global__ void __launch_bounds__(kColTile * kColSlices)
 
 /** out[c] = sum over i < parts of partial[i * n + c], rounded once to T. */
 template <typename T>
-__global__ void __launch_bounds__(kColTile * kColSlices)
+__global__ void __launch_bounds__(kColTile* kColSlices)
     sum_partials(const rows::Acc<T>* __restrict__ partial, T* __restrict__ out, long long parts,
                  long long n) {
   using A = rows::Acc<T>;

@@ -82,7 +82,8 @@ __global__ void __launch_bounds__(256)
     return rows::to_acc<A>(row[(j - a.half) * sd]) * s + xj * c;
   };
   if (!a.vec || e0 + N > a.D) {
-    for (long long j = e0; j < e0 + N && j < a.D; ++j) yr[j] = rows::from_acc<T>(rotated(j, xr, a.sd));
+    for (long long j = e0; j < e0 + N && j < a.D; ++j)
+      yr[j] = rows::from_acc<T>(rotated(j, xr, a.sd));
     return;
   }
   const Vec<T, N> xv = load_vec<N>(xr + e0);
