@@ -10,9 +10,12 @@
 // unfused composition, vmap against a loop. Argument checks raise tagged
 // std::invalid_argument. Without a GPU, the GPU-only cases skip; the kernels' NVRTC
 // compilation for sm_80 and sm_90 is checked without one.
+#include <atomic>
 #include <cmath>
 #include <limits>
+#include <mutex>
 #include <numeric>
+#include <thread>
 
 #include "kiln/fast.h"
 #include "test_utils.h"
@@ -93,7 +96,9 @@ void check_grad(const std::function<array(const std::vector<array>&)>& f, std::v
 
 // ---------------------------------------------------------------- references
 
+// eps is rounded to float as the ops take it.
 array ref_rms_norm(const array& x, const std::optional<array>& w, double eps) {
+  eps = static_cast<float>(eps);
   array x64 = f64(x);
   array y = multiply(
       x64, rsqrt(add(mean(square(x64, kCpu), -1, true, kCpu), array(eps, float64), kCpu), kCpu),
@@ -103,6 +108,7 @@ array ref_rms_norm(const array& x, const std::optional<array>& w, double eps) {
 
 array ref_layer_norm(const array& x, const std::optional<array>& w, const std::optional<array>& b,
                      double eps) {
+  eps = static_cast<float>(eps);
   array x64 = f64(x);
   array xc = subtract(x64, mean(x64, -1, true, kCpu), kCpu);
   array v = mean(square(xc, kCpu), -1, true, kCpu);
@@ -927,24 +933,47 @@ TEST(FastCrossEntropy, GradientsJvpAndVmap) {
 
 #ifdef KILN_WITH_CUDA
 // Every kernel the fused built-ins (and the softmax) can request, compiled by NVRTC for an
-// A100 (sm_80); JitCatalog compiles them for sm_90. Needs no GPU.
-TEST(FastKernels, CompileForSm80) {
-  for (const char* family : {"fast_norm", "fast_rope", "fast_attention", "fast_loss", "reduce"}) {
-    int n = 0;
-    gpu::for_each_catalog_module(family, [&](const std::string& name, const gpu::ModuleSource& m) {
-      if (std::string(family) == "reduce" && name != "reduce_softmax") return;
-      gpu::ModuleSource named = m;
-      named.name = name;
+// A100 (sm_80), several modules at once; JitCatalog compiles them for sm_90. Needs no GPU.
+class FastKernels : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(FastKernels, CompileForSm80) {
+  std::vector<std::pair<std::string, gpu::ModuleSource>> modules;
+  gpu::for_each_catalog_module(GetParam(),
+                               [&](const std::string& name, const gpu::ModuleSource& m) {
+                                 if (GetParam() != "reduce" || name == "reduce_softmax")
+                                   modules.emplace_back(name, m);
+                               });
+  ASSERT_FALSE(modules.empty());
+  std::atomic<size_t> next{0};
+  std::mutex mu;
+  std::vector<std::string> failures;
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < modules.size();) {
+      gpu::ModuleSource named = modules[i].second;
+      named.name = modules[i].first;
+      std::string failure;
       try {
         gpu::CompiledModule c = gpu::compile(named, "sm_80");
-        EXPECT_TRUE(c.log.empty()) << name << ": " << c.log;
-        EXPECT_EQ(c.kernels.size(), m.kernels.size()) << name;
+        if (!c.log.empty()) failure = named.name + ": " + c.log;
+        if (c.kernels.size() != named.kernels.size()) failure = named.name + ": kernels missing";
       } catch (const std::exception& e) {
-        ADD_FAILURE() << name << ": " << e.what();
+        failure = named.name + ": " + e.what();
       }
-      ++n;
-    });
-    EXPECT_GT(n, 0) << family;
-  }
+      if (!failure.empty()) {
+        std::lock_guard lk(mu);
+        failures.push_back(failure);
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (unsigned i = 0; i < std::max(2u, std::thread::hardware_concurrency()); ++i)
+    threads.emplace_back(work);
+  for (auto& t : threads) t.join();
+  for (const auto& f : failures) ADD_FAILURE() << f;
 }
+
+INSTANTIATE_TEST_SUITE_P(Families, FastKernels,
+                         ::testing::Values("fast_norm", "fast_rope", "fast_attention", "fast_loss",
+                                           "reduce"),
+                         [](const auto& info) { return info.param; });
 #endif

@@ -30,11 +30,13 @@ def tol(dtype):
 
 
 def np_rms_norm(x, w, eps):
+    eps = float(np.float32(eps))  # as the op takes it
     y = x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps)
     return y if w is None else y * w
 
 
 def np_layer_norm(x, w, b, eps):
+    eps = float(np.float32(eps))
     xc = x - x.mean(-1, keepdims=True)
     y = xc / np.sqrt(np.mean(xc * xc, axis=-1, keepdims=True) + eps)
     if w is not None:

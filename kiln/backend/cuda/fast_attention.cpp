@@ -29,28 +29,39 @@ struct AttnArgs {
   bool has_sinks;
   int32_t splits = 1;
   int64_t split_keys = 0;
+  bool kv_vec = false;
 };
-static_assert(sizeof(AttnArgs) == 160);
+static_assert(sizeof(AttnArgs) == 168);
 
 constexpr int kRows = 16;     // device attn::kRows
 constexpr int kKeyTile = 32;  // device attn::kKeyTile
-constexpr int kFlashRows = 64;
 constexpr int kMaxHeadDim = 256;
 constexpr int kFlashDims[] = {64, 80, 96, 128, 256};
 constexpr int kFlashBwdDims[] = {64, 80, 96, 128};
 
+// Mirrors of device/attention/flash_fwd.cuh's and flash_bwd.cuh's tiles.
 int flash_bn(int D) {
   return D == 256 ? 32 : 64;
 }
-int flash_smem(int D) {
-  return (kFlashRows + 4 * flash_bn(D)) * (D + 8) * 2;
+int flash_warps(int D) {
+  return D <= 128 ? 8 : 4;
 }
+int flash_smem(int D) {
+  return (16 * flash_warps(D) + 4 * flash_bn(D)) * (D + 8) * 2;
+}
+constexpr int kBwdWarps = 8;  // flash_bwd: 128 keys (dkv) or queries (dq) per block
 
 std::string tname(Dtype d) {
   return gpu::device_type(d);
 }
 std::string acc_name(Dtype d) {
   return d == float64 ? "double" : "float";
+}
+
+/** Features per lane of the simple kernels for a head dim: 1, 2, 4 or 8 (the kernels skip
+ * the lanes past the dim), so four instantiations cover every dim up to 256. */
+int lane_features(int dim) {
+  return static_cast<int>(gpu::fast::next_pow2(std::max((dim + 31) / 32, 1)));
 }
 
 std::string simple_fwd_name(Dtype d, int dpl) {
@@ -83,10 +94,10 @@ std::string flash_dq_name(Dtype d, int D) {
   return "kiln::attn::flash_bwd_dq<" + tname(d) + ", " + std::to_string(D) + ">";
 }
 int flash_dkv_smem(int D) {
-  return (2 * 64 + 2 * 32) * (D + 8) * 2 + 2 * 32 * 4;
+  return (2 * 16 * kBwdWarps + 2 * 32) * (D + 8) * 2 + 2 * 32 * 4;
 }
 int flash_dq_smem(int D) {
-  return (2 * 64 + 2 * 64) * (D + 8) * 2 + 2 * 64 * 4;
+  return (2 * 16 * kBwdWarps + 2 * 64) * (D + 8) * 2 + 2 * 16 * kBwdWarps * 4;
 }
 
 // Modules: one per kernel family, dtype and head dim, so a first call compiles only what it
@@ -204,6 +215,7 @@ AttnArgs make_args(const std::vector<array>& in, const Operand& q, const Operand
   a.scale = scale;
   a.mask = static_cast<int32_t>(mask);
   a.has_sinks = has_sinks;
+  a.kv_vec = k.aligned && v.aligned;
   if (mask == MaskKind::boolean || mask == MaskKind::additive) {
     const Strides& ms = in[3].strides();
     a.m_b = ms[0], a.m_h = ms[1], a.m_i = ms[2], a.m_j = ms[3];
@@ -225,11 +237,11 @@ void simple_backward(const gpu::Module& mod, Dtype d, const AttnArgs& a, const O
   const size_t acc = d == float64 ? 8 : 4;
   const int group_rows = a.R * a.Lq;
   if (outputs[0].size() > 0) {
-    const int dpl = (D + 31) / 32;
+    const int dpl = lane_features(D);
     const size_t smem =
         (static_cast<size_t>(kRows) * (D + Dv) + kKeyTile * (D + 1) + kKeyTile * (Dv + 1)) * acc;
     const int64_t row_blocks = (group_rows + kRows - 1) / kRows;
-    const int dq_dpl = std::max(dpl, 1);
+    const int dq_dpl = dpl;
     gpu::launch_kernel(
         kernels(Part::simple_bwd_dq, d, dq_dpl, s).function(simple_dq_name(d, dq_dpl)),
         {static_cast<uint32_t>(static_cast<int64_t>(a.B) * a.Hk * row_blocks), 1, 1}, {128}, smem,
@@ -271,16 +283,17 @@ void ScaledDotProductAttention::eval_gpu(const std::vector<array>& inputs,
       s.context().compute_capability() >= 80;
   if (flash) {
     const gpu::Module& mod = kernels(Part::flash_fwd, d, D, s);
-    const gpu::Dim3 grid{static_cast<uint32_t>((a.Lq + kFlashRows - 1) / kFlashRows),
+    const int rows = 16 * flash_warps(D);
+    const gpu::Dim3 grid{static_cast<uint32_t>((a.Lq + rows - 1) / rows),
                          static_cast<uint32_t>(a.B * a.Hq), 1};
-    gpu::launch_kernel(mod.function(flash_fwd_name(d, D)), grid, {128},
-                       static_cast<size_t>(flash_smem(D)), s, q.ptr, k.ptr, v.ptr, mask, sinks, out,
-                       lse, a);
+    gpu::launch_kernel(
+        mod.function(flash_fwd_name(d, D)), grid, {static_cast<uint32_t>(32 * flash_warps(D))},
+        static_cast<size_t>(flash_smem(D)), s, q.ptr, k.ptr, v.ptr, mask, sinks, out, lse, a);
     return;
   }
 
   // simple_fwd, splitting long key ranges so that the blocks fill the GPU twice over.
-  const int dpl = std::max((Dv + 31) / 32, 1);
+  const int dpl = lane_features(Dv);
   const gpu::Module& mod = kernels(Part::simple_fwd, d, dpl, s);
   CUfunction f = mod.function(simple_fwd_name(d, dpl));
   const size_t acc = d == float64 ? 8 : 4;
@@ -347,17 +360,17 @@ void ScaledDotProductAttentionVJP::eval_gpu(const std::vector<array>& inputs,
     // Tensor cores: dK and dV by key tiles, dQ by query tiles.
     const gpu::Module& fm = kernels(Part::flash_bwd, d, D, s);
     if (a.Lk > 0) {
-      const int64_t tiles = (a.Lk + 63) / 64;
+      const int64_t tiles = (a.Lk + 16 * kBwdWarps - 1) / (16 * kBwdWarps);
       gpu::launch_kernel(fm.function(flash_dkv_name(d, D)),
                          {static_cast<uint32_t>(static_cast<int64_t>(a.B) * a.Hk * tiles), 1, 1},
-                         {128}, static_cast<size_t>(flash_dkv_smem(D)), s, q.ptr, k.ptr, v.ptr,
-                         mask, dout, lse, drow, gpu::device_address(outputs[1]),
+                         {32 * kBwdWarps}, static_cast<size_t>(flash_dkv_smem(D)), s, q.ptr, k.ptr,
+                         v.ptr, mask, dout, lse, drow, gpu::device_address(outputs[1]),
                          gpu::device_address(outputs[2]), a);
     }
     if (a.Lq > 0) {
-      const gpu::Dim3 grid{static_cast<uint32_t>((a.Lq + 63) / 64),
+      const gpu::Dim3 grid{static_cast<uint32_t>((a.Lq + 16 * kBwdWarps - 1) / (16 * kBwdWarps)),
                            static_cast<uint32_t>(a.B * a.Hq), 1};
-      gpu::launch_kernel(fm.function(flash_dq_name(d, D)), grid, {128},
+      gpu::launch_kernel(fm.function(flash_dq_name(d, D)), grid, {32 * kBwdWarps},
                          static_cast<size_t>(flash_dq_smem(D)), s, q.ptr, k.ptr, v.ptr, mask, dout,
                          lse, drow, gpu::device_address(outputs[0]), a);
     }
@@ -377,7 +390,7 @@ KILN_GPU_MODULE_CATALOG(fast_attention, [](const gpu::ModuleSink& sink) {
     sink(module_name(p, d, size), attention_module(p, d, size));
   };
   for (Dtype d : gpu::fast::kFloatDtypes) {
-    for (int dpl = 1; dpl <= kMaxHeadDim / 32; ++dpl) {
+    for (int dpl = 1; dpl <= kMaxHeadDim / 32; dpl *= 2) {
       add(Part::simple_fwd, d, dpl);
       add(Part::simple_bwd_dq, d, dpl);
     }

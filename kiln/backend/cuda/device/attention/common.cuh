@@ -25,6 +25,7 @@ struct Args {
   bool has_sinks;
   int splits;            // key ranges of split-key launches (1: none)
   long long split_keys;  // keys per split (a multiple of the key tile)
+  bool kv_vec;           // k and v rows 16-byte aligned, whole vectors: vector loads
 };
 
 /** The lowest finite value of A: the score of a key hidden by a bool or causal mask, so

@@ -5,11 +5,11 @@
 //
 // Two kernels, without atomics (results do not depend on timing), at the price of
 // recomputing S and dP once more than FlashAttention-2's single kernel:
-// flash_bwd_dkv: a block owns 64 keys of one key/value head (16 per warp, their K and V in
+// flash_bwd_dkv: a block owns 128 keys of one key/value head (16 per warp, their K and V in
 //   shared memory, dK and dV in registers) and visits every query of the heads sharing them,
 //   32 at a time: S^T = K Q^T, P^T, dV += P^T dO, dP^T = V dO^T, dS^T = P^T (dP^T - Drow),
 //   dK += dS^T Q.
-// flash_bwd_dq: a block owns 64 queries of one head (16 per warp) and walks the key tiles:
+// flash_bwd_dq: a block owns 128 queries of one head (16 per warp) and walks the key tiles:
 //   S = Q K^T, P, dP = dO V^T, dS, dQ += dS K.
 // Both use the fragment layouts of mma.cuh: accumulators turn into A operands in registers,
 // and the B operands come from shared memory through ldmatrix (transposed where the
@@ -21,15 +21,15 @@
 
 namespace kiln::attn {
 
-constexpr int kBwdKeys = 64;     // flash_bwd_dkv: keys per block
+constexpr int kBwdWarps = 8;     // 16 keys (dkv) or queries (dq) per warp
 constexpr int kBwdQueries = 32;  // flash_bwd_dkv: queries per step
-constexpr int kBwdRows = 64;     // flash_bwd_dq: queries per block
+constexpr int kBwdKeyTile = 64;  // flash_bwd_dq: keys per step
 
 __host__ __device__ constexpr int flash_bwd_dkv_smem(int D) {
-  return (2 * kBwdKeys + 2 * kBwdQueries) * (D + 8) * 2 + 2 * kBwdQueries * 4;
+  return (2 * 16 * kBwdWarps + 2 * kBwdQueries) * (D + 8) * 2 + 2 * kBwdQueries * 4;
 }
 __host__ __device__ constexpr int flash_bwd_dq_smem(int D) {
-  return (2 * kBwdRows + 2 * 64) * (D + 8) * 2 + 2 * kBwdRows * 4;
+  return (2 * 16 * kBwdWarps + 2 * kBwdKeyTile) * (D + 8) * 2 + 2 * 16 * kBwdWarps * 4;
 }
 
 namespace bwd_detail {
@@ -57,13 +57,13 @@ __device__ inline float prob(float s, float lse, int Lk) {
 }  // namespace bwd_detail
 
 template <typename T, int D>
-__global__ void __launch_bounds__(128)
+__global__ void __launch_bounds__(kBwdWarps * 32)
     flash_bwd_dkv(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
                   const void* __restrict__ mask, const T* __restrict__ dout,
                   const float* __restrict__ lse, const float* __restrict__ drow, T* __restrict__ dk,
                   T* __restrict__ dv, const __grid_constant__ Args a) {
   constexpr bool BF16 = is_same_v<T, bfloat16>;
-  constexpr int BN = kBwdKeys, BM = kBwdQueries, LD = D + 8, CH = D / 8;
+  constexpr int BN = 16 * kBwdWarps, BM = kBwdQueries, LD = D + 8;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* ks = reinterpret_cast<T*>(smem_raw);
   T* vs = ks + BN * LD;
@@ -213,17 +213,16 @@ __global__ void __launch_bounds__(128)
           mma::pack2<BF16>(dka[n][2 * r] * a.scale, dka[n][2 * r + 1] * a.scale);
       *reinterpret_cast<unsigned*>(dv + o) = mma::pack2<BF16>(dva[n][2 * r], dva[n][2 * r + 1]);
     }
-  (void)CH;
 }
 
 template <typename T, int D>
-__global__ void __launch_bounds__(128)
+__global__ void __launch_bounds__(kBwdWarps * 32)
     flash_bwd_dq(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
                  const void* __restrict__ mask, const T* __restrict__ dout,
                  const float* __restrict__ lse, const float* __restrict__ drow, T* __restrict__ dq,
                  const __grid_constant__ Args a) {
   constexpr bool BF16 = is_same_v<T, bfloat16>;
-  constexpr int BM = kBwdRows, BN = 64, LD = D + 8;
+  constexpr int BM = 16 * kBwdWarps, BN = kBwdKeyTile, LD = D + 8;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* qs = reinterpret_cast<T*>(smem_raw);
   T* dos = qs + BM * LD;

@@ -2,8 +2,8 @@
 // Attention with Better Parallelism and Work Partitioning"), for bfloat16 and float16 with
 // float32 accumulation, head dims 64, 80, 96, 128 and 256 (backend/cuda/fast_attention.cpp).
 //
-// A block of 4 warps owns 64 queries of one head (16 per warp) and walks the key/value
-// tiles of BN keys: K and V tiles are copied to shared memory with cp.async, double
+// A block of 8 warps (4 for D = 256) owns 16 queries per warp of one head and walks the
+// key/value tiles of BN keys: K and V tiles are copied to shared memory with cp.async, double
 // buffered (the next tile loads while this one is used); S = Q K^T and O += P V run on
 // mma.sync.m16n8k16 with fragments read by ldmatrix (rows padded by 16 bytes, so the 8
 // rows of an 8 x 8 matrix fall in different banks); the softmax is online (running maximum
@@ -18,21 +18,25 @@
 
 namespace kiln::attn {
 
-constexpr int kFlashRows = 64;  // queries per block
-constexpr int kFlashWarps = 4;
+/** Warps of a flash_fwd block, 16 queries each: 8 for D <= 128 (the key and value tiles
+ * loaded once serve 128 queries, halving their traffic), 4 for D = 256 (registers). */
+__host__ __device__ constexpr int flash_fwd_warps(int D) {
+  return D <= 128 ? 8 : 4;
+}
 
 /** Shared memory of flash_fwd: the query tile and two stages of key and value tiles. */
 __host__ __device__ constexpr int flash_fwd_smem(int D, int BN) {
-  return (kFlashRows + 4 * BN) * (D + 8) * 2;
+  return (16 * flash_fwd_warps(D) + 4 * BN) * (D + 8) * 2;
 }
 
 template <typename T, int D, int BN>
-__global__ void __launch_bounds__(kFlashWarps * 32)
+__global__ void __launch_bounds__(flash_fwd_warps(D) * 32)
     flash_fwd(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
               const void* __restrict__ mask, const T* __restrict__ sinks, T* __restrict__ out,
               float* __restrict__ lse, const __grid_constant__ Args a) {
   constexpr bool BF16 = is_same_v<T, bfloat16>;
-  constexpr int BM = kFlashRows, LD = D + 8, CH = D / 8;  // 16-byte chunks per row
+  constexpr int WARPS = flash_fwd_warps(D), THREADS = WARPS * 32;
+  constexpr int BM = 16 * WARPS, LD = D + 8, CH = D / 8;  // CH: 16-byte chunks per row
   constexpr float kLog2e = 1.4426950408889634f;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* qs = reinterpret_cast<T*>(smem_raw);
@@ -50,7 +54,7 @@ __global__ void __launch_bounds__(kFlashWarps * 32)
   const T* vg = v + b * a.v_b + hk * a.v_h;
   const long long off = causal_offset(a);
 
-  for (int c = tid; c < BM * CH; c += kFlashWarps * 32) {
+  for (int c = tid; c < BM * CH; c += THREADS) {
     const int r = c / CH, cc = c - r * CH;
     const bool valid = i0 + r < a.Lq;
     mma::cp_async_16(qs + r * LD + cc * 8, qg + (valid ? (i0 + r) * a.q_l : 0) + cc * 8, valid);
@@ -62,7 +66,7 @@ __global__ void __launch_bounds__(kFlashWarps * 32)
     const long long j0 = static_cast<long long>(tile) * BN;
     T* kd = ks + stage * BN * LD;
     T* vd = vs + stage * BN * LD;
-    for (int c = tid; c < BN * CH; c += kFlashWarps * 32) {
+    for (int c = tid; c < BN * CH; c += THREADS) {
       const int r = c / CH, cc = c - r * CH;
       const bool valid = j0 + r < a.Lk;
       const long long j = valid ? j0 + r : 0;

@@ -35,10 +35,27 @@ __host__ __device__ constexpr long long simple_smem(int D, int Dv, bool backward
 namespace detail {
 
 /** Loads a tile of 32 rows (keys j0..) of `width` features into shared memory as A (row
- * stride width + 1), zeros past Lk. */
+ * stride width + 1), zeros past Lk; 16-byte loads when `vec` (aligned rows of whole vectors). */
 template <typename T, typename A>
 __device__ inline void load_tile(A* dst, const T* src, long long row_stride, long long j0, int Lk,
-                                 int width) {
+                                 int width, bool vec) {
+  constexpr int N = rows::kVec<T>;
+  if (vec) {
+    const int per_row = width / N;
+    for (int e = threadIdx.x; e < kKeyTile * per_row; e += blockDim.x) {
+      const int j = e / per_row, d = (e - j * per_row) * N;
+      Vec<T, N> x;
+      if (j0 + j < Lk) {
+        x = load_vec<N>(src + (j0 + j) * row_stride + d);
+      } else {
+#pragma unroll
+        for (int i = 0; i < N; ++i) x.v[i] = rows::zero<T>();
+      }
+#pragma unroll
+      for (int i = 0; i < N; ++i) dst[j * (width + 1) + d + i] = rows::to_acc<A>(x.v[i]);
+    }
+    return;
+  }
   for (int e = threadIdx.x; e < kKeyTile * width; e += blockDim.x) {
     const int j = e / width, d = e - j * width;
     dst[j * (width + 1) + d] = j0 + j < Lk ? rows::to_acc<A>(src[(j0 + j) * row_stride + d]) : A(0);
@@ -115,8 +132,8 @@ __global__ void __launch_bounds__(128)
 
   for (long long jt = j0; jt < j1; jt += kKeyTile) {
     __syncthreads();
-    detail::load_tile(ks, k + b * a.k_b + hk * a.k_h, a.k_l, jt, a.Lk, a.D);
-    detail::load_tile(vs, v + b * a.v_b + hk * a.v_h, a.v_l, jt, a.Lk, a.Dv);
+    detail::load_tile(ks, k + b * a.k_b + hk * a.k_h, a.k_l, jt, a.Lk, a.D, a.kv_vec);
+    detail::load_tile(vs, v + b * a.v_b + hk * a.v_h, a.v_l, jt, a.Lk, a.Dv, a.kv_vec);
     __syncthreads();
     const long long j = jt + lane;
 #pragma unroll
@@ -262,8 +279,8 @@ __global__ void __launch_bounds__(128)
     for (int dd = 0; dd < DPL; ++dd) acc[t][dd] = 0;
   for (long long jt = 0; jt < j1; jt += kKeyTile) {
     __syncthreads();
-    detail::load_tile(ks, k + b * a.k_b + hk * a.k_h, a.k_l, jt, a.Lk, a.D);
-    detail::load_tile(vs, v + b * a.v_b + hk * a.v_h, a.v_l, jt, a.Lk, a.Dv);
+    detail::load_tile(ks, k + b * a.k_b + hk * a.k_h, a.k_l, jt, a.Lk, a.D, a.kv_vec);
+    detail::load_tile(vs, v + b * a.v_b + hk * a.v_h, a.v_l, jt, a.Lk, a.Dv, a.kv_vec);
     __syncthreads();
     const long long j = jt + lane;
 #pragma unroll
@@ -336,8 +353,8 @@ __global__ void __launch_bounds__(128)
   const long long b = bh / a.Hk, hk = bh % a.Hk;
   const long long jt = static_cast<long long>(blockIdx.x % tiles) * kKeyTile;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  detail::load_tile(ks, k + b * a.k_b + hk * a.k_h, a.k_l, jt, a.Lk, a.D);
-  detail::load_tile(vs, v + b * a.v_b + hk * a.v_h, a.v_l, jt, a.Lk, a.Dv);
+  detail::load_tile(ks, k + b * a.k_b + hk * a.k_h, a.k_l, jt, a.Lk, a.D, a.kv_vec);
+  detail::load_tile(vs, v + b * a.v_b + hk * a.v_h, a.v_l, jt, a.Lk, a.Dv, a.kv_vec);
   for (int e = threadIdx.x; e < kKeyTile * a.D; e += blockDim.x) dks[e] = 0;
   for (int e = threadIdx.x; e < kKeyTile * a.Dv; e += blockDim.x) dvs[e] = 0;
   const int group_rows = a.R * a.Lq;
