@@ -468,6 +468,20 @@ array block_masked_mm(const array& a, const array& b, int block_size = 64,
 array to_fp8(const array& a, StreamOrDevice s = {});
 array from_fp8(const array& a, Dtype dtype = bfloat16, StreamOrDevice s = {});
 
+/** MLX's slice with start indices known only at run time: the block of `slice_size` (one
+ * size per axis of `a`) starting at `start[i]` along `axes[i]` (0 along the others); starts
+ * are clamped so the block fits. */
+array dynamic_slice(const array& a, const array& start, const std::vector<int>& axes,
+                    const Shape& slice_size, StreamOrDevice s = {});
+/** `src` with the block of `update`'s shape at run-time `start` (along `axes`) replaced. */
+array dynamic_slice_update(const array& src, const array& update, const array& start,
+                           const std::vector<int>& axes, StreamOrDevice s = {});
+/** pad with NumPy's non-constant modes: "edge" (repeat the border), "reflect" (mirror
+ * without the border) or "symmetric" (mirror with it), or "constant" (`pad_value`). Throws
+ * for an unknown mode, or for extending an empty axis other than with constants. */
+array pad(const array& a, const std::vector<std::pair<int, int>>& pad_width,
+          const std::string& mode, const array& pad_value = array(0), StreamOrDevice s = {});
+
 /** `inputs` returned as new arrays whose evaluation also waits for `dependencies`. */
 std::vector<array> depends(const std::vector<array>& inputs,
                            const std::vector<array>& dependencies);
@@ -520,8 +534,8 @@ array conv_transpose3d(const array& input, const array& weight,
                        const std::tuple<int, int, int>& stride = {1, 1, 1},
                        const std::tuple<int, int, int>& padding = {0, 0, 0},
                        const std::tuple<int, int, int>& dilation = {1, 1, 1},
-                       const std::tuple<int, int, int>& output_padding = {0, 0, 0},
-                       int groups = 1, StreamOrDevice s = {});
+                       const std::tuple<int, int, int>& output_padding = {0, 0, 0}, int groups = 1,
+                       StreamOrDevice s = {});
 /** NumPy's 1-d convolve: "full" (n + m - 1), "same" (max(n, m)) or "valid" (|n - m| + 1). */
 array convolve(const array& a, const array& v, const std::string& mode = "full",
                StreamOrDevice s = {});

@@ -593,6 +593,13 @@ std::vector<Row> numpy_rows() {
       row("to_fp8", "", FN1(to_fp8(a)), {T({30, 40}, -500, 500)}).types(halves),
       row("from_fp8", "", FN1(from_fp8(a, float32)), {D({30, 40}, uint8, 0, 255)}),
       row("depends", "", FNV(depends({x[0]}, {x[1]})), {T({30, 40}), T({5})}),
+      row("dynamic_slice", "", FN1(dynamic_slice(a, array({7, 3}, int32), {0, 1}, {10, 20})),
+          {L(T({30, 40}), Layout::transposed)})
+          .types(kSome),
+      row("dynamic_slice_update", "", FN2(dynamic_slice_update(a, b, array({25}, int32), {1})),
+          {T({30, 40}), T({30, 10})}),
+      row("pad", "reflect", FN1(pad(a, {{5, 30}, {1, 0}}, std::string("reflect"))), {T({20, 7})})
+          .types(kSome),
   };
 }
 
@@ -607,14 +614,18 @@ std::vector<Row> conv_rows() {
           .types(dtypes),
       row("conv2d", "strided_dilated_groups", FN2(conv2d(a, b, {2, 1}, {1, 0}, {1, 2}, 2)),
           {L(T({2, 7, 6, 4}), Layout::strided), T({4, 3, 2, 2})}),
-      row("conv3d", "", FN2(conv3d(a, b, {1, 2, 1}, {1, 0, 1})), {T({1, 4, 5, 3, 2}), T({2, 2, 3, 2, 2})}),
+      row("conv3d", "", FN2(conv3d(a, b, {1, 2, 1}, {1, 0, 1})),
+          {T({1, 4, 5, 3, 2}), T({2, 2, 3, 2, 2})}),
       row("conv_general", "asymmetric_input_dilation_flip",
           FN2(conv_general(a, b, {2, 1}, {1, 0}, {2, 1}, {2, 1}, {2, 1}, 1, true)),
           {T({2, 6, 5, 3}), T({4, 3, 2, 3})}),
-      row("conv_transpose1d", "", FN2(conv_transpose1d(a, b, 2, 1, 1, 1)), {T({2, 5, 3}), T({4, 3, 3})})
+      row("conv_transpose1d", "", FN2(conv_transpose1d(a, b, 2, 1, 1, 1)),
+          {T({2, 5, 3}), T({4, 3, 3})})
           .types(dtypes),
-      row("conv_transpose2d", "", FN2(conv_transpose2d(a, b, {2, 2}, {1, 0})), {T({2, 4, 4, 8}), T({6, 3, 3, 8})}),
-      row("conv_transpose3d", "", FN2(conv_transpose3d(a, b, {2, 1, 1})), {T({1, 2, 3, 3, 2}), T({2, 2, 3, 2, 2})}),
+      row("conv_transpose2d", "", FN2(conv_transpose2d(a, b, {2, 2}, {1, 0})),
+          {T({2, 4, 4, 8}), T({6, 3, 3, 8})}),
+      row("conv_transpose3d", "", FN2(conv_transpose3d(a, b, {2, 1, 1})),
+          {T({1, 2, 3, 3, 2}), T({2, 2, 3, 2, 2})}),
       row("convolve", "", FN2(convolve(a, b, "same")), {T({50}), T({7})}),
   };
 }
@@ -627,29 +638,38 @@ std::vector<Row> factor_fft_rows() {
 #define WELL(x) add(x, multiply(eye(x.shape(-1), t), array(4.0, t)))
   return {
       row("linalg::inv", "", FN1(linalg::inv(WELL(a))), {T({3, 6, 6})}).types(real),
-      row("linalg::tri_inv", "upper", FN1(linalg::tri_inv(WELL(a), true)), {T({2, 5, 5})}).types(real),
+      row("linalg::tri_inv", "upper", FN1(linalg::tri_inv(WELL(a), true)), {T({2, 5, 5})})
+          .types(real),
       row("linalg::cholesky", "", FN1(linalg::cholesky(SPD(a))), {T({4, 6, 6})}).types(real),
       row("linalg::cholesky", "upper_large", FN1(linalg::cholesky(SPD(a), true)), {T({40, 40})}),
-      row("linalg::solve", "", FN2(linalg::solve(WELL(a), b)), {T({3, 5, 5}), T({3, 5, 2})}).types(real),
+      row("linalg::solve", "", FN2(linalg::solve(WELL(a), b)), {T({3, 5, 5}), T({3, 5, 2})})
+          .types(real),
       row("linalg::solve_triangular", "lower", FN2(linalg::solve_triangular(WELL(a), b)),
-          {T({2, 5, 5}), T({2, 5, 3})}).types(real),
+          {T({2, 5, 5}), T({2, 5, 3})})
+          .types(real),
       row("linalg::solve_triangular", "upper", FN2(linalg::solve_triangular(WELL(a), b, true)),
           {T({5, 5}), T({5})}),
-      row("linalg::qr", "tall", FN1(matmul(linalg::qr(a).first, linalg::qr(a).second), abs(linalg::qr(a).first),
-                                     abs(linalg::qr(a).second)),
-          {T({2, 7, 4})}).types(real),
-      row("linalg::qr", "wide", FN1(matmul(linalg::qr(a).first, linalg::qr(a).second)), {T({3, 6})}),
+      row("linalg::qr", "tall",
+          FN1(matmul(linalg::qr(a).first, linalg::qr(a).second), abs(linalg::qr(a).first),
+              abs(linalg::qr(a).second)),
+          {T({2, 7, 4})})
+          .types(real),
+      row("linalg::qr", "wide", FN1(matmul(linalg::qr(a).first, linalg::qr(a).second)),
+          {T({3, 6})}),
       row("linalg::svd", "values", FN1(linalg::svd(a, false)[0]), {T({3, 6, 4})}).types(real),
       row("linalg::svd", "reconstruct", FN1([&] {
             auto usv = linalg::svd(a);
             return matmul(multiply(usv[0], expand_dims(usv[1], 0)), slice(usv[2], {0, 0}, {4, 7}));
           }()),
           {T({4, 7})}),
-      row("linalg::eigh", "", FN1(linalg::eigh(add(a, swapaxes(a, -1, -2))).first, [&] {
-            auto [w, v] = linalg::eigh(add(a, swapaxes(a, -1, -2)));
-            return matmul(multiply(v, expand_dims(w, -2)), swapaxes(v, -1, -2));
-          }()),
-          {T({3, 6, 6})}).types(real),
+      row("linalg::eigh", "",
+          FN1(linalg::eigh(add(a, swapaxes(a, -1, -2))).first,
+              [&] {
+                auto [w, v] = linalg::eigh(add(a, swapaxes(a, -1, -2)));
+                return matmul(multiply(v, expand_dims(w, -2)), swapaxes(v, -1, -2));
+              }()),
+          {T({3, 6, 6})})
+          .types(real),
       row("linalg::eigh", "batched_jacobi", FN1(linalg::eigvalsh(add(a, swapaxes(a, -1, -2)), "U")),
           {T({20, 8, 8})}),
       row("linalg::eig", "", FN1(sum(linalg::eigvals(a), -1), sum(square(linalg::eigvals(a)), -1)),
@@ -660,11 +680,13 @@ std::vector<Row> factor_fft_rows() {
       row("linalg::norm", "nuc", FN1(linalg::norm(a, std::string("nuc"))), {T({4, 5})}),
       row("fft::fft", "odd_padded", FN1(fft::fft(a, 9)), {D({3, 7}, complex64)}),
       row("fft::fft", "bluestein", FN1(fft::fft(a)), {D({2, 4097}, complex64)}),
-      row("fft::ifftn", "ortho", FN1(fft::ifftn(a, {0, 2}, fft::FFTNorm::Ortho)), {D({4, 3, 6}, complex64)}),
+      row("fft::ifftn", "ortho", FN1(fft::ifftn(a, {0, 2}, fft::FFTNorm::Ortho)),
+          {D({4, 3, 6}, complex64)}),
       row("fft::rfft", "", FN1(fft::rfft(a)), {L(T({4, 1000}), Layout::strided)}),
       row("fft::rfftn", "", FN1(fft::rfftn(a, {1, 0})), {T({6, 5, 4})}),
       row("fft::irfft", "", FN1(fft::irfft(a, 11)), {D({3, 6}, complex64)}),
-      row("fft::irfftn", "", FN1(fft::irfftn(a, {4, 6}, {0, 2}, fft::FFTNorm::Forward)), {D({4, 3, 4}, complex64)}),
+      row("fft::irfftn", "", FN1(fft::irfftn(a, {4, 6}, {0, 2}, fft::FFTNorm::Forward)),
+          {D({4, 3, 4}, complex64)}),
   };
 #undef SPD
 #undef WELL

@@ -11,6 +11,12 @@ import pytest
 
 import kiln.core as mx
 
+
+def marr(x):
+    """A kiln array of x, keeping NumPy's float64 (kiln converts it to float32 by default)."""
+    x = np.asarray(x)
+    return mx.array(x, dtype=mx.float64) if x.dtype == np.float64 else mx.array(x)
+
 try:
     import ml_dtypes
 except ImportError:
@@ -76,7 +82,7 @@ def test_conv_general_1d_grid(rng, stride, pad, kdil, idil, groups, flip):
     w = rng.standard_normal((4, 3, 4 // groups))
     args = ([stride], [pad[0]], [pad[1]], [kdil], [idil], groups, flip)
     want = conv_ref(x, w, *args)
-    got = mx.conv_general(mx.array(x), mx.array(w), stride=stride, padding=([pad[0]], [pad[1]]),
+    got = mx.conv_general(marr(x), marr(w), stride=stride, padding=([pad[0]], [pad[1]]),
                           kernel_dilation=kdil, input_dilation=idil, groups=groups, flip=flip)
     close(got, want, mx.float64)
 
@@ -88,33 +94,33 @@ def test_conv2d_dtypes_and_views(rng, dtype):
     x = rng.standard_normal((2, 7, 6, 6))
     w = rng.standard_normal((4, 3, 2, 3)) * 0.5
     want = conv_ref(x, w, [2, 1], [1, 0], [1, 0], [1, 2], [1, 1], 2, False)
-    xm = mx.array(x).astype(dtype)
-    got = mx.conv2d(xm, mx.array(w).astype(dtype), stride=(2, 1), padding=(1, 0), dilation=(1, 2), groups=2)
+    xm = marr(x).astype(dtype)
+    got = mx.conv2d(xm, marr(w).astype(dtype), stride=(2, 1), padding=(1, 0), dilation=(1, 2), groups=2)
     assert got.dtype == dtype
     # Round the references' inputs like kiln's.
-    wm = mx.array(w).astype(dtype)
+    wm = marr(w).astype(dtype)
     exact = lambda a: np.array(a if a.dtype == mx.float64 else a.astype(mx.float32), np.float64)
     xr, wr = exact(xm), exact(wm)
     close(got, conv_ref(xr, wr, [2, 1], [1, 0], [1, 0], [1, 2], [1, 1], 2, False), dtype)
     # Non-contiguous input (a transposed copy transposed back) and weight.
-    xt = mx.swapaxes(mx.array(np.ascontiguousarray(np.swapaxes(x, 1, 2))), 1, 2)
-    wt = mx.array(np.ascontiguousarray(w[:, ::-1]))[:, ::-1]
+    xt = mx.swapaxes(marr(np.ascontiguousarray(np.swapaxes(x, 1, 2))), 1, 2)
+    wt = marr(np.ascontiguousarray(w[:, ::-1]))[:, ::-1]
     close(mx.conv2d(xt, wt, stride=(2, 1), padding=(1, 0), dilation=(1, 2), groups=2), want)
 
 
 def test_conv1d_conv3d(rng):
     x = rng.standard_normal((3, 11, 6))
     w = rng.standard_normal((5, 4, 6))
-    close(mx.conv1d(mx.array(x), mx.array(w), stride=2, padding=2, dilation=2),
+    close(mx.conv1d(marr(x), marr(w), stride=2, padding=2, dilation=2),
           conv_ref(x, w, [2], [2], [2], [2], [1], 1, False), mx.float64)
     x = rng.standard_normal((2, 5, 4, 6, 4))
     w = rng.standard_normal((6, 2, 3, 2, 2))
-    close(mx.conv3d(mx.array(x), mx.array(w), stride=(1, 2, 1), padding=(1, 0, 1), dilation=(2, 1, 1), groups=2),
+    close(mx.conv3d(marr(x), marr(w), stride=(1, 2, 1), padding=(1, 0, 1), dilation=(2, 1, 1), groups=2),
           conv_ref(x, w, [1, 2, 1], [1, 0, 1], [1, 0, 1], [2, 1, 1], [1, 1, 1], 2, False), mx.float64)
     # Depthwise: groups == channels.
     x = rng.standard_normal((2, 8, 8, 4))
     w = rng.standard_normal((4, 3, 3, 1))
-    close(mx.conv2d(mx.array(x), mx.array(w), padding=1, groups=4),
+    close(mx.conv2d(marr(x), marr(w), padding=1, groups=4),
           conv_ref(x, w, [1, 1], [1, 1], [1, 1], [1, 1], [1, 1], 4, False), mx.float64)
 
 
@@ -129,32 +135,32 @@ def transpose_ref(x, w, stride, pad, dil, out_pad, groups):
 def test_conv_transpose(rng):
     x = rng.standard_normal((2, 5, 4))
     w = rng.standard_normal((6, 3, 2))
-    got = mx.conv_transpose1d(mx.array(x), mx.array(w), stride=2, padding=1, dilation=1, output_padding=1, groups=2)
+    got = mx.conv_transpose1d(marr(x), marr(w), stride=2, padding=1, dilation=1, output_padding=1, groups=2)
     want = transpose_ref(x, w, [2], [1], [1], [1], 2)
     assert got.shape == (2, (5 - 1) * 2 - 2 + 2 + 1 + 1, 6)
     close(got, want, mx.float64)
     x = rng.standard_normal((1, 4, 3, 2))
     w = rng.standard_normal((3, 3, 2, 2))
-    close(mx.conv_transpose2d(mx.array(x), mx.array(w), stride=(2, 1), padding=(1, 0), dilation=(1, 2), output_padding=(1, 0)),
+    close(mx.conv_transpose2d(marr(x), marr(w), stride=(2, 1), padding=(1, 0), dilation=(1, 2), output_padding=(1, 0)),
           transpose_ref(x, w, [2, 1], [1, 0], [1, 2], [1, 0], 1), mx.float64)
     x = rng.standard_normal((1, 3, 2, 3, 2))
     w = rng.standard_normal((2, 2, 2, 2, 2))
-    close(mx.conv_transpose3d(mx.array(x), mx.array(w), stride=2),
+    close(mx.conv_transpose3d(marr(x), marr(w), stride=2),
           transpose_ref(x, w, [2, 2, 2], [0, 0, 0], [1, 1, 1], [0, 0, 0], 1), mx.float64)
     # conv_transpose is the adjoint of conv: the gradient of conv with respect to its input.
     x = rng.standard_normal((2, 9, 3))
     w = rng.standard_normal((3, 3, 3))
     y = rng.standard_normal((2, 4, 3))
-    g = mx.grad(lambda v: mx.sum(mx.conv1d(v, mx.array(w), stride=2) * mx.array(y)))(mx.array(x))
+    g = mx.grad(lambda v: mx.sum(mx.conv1d(v, marr(w), stride=2) * marr(y)))(marr(x))
     wt = np.swapaxes(w, 0, 2)  # (C_in, K, C_out)
-    close(mx.conv_transpose1d(mx.array(y), mx.array(wt), stride=2), np.array(g), mx.float64)
+    close(mx.conv_transpose1d(marr(y), marr(wt), stride=2), np.array(g), mx.float64)
 
 
 @pytest.mark.parametrize("mode", ["full", "same", "valid"])
 @pytest.mark.parametrize("n,m", [(7, 3), (3, 7), (5, 5), (6, 2), (1, 1)])
 def test_convolve(rng, mode, n, m):
     a, v = rng.standard_normal(n), rng.standard_normal(m)
-    close(mx.convolve(mx.array(a), mx.array(v), mode=mode), np.convolve(a, v, mode), mx.float64)
+    close(mx.convolve(marr(a), marr(v), mode=mode), np.convolve(a, v, mode), mx.float64)
 
 
 def numeric_grad(f, x, eps=1e-6):
@@ -179,33 +185,33 @@ def test_gradients(rng, conv):
     x = rng.standard_normal((2, 6, 4))
     w = rng.standard_normal((4, 3, 2))
     try:
-        y = conv(mx.array(x), mx.array(w))
+        y = conv(marr(x), marr(w))
     except ValueError:
         w = rng.standard_normal((4, 3, 4))
-        y = conv(mx.array(x), mx.array(w))
+        y = conv(marr(x), marr(w))
     c = rng.standard_normal(y.shape)
-    loss = lambda a, b: mx.sum(conv(a, b) * mx.array(c))
-    gx, gw = mx.grad(loss, argnums=(0, 1))(mx.array(x), mx.array(w))
-    fx = numeric_grad(lambda v: loss(mx.array(v), mx.array(w)).item(), x)
-    fw = numeric_grad(lambda v: loss(mx.array(x), mx.array(v)).item(), w)
+    loss = lambda a, b: mx.sum(conv(a, b) * marr(c))
+    gx, gw = mx.grad(loss, argnums=(0, 1))(marr(x), marr(w))
+    fx = numeric_grad(lambda v: loss(marr(v), marr(w)).item(), x)
+    fw = numeric_grad(lambda v: loss(marr(x), marr(v)).item(), w)
     np.testing.assert_allclose(np.array(gx), fx, rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(np.array(gw), fw, rtol=1e-6, atol=1e-6)
 
 
 def test_second_order_and_vmap(rng):
-    x = mx.array(rng.standard_normal((1, 5, 2)))
-    w = mx.array(rng.standard_normal((2, 3, 2)))
+    x = marr(rng.standard_normal((1, 5, 2)))
+    w = marr(rng.standard_normal((2, 3, 2)))
     # d/dw of (d/dx sum(conv^2)) exists and matches finite differences of the inner gradient.
     inner = lambda w_: mx.sum(mx.grad(lambda v: mx.sum(mx.conv1d(v, w_, padding=1) ** 2))(x))
     g = mx.grad(inner)(w)
     wn = np.array(w)
-    fd = numeric_grad(lambda v: inner(mx.array(v)).item(), wn)
+    fd = numeric_grad(lambda v: inner(marr(v)).item(), wn)
     np.testing.assert_allclose(np.array(g), fd, rtol=1e-5, atol=1e-5)
-    xs = mx.array(rng.standard_normal((3, 2, 6, 2)))
+    xs = marr(rng.standard_normal((3, 2, 6, 2)))
     out = mx.vmap(lambda v: mx.conv1d(v, w))(xs)
     for i in range(3):
         np.testing.assert_allclose(out[i], mx.conv1d(xs[i], w), rtol=1e-12)
-    ws = mx.array(rng.standard_normal((3, 2, 3, 2)))
+    ws = marr(rng.standard_normal((3, 2, 3, 2)))
     out = mx.vmap(lambda ww: mx.conv1d(xs[0], ww))(ws)
     for i in range(3):
         np.testing.assert_allclose(out[i], mx.conv1d(xs[0], ws[i]), rtol=1e-12)
