@@ -1,0 +1,117 @@
+// eval_gpu of Partition, ArgPartition, Median, SearchSorted and Unique: the radix kernels of
+// device/radix_select.cuh, device/radix_sort.cuh and device/sort_search.cuh, launched in the
+// sequences of sort_plan.h (selection: one block per row, or many for few long rows).
+#include "kiln/backend/cuda/allocator.h"
+#include "kiln/backend/cuda/copy.h"
+#include "kiln/backend/cuda/indexing.h"
+#include "kiln/backend/cuda/sort_launcher.h"
+#include "kiln/backend/cuda/stream.h"
+#include "kiln/primitives_sort.h"
+#include "kiln/utils.h"
+
+namespace kiln {
+
+namespace {
+
+void check_real(const char* name, Dtype d) {
+  if (d == complex64) {
+    throw std::invalid_argument(msg("[", name, "::eval_gpu] complex64 is not supported."));
+  }
+}
+
+/** Selection over the rows of `in` (last axis) into the outputs of `job` (filled in here:
+ * key, rows, n, input). */
+void select_gpu(const array& in, sortplan::SelectJob job, gpu::DeviceStream& s) {
+  const int axis = static_cast<int>(in.ndim()) - 1;
+  const gpu::AffineRows rows = gpu::affine_rows(in, axis, s);
+  job.key = gpu::sort_key_type(in.dtype());
+  job.n = in.shape()[axis];
+  job.rows = static_cast<int64_t>(shape_size(Shape(in.shape().begin(), in.shape().end() - 1)));
+  job.in = rows.ptr;
+  job.row_stride = rows.row_stride;
+  gpu::SortLauncher launcher(s, job.key);
+  sortplan::select(launcher, job);
+}
+
+}  // namespace
+
+void Partition::eval_gpu(const std::vector<array>& inputs, array& out) {
+  check_real("Partition", inputs[0].dtype());
+  auto& s = gpu::device_stream(stream());
+  out.set_data(gpu::new_device_storage(out.nbytes(), s));
+  if (out.size() == 0) return;
+  sortplan::SelectJob job;
+  job.kth = kth_;
+  job.w0 = start_;
+  job.out_values = gpu::device_address(out);
+  select_gpu(inputs[0], job, s);
+}
+
+void ArgPartition::eval_gpu(const std::vector<array>& inputs, array& out) {
+  check_real("ArgPartition", inputs[0].dtype());
+  auto& s = gpu::device_stream(stream());
+  out.set_data(gpu::new_device_storage(out.nbytes(), s));
+  if (out.size() == 0) return;
+  sortplan::SelectJob job;
+  job.kth = kth_;
+  job.w0 = start_;
+  job.out_indices = gpu::device_address(out);
+  select_gpu(inputs[0], job, s);
+}
+
+void Median::eval_gpu(const std::vector<array>& inputs, array& out) {
+  check_real("Median", inputs[0].dtype());
+  auto& s = gpu::device_stream(stream());
+  out.set_data(gpu::new_device_storage(out.nbytes(), s));
+  if (out.size() == 0) return;
+  sortplan::SelectJob job;
+  job.median = true;
+  job.out_median = gpu::device_address(out);
+  select_gpu(inputs[0], job, s);
+}
+
+void SearchSorted::eval_gpu(const std::vector<array>& inputs, array& out) {
+  const array& seq = inputs[0];
+  const array& values = inputs[1];
+  check_real("SearchSorted", seq.dtype());
+  auto& s = gpu::device_stream(stream());
+  out.set_data(gpu::new_device_storage(out.nbytes(), s));
+  if (out.size() == 0) return;
+  CUdeviceptr v = gpu::device_address(values);
+  if (!values.flags().row_contiguous) {
+    v = gpu::scratch(values.nbytes(), s);
+    gpu::copy_to_row_contiguous(values, v, s);
+  }
+  const sortplan::KeyType key = gpu::sort_key_type(seq.dtype());
+  gpu::SortLauncher launcher(s, key);
+  sortplan::searchsorted(launcher, key, right_, gpu::device_address(seq), seq.strides()[0],
+                         seq.shape()[0], v, static_cast<int64_t>(values.size()),
+                         gpu::device_address(out));
+}
+
+void Unique::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  const array& in = inputs[0];
+  check_real("Unique", in.dtype());
+  auto& s = gpu::device_stream(stream());
+  for (auto& o : outputs) o.set_data(gpu::new_device_storage(o.nbytes(), s));
+  sortplan::UniqueJob job;
+  job.key = gpu::sort_key_type(in.dtype());
+  job.n = in.shape().back();
+  job.rows = static_cast<int64_t>(shape_size(Shape(in.shape().begin(), in.shape().end() - 1)));
+  if (job.n == 0 && size_ == 0) return;
+  job.size = size_;
+  if (job.n > 0) {
+    const gpu::AffineRows rows = gpu::affine_rows(in, static_cast<int>(in.ndim()) - 1, s);
+    job.in = rows.ptr;
+    job.row_stride = rows.row_stride;
+  }
+  if (has_fill_) job.fill = gpu::device_address(inputs[1]);
+  job.values = gpu::device_address(outputs[0]);
+  job.index = gpu::device_address(outputs[1]);
+  job.inverse = gpu::device_address(outputs[2]);
+  job.counts = gpu::device_address(outputs[3]);
+  gpu::SortLauncher launcher(s, job.key);
+  sortplan::unique(launcher, job);
+}
+
+}  // namespace kiln
