@@ -211,18 +211,32 @@ std::vector<array> SearchSorted::vjp(const std::vector<array>& primals, const st
   return out;
 }
 
-// The search is elementwise in the values; a batch of sequences would need a search per row,
-// which MLX does not offer either.
+// Elementwise in the values; a mapped sequence becomes a batch of sequences.
 std::pair<std::vector<array>, std::vector<int>> SearchSorted::vmap(
     const std::vector<array>& inputs, const std::vector<int>& axes) {
-  if (axes[0] >= 0) {
-    throw std::invalid_argument(
-        "[searchsorted] Cannot vmap over the sorted sequence, only over the values.");
-  }
+  const Stream& s = stream();
+  const array& seq = inputs[0];
   const array& v = inputs[1];
-  return {{array(v.shape(), uint32, std::make_shared<SearchSorted>(stream(), right_),
-                 {inputs[0], v})},
-          {axes[1]}};
+  const int batch = static_cast<int>(seq.ndim()) - 1;  // the sequences' batch dimensions
+  auto make = [&](const array& q, const array& w) {
+    return array(w.shape(), uint32, std::make_shared<SearchSorted>(s, right_), {q, w});
+  };
+  if (axes[0] < 0) {
+    // The same sequences for every slice: the mapped axis joins the values' own axes.
+    array w = axes[1] == batch ? v : moveaxis(v, axes[1], batch, s);
+    return {{make(seq, w)}, {batch}};
+  }
+  array q = batch_first(seq, axes[0], s);
+  const int b = q.shape()[0];
+  array w = v;
+  if (axes[1] < 0) {
+    Shape shape = v.shape();
+    shape.insert(shape.begin(), b);
+    w = broadcast_to(expand_dims(v, 0, s), shape, s);
+  } else {
+    w = batch_first(v, axes[1], s);
+  }
+  return {{make(q, w)}, {0}};
 }
 
 // ---------------------------------------------------------------- Unique
@@ -241,6 +255,16 @@ std::vector<Shape> Unique::output_shapes(const std::vector<array>& inputs) {
   entries.back() = static_cast<int>(size_);
   return {entries, entries, inputs[0].shape(), entries};
 }
+
+namespace {
+
+/** The fill value shaped to broadcast against the entries (a per-row fill gains the entries'
+ * axis). */
+array fill_entries(const array& fill, const Stream& s) {
+  return fill.ndim() == 0 ? fill : expand_dims(fill, -1, s);
+}
+
+}  // namespace
 
 // values = where(counts > 0 or no fill, x[index], fill): derivatives follow index for the
 // entries taken from x, and reach the fill value from the padding.
@@ -261,7 +285,7 @@ std::vector<array> Unique::jvp(const std::vector<array>& primals,
                        array(0.0, x.dtype()), s),
               s);
     } else {
-      r = add(r, where(taken, array(0.0, x.dtype()), tangents[i], s), s);
+      r = add(r, where(taken, array(0.0, x.dtype()), fill_entries(tangents[i], s), s), s);
     }
   }
   return {r, zeros(index.shape(), uint32, s), zeros(x.shape(), uint32, s),
@@ -284,7 +308,7 @@ std::vector<array> Unique::vjp(const std::vector<array>& primals,
       out.push_back(scatter_add_last(x, outputs[1], kept, s));
     } else {
       array pad = where(taken, array(0.0, x.dtype()), c, s);
-      out.push_back(reshape(sum(pad, s), primals[1].shape(), s));
+      out.push_back(primals[1].ndim() == 0 ? sum(pad, s) : sum(pad, -1, false, s));
     }
   }
   return out;
@@ -292,15 +316,31 @@ std::vector<array> Unique::vjp(const std::vector<array>& primals,
 
 std::pair<std::vector<array>, std::vector<int>> Unique::vmap(const std::vector<array>& inputs,
                                                              const std::vector<int>& axes) {
-  if (has_fill_ && axes.size() > 1 && axes[1] >= 0) {
-    throw std::invalid_argument("[unique] Cannot vmap over the fill value.");
+  const Stream& s = stream();
+  const int b = axes[0] >= 0 ? inputs[0].shape()[axes[0]] : inputs[1].shape()[axes[1]];
+  auto mapped_first = [&](const array& x, int axis) {
+    if (axis >= 0) return batch_first(x, axis, s);
+    Shape shape = x.shape();
+    shape.insert(shape.begin(), b);
+    return broadcast_to(expand_dims(x, 0, s), shape, s);
+  };
+  std::vector<array> in = {mapped_first(inputs[0], axes[0])};
+  if (has_fill_) {
+    // One fill per row of the batched rows unless a single one serves them all.
+    const array& fill = inputs[1];
+    const bool shared = axes[1] < 0 && fill.ndim() == 0;
+    Shape rows(in[0].shape().begin(), in[0].shape().end() - 1);
+    array f = shared ? fill : mapped_first(fill, axes[1]);
+    if (!shared && f.ndim() < rows.size()) {
+      Shape shape = f.shape();
+      shape.resize(rows.size(), 1);
+      f = broadcast_to(reshape(f, shape, s), rows, s);
+    }
+    in.push_back(shared ? f : broadcast_to(f, rows, s));
   }
-  std::vector<array> in = inputs;
-  in[0] = batch_first(inputs[0], axes[0], stream());
   auto outs = array::make_arrays(output_shapes(in), {in[0].dtype(), uint32, uint32, int32},
-                                 std::make_shared<Unique>(stream(), size_, has_fill_), in);
-  const int b = axes[0] < 0 ? -1 : 0;
-  return {outs, {b, b, b, b}};
+                                 std::make_shared<Unique>(s, size_, has_fill_), in);
+  return {outs, {0, 0, 0, 0}};
 }
 
 }  // namespace kiln

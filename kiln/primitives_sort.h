@@ -77,9 +77,11 @@ class Median : public UnaryPrimitive {
 };
 
 /**
- * Inputs: a 1-D sorted sequence and values of any shape, both of one real dtype. Output
- * (uint32, values' shape): each value's insertion point, "left" (elements ordering before it)
- * or "right" (elements not ordering after it). Integer output: zero gradient.
+ * Inputs: sorted sequences along the last axis (batch shape B, then n) and values (shape B
+ * followed by any), of one real dtype; each value searches the sequence of its batch index
+ * (the searchsorted op has no batch; vmap adds one). Output (uint32, values' shape): each
+ * value's insertion point, "left" (elements ordering before it) or "right" (elements not
+ * ordering after it). Integer output: zero gradient.
  */
 class SearchSorted : public UnaryPrimitive {
  public:
@@ -101,7 +103,8 @@ class SearchSorted : public UnaryPrimitive {
 
 /**
  * Unique values of each row (last axis, n elements), sorted, in `size` entries. Inputs: the
- * rows and, when `has_fill`, a one-element fill value of their dtype. Outputs: values
+ * rows and, when `has_fill`, the fill value of their dtype: 0-d (every row's), or of the rows'
+ * batch shape (one per row, from vmap). Outputs: values
  * (rows' dtype, size per row), index (uint32: each entry's first position), inverse (uint32,
  * the input's shape: each element's entry, clamped to size - 1; 0 when size is 0) and counts
  * (int32). Entries past the last group: the fill (or the row's first entry), the first

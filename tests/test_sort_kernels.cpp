@@ -258,6 +258,7 @@ TEST(SortKernels, Unique) {
           j.in = addr(x.data<void>());
           j.row_stride = n;
           j.fill = fill ? addr(f.data<void>()) : 0;
+          j.fill_stride = 0;
           j.values = addr(vals.data());
           j.index = addr(index.data());
           j.inverse = addr(inverse.data());
@@ -279,17 +280,36 @@ TEST(SortKernels, Unique) {
 TEST(SortKernels, SearchSorted) {
   for (Dtype dt : {float32, int32, float64, uint8, float16}) {
     const bool fl = is_floating_point(dt);
-    array seq = host(sort(reshape(rows_of(dt, 1, 999, fl ? -10 : 0, fl ? 10 : 100, 6), {-1}),
-                          Device::cpu));
-    array v = rows_of(dt, 1, 3000, fl ? -12 : 0, fl ? 12 : 120, 20);
+    // Three sorted sequences (NaNs last, ties), values searched in the sequence of their row.
+    array seq = host(sort(rows_of(dt, 3, 999, fl ? -10 : 0, fl ? 10 : 100, 6), -1, Device::cpu));
+    array v = rows_of(dt, 3, 1000, fl ? -12 : 0, fl ? 12 : 120, 20);
     for (bool right : {false, true}) {
-      SCOPED_TRACE(msg(dt, right ? " right" : " left"));
-      auto L = test::make_emulated_sort_launcher(kEmulatedSMs);
-      std::vector<uint32_t> out(v.size());
-      sp::searchsorted(*L, key_of(dt), right, addr(seq.data<void>()), 1, seq.size(),
-                       addr(v.data<void>()), v.size(), addr(out.data()));
-      array want = host(searchsorted(seq, v, right ? "right" : "left", Device::cpu));
-      expect_same_bytes(out.data(), want.data<void>(), v.size(), 4, "positions");
+      for (bool batched : {false, true}) {
+        SCOPED_TRACE(msg(dt, right ? " right" : " left", batched ? " batched" : ""));
+        auto L = test::make_emulated_sort_launcher(kEmulatedSMs);
+        std::vector<uint32_t> out(v.size());
+        sp::SearchJob j;
+        j.key = key_of(dt);
+        j.right = right;
+        j.seq = addr(seq.data<void>());
+        j.seq_row_stride = batched ? 999 : 0;
+        j.n = 999;
+        j.values = addr(v.data<void>());
+        j.per_row = batched ? 1000 : v.size();
+        j.count = v.size();
+        j.out = addr(out.data());
+        sp::searchsorted(*L, j);
+        const char* side = right ? "right" : "left";
+        std::function<array(const array&, const array&)> search =
+            [side](const array& q, const array& w) {
+              return searchsorted(q, w, side, Device::cpu);
+            };
+        array want = batched ? vmap(search)(seq, v)
+                             : searchsorted(reshape(slice(seq, {0, 0}, {1, 999}), {-1}), v, side,
+                                            Device::cpu);
+        array w = host(want);
+        expect_same_bytes(out.data(), w.data<void>(), v.size(), 4, "positions");
+      }
     }
   }
 }

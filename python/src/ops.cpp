@@ -313,6 +313,7 @@ void init_ops(py::module_& m) {
   init_ops_reduce(m);
   init_ops_linalg(m);
   init_ops_indexing(m);
+  init_ops_sort(m);
 }
 
 }  // namespace kiln::python

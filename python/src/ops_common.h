@@ -17,5 +17,6 @@ void init_ops_layout(py::module_& m);    // ops_layout.cpp
 void init_ops_reduce(py::module_& m);    // ops_reduce.cpp
 void init_ops_linalg(py::module_& m);    // ops_linalg.cpp
 void init_ops_indexing(py::module_& m);  // ops_indexing.cpp
+void init_ops_sort(py::module_& m);      // ops_sort.cpp
 
 }  // namespace kiln::python

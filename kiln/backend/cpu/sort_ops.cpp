@@ -130,28 +130,37 @@ void median_rows(const array& in, O* out) {
   });
 }
 
+/** Each value searches the sequence of its batch index (seq: batch + (n), values: batch +
+ * anything; see SearchSorted). */
 template <typename T>
 void searchsorted_values(const array& seq, const array& values, bool right, uint32_t* out) {
   using K = Key<T>;
-  const int64_t n = seq.shape()[0];
-  std::vector<K> s(n);
-  const T* sp = seq.data<T>();
-  for (int64_t k = 0; k < n; ++k) s[k] = static_cast<K>(sp[k * seq.strides()[0]]);
-  const T* vp = values.data<T>();
+  const Rows rows(seq);
+  const int64_t n = rows.n;
   const int64_t count = static_cast<int64_t>(values.size());
+  const int64_t per_row = rows.count ? count / rows.count : 0;
+  std::vector<K> s(rows.count * n);
+  const T* sp = seq.data<T>();
+  for (int64_t r = 0; r < rows.count; ++r) {
+    const T* src = sp + rows.base(r);
+    for (int64_t k = 0; k < n; ++k) s[r * n + k] = static_cast<K>(src[k * rows.stride]);
+  }
+  const T* vp = values.data<T>();
   cpu::parallel_for(count, kGrain / 16, [&](size_t b, size_t e) {
     for (size_t i = b; i < e; ++i) {
       const K v = static_cast<K>(vp[elem_to_loc(static_cast<int64_t>(i), values.shape(),
                                                 values.strides())]);
-      auto it = right ? std::upper_bound(s.begin(), s.end(), v, less_nan_last<K>)
-                      : std::lower_bound(s.begin(), s.end(), v, less_nan_last<K>);
-      out[i] = static_cast<uint32_t>(it - s.begin());
+      auto first = s.begin() + (static_cast<int64_t>(i) / per_row) * n, last = first + n;
+      auto it = right ? std::upper_bound(first, last, v, less_nan_last<K>)
+                      : std::lower_bound(first, last, v, less_nan_last<K>);
+      out[i] = static_cast<uint32_t>(it - first);
     }
   });
 }
 
+/** unique of each row; `fill` (null: pad with the row's first entry) is 0-d or one per row. */
 template <typename T>
-void unique_rows(const array& in, const T* fill, int64_t size, T* values, uint32_t* index,
+void unique_rows(const array& in, const array* fill, int64_t size, T* values, uint32_t* index,
                  uint32_t* inverse, int32_t* counts) {
   using K = Key<T>;
   const Rows rows(in);
@@ -181,8 +190,13 @@ void unique_rows(const array& in, const T* fill, int64_t size, T* values, uint32
         if (g < size) ++cnt[g];
         inverse[r * n + p] = size == 0 ? 0u : static_cast<uint32_t>(std::min<int64_t>(g, size - 1));
       }
+      const T pad = !fill               ? T{}
+                    : fill->ndim() == 0 ? *fill->data<T>()
+                                        : fill->data<T>()[elem_to_loc(static_cast<int64_t>(r),
+                                                                      fill->shape(),
+                                                                      fill->strides())];
       for (int64_t h = std::max<int64_t>(g + 1, 0); h < size; ++h) {
-        vals[h] = fill ? *fill : vals[0];
+        vals[h] = fill ? pad : vals[0];
         idx[h] = g >= 0 ? idx[0] : 0u;
       }
     }
@@ -246,8 +260,7 @@ void Unique::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outp
   for (auto& o : outputs) o.set_data(Storage::host(o.nbytes()));
   dispatch_real(inputs[0].dtype(), "Unique", [&](auto tag) {
     using T = decltype(tag);
-    const T* fill = has_fill_ ? inputs[1].data<T>() : nullptr;
-    unique_rows<T>(inputs[0], fill, size_, outputs[0].data<T>(), outputs[1].data<uint32_t>(),
+    unique_rows<T>(inputs[0], has_fill_ ? &inputs[1] : nullptr, size_, outputs[0].data<T>(), outputs[1].data<uint32_t>(),
                    outputs[2].data<uint32_t>(), outputs[3].data<int32_t>());
   });
 }

@@ -77,16 +77,29 @@ void SearchSorted::eval_gpu(const std::vector<array>& inputs, array& out) {
   auto& s = gpu::device_stream(stream());
   out.set_data(gpu::new_device_storage(out.nbytes(), s));
   if (out.size() == 0) return;
-  CUdeviceptr v = gpu::device_address(values);
-  if (!values.flags().row_contiguous) {
-    v = gpu::scratch(values.nbytes(), s);
-    gpu::copy_to_row_contiguous(values, v, s);
+  sortplan::SearchJob job;
+  job.key = gpu::sort_key_type(seq.dtype());
+  job.right = right_;
+  job.n = seq.shape().back();
+  if (seq.ndim() == 1) {
+    job.seq = gpu::device_address(seq);
+    job.seq_stride = seq.strides()[0];
+  } else {
+    const gpu::AffineRows rows = gpu::affine_rows(seq, static_cast<int>(seq.ndim()) - 1, s);
+    job.seq = rows.ptr;
+    job.seq_row_stride = rows.row_stride;
+    const int64_t batches = static_cast<int64_t>(seq.size()) / std::max<int64_t>(job.n, 1);
+    job.per_row = static_cast<int64_t>(values.size()) / std::max<int64_t>(batches, 1);
   }
-  const sortplan::KeyType key = gpu::sort_key_type(seq.dtype());
-  gpu::SortLauncher launcher(s, key);
-  sortplan::searchsorted(launcher, key, right_, gpu::device_address(seq), seq.strides()[0],
-                         seq.shape()[0], v, static_cast<int64_t>(values.size()),
-                         gpu::device_address(out));
+  job.values = gpu::device_address(values);
+  if (!values.flags().row_contiguous) {
+    job.values = gpu::scratch(values.nbytes(), s);
+    gpu::copy_to_row_contiguous(values, job.values, s);
+  }
+  job.count = static_cast<int64_t>(values.size());
+  job.out = gpu::device_address(out);
+  gpu::SortLauncher launcher(s, job.key);
+  sortplan::searchsorted(launcher, job);
 }
 
 void Unique::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
@@ -105,7 +118,15 @@ void Unique::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outp
     job.in = rows.ptr;
     job.row_stride = rows.row_stride;
   }
-  if (has_fill_) job.fill = gpu::device_address(inputs[1]);
+  if (has_fill_) {
+    const array& fill = inputs[1];
+    job.fill = gpu::device_address(fill);
+    job.fill_stride = fill.ndim() > 0 ? 1 : 0;
+    if (fill.ndim() > 0 && !fill.flags().row_contiguous) {
+      job.fill = gpu::scratch(fill.nbytes(), s);
+      gpu::copy_to_row_contiguous(fill, job.fill, s);
+    }
+  }
   job.values = gpu::device_address(outputs[0]);
   job.index = gpu::device_address(outputs[1]);
   job.inverse = gpu::device_address(outputs[2]);

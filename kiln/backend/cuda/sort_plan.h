@@ -355,24 +355,35 @@ inline void select(Launcher& L, const SelectJob& j) {
 
 // ---------------------------------------------------------------- searchsorted, unique
 
-/** out[i] = insertion point of values[i] (count of them, contiguous) in the sorted sequence
- * (n elements, seq_stride apart). */
-inline void searchsorted(Launcher& L, const KeyType& k, bool right, uint64_t seq,
-                         int64_t seq_stride, int64_t n, uint64_t values, int64_t count,
-                         uint64_t out) {
-  L.run(Family::search, searchsorted_name(k, right), ceil_div(count, kSearchBlock), kSearchBlock,
-        seq, seq_stride, n, values, count, out);
+/** out[i] = insertion point of values[i] (count of them, contiguous) in sorted sequence
+ * i / per_row (n elements, seq_stride apart; sequence r at seq + r * seq_row_stride). */
+struct SearchJob {
+  KeyType key;
+  bool right = false;
+  uint64_t seq = 0;
+  int64_t seq_row_stride = 0, seq_stride = 1, n = 0;
+  uint64_t values = 0;
+  int64_t per_row = 1, count = 0;
+  uint64_t out = 0;
+};
+
+inline void searchsorted(Launcher& L, const SearchJob& j) {
+  L.run(Family::search, searchsorted_name(j.key, j.right), ceil_div(j.count, kSearchBlock),
+        kSearchBlock, j.seq, j.seq_row_stride, j.seq_stride, j.n, j.values,
+        std::max<int64_t>(j.per_row, 1), j.count, j.out);
 }
 
 /** unique of each of `rows` rows of `n` elements (row r at in + r * row_stride): outputs of
  * `size` entries per row (values: the elements' bits; index; counts: int32) and inverse
- * (rows * n). `fill`: one element's bits, or 0 to pad with each row's first entry. */
+ * (rows * n). `fill`: the padding's bits (row r's at fill + r * fill_stride elements), or 0
+ * to pad with each row's first entry. */
 struct UniqueJob {
   KeyType key;
   int64_t rows = 0, n = 0, size = 0;
   uint64_t in = 0;
   int64_t row_stride = 0;
   uint64_t fill = 0;
+  int64_t fill_stride = 0;
   uint64_t values = 0, index = 0, inverse = 0, counts = 0;
 };
 
@@ -402,8 +413,7 @@ inline void unique(Launcher& L, const UniqueJob& j) {
           j.inverse, starts);
   }
   L.run(Family::unique, unique_finish_name(k), ceil_div(j.rows * j.size, kUniqueBlock), kUniqueBlock,
-        j.values, j.index, j.counts, starts, groups, j.rows, j.n, j.size, j.fill,
-        int32_t{j.fill != 0});
+        j.values, j.index, j.counts, starts, groups, j.rows, j.n, j.size, j.fill, j.fill_stride);
 }
 
 }  // namespace kiln::sortplan

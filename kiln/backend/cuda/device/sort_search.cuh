@@ -19,14 +19,17 @@ namespace kiln {
 constexpr int kSearchBlock = 256;
 constexpr int kUniqueBlock = 256;
 
-/** out[i] = the number of elements of seq (n of them, `seq_stride` apart, sorted) that order
- * before values[i] (RIGHT: that do not order after it), for i < count. */
+/** out[i] = the number of elements of its sequence (n of them, `seq_stride` apart, sorted)
+ * that order before values[i] (RIGHT: that do not order after it), for i < count. Value i
+ * searches sequence i / per_row, which starts at seq + (i / per_row) * seq_row_stride. */
 template <typename U, int KIND, bool RIGHT>
 __global__ void __launch_bounds__(kSearchBlock)
-    searchsorted(const U* __restrict__ seq, long long seq_stride, long long n,
-                 const U* __restrict__ values, long long count, unsigned int* __restrict__ out) {
+    searchsorted(const U* __restrict__ seq, long long seq_row_stride, long long seq_stride,
+                 long long n, const U* __restrict__ values, long long per_row, long long count,
+                 unsigned int* __restrict__ out) {
   const long long i = static_cast<long long>(blockIdx.x) * kSearchBlock + threadIdx.x;
   if (i >= count) return;
+  seq += (i / per_row) * seq_row_stride;
   const U v = radix::to_key<U, KIND, true>(values[i]);
   long long lo = 0, hi = n;
   while (lo < hi) {
@@ -111,14 +114,15 @@ __global__ void __launch_bounds__(kUniqueBlock)
 }
 
 /** One thread per output entry (row * size + g): counts[g] from the group starts (0 past the
- * last group, of which row r has groups[r]); entries past the last group take `fill` (the
- * first entry when has_fill is 0) and the first entry's index. */
+ * last group, of which row r has groups[r]); entries past the last group take
+ * fill[r * fill_stride] (the row's first entry when `fill` is null) and the first entry's
+ * index. */
 template <typename U>
 __global__ void __launch_bounds__(kUniqueBlock)
     unique_finish(U* __restrict__ values, unsigned int* __restrict__ index,
                   int* __restrict__ counts, const unsigned int* __restrict__ group_starts,
                   const unsigned int* __restrict__ groups, long long rows, long long n,
-                  long long size, const U* __restrict__ fill, int has_fill) {
+                  long long size, const U* __restrict__ fill, long long fill_stride) {
   const long long e = static_cast<long long>(blockIdx.x) * kUniqueBlock + threadIdx.x;
   if (e >= rows * size) return;
   const long long row = e / size, g = e - row * size;
@@ -129,7 +133,7 @@ __global__ void __launch_bounds__(kUniqueBlock)
     counts[e] = static_cast<int>(next - gs[g]);
   } else {
     counts[e] = 0;
-    values[e] = has_fill ? fill[0] : values[row * size];
+    values[e] = fill ? fill[row * fill_stride] : values[row * size];
     index[e] = ng > 0 ? index[row * size] : 0u;
   }
 }
