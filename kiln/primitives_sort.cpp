@@ -308,7 +308,7 @@ std::vector<array> Unique::vjp(const std::vector<array>& primals,
       out.push_back(scatter_add_last(x, outputs[1], kept, s));
     } else {
       array pad = where(taken, array(0.0, x.dtype()), c, s);
-      out.push_back(primals[1].ndim() == 0 ? sum(pad, s) : sum(pad, -1, false, s));
+      out.push_back(primals[1].ndim() == 0 ? sum(pad, false, s) : sum(pad, -1, false, s));
     }
   }
   return out;

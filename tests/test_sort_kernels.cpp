@@ -233,6 +233,7 @@ TEST(SortKernels, RadixSort) {
       check_radix_sort(x, pairs);                                      // several segments
       check_radix_sort(rows_of(dt, 1, 20000, -60, 60, 10), pairs);     // one long row
       check_radix_sort(rows_of(dt, 12, 3000, -60, 60, 10), pairs, 4);  // strided output
+      check_radix_sort(rows_of(dt, 40, 9000, -60, 60, 10), pairs);     // rows of many tiles
     }
   }
 }

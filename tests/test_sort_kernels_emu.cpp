@@ -67,6 +67,8 @@ template <typename U, int KIND>
 void add_key(Registry& r) {
   const sp::KeyType k{static_cast<int>(sizeof(U)), KIND};
   using M = std::conditional_t<KIND == 2 && sizeof(U) == 8, double, float>;
+  r[sp::row_hist_name(k, 0)] = &run_thread<&dev::radix_row_hist<U, KIND, 0>>;
+  r[sp::row_hist_name(k, 1)] = &run_thread<&dev::radix_row_hist<U, KIND, 1>>;
   r[sp::upsweep_name(k, 0, false)] = &run_thread<&dev::radix_upsweep<U, KIND, 0, false>>;
   r[sp::upsweep_name(k, 0, true)] = &run_thread<&dev::radix_upsweep<U, KIND, 0, true>>;
   r[sp::upsweep_name(k, 1, false)] = &run_thread<&dev::radix_upsweep<U, KIND, 1, false>>;

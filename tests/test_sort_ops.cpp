@@ -164,7 +164,7 @@ TEST(Partition, NaNLastAndEqualsInOrder) {
     for (int kth = 0; kth < 10; ++kth) expect_partition(x, 0, kth);
     // The zeros are one run of equals: they keep their order around the pivot 0.
     EXPECT_EQ(test::to_double(argpartition(x, 3)),
-              (std::vector<double>{2, 9, 3, 4, 6, 8, 0, 7, 1, 5}));
+              (std::vector<double>{2, 9, 3, 4, 6, 8, 0, 1, 5, 7}));
     auto t = test::to_double(topk(x, 2));
     EXPECT_TRUE(std::isnan(t[0]) && std::isnan(t[1]));
   }
@@ -203,7 +203,7 @@ TEST(TopK, LargestInPartitionOrder) {
     array x = tied_values({6, 33}, dt);
     auto xv = test::to_double(x);
     for (int k : {0, 1, 5, 33}) {
-      array t = topk(x, k);
+      array t = topk(x, k, -1);
       ASSERT_EQ(t.shape(), (Shape{6, k}));
       auto tv = test::to_double(t);
       for (int r = 0; r < 6; ++r) {
@@ -224,14 +224,15 @@ TEST(TopK, LargestInPartitionOrder) {
 }
 
 TEST(Partition, EmptyArrays) {
-  EXPECT_EQ(partition(zeros({0, 5}), 2).shape(), (Shape{0, 5}));
+  EXPECT_EQ(partition(zeros({0, 5}), 2, -1).shape(), (Shape{0, 5}));
   EXPECT_EQ(argpartition(zeros({0, 5}), 4, 1).shape(), (Shape{0, 5}));
-  EXPECT_EQ(topk(zeros({0, 5}), 2).shape(), (Shape{0, 2}));
-  array t = topk(zeros({3, 0}), 0);
+  EXPECT_EQ(topk(zeros({0, 5}), 2, -1).shape(), (Shape{0, 2}));
+  array t = topk(zeros({3, 0}), 0, -1);
   t.eval();
   EXPECT_EQ(t.shape(), (Shape{3, 0}));
-  EXPECT_EQ(topk(test::random_array({3, 4}, float32), 0).shape(), (Shape{3, 0}));
-  eval(partition(zeros({0, 5}), 2), argpartition(zeros({0, 5}), 4, 1));
+  EXPECT_EQ(topk(test::random_array({3, 4}, float32), 0, -1).shape(), (Shape{3, 0}));
+  EXPECT_EQ(topk(zeros({0, 5}), 0).shape(), Shape{0});
+  eval(partition(zeros({0, 5}), 2, 1), argpartition(zeros({0, 5}), 4, 1));
 }
 
 // ---------------------------------------------------------------- median
@@ -282,7 +283,7 @@ TEST(Median, EveryDtypeAndAxisSet) {
 TEST(Median, NaNsInfinitiesAndScalars) {
   std::vector<double> v = {1, kNaN, 3, 1, 2, 3, 1, INFINITY, -INFINITY, 3};
   array x(v.begin(), {2, 5}, float32);
-  test::expect_allclose(median(x, 1), {2}, {kNaN, 2.0});  // rows {1,nan,3,1,2}, {3,1,inf,-inf,3}
+  test::expect_allclose(median(x, 1), {2}, {kNaN, 3.0});  // rows {1,nan,3,1,2}, {3,1,inf,-inf,3}
   test::expect_allclose(median(array({1.0f, INFINITY, INFINITY, 3.0f})), {}, {INFINITY});
   test::expect_allclose(median(array({1.0f, INFINITY, -INFINITY, 3.0f})), {}, {2.0});
   test::expect_allclose(median(array(3.5f)), {}, {3.5});
@@ -495,13 +496,15 @@ TEST(Unique, ReturnsWhatIsAskedInMlxOrder) {
 
 TEST(SortOps, ErrorsCarryMlxTypesAndTags) {
   array x = zeros({2, 3});
-  expect_throws<std::invalid_argument>([&] { topk(x, 4); }, "[topk]");
+  expect_throws<std::invalid_argument>([&] { topk(x, 4, -1); }, "[topk]");
+  expect_throws<std::invalid_argument>([&] { topk(x, 7); }, "[topk]");
   expect_throws<std::invalid_argument>([&] { topk(x, -1, 0); }, "[topk]");
   expect_throws<std::out_of_range>([&] { topk(x, 1, 2); }, "[topk]");
   expect_throws<std::out_of_range>([&] { topk(array(1.0f), 1, -1); }, "[topk]");
-  expect_throws<std::invalid_argument>([&] { partition(x, 3); }, "[partition]");
+  expect_throws<std::invalid_argument>([&] { partition(x, 3, -1); }, "[partition]");
+  expect_throws<std::invalid_argument>([&] { partition(x, 6); }, "[partition]");
   expect_throws<std::invalid_argument>([&] { partition(x, -4, 1); }, "[partition]");
-  expect_throws<std::invalid_argument>([&] { partition(zeros({2, 0}), 0); }, "[partition]");
+  expect_throws<std::invalid_argument>([&] { partition(zeros({2, 0}), 0, -1); }, "[partition]");
   expect_throws<std::out_of_range>([&] { partition(x, 0, -3); }, "[partition]");
   expect_throws<std::invalid_argument>([&] { argpartition(x, 2, 0); }, "[argpartition]");
   expect_throws<std::out_of_range>([&] { argpartition(x, 0, 5); }, "[argpartition]");
@@ -531,19 +534,19 @@ TEST(SortOps, ErrorsCarryMlxTypesAndTags) {
 // ---------------------------------------------------------------- gradients (MLX's values)
 
 TEST(SortOpsGrad, TopKRoutesToTheSelectedElements) {
-  array a({1.0f, 2, 6, 4, 5, 9, 5, 6, 7, 8}, {2, 5});
-  auto g = vjp([](const array& x) { return topk(x, 2); }, a, ones({2, 2})).second;
+  array a({1.0f, 2.0f, 6.0f, 4.0f, 5.0f, 9.0f, 5.0f, 6.0f, 7.0f, 8.0f}, {2, 5});
+  auto g = vjp([](const array& x) { return topk(x, 2, -1); }, a, ones({2, 2})).second;
   test::expect_allclose(g, {2, 5}, {0, 0, 1, 0, 1, 1, 0, 0, 0, 1}, 0);
   // Of tied largest values, the last one is selected (as MLX).
-  auto t = vjp([](const array& x) { return topk(x, 1); }, array({5.0f, 1, 5}), ones({1})).second;
+  auto t = vjp([](const array& x) { return topk(x, 1); }, array({5.0f, 1.0f, 5.0f}), ones({1})).second;
   test::expect_allclose(t, {3}, {0, 0, 1}, 0);
   auto p = grad([](const array& x) {
     return sum(multiply(partition(x, 1), arange(4, float32)));
-  })(array({1.0f, 5, 3, 2}));
-  test::expect_allclose(p, {4}, {0, 3, 2, 1}, 0);
-  auto j = jvp([](const array& x) { return topk(x, 2); }, a, reshape(arange(10, float32), {2, 5}))
+  })(array({1.0f, 5.0f, 3.0f, 2.0f}));
+  test::expect_allclose(p, {4}, {0, 2, 3, 1}, 0);  // the stable partition [1, 2, 5, 3]
+  auto j = jvp([](const array& x) { return topk(x, 2, -1); }, a, reshape(arange(10, float32), {2, 5}))
                .second;
-  test::expect_allclose(j, {2, 2}, {4, 2, 5, 9}, 0);
+  test::expect_allclose(j, {2, 2}, {4, 2, 9, 5}, 0);  // values [5, 6], [8, 9]: equal, then larger
 }
 
 TEST(SortOpsGrad, MedianSplitsBetweenTheMiddleElements) {
@@ -556,16 +559,16 @@ TEST(SortOpsGrad, MedianSplitsBetweenTheMiddleElements) {
   EXPECT_EQ(g({2, 2, 2}), (std::vector<double>{0, 1, 0}));
   EXPECT_EQ(g({5, 1, NAN}), (std::vector<double>{0, 0, 0}));
   auto rows = grad([](const array& y) { return sum(median(y, 1)); })(
-      array({1.0f, 5, 3, 2, 4, 4, 0, 9}, {2, 4}));
+      array({1.0f, 5.0f, 3.0f, 2.0f, 4.0f, 4.0f, 0.0f, 9.0f}, {2, 4}));
   test::expect_allclose(rows, {2, 4}, {0, 0, 0.5, 0.5, 0.5, 0.5, 0, 0}, 0);
   auto t = jvp([](const array& y) { return median(y, 1); },
-               array({1.0f, 5, 3, 2, 4, 4, 0, 9}, {2, 4}), reshape(arange(8, float32), {2, 4}))
+               array({1.0f, 5.0f, 3.0f, 2.0f, 4.0f, 4.0f, 0.0f, 9.0f}, {2, 4}), reshape(arange(8, float32), {2, 4}))
                .second;
   test::expect_allclose(t, {2}, {2.5, 4.5}, 0);
 }
 
 TEST(SortOpsGrad, UniqueValuesComeFromFirstOccurrences) {
-  array x({3.0f, 1, 3, 2});
+  array x({3.0f, 1.0f, 3.0f, 2.0f});
   auto g = [&](int size, std::optional<array> fill) {
     return test::to_double(
         grad([=](const array& y) { return sum(unique(y, size, false, false, false, fill)[0]); })(x));

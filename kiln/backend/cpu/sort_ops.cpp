@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <utility>
 #include <vector>
 
 #include "kiln/backend/cpu/threading.h"
@@ -167,23 +168,26 @@ void unique_rows(const array& in, const array* fill, int64_t size, T* values, ui
   const int64_t n = rows.n;
   const T* x = in.data<T>();
   cpu::parallel_for(rows.count, rows.grain(), [&](size_t b, size_t e) {
-    std::vector<K> line(n);
-    std::vector<uint32_t> order(n);
+    // (value, position) pairs sort on dense memory; stability keeps equal values in order.
+    std::vector<std::pair<K, uint32_t>> sorted(n);
     for (size_t r = b; r < e; ++r) {
       const T* src = x + rows.base(static_cast<int64_t>(r));
-      for (int64_t k = 0; k < n; ++k) line[k] = static_cast<K>(src[k * rows.stride]);
-      std::iota(order.begin(), order.end(), 0u);
-      std::stable_sort(order.begin(), order.end(),
-                       [&](uint32_t p, uint32_t q) { return less_nan_last(line[p], line[q]); });
+      for (int64_t k = 0; k < n; ++k) {
+        sorted[k] = {static_cast<K>(src[k * rows.stride]), static_cast<uint32_t>(k)};
+      }
+      std::stable_sort(sorted.begin(), sorted.end(), [](const auto& p, const auto& q) {
+        return less_nan_last(p.first, q.first);
+      });
       T* vals = values + r * size;
       uint32_t* idx = index + r * size;
       int32_t* cnt = counts + r * size;
       std::fill(cnt, cnt + size, 0);
       int64_t g = -1;
       for (int64_t i = 0; i < n; ++i) {
-        const uint32_t p = order[i];
+        const uint32_t p = sorted[i].second;
         // A new group where the value differs from the previous one; every NaN is its own.
-        if (i == 0 || less_nan_last(line[order[i - 1]], line[p]) || is_nan(line[p])) {
+        if (i == 0 || less_nan_last(sorted[i - 1].first, sorted[i].first) ||
+            is_nan(sorted[i].first)) {
           ++g;
           if (g < size) vals[g] = src[p * rows.stride], idx[g] = p;
         }

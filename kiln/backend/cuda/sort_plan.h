@@ -96,6 +96,9 @@ inline std::string downsweep_name(const KeyType& k, int mode, bool first, bool l
   return "kiln::radix_downsweep<" + targs(k) + ", " + std::to_string(mode) + ", " + b(first) +
          ", " + b(last) + ">";
 }
+inline std::string row_hist_name(const KeyType& k, int mode) {
+  return "kiln::radix_row_hist<" + targs(k) + ", " + std::to_string(mode) + ">";
+}
 inline std::string scan_lists_name() {
   return "kiln::scan_lists";
 }
@@ -165,6 +168,7 @@ inline std::vector<std::string> family_kernels(Family f, const KeyType& k) {
   switch (f) {
     case Family::radix:
       for (int mode : {kRadixValues, kRadixPairs}) {
+        out.push_back(row_hist_name(k, mode));
         for (bool first : {false, true}) {
           out.push_back(upsweep_name(k, mode, first));
           for (bool last : {false, true}) out.push_back(downsweep_name(k, mode, first, last));
@@ -268,23 +272,32 @@ inline RadixSortResult radix_sort(Launcher& L, const RadixSortJob& j) {
   uint64_t keys[2] = {L.scratch(total * k.bytes), L.scratch(total * k.bytes)};
   uint64_t vals[2] = {0, 0};
   if (j.pairs) vals[0] = L.scratch(total * 4), vals[1] = L.scratch(total * 4);
-  const uint64_t counts = L.scratch(static_cast<size_t>(j.rows * kRadixBins * segs) * 4);
-  const uint64_t totals = segs > 1 ? L.scratch(static_cast<size_t>(j.rows * kRadixBins) * 4) : 0;
   const int passes = k.bytes;  // 8-bit digits
+  // One segment per row: every pass's digit counts from one read of the input. Otherwise
+  // each pass counts per segment (an upsweep) and scans the counts.
+  const size_t per_pass = static_cast<size_t>(j.rows * kRadixBins * segs);
+  const uint64_t counts = L.scratch(per_pass * 4 * (segs == 1 ? passes : 1));
+  const uint64_t totals = segs > 1 ? L.scratch(static_cast<size_t>(j.rows * kRadixBins) * 4) : 0;
+  if (segs == 1) {
+    L.run(Family::radix, row_hist_name(k, mode), j.rows, kRadixBlock, j.in, lay, j.rows, counts);
+  }
   int cur = 0;
   for (int p = 0; p < passes; ++p) {
     const bool first = p == 0, last = p == passes - 1 && write_out;
     const int shift = 8 * p;
     const uint64_t src = first ? j.in : keys[cur];
-    L.run(Family::radix, upsweep_name(k, mode, first), j.rows * segs, kRadixBlock, src, lay, shift,
-          counts);
-    if (segs > 1) {
+    uint64_t pass_counts = counts;
+    if (segs == 1) {
+      pass_counts += static_cast<uint64_t>(p) * per_pass * 4;
+    } else {
+      L.run(Family::radix, upsweep_name(k, mode, first), j.rows * segs, kRadixBlock, src, lay,
+            shift, counts);
       L.run(Family::radix, scan_lists_name(), j.rows * kRadixBins, kScanListsBlock, counts, segs,
             totals);
     }
     L.run(Family::radix, downsweep_name(k, mode, first, last), j.rows * segs, kRadixBlock, src,
-          vals[cur], keys[cur ^ 1], vals[cur ^ 1], j.out_values, j.out_indices, lay, shift, counts,
-          totals);
+          vals[cur], keys[cur ^ 1], vals[cur ^ 1], j.out_values, j.out_indices, lay, shift,
+          pass_counts, totals);
     cur ^= 1;
   }
   res.keys = keys[cur];
@@ -306,9 +319,10 @@ struct SelectJob {
   uint64_t out_values = 0, out_indices = 0, out_median = 0;
 };
 
-/** Whether a job spreads each row over many blocks: few rows, too long for one block. */
+/** Whether a job spreads each row over many blocks: too few rows to keep every
+ * multiprocessor's memory pipe full with one block per row, and rows long enough to split. */
 inline bool select_multiblock(const SelectJob& j, int multiprocessors) {
-  return j.rows < multiprocessors && j.n > 65536;
+  return j.rows < int64_t{4} * multiprocessors && j.n > 65536;
 }
 
 inline void select(Launcher& L, const SelectJob& j) {

@@ -240,6 +240,17 @@ __global__ void __launch_bounds__(kSelectBlock)
     prefix = static_cast<U>(prefix | static_cast<U>(static_cast<U>(bin) << shift));
     mask = static_cast<U>(mask | static_cast<U>(static_cast<U>(bins - 1) << shift));
     gather = !cached && count <= kCap && shift > 0;
+    if (count == 1 && cached && shift > 0) {
+      // One candidate left: its key is the answer, without the remaining digit passes.
+      for (long long i = threadIdx.x; i < cached_n; i += kSelectBlock) {
+        const U k = to_key<U, KIND, true>(sh.cache[i]);
+        if (static_cast<U>(k & mask) == prefix) sh.answer[0] = k;
+      }
+      __syncthreads();
+      prefix = static_cast<U>(sh.answer[0]);
+      shift = 0;
+      __syncthreads();
+    }
   }
 
   if constexpr (MODE == kSelectMedian) {

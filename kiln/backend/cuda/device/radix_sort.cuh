@@ -88,6 +88,54 @@ __global__ void __launch_bounds__(kRadixBlock)
 }
 
 /**
+ * Rows of one segment each (segs == 1): one block per row reads the input once and counts the
+ * digits of every pass, counts[(pass * rows + row) * 256 + digit]; the downsweeps then need
+ * no upsweep (a row's digit counts do not depend on its order).
+ */
+template <typename U, int KIND, int MODE>
+__global__ void __launch_bounds__(kRadixBlock)
+    radix_row_hist(const U* __restrict__ in, const RadixLayout L, long long rows,
+                   unsigned int* __restrict__ counts) {
+  constexpr int kPasses = static_cast<int>(sizeof(U));
+  constexpr int kUnroll = 4;
+  __shared__ unsigned int hist[kPasses][kRadixBins];
+  const long long row = blockIdx.x;
+  const U* x = in + row * L.in_row_stride;
+#pragma unroll
+  for (int p = 0; p < kPasses; ++p) hist[p][threadIdx.x] = 0;
+  __syncthreads();
+  const unsigned int lane = threadIdx.x & 31u;
+  for (long long base = 0; base < L.n; base += static_cast<long long>(kRadixBlock) * kUnroll) {
+    U k[kUnroll];
+#pragma unroll
+    for (int j = 0; j < kUnroll; ++j) {
+      const long long i = base + j * kRadixBlock + threadIdx.x;
+      k[j] = i < L.n ? radix::to_key<U, KIND, MODE == kRadixPairs>(x[i]) : static_cast<U>(0);
+    }
+#pragma unroll
+    for (int j = 0; j < kUnroll; ++j) {
+      const bool valid = base + j * kRadixBlock + threadIdx.x < L.n;
+#pragma unroll
+      for (int p = 0; p < kPasses; ++p) {
+        const unsigned int d =
+            valid ? static_cast<unsigned int>(k[j] >> (8 * p)) & (kRadixBins - 1) : kRadixBins;
+        const unsigned int d0 = __shfl_sync(0xffffffffu, d, 0);
+        if (__all_sync(0xffffffffu, d == d0)) {
+          if (lane == 0 && d0 < kRadixBins) atomicAdd(&hist[p][d0], 32u);
+        } else if (d < kRadixBins) {
+          atomicAdd(&hist[p][d], 1u);
+        }
+      }
+    }
+  }
+  __syncthreads();
+#pragma unroll
+  for (int p = 0; p < kPasses; ++p) {
+    counts[(p * rows + row) * kRadixBins + threadIdx.x] = hist[p][threadIdx.x];
+  }
+}
+
+/**
  * Scatters each segment's keys (and, for kRadixPairs, their positions) to their places by
  * the digit at `shift`, stably. The offsets: with segs == 1, `counts` holds each row's digit
  * counts (unscanned) and `totals` is unused; otherwise `counts` holds the scanned per-segment
