@@ -366,8 +366,8 @@ array argsort(const array& a, StreamOrDevice s = {});
 // ---------------------------------------------------------------- selection (ops_sort.cpp)
 // Along one axis (negative counts from the end; the flattened array when absent). A bad axis
 // throws std::out_of_range, a bad k / kth std::invalid_argument (MLX's IndexError and
-// ValueError); complex inputs are not supported. GPU: radix select, no sort
-// (backend/cuda/device/radix_select.cuh).
+// ValueError). Every dtype: complex numbers order by real part, then imaginary part (MLX's
+// order). GPU: radix select, no sort (backend/cuda/device/radix_select.cuh).
 
 /**
  * A copy of `a` partitioned around its element of sorted rank `kth` along `axis` (kth in
@@ -390,8 +390,8 @@ array topk(const array& a, int k, int axis, StreamOrDevice s = {});
 array topk(const array& a, int k, StreamOrDevice s = {});
 /**
  * Median over all axes, one axis or a list of axes: the middle element of the sorted values,
- * or the mean of the two middle ones; NaN where the values hold a NaN. Float inputs keep their
- * dtype, others give float32. An empty reduction throws std::invalid_argument, a bad axis
+ * or the mean of the two middle ones; NaN where the values hold a NaN. Floating and complex
+ * inputs keep their dtype, others give float32. An empty reduction throws std::invalid_argument, a bad axis
  * std::out_of_range. Gradient: to the middle element(s) (half each for two), none where NaN.
  */
 array median(const array& a, bool keepdims = false, StreamOrDevice s = {});
@@ -403,7 +403,7 @@ array median(const array& a, int axis, bool keepdims = false, StreamOrDevice s =
  * the 1-D ascending `sorted_sequence` to keep it sorted: with side "left" the count of
  * elements ordering before it, with "right" the count not ordering after it (NaN orders
  * last). Both compare in their promoted dtype. Throws std::invalid_argument for a sequence
- * that is not 1-D, a bad side or complex inputs. No gradient (integer output).
+ * that is not 1-D or a bad side. No gradient (integer output).
  */
 array searchsorted(const array& sorted_sequence, const array& values,
                    const std::string& side = "left", StreamOrDevice s = {});

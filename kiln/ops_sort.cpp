@@ -23,13 +23,6 @@ int checked_axis(int axis, int ndim, const char* op) {
   return axis < 0 ? axis + ndim : axis;
 }
 
-void check_ordered(const array& a, const char* op) {
-  if (is_complex(a.dtype())) {
-    throw std::invalid_argument(
-        msg("[", op, "] Arrays of dtype ", a.dtype(), " are not supported (no ordering)."));
-  }
-}
-
 array to_last(const array& a, int axis, const Stream& s) {
   return axis == static_cast<int>(a.ndim()) - 1 ? a : moveaxis(a, axis, -1, s);
 }
@@ -54,7 +47,6 @@ array partition_impl(const array& a, int64_t kth, int64_t start, int axis, bool 
 array partition_op(const array& a, int kth, int axis_in, bool indices, const char* op,
                    StreamOrDevice s) {
   auto stream = to_stream(s);
-  check_ordered(a, op);
   const int axis = checked_axis(axis_in, static_cast<int>(a.ndim()), op);
   const int64_t n = a.shape()[axis];
   if (kth < -n || kth >= n) {
@@ -87,7 +79,6 @@ array argpartition(const array& a, int kth, StreamOrDevice s) {
 
 array topk(const array& a, int k, int axis_in, StreamOrDevice s) {
   auto stream = to_stream(s);
-  check_ordered(a, "topk");
   const int axis = checked_axis(axis_in, static_cast<int>(a.ndim()), "topk");
   const int64_t n = a.shape()[axis];
   if (k < 0 || k > n) {
@@ -111,7 +102,6 @@ array topk(const array& a, int k, StreamOrDevice s) {
 
 array median(const array& a, const std::vector<int>& axes_in, bool keepdims, StreamOrDevice s) {
   auto stream = to_stream(s);
-  check_ordered(a, "median");
   const int ndim = static_cast<int>(a.ndim());
   if (axes_in.empty() && ndim > 0) {
     throw std::invalid_argument("[median] Received an empty list of axes.");
@@ -146,8 +136,7 @@ array median(const array& a, const std::vector<int>& axes_in, bool keepdims, Str
   Shape rows = kept;
   rows.push_back(static_cast<int>(n));
   array x = reshape(transpose(a, perm, stream), rows, stream);
-  Dtype work = a.dtype() == float64 ? float64 : float32;
-  array m = array(kept, work, std::make_shared<Median>(stream), {x});
+  array m = array(kept, Median::output_dtype(a.dtype()), std::make_shared<Median>(stream), {x});
   if (a.dtype() == float16 || a.dtype() == bfloat16) m = astype(m, a.dtype(), stream);
   return keepdims ? reshape(m, keep_shape, stream) : m;
 }
@@ -175,8 +164,6 @@ array searchsorted(const array& sorted_sequence, const array& values, const std:
     throw std::invalid_argument(msg("[searchsorted] The sorted sequence must be 1-D but has ",
                                     sorted_sequence.ndim(), " dimensions."));
   }
-  check_ordered(sorted_sequence, "searchsorted");
-  check_ordered(values, "searchsorted");
   const Dtype dt = promote_types(sorted_sequence.dtype(), values.dtype());
   return array(values.shape(), uint32, std::make_shared<SearchSorted>(stream, side == "right"),
                {astype(sorted_sequence, dt, stream), astype(values, dt, stream)});
@@ -188,7 +175,6 @@ std::vector<array> unique(const array& a, int size, bool return_index, bool retu
                           bool return_counts, const std::optional<array>& fill_value,
                           StreamOrDevice s) {
   auto stream = to_stream(s);
-  check_ordered(a, "unique");
   if (size < 0) throw std::invalid_argument(msg("[unique] Received negative size ", size, "."));
   std::vector<array> inputs = {reshape(a, {-1}, stream)};
   if (fill_value) {

@@ -152,7 +152,7 @@ std::vector<array> Median::jvp(const std::vector<array>& primals,
   const array& x = primals[0];
   const Stream& s = stream();
   const int ax = last_axis(x);
-  Dtype out = x.dtype() == float64 ? float64 : float32;
+  const Dtype out = Median::output_dtype(x.dtype());
   MedianPick p = median_pick(x, out, s);
   array t = astype(tangents[0], out, s);
   array r = multiply(p.weight, take_along_axis(t, p.lo, ax, s), s);
@@ -182,8 +182,7 @@ std::pair<std::vector<array>, std::vector<int>> Median::vmap(const std::vector<a
   array x = batch_first(inputs[0], axes[0], stream());
   Shape shape = x.shape();
   shape.pop_back();
-  Dtype out = x.dtype() == float64 ? float64 : float32;
-  return {{array(std::move(shape), out, std::make_shared<Median>(stream()), {x})},
+  return {{array(std::move(shape), output_dtype(x.dtype()), std::make_shared<Median>(stream()), {x})},
           {axes[0] < 0 ? -1 : 0}};
 }
 
@@ -211,32 +210,19 @@ std::vector<array> SearchSorted::vjp(const std::vector<array>& primals, const st
   return out;
 }
 
-// Elementwise in the values; a mapped sequence becomes a batch of sequences.
+// Elementwise in the values. A batch of sequences would need a search per sequence, which
+// MLX refuses too (its tests expect the ValueError).
 std::pair<std::vector<array>, std::vector<int>> SearchSorted::vmap(
     const std::vector<array>& inputs, const std::vector<int>& axes) {
-  const Stream& s = stream();
-  const array& seq = inputs[0];
+  if (axes[0] >= 0) {
+    throw std::invalid_argument(
+        "[searchsorted] Cannot vmap over the sorted sequence, only over the values being "
+        "searched for.");
+  }
   const array& v = inputs[1];
-  const int batch = static_cast<int>(seq.ndim()) - 1;  // the sequences' batch dimensions
-  auto make = [&](const array& q, const array& w) {
-    return array(w.shape(), uint32, std::make_shared<SearchSorted>(s, right_), {q, w});
-  };
-  if (axes[0] < 0) {
-    // The same sequences for every slice: the mapped axis joins the values' own axes.
-    array w = axes[1] == batch ? v : moveaxis(v, axes[1], batch, s);
-    return {{make(seq, w)}, {batch}};
-  }
-  array q = batch_first(seq, axes[0], s);
-  const int b = q.shape()[0];
-  array w = v;
-  if (axes[1] < 0) {
-    Shape shape = v.shape();
-    shape.insert(shape.begin(), b);
-    w = broadcast_to(expand_dims(v, 0, s), shape, s);
-  } else {
-    w = batch_first(v, axes[1], s);
-  }
-  return {{make(q, w)}, {0}};
+  return {{array(v.shape(), uint32, std::make_shared<SearchSorted>(stream(), right_),
+                 {inputs[0], v})},
+          {axes[1]}};
 }
 
 // ---------------------------------------------------------------- Unique

@@ -3,9 +3,9 @@
 // input (the ops move the axis there), whose other axes are independent rows.
 //
 // Order conventions, shared by the CPU and GPU backends so that they agree exactly: keys
-// order as sort does (NaN last, -0.0 equal to 0.0); a partition around the element of rank
-// kth is stable and three-way (smaller elements in their order, then the equal ones, then
-// the larger ones).
+// order as sort does (NaN last, -0.0 equal to 0.0; complex numbers by real part, then
+// imaginary part, as MLX); a partition around the element of rank kth is stable and
+// three-way (smaller elements in their order, then the equal ones, then the larger ones).
 #pragma once
 
 #include <string>
@@ -19,7 +19,7 @@ namespace kiln {
  * Positions [start, n) of the stable partition of each row (last axis, n elements) around
  * its element of rank `kth` (0 <= kth < n, start <= kth when start < n): partition uses
  * start = 0, topk start = kth = n - k. Output: the input's shape with n - start along the
- * last axis, its dtype. Real dtypes only.
+ * last axis, its dtype.
  */
 class Partition : public UnaryPrimitive {
  public:
@@ -62,12 +62,16 @@ class ArgPartition : public UnaryPrimitive {
 /**
  * The median of each row (last axis, n > 0 elements): the element of rank (n - 1) / 2 and,
  * for even n, the mean with the element of rank n / 2; NaN for a row holding a NaN. Output:
- * the input's shape without the last axis, float64 for float64 input, float32 otherwise (the
- * op rounds to float16/bfloat16 for those inputs).
+ * the input's shape without the last axis, of output_dtype (the op rounds to float16 or
+ * bfloat16 for those inputs).
  */
 class Median : public UnaryPrimitive {
  public:
   explicit Median(Stream stream) : UnaryPrimitive(stream) {}
+  /** float64 and complex64 for those inputs, float32 for the others. */
+  static Dtype output_dtype(Dtype input) {
+    return input == float64 || input == complex64 ? input : float32;
+  }
   KILN_PRIMITIVE_EVAL_UNARY()
   KILN_PRIMITIVE_GRADS()
   KILN_PRIMITIVE_VMAP()
@@ -77,11 +81,9 @@ class Median : public UnaryPrimitive {
 };
 
 /**
- * Inputs: sorted sequences along the last axis (batch shape B, then n) and values (shape B
- * followed by any), of one real dtype; each value searches the sequence of its batch index
- * (the searchsorted op has no batch; vmap adds one). Output (uint32, values' shape): each
- * value's insertion point, "left" (elements ordering before it) or "right" (elements not
- * ordering after it). Integer output: zero gradient.
+ * Inputs: a 1-D sorted sequence and values of any shape, of one dtype. Output (uint32,
+ * values' shape): each value's insertion point, "left" (elements ordering before it) or
+ * "right" (elements not ordering after it). Integer output: zero gradient.
  */
 class SearchSorted : public UnaryPrimitive {
  public:

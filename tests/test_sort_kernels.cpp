@@ -22,7 +22,9 @@ const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 sp::KeyType key_of(Dtype d) {
   sp::KeyType k{static_cast<int>(d.size), 0};
-  if (d == float16)
+  if (d == complex64)
+    k.kind = 5;
+  else if (d == float16)
     k.kind = 3;
   else if (d == float32 || d == float64)
     k.kind = 2;
@@ -42,22 +44,55 @@ array host(const array& a) {
   return c;
 }
 
-/** Test rows: random values of `dtype` with many ties, and for floats NaNs and signed zeros
- * sprinkled in (`special` of them per row). */
-array rows_of(Dtype dtype, int rows, int n, double lo, double hi, int special = 0) {
-  if (is_unsigned(dtype)) lo = std::max(lo, 0.0), hi = std::max(hi, lo);
-  array x = test::random_array({rows, n}, dtype == float16 ? float32 : dtype, lo, hi);
-  std::vector<double> v = test::to_double(x);
-  if (is_floating_point(dtype)) {
-    for (double& e : v) e = std::round(e * 4) / 4;  // ties
+/** Values with many ties, and for floats NaNs and signed zeros sprinkled in (`special` of
+ * them per row); complex numbers get such parts. */
+std::vector<double> tied(size_t count, int rows, double lo, double hi, int special, bool fl) {
+  std::uniform_real_distribution<double> u(lo, hi);
+  std::vector<double> v(count);
+  for (double& e : v) e = fl ? std::round(u(test::rng()) * 4) / 4 : std::trunc(u(test::rng()));
+  if (fl) {
+    const size_t n = count / rows;
     for (int r = 0; r < rows; ++r) {
       for (int i = 0; i < special; ++i) {
-        const size_t at = r * static_cast<size_t>(n) + test::rng()() % n;
+        const size_t at = r * n + test::rng()() % n;
         v[at] = i % 3 == 0 ? kNaN : (i % 3 == 1 ? -0.0 : 0.0);
       }
     }
   }
+  return v;
+}
+
+array rows_of(Dtype dtype, int rows, int n, double lo, double hi, int special = 0) {
+  if (is_unsigned(dtype)) lo = std::max(lo, 0.0), hi = std::max(hi, lo);
+  const size_t count = static_cast<size_t>(rows) * n;
+  if (dtype == complex64) {
+    // Few distinct real parts, so that imaginary parts decide many comparisons.
+    auto re = tied(count, rows, lo / 4, hi / 4, special, true);
+    auto im = tied(count, rows, lo, hi, special, true);
+    std::vector<complex64_t> c(count);
+    for (size_t i = 0; i < count; ++i) c[i] = {static_cast<float>(re[i]), static_cast<float>(im[i])};
+    return host(array(c.begin(), {rows, n}, complex64));
+  }
+  auto v = tied(count, rows, lo, hi, special, is_floating_point(dtype));
   return host(array(v.begin(), {rows, n}, dtype));
+}
+
+/** Rows sorted along the last axis (complex ones on the host, in MLX's order). */
+array sort_like_cpu(const array& x) {
+  if (x.dtype() != complex64) return sort(x, -1, Device::cpu);
+  array c = host(x);
+  std::vector<complex64_t> v(c.data<complex64_t>(), c.data<complex64_t>() + c.size());
+  auto lnl = [](float a, float b) { return !std::isnan(a) && (std::isnan(b) || a < b); };
+  const int n = x.shape().back();
+  for (size_t r = 0; r < v.size() / n; ++r) {
+    std::stable_sort(v.begin() + r * n, v.begin() + (r + 1) * n,
+                     [&](complex64_t a, complex64_t b) {
+                       if (lnl(a.real(), b.real())) return true;
+                       if (lnl(b.real(), a.real())) return false;
+                       return lnl(a.imag(), b.imag());
+                     });
+  }
+  return array(v.begin(), x.shape(), complex64);
 }
 
 template <typename T>
@@ -114,7 +149,7 @@ void check_median(const array& x) {
   const int rows = x.shape()[0], n = x.shape()[1];
   SCOPED_TRACE(msg(x.dtype(), " median rows ", rows, " n ", n));
   auto L = test::make_emulated_sort_launcher(kEmulatedSMs);
-  const bool wide = x.dtype() == float64;
+  const bool wide = x.dtype() == float64 || x.dtype() == complex64;
   std::vector<unsigned char> out(rows * (wide ? 8 : 4));
   sp::SelectJob j;
   j.key = key_of(x.dtype());
@@ -128,6 +163,19 @@ void check_median(const array& x) {
   // The CPU's median primitive (before the op rounds half types) computes in the same type.
   array want = median(x, -1, false, Device::cpu);
   if (x.dtype() == float16) want = median(astype(x, float32, Device::cpu), -1, false, Device::cpu);
+  if (x.dtype() == complex64) {
+    array w = host(want);
+    for (int r = 0; r < rows; ++r) {
+      const complex64_t got = reinterpret_cast<complex64_t*>(out.data())[r];
+      const complex64_t expect = w.data<complex64_t>()[r];
+      if (std::isnan(expect.real())) {
+        EXPECT_TRUE(std::isnan(got.real()) && got.imag() == 0) << "row " << r;
+      } else {
+        EXPECT_EQ(got, expect) << "row " << r;
+      }
+    }
+    return;
+  }
   array w = host(astype(want, wide ? float64 : float32, Device::cpu));
   for (int r = 0; r < rows; ++r) {
     const double got = wide ? reinterpret_cast<double*>(out.data())[r]
@@ -144,11 +192,11 @@ void check_median(const array& x) {
 /** The GPU radix sort of rows (values or positions) against the CPU's stable sort. With
  * `inner` > 1, the rows are the columns of an (n, inner) array, given to the kernels as its
  * transposed copy and written back in the array's layout. */
-void check_radix_sort(const array& x, bool pairs, int inner = 1) {
+void check_radix_sort(const array& x, bool pairs, int inner = 1, int sms = kEmulatedSMs) {
   const int rows = x.shape()[0], n = x.shape()[1];
   SCOPED_TRACE(msg(x.dtype(), " radix ", pairs ? "argsort" : "sort", " rows ", rows, " n ", n,
                    " inner ", inner));
-  auto L = test::make_emulated_sort_launcher(kEmulatedSMs);
+  auto L = test::make_emulated_sort_launcher(sms);
   std::vector<unsigned char> vals(x.nbytes());
   std::vector<uint32_t> idx(x.size());
   sp::RadixSortJob j;
@@ -184,10 +232,10 @@ void check_radix_sort(const array& x, bool pairs, int inner = 1) {
 }  // namespace
 
 TEST(SortKernels, SelectOneBlockPerRow) {
-  for (Dtype dt : {float32, int32, float64, uint8, float16, int64}) {
+  for (Dtype dt : {float32, int32, float64, uint8, float16, int64, complex64}) {
     // Rows that fit the cache, rows that gather their candidates, rows of one value (every
     // digit pass over the whole row), rows of one element.
-    const bool fl = is_floating_point(dt);
+    const bool fl = is_inexact(dt);
     std::vector<array> cases = {
         rows_of(dt, 3, 1000, 0, fl ? 8 : 100, 20), rows_of(dt, 2, 20000, -50, 50, 40),
         rows_of(dt, 2, 5000, 3, 3), rows_of(dt, 4, 1, 0, 10)};
@@ -201,7 +249,7 @@ TEST(SortKernels, SelectOneBlockPerRow) {
 
 TEST(SortKernels, SelectManyBlocksPerRow) {
   // Fewer rows than multiprocessors and longer than 65536: each row spread over blocks.
-  for (Dtype dt : {float32, int32}) {
+  for (Dtype dt : {float32, int32, complex64}) {
     array x = rows_of(dt, 2, 70001, -1000, 1000, 30);
     const int64_t n = x.shape()[1];
     for (int64_t kth : {int64_t{0}, n / 2, n - 1}) check_select(x, kth, 0);
@@ -211,15 +259,15 @@ TEST(SortKernels, SelectManyBlocksPerRow) {
 }
 
 TEST(SortKernels, Median) {
-  for (Dtype dt : {float32, int32, float64, uint8, float16, int64}) {
-    const bool fl = is_floating_point(dt);
+  for (Dtype dt : {float32, int32, float64, uint8, float16, int64, complex64}) {
+    const bool fl = is_inexact(dt);
     for (int n : {1, 2, 7, 1000, 1001, 20000}) {
       check_median(rows_of(dt, 3, n, fl ? -4 : 0, fl ? 4 : 50, 0));
     }
     if (fl) check_median(rows_of(dt, 4, 999, -4, 4, 2));  // NaNs in some rows
     // Even rows whose middle pair straddles a run of equal values.
     std::vector<double> v = {1, 1, 1, 2, 5, 5};
-    check_median(host(array(v.begin(), {1, 6}, dt)));
+    check_median(host(astype(array(v.begin(), {1, 6}, float64), dt, Device::cpu)));
   }
   array nan_row = host(array({1.0f, NAN, 3.0f, 4.0f, 2.0f, 1.0f, 0.0f, 9.0f}, {2, 4}));
   check_median(nan_row);
@@ -228,20 +276,21 @@ TEST(SortKernels, Median) {
 TEST(SortKernels, RadixSort) {
   for (Dtype dt : {float32, int32, float64, uint8, float16, int64}) {
     const bool fl = is_floating_point(dt);
-    array x = rows_of(dt, 3, 5000, fl ? -100 : 0, fl ? 100 : 200, 30);
     for (bool pairs : {false, true}) {
-      check_radix_sort(x, pairs);                                      // several segments
-      check_radix_sort(rows_of(dt, 1, 20000, -60, 60, 10), pairs);     // one long row
-      check_radix_sort(rows_of(dt, 12, 3000, -60, 60, 10), pairs, 4);  // strided output
-      check_radix_sort(rows_of(dt, 40, 9000, -60, 60, 10), pairs);     // rows of many tiles
+      // Several segments per row (an upsweep and a scan per pass), one long row, one segment
+      // per row (one histogram pass for all) with several tiles, strided output.
+      check_radix_sort(rows_of(dt, 2, 4500, fl ? -100 : 0, fl ? 100 : 200, 30), pairs);
+      check_radix_sort(rows_of(dt, 1, 9000, -60, 60, 10), pairs);
+      check_radix_sort(rows_of(dt, 12, 4500, -60, 60, 10), pairs, 1, 2);
+      check_radix_sort(rows_of(dt, 8, 2100, -60, 60, 10), pairs, 4, 2);
     }
   }
 }
 
 TEST(SortKernels, Unique) {
-  for (Dtype dt : {float32, int32, float64, uint8, float16}) {
-    const bool fl = is_floating_point(dt);
-    for (int n : {1, 10, 3000, 20000}) {
+  for (Dtype dt : {float32, int32, float64, uint8, float16, complex64}) {
+    const bool fl = is_inexact(dt);
+    for (int n : {1, 10, 5000}) {
       array x = rows_of(dt, 1, n, fl ? -20 : 0, fl ? 20 : 60, fl ? 12 : 0);
       for (int size : {0, 3, 60, 200}) {
         for (bool fill : {false, true}) {
@@ -279,38 +328,25 @@ TEST(SortKernels, Unique) {
 }
 
 TEST(SortKernels, SearchSorted) {
-  for (Dtype dt : {float32, int32, float64, uint8, float16}) {
-    const bool fl = is_floating_point(dt);
-    // Three sorted sequences (NaNs last, ties), values searched in the sequence of their row.
-    array seq = host(sort(rows_of(dt, 3, 999, fl ? -10 : 0, fl ? 10 : 100, 6), -1, Device::cpu));
+  for (Dtype dt : {float32, int32, float64, uint8, float16, complex64}) {
+    const bool fl = is_inexact(dt);
+    array seq = host(sort_like_cpu(rows_of(dt, 1, 999, fl ? -10 : 0, fl ? 10 : 100, 6)));
     array v = rows_of(dt, 3, 1000, fl ? -12 : 0, fl ? 12 : 120, 20);
     for (bool right : {false, true}) {
-      for (bool batched : {false, true}) {
-        SCOPED_TRACE(msg(dt, right ? " right" : " left", batched ? " batched" : ""));
-        auto L = test::make_emulated_sort_launcher(kEmulatedSMs);
-        std::vector<uint32_t> out(v.size());
-        sp::SearchJob j;
-        j.key = key_of(dt);
-        j.right = right;
-        j.seq = addr(seq.data<void>());
-        j.seq_row_stride = batched ? 999 : 0;
-        j.n = 999;
-        j.values = addr(v.data<void>());
-        j.per_row = batched ? 1000 : v.size();
-        j.count = v.size();
-        j.out = addr(out.data());
-        sp::searchsorted(*L, j);
-        const char* side = right ? "right" : "left";
-        std::function<array(const array&, const array&)> search =
-            [side](const array& q, const array& w) {
-              return searchsorted(q, w, side, Device::cpu);
-            };
-        array want = batched ? vmap(search)(seq, v)
-                             : searchsorted(reshape(slice(seq, {0, 0}, {1, 999}), {-1}), v, side,
-                                            Device::cpu);
-        array w = host(want);
-        expect_same_bytes(out.data(), w.data<void>(), v.size(), 4, "positions");
-      }
+      SCOPED_TRACE(msg(dt, right ? " right" : " left"));
+      auto L = test::make_emulated_sort_launcher(kEmulatedSMs);
+      std::vector<uint32_t> out(v.size());
+      sp::SearchJob j;
+      j.key = key_of(dt);
+      j.right = right;
+      j.seq = addr(seq.data<void>());
+      j.n = 999;
+      j.values = addr(v.data<void>());
+      j.count = v.size();
+      j.out = addr(out.data());
+      sp::searchsorted(*L, j);
+      array want = host(searchsorted(reshape(seq, {-1}), v, right ? "right" : "left", Device::cpu));
+      expect_same_bytes(out.data(), want.data<void>(), v.size(), 4, "positions");
     }
   }
 }

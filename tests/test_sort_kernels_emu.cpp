@@ -66,7 +66,8 @@ using Registry = std::map<std::string, RunThreadFn>;
 template <typename U, int KIND>
 void add_key(Registry& r) {
   const sp::KeyType k{static_cast<int>(sizeof(U)), KIND};
-  using M = std::conditional_t<KIND == 2 && sizeof(U) == 8, double, float>;
+  using M = std::conditional_t<KIND == 5, unsigned long long,
+                               std::conditional_t<KIND == 2 && sizeof(U) == 8, double, float>>;
   r[sp::row_hist_name(k, 0)] = &run_thread<&dev::radix_row_hist<U, KIND, 0>>;
   r[sp::row_hist_name(k, 1)] = &run_thread<&dev::radix_row_hist<U, KIND, 1>>;
   r[sp::upsweep_name(k, 0, false)] = &run_thread<&dev::radix_upsweep<U, KIND, 0, false>>;
@@ -115,6 +116,7 @@ const Registry& registry() {
     add_key<unsigned long long, 1>(r);   // int64
     add_key<unsigned char, 0>(r);        // uint8, bool
     add_key<unsigned short, 3>(r);       // float16
+    add_key<unsigned long long, 5>(r);   // complex64
     return r;
   }();
   return r;

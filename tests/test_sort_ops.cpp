@@ -521,12 +521,6 @@ TEST(SortOps, ErrorsCarryMlxTypesAndTags) {
   expect_throws<std::invalid_argument>(
       [&] { unique(x, 2, false, false, false, zeros({2})); }, "[unique]");
   expect_throws<std::invalid_argument>([&] { unique(zeros({0}), 2); }, "[unique]");
-  for (auto fn : std::vector<std::function<void()>>{
-           [] { topk(zeros({3}, complex64), 1); }, [] { partition(zeros({3}, complex64), 1); },
-           [] { median(zeros({3}, complex64)); }, [] { unique(zeros({3}, complex64), 2); },
-           [] { searchsorted(zeros({3}, complex64), zeros({2})); }}) {
-    EXPECT_THROW(fn(), std::invalid_argument);
-  }
   // The process stays usable.
   test::expect_allclose(topk(array({1.0f, 3.0f, 2.0f}), 1), {1}, {3});
 }
@@ -582,21 +576,18 @@ TEST(SortOpsGrad, UniqueValuesComeFromFirstOccurrences) {
   test::expect_allclose(df, {}, {3}, 0);
 }
 
-TEST(SortOpsVmap, BatchedSearchAndUnique) {
-  array seq = sort(test::random_array({4, 20}, float32), -1);
+TEST(SortOpsVmap, SearchOverValuesAndUniquePerRow) {
+  array seq = sort(test::random_array({20}, float32));
   array v = test::random_array({4, 6}, float32);
   for (const char* side : {"left", "right"}) {
-    std::function<array(const array&, const array&)> f = [side](const array& q, const array& w) {
-      return searchsorted(q, w, side);
-    };
-    array y = vmap(f)(seq, v);
-    for (int b = 0; b < 4; ++b) {
-      array want = searchsorted(squeeze(slice(seq, {b, 0}, {b + 1, 20}), 0),
-                                squeeze(slice(v, {b, 0}, {b + 1, 6}), 0), side);
-      test::expect_allclose(squeeze(slice(y, {b, 0}, {b + 1, 6}), 0), {6}, test::to_double(want),
-                            0);
-    }
+    array y = vmap([side, seq](const array& w) { return searchsorted(seq, w, side); }, 1)(v);
+    test::expect_allclose(y, {6, 4}, test::to_double(transpose(searchsorted(seq, v, side))), 0);
   }
+  // A batch of sequences is refused, as MLX does.
+  std::function<array(const array&, const array&)> f = [](const array& q, const array& w) {
+    return searchsorted(q, w);
+  };
+  EXPECT_THROW(vmap(f)(sort(test::random_array({4, 20}, float32), -1), v), std::invalid_argument);
   array x = tied_values({3, 12}, int32);
   array fills({-1, -2, -3});
   auto vf = vmap(ArrayFn([](const std::vector<array>& in) {
@@ -613,6 +604,65 @@ TEST(SortOpsVmap, BatchedSearchAndUnique) {
       EXPECT_EQ(test::to_double(got), test::to_double(want[k])) << "batch " << b << " output " << k;
     }
   }
+}
+
+// ---------------------------------------------------------------- complex (MLX's order)
+
+TEST(SortOps, ComplexOrdersByRealThenImaginary) {
+  using cf = std::complex<float>;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  auto lnl = [](float a, float b) { return !std::isnan(a) && (std::isnan(b) || a < b); };
+  auto less = [&](cf a, cf b) {
+    return lnl(a.real(), b.real()) || (!lnl(b.real(), a.real()) && lnl(a.imag(), b.imag()));
+  };
+  // Few real parts, so that imaginary parts decide; NaNs in either part.
+  std::vector<cf> v(60);
+  for (auto& z : v) {
+    z = cf(static_cast<float>(test::rng()() % 3), static_cast<float>(test::rng()() % 5) - 2);
+  }
+  v[7] = cf(nan, 1);
+  v[19] = cf(1, nan);
+  array x(v.begin(), {3, 20}, complex64);
+  auto rows = [&](const array& a) {
+    auto c = test::to_complex(a);
+    return std::vector<cf>(c.begin(), c.end());
+  };
+  for (int kth : {0, 7, 19}) {
+    auto p = rows(partition(x, kth, -1));
+    auto idx = test::to_double(argpartition(x, kth, -1));
+    for (int r = 0; r < 3; ++r) {
+      std::vector<cf> line(v.begin() + r * 20, v.begin() + (r + 1) * 20), sorted = line;
+      std::stable_sort(sorted.begin(), sorted.end(), less);
+      const cf pivot = p[r * 20 + kth];
+      EXPECT_FALSE(less(pivot, sorted[kth]) || less(sorted[kth], pivot)) << "row " << r;
+      for (int j = 0; j < 20; ++j) {
+        const cf e = p[r * 20 + j];
+        if (j < kth) EXPECT_FALSE(less(pivot, e)) << "row " << r << " position " << j;
+        if (j > kth) EXPECT_FALSE(less(e, pivot)) << "row " << r << " position " << j;
+        const cf src = line[static_cast<int>(idx[r * 20 + j])];
+        EXPECT_TRUE(src == e || (std::isnan(src.real()) || std::isnan(src.imag())))
+            << "argpartition row " << r;
+      }
+    }
+  }
+  // MLX's examples.
+  std::vector<cf> m = {{1, 2}, {3, 0}, {2, 5}};
+  EXPECT_EQ(rows(median(array(m.begin(), {3}, complex64))), (std::vector<cf>{{2, 5}}));
+  m.push_back({0, 0});
+  EXPECT_EQ(rows(median(array(m.begin(), {4}, complex64))), (std::vector<cf>{{1.5f, 3.5f}}));
+  EXPECT_EQ(median(array(m.begin(), {4}, complex64)).dtype(), complex64);
+  std::vector<cf> withnan = {{1, 0}, {nan, 0}, {0, 0}};
+  EXPECT_TRUE(std::isnan(rows(median(array(withnan.begin(), {3}, complex64)))[0].real()));
+  auto t = rows(topk(array(m.begin(), {4}, complex64), 2));
+  std::sort(t.begin(), t.end(), less);
+  EXPECT_EQ(t, (std::vector<cf>{{2, 5}, {3, 0}}));
+  std::vector<cf> u = {{1, 2}, {3, 0}, {1, 2}};
+  EXPECT_EQ(rows(unique(array(u.begin(), {3}, complex64), 3)[0]),
+            (std::vector<cf>{{1, 2}, {3, 0}, {1, 2}}));
+  std::vector<cf> seq = {{1, 2}, {3, 0}};
+  std::vector<cf> q = {{2, 0}, {1, 2}, {1, 3}};
+  test::expect_allclose(searchsorted(array(seq.begin(), {2}, complex64), array(q.begin(), {3}, complex64)),
+                        {3}, {1, 0, 1}, 0);
 }
 
 // ---------------------------------------------------------------- the GPU equals the CPU
@@ -641,7 +691,8 @@ TEST(SortOps, GpuMatchesCpuExactly) {
   // One long row (many blocks per row), many medium rows, many short rows, 64-bit keys.
   for (const Shaped& c : {Shaped{{1 << 20}, float32}, Shaped{{300, 4099}, float32},
                           Shaped{{5000, 37}, int32}, Shaped{{64, 5000}, float64},
-                          Shaped{{3, 100000}, float16}, Shaped{{40, 3000}, uint8}}) {
+                          Shaped{{3, 100000}, float16}, Shaped{{40, 3000}, uint8},
+                          Shaped{{20, 3000}, complex64}}) {
     SCOPED_TRACE(msg(c.dtype, " ", shape_str(c.shape)));
     array x = astype(test::random_array(c.shape, float32, -300, 300), c.dtype);
     x.eval();

@@ -309,8 +309,6 @@ def test_errors_have_mlx_types():
         mx.unique(mx.array([], mx.int32), 2)
     with pytest.raises(TypeError):
         mx.partition(x, 1.5)
-    with pytest.raises(ValueError):
-        mx.topk(mx.zeros((3,), mx.complex64), 1)
     assert mx.topk(mx.array([1.0, 3.0, 2.0]), 1).tolist() == [3.0]
 
 
@@ -348,8 +346,35 @@ def test_vmap():
     assert u[2].tolist() == [[0, 2, 2, 1], [1, 1, 0, 2]]
     seq = mx.array([1.0, 2, 3])
     assert mx.vmap(lambda v: mx.searchsorted(seq, v))(x).tolist() == [[0, 3, 2, 1], [3, 3, 0, 3]]
-    batched = mx.vmap(lambda s, v: mx.searchsorted(s, v))(mx.sort(x), mx.array([[2.5], [4.0]]))
-    assert batched.tolist() == [[2], [1]]
+    with pytest.raises(ValueError, match=r"\[searchsorted\]"):
+        mx.vmap(lambda s: mx.searchsorted(s, mx.array([1.0])))(mx.zeros((3, 4)))
+
+
+# ---------------------------------------------------------------- complex (MLX's order)
+
+
+def test_complex_orders_by_real_then_imaginary(rng):
+    nan = float("nan")
+    assert mx.median(mx.array([1 + 2j, 3 + 0j, 2 + 5j])).item() == 2 + 5j
+    assert mx.median(mx.array([1 + 2j, 3 + 0j, 2 + 5j, 0j])).item() == 1.5 + 3.5j
+    assert np.isnan(mx.median(mx.array([complex(1, 0), complex(nan, 0), 0j])).item())
+    assert sorted(mx.topk(mx.array([1 + 2j, 3 + 0j, 2 + 5j]), 2).tolist(), key=lambda z: (z.real, z.imag)) == [2 + 5j, 3 + 0j]
+    assert mx.partition(mx.array([1 + 2j, 3 + 0j, 2 + 5j]), 1).tolist() == [1 + 2j, 2 + 5j, 3 + 0j]
+    assert mx.unique(mx.array([1 + 2j, 3 + 0j, 1 + 2j]), 3).tolist() == [1 + 2j, 3 + 0j, 1 + 2j]
+    assert mx.searchsorted(mx.array([1 + 2j, 3 + 0j]), mx.array([2 + 0j])).tolist() == [1]
+    # Against NumPy's order (lexicographic) on values without NaN.
+    v = (rng.integers(0, 3, 200) + 1j * rng.integers(-2, 3, 200)).astype(np.complex64)
+    x = mx.array(v)
+    for kth in (0, 50, 199):
+        p = np.array(mx.partition(x, kth))
+        s = np.sort(v)
+        assert p[kth] == s[kth]
+        assert np.all(np.sort(p[:kth]) == s[:kth]) and np.all(np.sort(p[kth:]) == s[kth:])
+    vals, counts = mx.unique(x, 15, return_counts=True)
+    nv, nc = np.unique(v, return_counts=True)
+    np.testing.assert_array_equal(np.array(vals)[: len(nv)], nv)
+    np.testing.assert_array_equal(np.array(counts)[: len(nv)], nc)
+    np.testing.assert_allclose(mx.median(x).item(), np.median(np.sort(v)[99:101]))
 
 
 # ---------------------------------------------------------------- the GPU equals the CPU

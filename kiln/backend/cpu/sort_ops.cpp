@@ -1,7 +1,8 @@
 // eval_cpu of Partition, ArgPartition, Median, SearchSorted and Unique: each row (last axis)
 // gathered into a buffer, then std::nth_element (selection) or std::stable_sort (unique);
 // rows split across threads. The orders follow primitives_sort.h (NaN last, -0.0 equal to
-// 0.0, stable three-way partitions), which the GPU kernels reproduce exactly.
+// 0.0, complex by real then imaginary part, stable three-way partitions), which the GPU
+// kernels reproduce exactly.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -19,26 +20,48 @@ namespace {
 
 constexpr int64_t kGrain = static_cast<int64_t>(cpu::kElementwiseGrain);
 
+/** A complex64 as it orders: by real part, then imaginary part, each with NaN last (MLX's
+ * order, and the GPU kernels' keys). */
+struct ComplexKey {
+  float re, im;
+  ComplexKey() = default;
+  ComplexKey(complex64_t z) : re(z.real()), im(z.imag()) {}
+};
+
 /** The type elements compare in: half types as float (exact), bool as a byte. */
 template <typename T>
-using Key = std::conditional_t<is_half_v<T>, float,
-                               std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>>;
+using Key = std::conditional_t<
+    is_complex_v<T>, ComplexKey,
+    std::conditional_t<is_half_v<T>, float,
+                       std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>>>;
 
 /** Ascending order with NaN after every number (and NaNs equal to each other). */
 template <typename K>
 bool less_nan_last(K a, K b) {
-  if constexpr (std::is_floating_point_v<K>)
+  if constexpr (std::is_same_v<K, ComplexKey>) {
+    if (less_nan_last(a.re, b.re)) return true;
+    if (less_nan_last(b.re, a.re)) return false;
+    return less_nan_last(a.im, b.im);
+  } else if constexpr (std::is_floating_point_v<K>) {
     return !std::isnan(a) && (std::isnan(b) || a < b);
-  else
+  } else {
     return a < b;
+  }
 }
 
 template <typename K>
 bool is_nan(K a) {
-  if constexpr (std::is_floating_point_v<K>)
+  if constexpr (std::is_same_v<K, ComplexKey>)
+    return std::isnan(a.re) || std::isnan(a.im);
+  else if constexpr (std::is_floating_point_v<K>)
     return std::isnan(a);
   else
     return false;
+}
+
+/** The mean of two middle values (exact when they are equal, so no overflow). */
+double middle(double a, double b) {
+  return a == b ? a : (a + b) * 0.5;
 }
 
 /** Rows of `in` along its last axis: row r's element k at row_base(r) + k * stride. */
@@ -99,7 +122,7 @@ void partition_rows(const array& in, int64_t kth, int64_t start, T* values, uint
   });
 }
 
-/** The median of each row into `out` (O: float or double). */
+/** The median of each row into `out` (O: float, double, or complex64 for complex rows). */
 template <typename T, typename O>
 void median_rows(const array& in, O* out) {
   using K = Key<T>;
@@ -115,46 +138,43 @@ void median_rows(const array& in, O* out) {
         line[k] = static_cast<K>(src[k * rows.stride]);
         nan = nan || is_nan(line[k]);
       }
+      const float qnan = std::numeric_limits<float>::quiet_NaN();
       if (nan) {
-        out[r] = std::numeric_limits<O>::quiet_NaN();
+        if constexpr (is_complex_v<O>)
+          out[r] = O(qnan, 0.0f);
+        else
+          out[r] = std::numeric_limits<O>::quiet_NaN();
         continue;
       }
       std::nth_element(line.begin(), line.begin() + lo, line.end(), less_nan_last<K>);
-      const double a = static_cast<double>(line[lo]);
-      double m = a;
-      if (n % 2 == 0) {
-        const double c = static_cast<double>(*std::min_element(line.begin() + lo + 1, line.end()));
-        m = a == c ? a : (a + c) * 0.5;
+      // The upper middle element: the smallest after the lower one.
+      const K a = line[lo];
+      const K c = n % 2 ? a : *std::min_element(line.begin() + lo + 1, line.end(), less_nan_last<K>);
+      if constexpr (is_complex_v<O>) {
+        out[r] = O(static_cast<float>(middle(a.re, c.re)), static_cast<float>(middle(a.im, c.im)));
+      } else {
+        out[r] = static_cast<O>(middle(static_cast<double>(a), static_cast<double>(c)));
       }
-      out[r] = static_cast<O>(m);
     }
   });
 }
 
-/** Each value searches the sequence of its batch index (seq: batch + (n), values: batch +
- * anything; see SearchSorted). */
 template <typename T>
 void searchsorted_values(const array& seq, const array& values, bool right, uint32_t* out) {
   using K = Key<T>;
-  const Rows rows(seq);
-  const int64_t n = rows.n;
-  const int64_t count = static_cast<int64_t>(values.size());
-  const int64_t per_row = rows.count ? count / rows.count : 0;
-  std::vector<K> s(rows.count * n);
+  const int64_t n = seq.shape()[0];
+  std::vector<K> s(n);
   const T* sp = seq.data<T>();
-  for (int64_t r = 0; r < rows.count; ++r) {
-    const T* src = sp + rows.base(r);
-    for (int64_t k = 0; k < n; ++k) s[r * n + k] = static_cast<K>(src[k * rows.stride]);
-  }
+  for (int64_t k = 0; k < n; ++k) s[k] = static_cast<K>(sp[k * seq.strides()[0]]);
   const T* vp = values.data<T>();
+  const int64_t count = static_cast<int64_t>(values.size());
   cpu::parallel_for(count, kGrain / 16, [&](size_t b, size_t e) {
     for (size_t i = b; i < e; ++i) {
       const K v = static_cast<K>(vp[elem_to_loc(static_cast<int64_t>(i), values.shape(),
                                                 values.strides())]);
-      auto first = s.begin() + (static_cast<int64_t>(i) / per_row) * n, last = first + n;
-      auto it = right ? std::upper_bound(first, last, v, less_nan_last<K>)
-                      : std::lower_bound(first, last, v, less_nan_last<K>);
-      out[i] = static_cast<uint32_t>(it - first);
+      auto it = right ? std::upper_bound(s.begin(), s.end(), v, less_nan_last<K>)
+                      : std::lower_bound(s.begin(), s.end(), v, less_nan_last<K>);
+      out[i] = static_cast<uint32_t>(it - s.begin());
     }
   });
 }
@@ -208,15 +228,8 @@ void unique_rows(const array& in, const array* fill, int64_t size, T* values, ui
 }
 
 template <typename F>
-void dispatch_real(Dtype d, const char* name, F&& f) {
-  dispatch_dtype(d, [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (is_complex_v<T>) {
-      throw std::invalid_argument(msg("[", name, "::eval_cpu] complex64 is not supported."));
-    } else {
-      f(tag);
-    }
-  });
+void dispatch_all(Dtype d, F&& f) {
+  dispatch_dtype(d, [&](auto tag) { f(tag); });
 }
 
 }  // namespace
@@ -224,7 +237,7 @@ void dispatch_real(Dtype d, const char* name, F&& f) {
 void Partition::eval_cpu(const std::vector<array>& inputs, array& out) {
   out.set_data(Storage::host(out.nbytes()));
   if (out.size() == 0) return;
-  dispatch_real(inputs[0].dtype(), "Partition", [&](auto tag) {
+  dispatch_all(inputs[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
     partition_rows<T>(inputs[0], kth_, start_, out.data<T>(), nullptr);
   });
@@ -233,7 +246,7 @@ void Partition::eval_cpu(const std::vector<array>& inputs, array& out) {
 void ArgPartition::eval_cpu(const std::vector<array>& inputs, array& out) {
   out.set_data(Storage::host(out.nbytes()));
   if (out.size() == 0) return;
-  dispatch_real(inputs[0].dtype(), "ArgPartition", [&](auto tag) {
+  dispatch_all(inputs[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
     partition_rows<T>(inputs[0], kth_, start_, nullptr, out.data<uint32_t>());
   });
@@ -242,9 +255,11 @@ void ArgPartition::eval_cpu(const std::vector<array>& inputs, array& out) {
 void Median::eval_cpu(const std::vector<array>& inputs, array& out) {
   out.set_data(Storage::host(out.nbytes()));
   if (out.size() == 0) return;
-  dispatch_real(inputs[0].dtype(), "Median", [&](auto tag) {
+  dispatch_all(inputs[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
-    if (out.dtype() == float64)
+    if constexpr (is_complex_v<T>)
+      median_rows<T>(inputs[0], out.data<complex64_t>());
+    else if (out.dtype() == float64)
       median_rows<T>(inputs[0], out.data<double>());
     else
       median_rows<T>(inputs[0], out.data<float>());
@@ -254,7 +269,7 @@ void Median::eval_cpu(const std::vector<array>& inputs, array& out) {
 void SearchSorted::eval_cpu(const std::vector<array>& inputs, array& out) {
   out.set_data(Storage::host(out.nbytes()));
   if (out.size() == 0) return;
-  dispatch_real(inputs[0].dtype(), "SearchSorted", [&](auto tag) {
+  dispatch_all(inputs[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
     searchsorted_values<T>(inputs[0], inputs[1], right_, out.data<uint32_t>());
   });
@@ -262,7 +277,7 @@ void SearchSorted::eval_cpu(const std::vector<array>& inputs, array& out) {
 
 void Unique::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
   for (auto& o : outputs) o.set_data(Storage::host(o.nbytes()));
-  dispatch_real(inputs[0].dtype(), "Unique", [&](auto tag) {
+  dispatch_all(inputs[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
     unique_rows<T>(inputs[0], has_fill_ ? &inputs[1] : nullptr, size_, outputs[0].data<T>(), outputs[1].data<uint32_t>(),
                    outputs[2].data<uint32_t>(), outputs[3].data<int32_t>());

@@ -34,7 +34,9 @@ ModuleSource module_source(sortplan::Family f, const sortplan::KeyType& k) {
 sortplan::KeyType sort_key_type(Dtype d) {
   sortplan::KeyType k;
   k.bytes = static_cast<int>(d.size);
-  if (d == float16)
+  if (d == complex64)
+    k.kind = 5;
+  else if (d == float16)
     k.kind = 3;
   else if (d == bfloat16)
     k.kind = 4;
@@ -96,7 +98,6 @@ int SortLauncher::multiprocessors() const {
 KILN_GPU_MODULE_CATALOG(sort_radix, [](const ModuleSink& sink) {
   std::set<std::string> seen;
   for (Dtype d : all_dtypes) {
-    if (d == complex64) continue;
     const sortplan::KeyType k = sort_key_type(d);
     if (!seen.insert(k.tag()).second) continue;
     for (auto f : {sortplan::Family::radix, sortplan::Family::select, sortplan::Family::search,

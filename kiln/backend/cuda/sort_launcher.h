@@ -13,7 +13,7 @@ namespace kiln::gpu {
 
 class DeviceStream;
 
-/** How the kernels see dtype `d` (a real dtype). */
+/** How the kernels see dtype `d`. */
 sortplan::KeyType sort_key_type(Dtype d);
 
 /** Rows along the last axis as the kernels read them: row r at ptr + r * row_stride. */

@@ -13,12 +13,6 @@ namespace kiln {
 
 namespace {
 
-void check_real(const char* name, Dtype d) {
-  if (d == complex64) {
-    throw std::invalid_argument(msg("[", name, "::eval_gpu] complex64 is not supported."));
-  }
-}
-
 /** Selection over the rows of `in` (last axis) into the outputs of `job` (filled in here:
  * key, rows, n, input). */
 void select_gpu(const array& in, sortplan::SelectJob job, gpu::DeviceStream& s) {
@@ -36,7 +30,6 @@ void select_gpu(const array& in, sortplan::SelectJob job, gpu::DeviceStream& s) 
 }  // namespace
 
 void Partition::eval_gpu(const std::vector<array>& inputs, array& out) {
-  check_real("Partition", inputs[0].dtype());
   auto& s = gpu::device_stream(stream());
   out.set_data(gpu::new_device_storage(out.nbytes(), s));
   if (out.size() == 0) return;
@@ -48,7 +41,6 @@ void Partition::eval_gpu(const std::vector<array>& inputs, array& out) {
 }
 
 void ArgPartition::eval_gpu(const std::vector<array>& inputs, array& out) {
-  check_real("ArgPartition", inputs[0].dtype());
   auto& s = gpu::device_stream(stream());
   out.set_data(gpu::new_device_storage(out.nbytes(), s));
   if (out.size() == 0) return;
@@ -60,7 +52,6 @@ void ArgPartition::eval_gpu(const std::vector<array>& inputs, array& out) {
 }
 
 void Median::eval_gpu(const std::vector<array>& inputs, array& out) {
-  check_real("Median", inputs[0].dtype());
   auto& s = gpu::device_stream(stream());
   out.set_data(gpu::new_device_storage(out.nbytes(), s));
   if (out.size() == 0) return;
@@ -73,24 +64,15 @@ void Median::eval_gpu(const std::vector<array>& inputs, array& out) {
 void SearchSorted::eval_gpu(const std::vector<array>& inputs, array& out) {
   const array& seq = inputs[0];
   const array& values = inputs[1];
-  check_real("SearchSorted", seq.dtype());
   auto& s = gpu::device_stream(stream());
   out.set_data(gpu::new_device_storage(out.nbytes(), s));
   if (out.size() == 0) return;
   sortplan::SearchJob job;
   job.key = gpu::sort_key_type(seq.dtype());
   job.right = right_;
-  job.n = seq.shape().back();
-  if (seq.ndim() == 1) {
-    job.seq = gpu::device_address(seq);
-    job.seq_stride = seq.strides()[0];
-  } else {
-    const gpu::AffineRows rows = gpu::affine_rows(seq, static_cast<int>(seq.ndim()) - 1, s);
-    job.seq = rows.ptr;
-    job.seq_row_stride = rows.row_stride;
-    const int64_t batches = static_cast<int64_t>(seq.size()) / std::max<int64_t>(job.n, 1);
-    job.per_row = static_cast<int64_t>(values.size()) / std::max<int64_t>(batches, 1);
-  }
+  job.n = seq.shape()[0];
+  job.seq = gpu::device_address(seq);
+  job.seq_stride = seq.strides()[0];
   job.values = gpu::device_address(values);
   if (!values.flags().row_contiguous) {
     job.values = gpu::scratch(values.nbytes(), s);
@@ -104,7 +86,6 @@ void SearchSorted::eval_gpu(const std::vector<array>& inputs, array& out) {
 
 void Unique::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
   const array& in = inputs[0];
-  check_real("Unique", in.dtype());
   auto& s = gpu::device_stream(stream());
   for (auto& o : outputs) o.set_data(gpu::new_device_storage(o.nbytes(), s));
   sortplan::UniqueJob job;

@@ -22,7 +22,7 @@ namespace kiln::sortplan {
 /** How the kernels see a dtype: its size and how its bits order (device/sort_keys.cuh). */
 struct KeyType {
   int bytes = 4;
-  int kind = 0;  // radix::Kind: 0 unsigned, 1 signed, 2 float, 3 float16, 4 bfloat16
+  int kind = 0;  // radix::Kind: 0 unsigned, 1 signed, 2 float, 3 float16, 4 bfloat16, 5 complex64
 
   bool is_float() const { return kind >= 2; }
   /** The device's unsigned type of this size. */
@@ -38,8 +38,11 @@ struct KeyType {
         return "unsigned long long";
     }
   }
-  /** What a median computes in: double for 64-bit floats, else float. */
-  const char* median_type() const { return kind == 2 && bytes == 8 ? "double" : "float"; }
+  /** What a median writes: double for 64-bit floats, a complex64's bits for complex, else
+   * float. */
+  const char* median_type() const {
+    return kind == 5 ? "unsigned long long" : kind == 2 && bytes == 8 ? "double" : "float";
+  }
   std::string tag() const { return "u" + std::to_string(bytes) + "k" + std::to_string(kind); }
 };
 
@@ -369,22 +372,21 @@ inline void select(Launcher& L, const SelectJob& j) {
 
 // ---------------------------------------------------------------- searchsorted, unique
 
-/** out[i] = insertion point of values[i] (count of them, contiguous) in sorted sequence
- * i / per_row (n elements, seq_stride apart; sequence r at seq + r * seq_row_stride). */
+/** out[i] = insertion point of values[i] (count of them, contiguous) in the sorted sequence
+ * (n elements, seq_stride apart). */
 struct SearchJob {
   KeyType key;
   bool right = false;
   uint64_t seq = 0;
-  int64_t seq_row_stride = 0, seq_stride = 1, n = 0;
+  int64_t seq_stride = 1, n = 0;
   uint64_t values = 0;
-  int64_t per_row = 1, count = 0;
+  int64_t count = 0;
   uint64_t out = 0;
 };
 
 inline void searchsorted(Launcher& L, const SearchJob& j) {
   L.run(Family::search, searchsorted_name(j.key, j.right), ceil_div(j.count, kSearchBlock),
-        kSearchBlock, j.seq, j.seq_row_stride, j.seq_stride, j.n, j.values,
-        std::max<int64_t>(j.per_row, 1), j.count, j.out);
+        kSearchBlock, j.seq, j.seq_stride, j.n, j.values, j.count, j.out);
 }
 
 /** unique of each of `rows` rows of `n` elements (row r at in + r * row_stride): outputs of

@@ -150,13 +150,30 @@ __device__ __forceinline__ unsigned long long min_key_above(const U* x, long lon
   return m;
 }
 
-/** The median of a row from its two middle keys, in O; NaN when the row holds one. */
+/** The mean of two middle values (exact when they are equal, so no overflow). */
+__device__ __forceinline__ double middle(double a, double b) {
+  return a == b ? a : (a + b) * 0.5;
+}
+
+/** The median of a row from its two middle keys, in O; NaN when the row holds one. Complex
+ * rows give the bits of a complex64 (O: unsigned long long), NaN as NaN + 0i. */
 template <typename U, int KIND, typename O>
 __device__ __forceinline__ O median_value(U lo_key, U hi_key, bool nan) {
-  if (nan) return static_cast<O>(__longlong_as_double(0x7ff8000000000000ll));
-  const double a = bits_to_double<U, KIND>(from_key<U, KIND>(lo_key));
-  const double b = bits_to_double<U, KIND>(from_key<U, KIND>(hi_key));
-  return static_cast<O>(a == b ? a : (a + b) * 0.5);
+  if constexpr (KIND == kComplex) {
+    if (nan) return static_cast<O>(0x7fc00000u);
+    const U a = from_key<U, KIND>(lo_key), b = from_key<U, KIND>(hi_key);
+    auto part = [](U bits, int shift) {
+      return static_cast<double>(__uint_as_float(static_cast<unsigned int>(bits >> shift)));
+    };
+    const float re = static_cast<float>(middle(part(a, 0), part(b, 0)));
+    const float im = static_cast<float>(middle(part(a, 32), part(b, 32)));
+    return static_cast<O>(static_cast<unsigned long long>(__float_as_uint(im)) << 32 |
+                          __float_as_uint(re));
+  } else {
+    if (nan) return static_cast<O>(__longlong_as_double(0x7ff8000000000000ll));
+    return static_cast<O>(middle(bits_to_double<U, KIND>(from_key<U, KIND>(lo_key)),
+                                 bits_to_double<U, KIND>(from_key<U, KIND>(hi_key))));
+  }
 }
 
 template <typename U>

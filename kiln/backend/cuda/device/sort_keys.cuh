@@ -23,10 +23,12 @@ enum Kind : int {
   kFloat = 2,     // IEEE binary32 / binary64 (by the size of U)
   kHalf = 3,      // IEEE binary16
   kBFloat = 4,    // bfloat16
+  kComplex = 5,   // complex64 as 64 bits: the real part's binary32 low, the imaginary high;
+                  // ordered by real part, then imaginary part (MLX's order)
 };
 
 template <int KIND>
-inline constexpr bool is_float_kind = KIND >= kFloat;
+inline constexpr bool is_float_kind = KIND >= kFloat && KIND != kComplex;
 
 template <typename U>
 inline constexpr int kBits = 8 * static_cast<int>(sizeof(U));
@@ -44,7 +46,10 @@ inline constexpr U kInfBits = KIND == kHalf    ? static_cast<U>(0x7c00u)
 /** Whether `bits` are a NaN (always false for integer kinds). */
 template <typename U, int KIND>
 __device__ __forceinline__ bool is_nan_bits(U bits) {
-  if constexpr (is_float_kind<KIND>) {
+  if constexpr (KIND == kComplex) {
+    return is_nan_bits<unsigned int, kFloat>(static_cast<unsigned int>(bits)) ||
+           is_nan_bits<unsigned int, kFloat>(static_cast<unsigned int>(bits >> 32));
+  } else if constexpr (is_float_kind<KIND>) {
     return static_cast<U>(bits & static_cast<U>(~kTopBit<U>)) > kInfBits<U, KIND>;
   } else {
     return false;
@@ -54,7 +59,11 @@ __device__ __forceinline__ bool is_nan_bits(U bits) {
 /** The order-preserving key of `bits` (see the file comment). */
 template <typename U, int KIND, bool CANON>
 __device__ __forceinline__ U to_key(U bits) {
-  if constexpr (KIND == kUnsigned) {
+  if constexpr (KIND == kComplex) {
+    const U re = to_key<unsigned int, kFloat, CANON>(static_cast<unsigned int>(bits));
+    const U im = to_key<unsigned int, kFloat, CANON>(static_cast<unsigned int>(bits >> 32));
+    return static_cast<U>(re << 32 | im);
+  } else if constexpr (KIND == kUnsigned) {
     return bits;
   } else if constexpr (KIND == kSigned) {
     return static_cast<U>(bits ^ kTopBit<U>);
@@ -70,7 +79,11 @@ __device__ __forceinline__ U to_key(U bits) {
  * with CANON keys -0.0 as +0.0). */
 template <typename U, int KIND>
 __device__ __forceinline__ U from_key(U key) {
-  if constexpr (KIND == kUnsigned) {
+  if constexpr (KIND == kComplex) {
+    const U re = from_key<unsigned int, kFloat>(static_cast<unsigned int>(key >> 32));
+    const U im = from_key<unsigned int, kFloat>(static_cast<unsigned int>(key));
+    return static_cast<U>(im << 32 | re);
+  } else if constexpr (KIND == kUnsigned) {
     return key;
   } else if constexpr (KIND == kSigned) {
     return static_cast<U>(key ^ kTopBit<U>);
@@ -80,10 +93,14 @@ __device__ __forceinline__ U from_key(U key) {
   }
 }
 
-/** Whether `key` is the key of a NaN. */
+/** Whether `key` is the key of a NaN (for complex: of either part). */
 template <typename U, int KIND>
 __device__ __forceinline__ bool is_nan_key(U key) {
-  return is_float_kind<KIND> && key == static_cast<U>(~static_cast<U>(0));
+  if constexpr (KIND == kComplex) {
+    return static_cast<unsigned int>(key >> 32) == ~0u || static_cast<unsigned int>(key) == ~0u;
+  } else {
+    return is_float_kind<KIND> && key == static_cast<U>(~static_cast<U>(0));
+  }
 }
 
 /** The value of the element with bits `bits`, exactly, as a double. */

@@ -19,17 +19,14 @@ namespace kiln {
 constexpr int kSearchBlock = 256;
 constexpr int kUniqueBlock = 256;
 
-/** out[i] = the number of elements of its sequence (n of them, `seq_stride` apart, sorted)
- * that order before values[i] (RIGHT: that do not order after it), for i < count. Value i
- * searches sequence i / per_row, which starts at seq + (i / per_row) * seq_row_stride. */
+/** out[i] = the number of elements of seq (n of them, `seq_stride` apart, sorted) that order
+ * before values[i] (RIGHT: that do not order after it), for i < count. */
 template <typename U, int KIND, bool RIGHT>
 __global__ void __launch_bounds__(kSearchBlock)
-    searchsorted(const U* __restrict__ seq, long long seq_row_stride, long long seq_stride,
-                 long long n, const U* __restrict__ values, long long per_row, long long count,
-                 unsigned int* __restrict__ out) {
+    searchsorted(const U* __restrict__ seq, long long seq_stride, long long n,
+                 const U* __restrict__ values, long long count, unsigned int* __restrict__ out) {
   const long long i = static_cast<long long>(blockIdx.x) * kSearchBlock + threadIdx.x;
   if (i >= count) return;
-  seq += (i / per_row) * seq_row_stride;
   const U v = radix::to_key<U, KIND, true>(values[i]);
   long long lo = 0, hi = n;
   while (lo < hi) {
