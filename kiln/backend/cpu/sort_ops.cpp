@@ -1,15 +1,21 @@
-// eval_cpu of Partition, ArgPartition, Median, SearchSorted and Unique: each row (last axis)
-// gathered into a buffer, then std::nth_element (selection) or std::stable_sort (unique);
-// rows split across threads. The orders follow primitives_sort.h (NaN last, -0.0 equal to
-// 0.0, complex by real then imaginary part, stable three-way partitions), which the GPU
-// kernels reproduce exactly.
+// eval_cpu of Partition, ArgPartition, Median, SearchSorted and Unique. Elements become the
+// GPU kernels' order-preserving unsigned keys (device/sort_keys.cuh: NaN last and equal to
+// each other, -0.0 equal to 0.0, complex by real then imaginary part), so comparisons are
+// integer ones and both backends order alike by construction. Each row (last axis) is
+// gathered as keys; selection finds the key of rank kth by radix select (as the GPU), then
+// one pass writes the stable three-way partition; unique sorts (key, position) pairs. Rows
+// split across threads.
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "kiln/backend/cpu/sort_keys.h"
 #include "kiln/backend/cpu/threading.h"
 #include "kiln/primitives_sort.h"
 #include "kiln/utils.h"
@@ -18,53 +24,32 @@ namespace kiln {
 
 namespace {
 
+using cpu::float_bits;
+using cpu::is_nan_key;
+using cpu::KeyOf;
+using cpu::to_key;
+
 constexpr int64_t kGrain = static_cast<int64_t>(cpu::kElementwiseGrain);
 
-/** A complex64 as it orders: by real part, then imaginary part, each with NaN last (MLX's
- * order, and the GPU kernels' keys). */
-struct ComplexKey {
-  float re, im;
-  ComplexKey() = default;
-  ComplexKey(complex64_t z) : re(z.real()), im(z.imag()) {}
-};
-
-/** The type elements compare in: half types as float (exact), bool as a byte. */
+/** The value whose key is `k`, for the median: as a double, or a complex64. */
 template <typename T>
-using Key = std::conditional_t<
-    is_complex_v<T>, ComplexKey,
-    std::conditional_t<is_half_v<T>, float,
-                       std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>>>;
-
-/** Ascending order with NaN after every number (and NaNs equal to each other). */
-template <typename K>
-bool less_nan_last(K a, K b) {
-  if constexpr (std::is_same_v<K, ComplexKey>) {
-    if (less_nan_last(a.re, b.re)) return true;
-    if (less_nan_last(b.re, a.re)) return false;
-    return less_nan_last(a.im, b.im);
-  } else if constexpr (std::is_floating_point_v<K>) {
-    return !std::isnan(a) && (std::isnan(b) || a < b);
+auto key_value(KeyOf<T> k) {
+  if constexpr (is_complex_v<T>) {
+    return complex64_t(std::bit_cast<float>(float_bits<uint32_t>(static_cast<uint32_t>(k >> 32))),
+                       std::bit_cast<float>(float_bits<uint32_t>(static_cast<uint32_t>(k))));
+  } else if constexpr (std::is_same_v<T, bool> || std::is_unsigned_v<T>) {
+    return static_cast<double>(k);
+  } else if constexpr (std::is_integral_v<T>) {
+    return static_cast<double>(
+        static_cast<T>(static_cast<KeyOf<T>>(k ^ (KeyOf<T>(1) << (8 * sizeof(T) - 1)))));
+  } else if constexpr (std::is_same_v<T, double>) {
+    return std::bit_cast<double>(float_bits(k));
   } else {
-    return a < b;
+    return static_cast<double>(static_cast<float>(std::bit_cast<T>(float_bits(k))));
   }
 }
 
-template <typename K>
-bool is_nan(K a) {
-  if constexpr (std::is_same_v<K, ComplexKey>)
-    return std::isnan(a.re) || std::isnan(a.im);
-  else if constexpr (std::is_floating_point_v<K>)
-    return std::isnan(a);
-  else
-    return false;
-}
-
-/** The mean of two middle values (exact when they are equal, so no overflow). */
-double middle(double a, double b) {
-  return a == b ? a : (a + b) * 0.5;
-}
-
-/** Rows of `in` along its last axis: row r's element k at row_base(r) + k * stride. */
+/** Rows of `in` along its last axis: row r's element k at base(r) + k * stride. */
 struct Rows {
   int64_t n = 0, count = 0, stride = 0;
   Shape outer;
@@ -79,8 +64,60 @@ struct Rows {
   }
   int64_t base(int64_t r) const { return elem_to_loc(r, outer, outer_strides); }
   /** Rows per task: enough work to be worth a thread. */
-  size_t grain() const { return static_cast<size_t>(std::max<int64_t>(1, kGrain / std::max<int64_t>(4 * n, 1))); }
+  size_t grain() const {
+    return static_cast<size_t>(std::max<int64_t>(1, kGrain / std::max<int64_t>(4 * n, 1)));
+  }
+  /** Row r's keys into `keys` (resized to n). */
+  template <typename T>
+  void keys(const T* x, int64_t r, std::vector<KeyOf<T>>& keys) const {
+    keys.resize(n);
+    const T* src = x + base(r);
+    for (int64_t k = 0; k < n; ++k) keys[k] = to_key(src[k * stride]);
+  }
 };
+
+/** What selection finds: the key of rank kth and the counts of smaller and equal keys. */
+template <typename U>
+struct Selected {
+  U key;
+  int64_t less, equal;
+};
+
+/**
+ * Selects rank kth of `keys` (n > kth) by radix select, as the GPU kernels: a histogram of the
+ * top 8 bits, then of the next 8 bits of the candidates left in the bin holding rank kth, and
+ * so on; each pass keeps only those candidates (predicated stores: no branch to mispredict,
+ * where std::nth_element's comparisons are coin flips). `scratch` is a reusable buffer.
+ */
+template <typename U>
+Selected<U> select_rank(const std::vector<U>& keys, int64_t kth, std::vector<U>& scratch) {
+  const U* cand = keys.data();
+  size_t m = keys.size();
+  scratch.resize(m);
+  U prefix = 0;
+  int64_t rank = kth, less = 0;
+  uint32_t hist[256];
+  for (int shift = 8 * static_cast<int>(sizeof(U)) - 8;; shift -= 8) {
+    std::fill(hist, hist + 256, 0u);
+    for (size_t i = 0; i < m; ++i) ++hist[static_cast<uint32_t>(cand[i] >> shift) & 255u];
+    uint32_t bin = 0;
+    while (rank >= hist[bin]) rank -= hist[bin], less += hist[bin], ++bin;
+    prefix = static_cast<U>(prefix | static_cast<U>(static_cast<U>(bin) << shift));
+    if (shift == 0) return {prefix, less, hist[bin]};
+    // Keep the bin's candidates (in place once they are in scratch: the write index never
+    // passes the read index).
+    U* out = scratch.data();
+    size_t j = 0;
+    for (size_t i = 0; i < m; ++i) {
+      const U k = cand[i];
+      out[j] = k;
+      j += (static_cast<uint32_t>(k >> shift) & 255u) == bin;
+    }
+    m = j;
+    cand = out;
+    if (m == 1) return {cand[0], less, 1};
+  }
+}
 
 /**
  * Positions [start, n) of the stable three-way partition of each row around its element of
@@ -89,31 +126,23 @@ struct Rows {
  */
 template <typename T>
 void partition_rows(const array& in, int64_t kth, int64_t start, T* values, uint32_t* indices) {
-  using K = Key<T>;
+  using U = KeyOf<T>;
   const Rows rows(in);
   const int64_t n = rows.n, out_n = n - start;
   const T* x = in.data<T>();
   cpu::parallel_for(rows.count, rows.grain(), [&](size_t b, size_t e) {
-    std::vector<K> line(n), tmp(n);
+    std::vector<U> keys, scratch;
     for (size_t r = b; r < e; ++r) {
-      const T* src = x + rows.base(static_cast<int64_t>(r));
-      for (int64_t k = 0; k < n; ++k) line[k] = static_cast<K>(src[k * rows.stride]);
-      tmp = line;
-      std::nth_element(tmp.begin(), tmp.begin() + kth, tmp.end(), less_nan_last<K>);
-      const K v = tmp[kth];
-      int64_t less = 0, equal = 0;
-      for (int64_t k = 0; k < n; ++k) {
-        if (less_nan_last(line[k], v))
-          ++less;
-        else if (!less_nan_last(v, line[k]))
-          ++equal;
-      }
-      int64_t o_lt = 0, o_eq = less, o_gt = less + equal;
+      rows.keys(x, static_cast<int64_t>(r), keys);
+      const Selected<U> s = select_rank(keys, kth, scratch);
+      // Next position of each class (smaller, equal, larger), picked without a branch.
+      int64_t next[3] = {0, s.less, s.less + s.equal};
       const int64_t out = static_cast<int64_t>(r) * out_n - start;
+      const T* src = x + rows.base(static_cast<int64_t>(r));
       for (int64_t k = 0; k < n; ++k) {
-        const int64_t dest = less_nan_last(line[k], v)   ? o_lt++
-                             : !less_nan_last(v, line[k]) ? o_eq++
-                                                          : o_gt++;
+        const U key = keys[k];
+        const int c = 2 - 2 * (key < s.key) - (key == s.key);
+        const int64_t dest = next[c]++;
         if (dest < start) continue;
         if (values) values[out + dest] = src[k * rows.stride];
         if (indices) indices[out + dest] = static_cast<uint32_t>(k);
@@ -125,35 +154,37 @@ void partition_rows(const array& in, int64_t kth, int64_t start, T* values, uint
 /** The median of each row into `out` (O: float, double, or complex64 for complex rows). */
 template <typename T, typename O>
 void median_rows(const array& in, O* out) {
-  using K = Key<T>;
+  using U = KeyOf<T>;
   const Rows rows(in);
-  const int64_t n = rows.n, lo = (n - 1) / 2;
+  const int64_t n = rows.n, lo = (n - 1) / 2, hi = n / 2;
   const T* x = in.data<T>();
   cpu::parallel_for(rows.count, rows.grain(), [&](size_t b, size_t e) {
-    std::vector<K> line(n);
+    std::vector<U> keys, scratch;
     for (size_t r = b; r < e; ++r) {
-      const T* src = x + rows.base(static_cast<int64_t>(r));
-      bool nan = false;
-      for (int64_t k = 0; k < n; ++k) {
-        line[k] = static_cast<K>(src[k * rows.stride]);
-        nan = nan || is_nan(line[k]);
-      }
-      const float qnan = std::numeric_limits<float>::quiet_NaN();
+      rows.keys(x, static_cast<int64_t>(r), keys);
+      const bool nan = std::any_of(keys.begin(), keys.end(), is_nan_key<T>);
       if (nan) {
         if constexpr (is_complex_v<O>)
-          out[r] = O(qnan, 0.0f);
+          out[r] = O(std::numeric_limits<float>::quiet_NaN(), 0.0f);
         else
           out[r] = std::numeric_limits<O>::quiet_NaN();
         continue;
       }
-      std::nth_element(line.begin(), line.begin() + lo, line.end(), less_nan_last<K>);
-      // The upper middle element: the smallest after the lower one.
-      const K a = line[lo];
-      const K c = n % 2 ? a : *std::min_element(line.begin() + lo + 1, line.end(), less_nan_last<K>);
+      const Selected<U> s = select_rank(keys, lo, scratch);
+      U upper = s.key;
+      if (s.less + s.equal <= hi) {  // the upper middle is the smallest larger key
+        upper = static_cast<U>(~U(0));
+        for (U k : keys) {
+          if (k > s.key && k < upper) upper = k;
+        }
+      }
+      auto middle = [](double a, double c) { return a == c ? a : (a + c) * 0.5; };
+      const auto a = key_value<T>(s.key), c = key_value<T>(upper);
       if constexpr (is_complex_v<O>) {
-        out[r] = O(static_cast<float>(middle(a.re, c.re)), static_cast<float>(middle(a.im, c.im)));
+        out[r] = O(static_cast<float>(middle(a.real(), c.real())),
+                   static_cast<float>(middle(a.imag(), c.imag())));
       } else {
-        out[r] = static_cast<O>(middle(static_cast<double>(a), static_cast<double>(c)));
+        out[r] = static_cast<O>(middle(a, c));
       }
     }
   });
@@ -161,19 +192,17 @@ void median_rows(const array& in, O* out) {
 
 template <typename T>
 void searchsorted_values(const array& seq, const array& values, bool right, uint32_t* out) {
-  using K = Key<T>;
+  using U = KeyOf<T>;
   const int64_t n = seq.shape()[0];
-  std::vector<K> s(n);
+  std::vector<U> s(n);
   const T* sp = seq.data<T>();
-  for (int64_t k = 0; k < n; ++k) s[k] = static_cast<K>(sp[k * seq.strides()[0]]);
+  for (int64_t k = 0; k < n; ++k) s[k] = to_key(sp[k * seq.strides()[0]]);
   const T* vp = values.data<T>();
   const int64_t count = static_cast<int64_t>(values.size());
   cpu::parallel_for(count, kGrain / 16, [&](size_t b, size_t e) {
     for (size_t i = b; i < e; ++i) {
-      const K v = static_cast<K>(vp[elem_to_loc(static_cast<int64_t>(i), values.shape(),
-                                                values.strides())]);
-      auto it = right ? std::upper_bound(s.begin(), s.end(), v, less_nan_last<K>)
-                      : std::lower_bound(s.begin(), s.end(), v, less_nan_last<K>);
+      const U v = to_key(vp[elem_to_loc(static_cast<int64_t>(i), values.shape(), values.strides())]);
+      auto it = right ? std::upper_bound(s.begin(), s.end(), v) : std::lower_bound(s.begin(), s.end(), v);
       out[i] = static_cast<uint32_t>(it - s.begin());
     }
   });
@@ -183,21 +212,18 @@ void searchsorted_values(const array& seq, const array& values, bool right, uint
 template <typename T>
 void unique_rows(const array& in, const array* fill, int64_t size, T* values, uint32_t* index,
                  uint32_t* inverse, int32_t* counts) {
-  using K = Key<T>;
+  using U = KeyOf<T>;
   const Rows rows(in);
   const int64_t n = rows.n;
   const T* x = in.data<T>();
   cpu::parallel_for(rows.count, rows.grain(), [&](size_t b, size_t e) {
-    // (value, position) pairs sort on dense memory; stability keeps equal values in order.
-    std::vector<std::pair<K, uint32_t>> sorted(n);
+    // (key, position) pairs sort on dense memory; stability keeps equal values in order.
+    std::vector<std::pair<U, uint32_t>> sorted(n);
     for (size_t r = b; r < e; ++r) {
       const T* src = x + rows.base(static_cast<int64_t>(r));
-      for (int64_t k = 0; k < n; ++k) {
-        sorted[k] = {static_cast<K>(src[k * rows.stride]), static_cast<uint32_t>(k)};
-      }
-      std::stable_sort(sorted.begin(), sorted.end(), [](const auto& p, const auto& q) {
-        return less_nan_last(p.first, q.first);
-      });
+      for (int64_t k = 0; k < n; ++k) sorted[k] = {to_key(src[k * rows.stride]), static_cast<uint32_t>(k)};
+      std::stable_sort(sorted.begin(), sorted.end(),
+                       [](const auto& p, const auto& q) { return p.first < q.first; });
       T* vals = values + r * size;
       uint32_t* idx = index + r * size;
       int32_t* cnt = counts + r * size;
@@ -205,9 +231,8 @@ void unique_rows(const array& in, const array* fill, int64_t size, T* values, ui
       int64_t g = -1;
       for (int64_t i = 0; i < n; ++i) {
         const uint32_t p = sorted[i].second;
-        // A new group where the value differs from the previous one; every NaN is its own.
-        if (i == 0 || less_nan_last(sorted[i - 1].first, sorted[i].first) ||
-            is_nan(sorted[i].first)) {
+        // A new group where the key changes; every NaN is its own (NaN != NaN).
+        if (i == 0 || sorted[i].first != sorted[i - 1].first || is_nan_key<T>(sorted[i].first)) {
           ++g;
           if (g < size) vals[g] = src[p * rows.stride], idx[g] = p;
         }
@@ -227,17 +252,12 @@ void unique_rows(const array& in, const array* fill, int64_t size, T* values, ui
   });
 }
 
-template <typename F>
-void dispatch_all(Dtype d, F&& f) {
-  dispatch_dtype(d, [&](auto tag) { f(tag); });
-}
-
 }  // namespace
 
 void Partition::eval_cpu(const std::vector<array>& inputs, array& out) {
   out.set_data(Storage::host(out.nbytes()));
   if (out.size() == 0) return;
-  dispatch_all(inputs[0].dtype(), [&](auto tag) {
+  dispatch_dtype(inputs[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
     partition_rows<T>(inputs[0], kth_, start_, out.data<T>(), nullptr);
   });
@@ -246,7 +266,7 @@ void Partition::eval_cpu(const std::vector<array>& inputs, array& out) {
 void ArgPartition::eval_cpu(const std::vector<array>& inputs, array& out) {
   out.set_data(Storage::host(out.nbytes()));
   if (out.size() == 0) return;
-  dispatch_all(inputs[0].dtype(), [&](auto tag) {
+  dispatch_dtype(inputs[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
     partition_rows<T>(inputs[0], kth_, start_, nullptr, out.data<uint32_t>());
   });
@@ -255,7 +275,7 @@ void ArgPartition::eval_cpu(const std::vector<array>& inputs, array& out) {
 void Median::eval_cpu(const std::vector<array>& inputs, array& out) {
   out.set_data(Storage::host(out.nbytes()));
   if (out.size() == 0) return;
-  dispatch_all(inputs[0].dtype(), [&](auto tag) {
+  dispatch_dtype(inputs[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (is_complex_v<T>)
       median_rows<T>(inputs[0], out.data<complex64_t>());
@@ -269,7 +289,7 @@ void Median::eval_cpu(const std::vector<array>& inputs, array& out) {
 void SearchSorted::eval_cpu(const std::vector<array>& inputs, array& out) {
   out.set_data(Storage::host(out.nbytes()));
   if (out.size() == 0) return;
-  dispatch_all(inputs[0].dtype(), [&](auto tag) {
+  dispatch_dtype(inputs[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
     searchsorted_values<T>(inputs[0], inputs[1], right_, out.data<uint32_t>());
   });
@@ -277,10 +297,11 @@ void SearchSorted::eval_cpu(const std::vector<array>& inputs, array& out) {
 
 void Unique::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
   for (auto& o : outputs) o.set_data(Storage::host(o.nbytes()));
-  dispatch_all(inputs[0].dtype(), [&](auto tag) {
+  dispatch_dtype(inputs[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
-    unique_rows<T>(inputs[0], has_fill_ ? &inputs[1] : nullptr, size_, outputs[0].data<T>(), outputs[1].data<uint32_t>(),
-                   outputs[2].data<uint32_t>(), outputs[3].data<int32_t>());
+    unique_rows<T>(inputs[0], has_fill_ ? &inputs[1] : nullptr, size_, outputs[0].data<T>(),
+                   outputs[1].data<uint32_t>(), outputs[2].data<uint32_t>(),
+                   outputs[3].data<int32_t>());
   });
 }
 
