@@ -391,8 +391,9 @@ array topk(const array& a, int k, StreamOrDevice s = {});
 /**
  * Median over all axes, one axis or a list of axes: the middle element of the sorted values,
  * or the mean of the two middle ones; NaN where the values hold a NaN. Floating and complex
- * inputs keep their dtype, others give float32. An empty reduction throws std::invalid_argument, a bad axis
- * std::out_of_range. Gradient: to the middle element(s) (half each for two), none where NaN.
+ * inputs keep their dtype, others give float32. An empty reduction throws std::invalid_argument, a
+ * bad axis std::out_of_range. Gradient: to the middle element(s) (half each for two), none where
+ * NaN.
  */
 array median(const array& a, bool keepdims = false, StreamOrDevice s = {});
 array median(const array& a, const std::vector<int>& axes, bool keepdims = false,

@@ -37,10 +37,9 @@ array partition_impl(const array& a, int64_t kth, int64_t start, int axis, bool 
   array x = to_last(a, axis, s);
   Shape shape = x.shape();
   shape.back() -= static_cast<int>(start);
-  array r = indices ? array(std::move(shape), uint32, std::make_shared<ArgPartition>(s, kth, start),
-                            {x})
-                    : array(std::move(shape), x.dtype(), std::make_shared<Partition>(s, kth, start),
-                            {x});
+  array r =
+      indices ? array(std::move(shape), uint32, std::make_shared<ArgPartition>(s, kth, start), {x})
+              : array(std::move(shape), x.dtype(), std::make_shared<Partition>(s, kth, start), {x});
   return from_last(r, axis, s);
 }
 
@@ -129,8 +128,8 @@ array median(const array& a, const std::vector<int>& axes_in, bool keepdims, Str
     }
   }
   if (n == 0) {
-    throw std::invalid_argument(msg("[median] Cannot take median along empty axis (shape ",
-                                    shape_str(a.shape()), ")."));
+    throw std::invalid_argument(
+        msg("[median] Cannot take median along empty axis (shape ", shape_str(a.shape()), ")."));
   }
   perm.insert(perm.end(), axes.begin(), axes.end());
   Shape rows = kept;
@@ -188,9 +187,9 @@ std::vector<array> unique(const array& a, int size, bool return_index, bool retu
         "[unique] A fill value is required for an empty input with a non-zero size.");
   }
   const int n = static_cast<int>(a.size());
-  auto outs = array::make_arrays({{size}, {size}, {n}, {size}}, {a.dtype(), uint32, uint32, int32},
-                                 std::make_shared<Unique>(stream, size, fill_value.has_value()),
-                                 inputs);
+  auto outs =
+      array::make_arrays({{size}, {size}, {n}, {size}}, {a.dtype(), uint32, uint32, int32},
+                         std::make_shared<Unique>(stream, size, fill_value.has_value()), inputs);
   std::vector<array> result = {outs[0]};
   if (return_index) result.push_back(outs[1]);
   if (return_inverse) result.push_back(reshape(outs[2], a.shape(), stream));

@@ -106,8 +106,8 @@ std::vector<array> ArgPartition::vjp(const std::vector<array>& primals, const st
   return {zeros_like(primals[0], stream())};
 }
 
-std::pair<std::vector<array>, std::vector<int>> ArgPartition::vmap(
-    const std::vector<array>& inputs, const std::vector<int>& axes) {
+std::pair<std::vector<array>, std::vector<int>> ArgPartition::vmap(const std::vector<array>& inputs,
+                                                                   const std::vector<int>& axes) {
   array x = batch_first(inputs[0], axes[0], stream());
   return {{arg_partition(x, kth_, start_, stream())}, {axes[0] < 0 ? -1 : 0}};
 }
@@ -182,8 +182,9 @@ std::pair<std::vector<array>, std::vector<int>> Median::vmap(const std::vector<a
   array x = batch_first(inputs[0], axes[0], stream());
   Shape shape = x.shape();
   shape.pop_back();
-  return {{array(std::move(shape), output_dtype(x.dtype()), std::make_shared<Median>(stream()), {x})},
-          {axes[0] < 0 ? -1 : 0}};
+  return {
+      {array(std::move(shape), output_dtype(x.dtype()), std::make_shared<Median>(stream()), {x})},
+      {axes[0] < 0 ? -1 : 0}};
 }
 
 // ---------------------------------------------------------------- SearchSorted
@@ -212,17 +213,17 @@ std::vector<array> SearchSorted::vjp(const std::vector<array>& primals, const st
 
 // Elementwise in the values. A batch of sequences would need a search per sequence, which
 // MLX refuses too (its tests expect the ValueError).
-std::pair<std::vector<array>, std::vector<int>> SearchSorted::vmap(
-    const std::vector<array>& inputs, const std::vector<int>& axes) {
+std::pair<std::vector<array>, std::vector<int>> SearchSorted::vmap(const std::vector<array>& inputs,
+                                                                   const std::vector<int>& axes) {
   if (axes[0] >= 0) {
     throw std::invalid_argument(
         "[searchsorted] Cannot vmap over the sorted sequence, only over the values being "
         "searched for.");
   }
   const array& v = inputs[1];
-  return {{array(v.shape(), uint32, std::make_shared<SearchSorted>(stream(), right_),
-                 {inputs[0], v})},
-          {axes[1]}};
+  return {
+      {array(v.shape(), uint32, std::make_shared<SearchSorted>(stream(), right_), {inputs[0], v})},
+      {axes[1]}};
 }
 
 // ---------------------------------------------------------------- Unique
@@ -267,8 +268,9 @@ std::vector<array> Unique::jvp(const std::vector<array>& primals,
   array r = zeros(index.shape(), x.dtype(), s);
   for (size_t i = 0; i < argnums.size(); ++i) {
     if (argnums[i] == 0) {
-      r = add(r, where(taken, take_along_axis(tangents[i], index, last_axis(x), s),
-                       array(0.0, x.dtype()), s),
+      r = add(r,
+              where(taken, take_along_axis(tangents[i], index, last_axis(x), s),
+                    array(0.0, x.dtype()), s),
               s);
     } else {
       r = add(r, where(taken, array(0.0, x.dtype()), fill_entries(tangents[i], s), s), s);
@@ -280,8 +282,7 @@ std::vector<array> Unique::jvp(const std::vector<array>& primals,
 
 std::vector<array> Unique::vjp(const std::vector<array>& primals,
                                const std::vector<array>& cotangents,
-                               const std::vector<int>& argnums,
-                               const std::vector<array>& outputs) {
+                               const std::vector<int>& argnums, const std::vector<array>& outputs) {
   const Stream& s = stream();
   const array& x = primals[0];
   array taken = greater(outputs[3], array(0, int32), s);

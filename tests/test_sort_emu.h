@@ -10,8 +10,9 @@
 namespace kiln::test {
 
 /** A launcher for key types float32, int32, float64, int64, uint8, float16 and complex64
- * (radix kinds 2, 1, 2, 1, 0, 3, 5), reporting `multiprocessors` multiprocessors. Throws std::runtime_error
- * for a kernel it does not hold. Buffers from scratch() live as long as the launcher. */
+ * (radix kinds 2, 1, 2, 1, 0, 3, 5), reporting `multiprocessors` multiprocessors. Throws
+ * std::runtime_error for a kernel it does not hold. Buffers from scratch() live as long as the
+ * launcher. */
 std::unique_ptr<sortplan::Launcher> make_emulated_sort_launcher(int multiprocessors);
 
 }  // namespace kiln::test

@@ -70,7 +70,8 @@ array rows_of(Dtype dtype, int rows, int n, double lo, double hi, int special = 
     auto re = tied(count, rows, lo / 4, hi / 4, special, true);
     auto im = tied(count, rows, lo, hi, special, true);
     std::vector<complex64_t> c(count);
-    for (size_t i = 0; i < count; ++i) c[i] = {static_cast<float>(re[i]), static_cast<float>(im[i])};
+    for (size_t i = 0; i < count; ++i)
+      c[i] = {static_cast<float>(re[i]), static_cast<float>(im[i])};
     return host(array(c.begin(), {rows, n}, complex64));
   }
   auto v = tied(count, rows, lo, hi, special, is_floating_point(dtype));
@@ -85,12 +86,11 @@ array sort_like_cpu(const array& x) {
   auto lnl = [](float a, float b) { return !std::isnan(a) && (std::isnan(b) || a < b); };
   const int n = x.shape().back();
   for (size_t r = 0; r < v.size() / n; ++r) {
-    std::stable_sort(v.begin() + r * n, v.begin() + (r + 1) * n,
-                     [&](complex64_t a, complex64_t b) {
-                       if (lnl(a.real(), b.real())) return true;
-                       if (lnl(b.real(), a.real())) return false;
-                       return lnl(a.imag(), b.imag());
-                     });
+    std::stable_sort(v.begin() + r * n, v.begin() + (r + 1) * n, [&](complex64_t a, complex64_t b) {
+      if (lnl(a.real(), b.real())) return true;
+      if (lnl(b.real(), a.real())) return false;
+      return lnl(a.imag(), b.imag());
+    });
   }
   return array(v.begin(), x.shape(), complex64);
 }
@@ -178,8 +178,8 @@ void check_median(const array& x) {
   }
   array w = host(astype(want, wide ? float64 : float32, Device::cpu));
   for (int r = 0; r < rows; ++r) {
-    const double got = wide ? reinterpret_cast<double*>(out.data())[r]
-                            : reinterpret_cast<float*>(out.data())[r];
+    const double got =
+        wide ? reinterpret_cast<double*>(out.data())[r] : reinterpret_cast<float*>(out.data())[r];
     const double expect = wide ? w.data<double>()[r] : w.data<float>()[r];
     if (std::isnan(expect)) {
       EXPECT_TRUE(std::isnan(got)) << "row " << r;
@@ -211,8 +211,8 @@ void check_radix_sort(const array& x, bool pairs, int inner = 1, int sms = kEmul
   sp::radix_sort(*L, j);
   // Reference: rows r = o * inner + i of x sort into column i of block o of an
   // (rows / inner, n, inner) array.
-  array ref_in = transpose(reshape(x, {rows / inner, inner, n}, Device::cpu), {0, 2, 1},
-                           Device::cpu);
+  array ref_in =
+      transpose(reshape(x, {rows / inner, inner, n}, Device::cpu), {0, 2, 1}, Device::cpu);
   if (pairs) {
     array want = host(argsort(ref_in, 1, Device::cpu));
     expect_same_bytes(idx.data(), want.data<void>(), x.size(), 4, "positions");
@@ -236,9 +236,9 @@ TEST(SortKernels, SelectOneBlockPerRow) {
     // Rows that fit the cache, rows that gather their candidates, rows of one value (every
     // digit pass over the whole row), rows of one element.
     const bool fl = is_inexact(dt);
-    std::vector<array> cases = {
-        rows_of(dt, 3, 1000, 0, fl ? 8 : 100, 20), rows_of(dt, 2, 20000, -50, 50, 40),
-        rows_of(dt, 2, 5000, 3, 3), rows_of(dt, 4, 1, 0, 10)};
+    std::vector<array> cases = {rows_of(dt, 3, 1000, 0, fl ? 8 : 100, 20),
+                                rows_of(dt, 2, 20000, -50, 50, 40), rows_of(dt, 2, 5000, 3, 3),
+                                rows_of(dt, 4, 1, 0, 10)};
     for (const array& x : cases) {
       const int64_t n = x.shape()[1];
       for (int64_t kth : {int64_t{0}, n - 1, n / 2, n / 3}) check_select(x, kth, 0);

@@ -110,13 +110,13 @@ const Registry& registry() {
   static const Registry r = [] {
     Registry r;
     r[sp::scan_lists_name()] = &run_thread<&dev::scan_lists>;
-    add_key<unsigned int, 2>(r);         // float32
-    add_key<unsigned int, 1>(r);         // int32
-    add_key<unsigned long long, 2>(r);   // float64
-    add_key<unsigned long long, 1>(r);   // int64
-    add_key<unsigned char, 0>(r);        // uint8, bool
-    add_key<unsigned short, 3>(r);       // float16
-    add_key<unsigned long long, 5>(r);   // complex64
+    add_key<unsigned int, 2>(r);        // float32
+    add_key<unsigned int, 1>(r);        // int32
+    add_key<unsigned long long, 2>(r);  // float64
+    add_key<unsigned long long, 1>(r);  // int64
+    add_key<unsigned char, 0>(r);       // uint8, bool
+    add_key<unsigned short, 3>(r);      // float16
+    add_key<unsigned long long, 5>(r);  // complex64
     return r;
   }();
   return r;

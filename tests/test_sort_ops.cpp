@@ -114,8 +114,8 @@ void expect_partition(const array& x, int axis, int kth) {
       if (j >= static_cast<size_t>(k)) ok = ok && same_value(tv[tlines[l][j - k]], w);
       if (!ok && bad++ < 5) {
         ADD_FAILURE() << "line " << l << " position " << j << ": partition " << pv[line[j]]
-                      << ", argpartition " << av[line[j]] << " (want " << w << " from "
-                      << want[j] << ")";
+                      << ", argpartition " << av[line[j]] << " (want " << w << " from " << want[j]
+                      << ")";
       }
     }
   }
@@ -240,8 +240,7 @@ TEST(Partition, EmptyArrays) {
 TEST(Median, EveryDtypeAndAxisSet) {
   for (Dtype dt : all_dtypes) {
     if (dt == complex64) continue;
-    array x = dt == bool_ ? test::random_array({4, 5, 6}, bool_)
-                          : tied_values({4, 5, 6}, dt, true);
+    array x = dt == bool_ ? test::random_array({4, 5, 6}, bool_) : tied_values({4, 5, 6}, dt, true);
     const Dtype want_dt = is_floating_point(dt) ? dt : float32;
     auto xv = test::to_double(x);
     struct Case {
@@ -297,8 +296,9 @@ TEST(Median, NaNsInfinitiesAndScalars) {
 
 TEST(Median, NonContiguousAndLongRows) {
   array base = test::random_array({6, 8, 41}, float64);
-  for (const array& v : {transpose(base, {2, 0, 1}), slice(base, {5, 1, 0}, {-7, 8, 41}, {-2, 3, 3}),
-                         broadcast_to(slice(base, {0, 0, 0}, {6, 1, 41}), {6, 7, 41})}) {
+  for (const array& v :
+       {transpose(base, {2, 0, 1}), slice(base, {5, 1, 0}, {-7, 8, 41}, {-2, 3, 3}),
+        broadcast_to(slice(base, {0, 0, 0}, {6, 1, 41}), {6, 7, 41})}) {
     auto xv = test::to_double(v);
     const auto ls = lines(v.shape(), 1);
     std::vector<double> want;
@@ -351,8 +351,8 @@ TEST(SearchSorted, PromotionViewsAndEdges) {
   test::expect_allclose(searchsorted(a, q, "right"), {4}, {0, 3, 3, 4}, 0);
   test::expect_allclose(searchsorted(array({1, 2, 3}, uint8), array({-1, 300})), {2}, {0, 3}, 0);
   test::expect_allclose(searchsorted(array({1, 2, 3}), array({1.5f, 2.5f})), {2}, {1, 2}, 0);
-  test::expect_allclose(searchsorted(array({1.0f, 2.0f, NAN}), array({0.0f, 2.0f, 5.0f, NAN})),
-                        {4}, {0, 1, 2, 2}, 0);
+  test::expect_allclose(searchsorted(array({1.0f, 2.0f, NAN}), array({0.0f, 2.0f, 5.0f, NAN})), {4},
+                        {0, 1, 2, 2}, 0);
   test::expect_allclose(
       searchsorted(array({1.0f, 2.0f, NAN}), array({0.0f, 2.0f, 5.0f, NAN}), "right"), {4},
       {0, 2, 2, 3}, 0);
@@ -413,8 +413,8 @@ UniqueRef unique_ref(const std::vector<double>& v, int size, std::optional<doubl
 }
 
 void expect_unique(const array& x, int size, std::optional<double> fill) {
-  SCOPED_TRACE(msg(x.dtype(), " ", shape_str(x.shape()), " size ", size,
-                   fill ? " fill" : " no fill"));
+  SCOPED_TRACE(
+      msg(x.dtype(), " ", shape_str(x.shape()), " size ", size, fill ? " fill" : " no fill"));
   std::optional<array> f;
   if (fill) f = array(*fill);
   auto out = unique(x, size, true, true, true, f);
@@ -518,8 +518,8 @@ TEST(SortOps, ErrorsCarryMlxTypesAndTags) {
   expect_throws<std::invalid_argument>([&] { searchsorted(zeros({3}), x, "middle"); },
                                        "[searchsorted]");
   expect_throws<std::invalid_argument>([&] { unique(x, -1); }, "[unique]");
-  expect_throws<std::invalid_argument>(
-      [&] { unique(x, 2, false, false, false, zeros({2})); }, "[unique]");
+  expect_throws<std::invalid_argument>([&] { unique(x, 2, false, false, false, zeros({2})); },
+                                       "[unique]");
   expect_throws<std::invalid_argument>([&] { unique(zeros({0}), 2); }, "[unique]");
   // The process stays usable.
   test::expect_allclose(topk(array({1.0f, 3.0f, 2.0f}), 1), {1}, {3});
@@ -532,14 +532,15 @@ TEST(SortOpsGrad, TopKRoutesToTheSelectedElements) {
   auto g = vjp([](const array& x) { return topk(x, 2, -1); }, a, ones({2, 2})).second;
   test::expect_allclose(g, {2, 5}, {0, 0, 1, 0, 1, 1, 0, 0, 0, 1}, 0);
   // Of tied largest values, the last one is selected (as MLX).
-  auto t = vjp([](const array& x) { return topk(x, 1); }, array({5.0f, 1.0f, 5.0f}), ones({1})).second;
+  auto t =
+      vjp([](const array& x) { return topk(x, 1); }, array({5.0f, 1.0f, 5.0f}), ones({1})).second;
   test::expect_allclose(t, {3}, {0, 0, 1}, 0);
-  auto p = grad([](const array& x) {
-    return sum(multiply(partition(x, 1), arange(4, float32)));
-  })(array({1.0f, 5.0f, 3.0f, 2.0f}));
+  auto p = grad([](const array& x) { return sum(multiply(partition(x, 1), arange(4, float32))); })(
+      array({1.0f, 5.0f, 3.0f, 2.0f}));
   test::expect_allclose(p, {4}, {0, 2, 3, 1}, 0);  // the stable partition [1, 2, 5, 3]
-  auto j = jvp([](const array& x) { return topk(x, 2, -1); }, a, reshape(arange(10, float32), {2, 5}))
-               .second;
+  auto j =
+      jvp([](const array& x) { return topk(x, 2, -1); }, a, reshape(arange(10, float32), {2, 5}))
+          .second;
   test::expect_allclose(j, {2, 2}, {4, 2, 9, 5}, 0);  // values [5, 6], [8, 9]: equal, then larger
 }
 
@@ -556,7 +557,8 @@ TEST(SortOpsGrad, MedianSplitsBetweenTheMiddleElements) {
       array({1.0f, 5.0f, 3.0f, 2.0f, 4.0f, 4.0f, 0.0f, 9.0f}, {2, 4}));
   test::expect_allclose(rows, {2, 4}, {0, 0, 0.5, 0.5, 0.5, 0.5, 0, 0}, 0);
   auto t = jvp([](const array& y) { return median(y, 1); },
-               array({1.0f, 5.0f, 3.0f, 2.0f, 4.0f, 4.0f, 0.0f, 9.0f}, {2, 4}), reshape(arange(8, float32), {2, 4}))
+               array({1.0f, 5.0f, 3.0f, 2.0f, 4.0f, 4.0f, 0.0f, 9.0f}, {2, 4}),
+               reshape(arange(8, float32), {2, 4}))
                .second;
   test::expect_allclose(t, {2}, {2.5, 4.5}, 0);
 }
@@ -564,8 +566,8 @@ TEST(SortOpsGrad, MedianSplitsBetweenTheMiddleElements) {
 TEST(SortOpsGrad, UniqueValuesComeFromFirstOccurrences) {
   array x({3.0f, 1.0f, 3.0f, 2.0f});
   auto g = [&](int size, std::optional<array> fill) {
-    return test::to_double(
-        grad([=](const array& y) { return sum(unique(y, size, false, false, false, fill)[0]); })(x));
+    return test::to_double(grad(
+        [=](const array& y) { return sum(unique(y, size, false, false, false, fill)[0]); })(x));
   };
   EXPECT_EQ(g(5, std::nullopt), (std::vector<double>{1, 3, 0, 1}));
   EXPECT_EQ(g(5, array(7.0f)), (std::vector<double>{1, 1, 0, 1}));
@@ -596,8 +598,8 @@ TEST(SortOpsVmap, SearchOverValuesAndUniquePerRow) {
                  {0, 0});
   auto outs = vf({x, fills});
   for (int b = 0; b < 3; ++b) {
-    auto want = unique(squeeze(slice(x, {b, 0}, {b + 1, 12}), 0), 8, true, true, true,
-                       array(-1 - b));
+    auto want =
+        unique(squeeze(slice(x, {b, 0}, {b + 1, 12}), 0), 8, true, true, true, array(-1 - b));
     for (int k = 0; k < 4; ++k) {
       const Shape shp = outs[k].shape();
       array got = squeeze(slice(outs[k], {b, 0}, {b + 1, shp[1]}), 0);
@@ -661,8 +663,9 @@ TEST(SortOps, ComplexOrdersByRealThenImaginary) {
             (std::vector<cf>{{1, 2}, {3, 0}, {1, 2}}));
   std::vector<cf> seq = {{1, 2}, {3, 0}};
   std::vector<cf> q = {{2, 0}, {1, 2}, {1, 3}};
-  test::expect_allclose(searchsorted(array(seq.begin(), {2}, complex64), array(q.begin(), {3}, complex64)),
-                        {3}, {1, 0, 1}, 0);
+  test::expect_allclose(
+      searchsorted(array(seq.begin(), {2}, complex64), array(q.begin(), {3}, complex64)), {3},
+      {1, 0, 1}, 0);
 }
 
 // ---------------------------------------------------------------- the GPU equals the CPU
@@ -689,10 +692,10 @@ TEST(SortOps, GpuMatchesCpuExactly) {
     Dtype dtype;
   };
   // One long row (many blocks per row), many medium rows, many short rows, 64-bit keys.
-  for (const Shaped& c : {Shaped{{1 << 20}, float32}, Shaped{{300, 4099}, float32},
-                          Shaped{{5000, 37}, int32}, Shaped{{64, 5000}, float64},
-                          Shaped{{3, 100000}, float16}, Shaped{{40, 3000}, uint8},
-                          Shaped{{20, 3000}, complex64}}) {
+  for (const Shaped& c :
+       {Shaped{{1 << 20}, float32}, Shaped{{300, 4099}, float32}, Shaped{{5000, 37}, int32},
+        Shaped{{64, 5000}, float64}, Shaped{{3, 100000}, float16}, Shaped{{40, 3000}, uint8},
+        Shaped{{20, 3000}, complex64}}) {
     SCOPED_TRACE(msg(c.dtype, " ", shape_str(c.shape)));
     array x = astype(test::random_array(c.shape, float32, -300, 300), c.dtype);
     x.eval();

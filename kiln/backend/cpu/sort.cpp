@@ -135,9 +135,12 @@ void radix_lines(const array& in, int axis, T* values, uint32_t* indices) {
       const int64_t o = line / inner, i = line % inner, dst = o * n * inner + i;
       if (values) {
         bits.resize(n);
-        for (int64_t k = 0; k < n; ++k) std::memcpy(static_cast<void*>(&bits[k]), static_cast<const void*>(&src[k * stride]), sizeof(T));
+        for (int64_t k = 0; k < n; ++k)
+          std::memcpy(static_cast<void*>(&bits[k]), static_cast<const void*>(&src[k * stride]),
+                      sizeof(T));
         radix_sort_pairs(keys, bits, keys2, bits2);
-        for (int64_t k = 0; k < n; ++k) std::memcpy(static_cast<void*>(&values[dst + k * inner]), &bits[k], sizeof(T));
+        for (int64_t k = 0; k < n; ++k)
+          std::memcpy(static_cast<void*>(&values[dst + k * inner]), &bits[k], sizeof(T));
       } else {
         pos.resize(n);
         std::iota(pos.begin(), pos.end(), 0u);

@@ -15,10 +15,10 @@
 namespace kiln::cpu {
 
 template <typename T>
-using KeyOf = std::conditional_t<
-    sizeof(T) == 1, uint8_t,
-    std::conditional_t<sizeof(T) == 2, uint16_t,
-                       std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
+using KeyOf =
+    std::conditional_t<sizeof(T) == 1, uint8_t,
+                       std::conditional_t<sizeof(T) == 2, uint16_t,
+                                          std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
 
 /** The canonical key of an IEEE float's bits (U: its unsigned type, INF: +infinity's bits). */
 template <typename U, U INF>

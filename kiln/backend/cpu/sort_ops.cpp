@@ -201,8 +201,10 @@ void searchsorted_values(const array& seq, const array& values, bool right, uint
   const int64_t count = static_cast<int64_t>(values.size());
   cpu::parallel_for(count, kGrain / 16, [&](size_t b, size_t e) {
     for (size_t i = b; i < e; ++i) {
-      const U v = to_key(vp[elem_to_loc(static_cast<int64_t>(i), values.shape(), values.strides())]);
-      auto it = right ? std::upper_bound(s.begin(), s.end(), v) : std::lower_bound(s.begin(), s.end(), v);
+      const U v =
+          to_key(vp[elem_to_loc(static_cast<int64_t>(i), values.shape(), values.strides())]);
+      auto it =
+          right ? std::upper_bound(s.begin(), s.end(), v) : std::lower_bound(s.begin(), s.end(), v);
       out[i] = static_cast<uint32_t>(it - s.begin());
     }
   });
@@ -221,7 +223,8 @@ void unique_rows(const array& in, const array* fill, int64_t size, T* values, ui
     std::vector<std::pair<U, uint32_t>> sorted(n);
     for (size_t r = b; r < e; ++r) {
       const T* src = x + rows.base(static_cast<int64_t>(r));
-      for (int64_t k = 0; k < n; ++k) sorted[k] = {to_key(src[k * rows.stride]), static_cast<uint32_t>(k)};
+      for (int64_t k = 0; k < n; ++k)
+        sorted[k] = {to_key(src[k * rows.stride]), static_cast<uint32_t>(k)};
       std::stable_sort(sorted.begin(), sorted.end(),
                        [](const auto& p, const auto& q) { return p.first < q.first; });
       T* vals = values + r * size;
@@ -239,11 +242,11 @@ void unique_rows(const array& in, const array* fill, int64_t size, T* values, ui
         if (g < size) ++cnt[g];
         inverse[r * n + p] = size == 0 ? 0u : static_cast<uint32_t>(std::min<int64_t>(g, size - 1));
       }
-      const T pad = !fill               ? T{}
-                    : fill->ndim() == 0 ? *fill->data<T>()
-                                        : fill->data<T>()[elem_to_loc(static_cast<int64_t>(r),
-                                                                      fill->shape(),
-                                                                      fill->strides())];
+      const T pad = !fill ? T{}
+                    : fill->ndim() == 0
+                        ? *fill->data<T>()
+                        : fill->data<T>()[elem_to_loc(static_cast<int64_t>(r), fill->shape(),
+                                                      fill->strides())];
       for (int64_t h = std::max<int64_t>(g + 1, 0); h < size; ++h) {
         vals[h] = fill ? pad : vals[0];
         idx[h] = g >= 0 ? idx[0] : 0u;

@@ -238,9 +238,9 @@ inline int64_t ceil_div(int64_t a, int64_t b) {
 /** A radix sort of `rows` rows of `n` elements. */
 struct RadixSortJob {
   KeyType key;
-  bool pairs = false;     // argsort (canonical keys, positions) vs values only (exact keys)
+  bool pairs = false;  // argsort (canonical keys, positions) vs values only (exact keys)
   int64_t rows = 0, n = 0;
-  uint64_t in = 0;        // the input's bits, row r at in + r * in_row_stride elements
+  uint64_t in = 0;  // the input's bits, row r at in + r * in_row_stride elements
   int64_t in_row_stride = 0;
   // Final outputs (either may be 0), element k of row r at (r / out_inner) * n * out_inner +
   // r % out_inner + k * out_inner. When both are 0, the sorted keys and positions stay in
@@ -355,8 +355,8 @@ inline void select(Launcher& L, const SelectJob& j) {
   }
   if (j.median) {
     if (j.n % 2 == 0) {
-      L.run(Family::select, select_min_above_name(k), blocks, kSelectBlock, j.in, j.row_stride,
-            j.n, chunk, chunks, st, j.n / 2);
+      L.run(Family::select, select_min_above_name(k), blocks, kSelectBlock, j.in, j.row_stride, j.n,
+            chunk, chunks, st, j.n / 2);
     }
     L.run(Family::select, select_median_finish_name(k), ceil_div(j.rows, 256), 256, st, j.rows, j.n,
           j.out_median);
@@ -365,7 +365,8 @@ inline void select(Launcher& L, const SelectJob& j) {
   const uint64_t counts = L.scratch(static_cast<size_t>(j.rows * 3 * chunks) * 4);
   L.run(Family::select, select_count_name(k), blocks, kSelectBlock, j.in, j.row_stride, j.n, chunk,
         chunks, st, counts);
-  L.run(Family::select, scan_lists_name(), j.rows * 3, kScanListsBlock, counts, chunks, uint64_t{0});
+  L.run(Family::select, scan_lists_name(), j.rows * 3, kScanListsBlock, counts, chunks,
+        uint64_t{0});
   L.run(Family::select, select_write_name(k), blocks, kSelectBlock, j.in, j.row_stride, j.n, chunk,
         chunks, st, counts, j.w0, j.out_values, j.out_indices);
 }
@@ -428,8 +429,9 @@ inline void unique(Launcher& L, const UniqueJob& j) {
           sorted.keys, sorted.positions, j.n, chunk, chunks, first_group, j.size, j.values, j.index,
           j.inverse, starts);
   }
-  L.run(Family::unique, unique_finish_name(k), ceil_div(j.rows * j.size, kUniqueBlock), kUniqueBlock,
-        j.values, j.index, j.counts, starts, groups, j.rows, j.n, j.size, j.fill, j.fill_stride);
+  L.run(Family::unique, unique_finish_name(k), ceil_div(j.rows * j.size, kUniqueBlock),
+        kUniqueBlock, j.values, j.index, j.counts, starts, groups, j.rows, j.n, j.size, j.fill,
+        j.fill_stride);
 }
 
 }  // namespace kiln::sortplan

@@ -95,13 +95,10 @@ __device__ __forceinline__ void hist_pass(const U* __restrict__ x, long long beg
  * BLOCK / 32 + 1 entries.
  */
 template <typename U, int KIND, int BLOCK>
-__device__ __forceinline__ void partition_write(const U* x, long long begin, long long end, U v,
-                                                long long cnt_lt, long long cnt_eq,
-                                                long long run_lt, long long run_eq,
-                                                long long run_gt, long long w0,
-                                                U* __restrict__ out_values,
-                                                unsigned int* __restrict__ out_indices,
-                                                unsigned long long* scan) {
+__device__ __forceinline__ void partition_write(
+    const U* x, long long begin, long long end, U v, long long cnt_lt, long long cnt_eq,
+    long long run_lt, long long run_eq, long long run_gt, long long w0, U* __restrict__ out_values,
+    unsigned int* __restrict__ out_indices, unsigned long long* scan) {
   constexpr long long kTile = static_cast<long long>(BLOCK) * kSelectItems;
   for (long long base = begin; base < end; base += kTile) {
     const long long first = base + static_cast<long long>(threadIdx.x) * kSelectItems;
@@ -275,8 +272,9 @@ __global__ void __launch_bounds__(kSelectBlock)
     const long long hi = n / 2;
     unsigned long long hi_key = prefix;
     if (hi != kth && less + count <= hi) {
-      const unsigned long long m = whole ? min_key_above<U, KIND, kSelectBlock>(sh.cache, 0, n, prefix)
-                                         : min_key_above<U, KIND, kSelectBlock>(x, 0, n, prefix);
+      const unsigned long long m =
+          whole ? min_key_above<U, KIND, kSelectBlock>(sh.cache, 0, n, prefix)
+                : min_key_above<U, KIND, kSelectBlock>(x, 0, n, prefix);
       hi_key = block_min<kSelectBlock>(m, sh.scan);
     }
     if (threadIdx.x == 0) {
@@ -284,10 +282,10 @@ __global__ void __launch_bounds__(kSelectBlock)
     }
   } else {
     const long long out_n = n - w0;
-    partition_write<U, KIND, kSelectBlock>(
-        whole ? sh.cache : x, 0, n, prefix, less, count, 0, 0, 0, w0,
-        out_values ? out_values + row * out_n : nullptr,
-        out_indices ? out_indices + row * out_n : nullptr, sh.scan);
+    partition_write<U, KIND, kSelectBlock>(whole ? sh.cache : x, 0, n, prefix, less, count, 0, 0, 0,
+                                           w0, out_values ? out_values + row * out_n : nullptr,
+                                           out_indices ? out_indices + row * out_n : nullptr,
+                                           sh.scan);
   }
 }
 
@@ -357,8 +355,8 @@ __global__ void __launch_bounds__(kSelectBlock)
   const long long begin = c * chunk, end = begin + chunk < n ? begin + chunk : n;
   if (st[row].less + st[row].count > hi) return;  // the same key: nothing to find
   const U v = static_cast<U>(st[row].prefix);
-  const unsigned long long m = radix::min_key_above<U, KIND, kSelectBlock>(
-      in + row * row_stride, begin, end, v);
+  const unsigned long long m =
+      radix::min_key_above<U, KIND, kSelectBlock>(in + row * row_stride, begin, end, v);
   const unsigned long long bm = radix::block_min<kSelectBlock>(m, scratch);
   if (threadIdx.x == 0 && bm != ~0ull) atomicMin(&st[row].hi_key, bm);
 }
@@ -371,8 +369,8 @@ __global__ void select_median_finish(const SelectState* __restrict__ st, long lo
   if (row >= rows) return;
   const SelectState s = st[row];
   const unsigned long long hi_key = s.less + s.count > n / 2 ? s.prefix : s.hi_key;
-  out[row] = radix::median_value<U, KIND, O>(static_cast<U>(s.prefix), static_cast<U>(hi_key),
-                                             s.nan != 0);
+  out[row] =
+      radix::median_value<U, KIND, O>(static_cast<U>(s.prefix), static_cast<U>(hi_key), s.nan != 0);
 }
 
 /** Counts the chunk's elements below, at and above the row's selected key into
@@ -411,8 +409,8 @@ template <typename U, int KIND>
 __global__ void __launch_bounds__(kSelectBlock)
     select_write(const U* __restrict__ in, long long row_stride, long long n, long long chunk,
                  long long chunks, const SelectState* __restrict__ st,
-                 const unsigned int* __restrict__ counts, long long w0,
-                 U* __restrict__ out_values, unsigned int* __restrict__ out_indices) {
+                 const unsigned int* __restrict__ counts, long long w0, U* __restrict__ out_values,
+                 unsigned int* __restrict__ out_indices) {
   __shared__ unsigned long long scan[kSelectBlock / 32 + 1];
   const long long row = blockIdx.x / chunks, c = blockIdx.x - row * chunks;
   const long long begin = c * chunk, end = begin + chunk < n ? begin + chunk : n;

@@ -54,7 +54,8 @@ __global__ void __launch_bounds__(kRadixBlock)
   __shared__ unsigned int hist[kRadixBins];
   const long long row = blockIdx.x / L.segs, seg = blockIdx.x - row * L.segs;
   const long long begin = seg * L.tiles_per_seg * kTile;
-  const long long end = begin + L.tiles_per_seg * kTile < L.n ? begin + L.tiles_per_seg * kTile : L.n;
+  const long long end =
+      begin + L.tiles_per_seg * kTile < L.n ? begin + L.tiles_per_seg * kTile : L.n;
   const U* x = keys + row * (FIRST ? L.in_row_stride : L.n);
   hist[threadIdx.x] = 0;
   __syncthreads();
@@ -165,14 +166,15 @@ __global__ void __launch_bounds__(kRadixBlock)
   const unsigned int t = threadIdx.x, lane = t & 31u, warp = t >> 5;
   {
     // Where this segment's elements of digit t start within the row.
-    const unsigned int row_count = L.segs == 1 ? counts[row * kRadixBins + t]
-                                               : totals[row * kRadixBins + t];
+    const unsigned int row_count =
+        L.segs == 1 ? counts[row * kRadixBins + t] : totals[row * kRadixBins + t];
     unsigned int all;
     const unsigned int before = radix::block_exclusive_sum<kRadixBlock>(row_count, scan, all);
     digit_base[t] = before + (L.segs == 1 ? 0u : counts[(row * kRadixBins + t) * L.segs + seg]);
   }
   const long long begin = seg * L.tiles_per_seg * kTile;
-  const long long end = begin + L.tiles_per_seg * kTile < L.n ? begin + L.tiles_per_seg * kTile : L.n;
+  const long long end =
+      begin + L.tiles_per_seg * kTile < L.n ? begin + L.tiles_per_seg * kTile : L.n;
   const U* kin = keys_in + row * (FIRST ? L.in_row_stride : L.n);
   const unsigned int* vin = vals_in + row * L.n;
   const long long o_row = (row / L.out_inner) * L.n * L.out_inner + row % L.out_inner;

@@ -28,7 +28,7 @@ enum Kind : int {
 };
 
 template <int KIND>
-inline constexpr bool is_float_kind = KIND >= kFloat && KIND != kComplex;
+inline constexpr bool is_float_kind = KIND >= kFloat&& KIND != kComplex;
 
 template <typename U>
 inline constexpr int kBits = 8 * static_cast<int>(sizeof(U));
@@ -38,7 +38,7 @@ inline constexpr U kTopBit = static_cast<U>(static_cast<U>(1) << (kBits<U> - 1))
 
 /** The bits of +infinity (the largest non-NaN magnitude) of a float kind. */
 template <typename U, int KIND>
-inline constexpr U kInfBits = KIND == kHalf    ? static_cast<U>(0x7c00u)
+inline constexpr U kInfBits = KIND == kHalf     ? static_cast<U>(0x7c00u)
                               : KIND == kBFloat ? static_cast<U>(0x7f80u)
                               : sizeof(U) == 4  ? static_cast<U>(0x7f800000u)
                                                 : static_cast<U>(0x7ff0000000000000ull);
@@ -121,8 +121,7 @@ __device__ __forceinline__ double bits_to_double(U bits) {
     return static_cast<double>(__uint_as_float(static_cast<unsigned int>(bits) << 16));
   } else {
     // binary16 -> binary32 by its fields (exact): subnormals scale, the rest rebias.
-    const unsigned int h = bits, sign = (h & 0x8000u) << 16, e = (h >> 10) & 0x1fu,
-                       m = h & 0x3ffu;
+    const unsigned int h = bits, sign = (h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
     float f;
     if (e == 0) {
       f = static_cast<float>(m) * 5.9604644775390625e-8f;  // m * 2^-24

@@ -94,12 +94,13 @@ __global__ void __launch_bounds__(kUniqueBlock)
     const long long i = base + threadIdx.x;
     const bool start = i < end && radix::group_start<U, KIND>(k, i);
     unsigned long long total;
-    const unsigned long long before =
-        radix::block_exclusive_sum<kUniqueBlock>(static_cast<unsigned long long>(start), scan, total);
+    const unsigned long long before = radix::block_exclusive_sum<kUniqueBlock>(
+        static_cast<unsigned long long>(start), scan, total);
     if (i < end) {
       const long long g = run + static_cast<long long>(before) + (start ? 0 : -1);
       const unsigned int where = p[i];
-      inverse[row * n + where] = size == 0 ? 0u : static_cast<unsigned int>(g < size ? g : size - 1);
+      inverse[row * n + where] =
+          size == 0 ? 0u : static_cast<unsigned int>(g < size ? g : size - 1);
       if (start && g < size) {
         values[row * size + g] = in[row * in_row_stride + where];
         index[row * size + g] = where;
