@@ -39,24 +39,40 @@ def cases_for(data, x):
     mx.eval(s_mx, q_mx)
     return {
         "sort": (lambda: mx.eval(mx.sort(x, axis=-1)), lambda: np.sort(data, axis=-1)),
-        "argsort": (lambda: mx.eval(mx.argsort(x, axis=-1)),
-                    lambda: np.argsort(data, axis=-1, kind="stable")),
-        f"topk k={k}": (lambda: mx.eval(mx.topk(x, k, axis=-1)),
-                        lambda: np.partition(data, n - k, axis=-1)[..., n - k:]),
-        "argpartition kth=n/2": (lambda: mx.eval(mx.argpartition(x, n // 2, axis=-1)),
-                                 lambda: np.argpartition(data, n // 2, axis=-1)),
-        "median": (lambda: mx.eval(mx.median(x, axis=-1)), lambda: np.median(data, axis=-1)),
-        "unique": (lambda: mx.eval(*mx.unique(x, data.size, True, True, True)),
-                   lambda: np.unique(data, return_index=True, return_inverse=True,
-                                     return_counts=True)),
-        "searchsorted (2^20 values)": (lambda: mx.eval(mx.searchsorted(s_mx, q_mx)),
-                                       lambda: np.searchsorted(s_np, q_np)),
+        "argsort": (
+            lambda: mx.eval(mx.argsort(x, axis=-1)),
+            lambda: np.argsort(data, axis=-1, kind="stable"),
+        ),
+        f"topk k={k}": (
+            lambda: mx.eval(mx.topk(x, k, axis=-1)),
+            lambda: np.partition(data, n - k, axis=-1)[..., n - k :],
+        ),
+        "argpartition kth=n/2": (
+            lambda: mx.eval(mx.argpartition(x, n // 2, axis=-1)),
+            lambda: np.argpartition(data, n // 2, axis=-1),
+        ),
+        "median": (
+            lambda: mx.eval(mx.median(x, axis=-1)),
+            lambda: np.median(data, axis=-1),
+        ),
+        "unique": (
+            lambda: mx.eval(*mx.unique(x, data.size, True, True, True)),
+            lambda: np.unique(
+                data, return_index=True, return_inverse=True, return_counts=True
+            ),
+        ),
+        "searchsorted (2^20 values)": (
+            lambda: mx.eval(mx.searchsorted(s_mx, q_mx)),
+            lambda: np.searchsorted(s_np, q_np),
+        ),
     }
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
+    parser.add_argument(
+        "--quick", action="store_true", help="small sizes (a smoke test)"
+    )
     parser.add_argument("--out-dir", default=str(ROOT / "benchmarks" / "results"))
     args = parser.parse_args()
     mx.set_default_device(mx.cpu)
@@ -70,9 +86,18 @@ def main():
         mx.eval(x)
         label = "x".join(map(str, shape)) + " float32"
         for name, (kfn, nfn) in cases_for(data, x).items():
-            t = interleaved_medians({"kiln": (kfn, 1), "numpy": (nfn, 1)}, repeats, warmup=1)
-            rows.append({"shape": label, "case": name, "kiln_ms": t["kiln"] * 1e3,
-                         "numpy_ms": t["numpy"] * 1e3, "speedup": t["numpy"] / t["kiln"]})
+            t = interleaved_medians(
+                {"kiln": (kfn, 1), "numpy": (nfn, 1)}, repeats, warmup=1
+            )
+            rows.append(
+                {
+                    "shape": label,
+                    "case": name,
+                    "kiln_ms": t["kiln"] * 1e3,
+                    "numpy_ms": t["numpy"] * 1e3,
+                    "speedup": t["numpy"] / t["kiln"],
+                }
+            )
             print(rows[-1], file=sys.stderr, flush=True)
     date = datetime.date.today().isoformat()
     cpu = cpu_name()
@@ -97,12 +122,20 @@ def main():
         "|---|---|---:|---:|---:|",
     ]
     for r in rows:
-        lines.append(f"| {r['shape']} | {r['case']} | {r['kiln_ms']:.2f} ms | {r['numpy_ms']:.2f} ms "
-                     f"| {r['speedup']:.2f}x |")
+        lines.append(
+            f"| {r['shape']} | {r['case']} | {r['kiln_ms']:.2f} ms | {r['numpy_ms']:.2f} ms "
+            f"| {r['speedup']:.2f}x |"
+        )
     text = "\n".join(lines) + "\n"
     print(text)
-    save_results(args.out_dir, "cpu-sort" + ("-quick" if args.quick else ""), cpu, date, report,
-                 text)
+    save_results(
+        args.out_dir,
+        "cpu-sort" + ("-quick" if args.quick else ""),
+        cpu,
+        date,
+        report,
+        text,
+    )
 
 
 if __name__ == "__main__":

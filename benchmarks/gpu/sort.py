@@ -57,7 +57,9 @@ def torch_seconds(torch, make, batch, rounds, warmup=2):
     """Seconds per call from CUDA events around batches of `batch` calls."""
     times = []
     for r in range(warmup + rounds):
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(
+            enable_timing=True
+        )
         start.record()
         outs = [make() for _ in range(batch)]
         stop.record()
@@ -81,17 +83,42 @@ def cases_for(shape, values):
     cases = [
         ("sort", lambda: mx.sort(x, axis=-1), None, 4 * rows * n),
         ("argsort", lambda: mx.argsort(x, axis=-1), None, 4 * rows * n),
-        ("sort (values + indices)", None, (lambda: xt.sort(dim=-1)) if xt is not None else None,
-         12 * rows * n),
-        (f"topk k={k_small}", lambda: mx.topk(x, k_small, axis=-1),
-         (lambda: xt.topk(k_small, dim=-1)) if xt is not None else None, 4 * rows * k_small),
-        (f"topk k={k_big}", lambda: mx.topk(x, k_big, axis=-1),
-         (lambda: xt.topk(k_big, dim=-1)) if xt is not None else None, 4 * rows * k_big),
-        ("argpartition kth=n/2", lambda: mx.argpartition(x, n // 2, axis=-1), None, 4 * rows * n),
-        ("kthvalue k=n/2", None, (lambda: xt.kthvalue(n // 2, dim=-1)) if xt is not None else None,
-         12 * rows),
-        ("median", lambda: mx.median(x, axis=-1),
-         (lambda: xt.median(dim=-1)) if xt is not None else None, 4 * rows),
+        (
+            "sort (values + indices)",
+            None,
+            (lambda: xt.sort(dim=-1)) if xt is not None else None,
+            12 * rows * n,
+        ),
+        (
+            f"topk k={k_small}",
+            lambda: mx.topk(x, k_small, axis=-1),
+            (lambda: xt.topk(k_small, dim=-1)) if xt is not None else None,
+            4 * rows * k_small,
+        ),
+        (
+            f"topk k={k_big}",
+            lambda: mx.topk(x, k_big, axis=-1),
+            (lambda: xt.topk(k_big, dim=-1)) if xt is not None else None,
+            4 * rows * k_big,
+        ),
+        (
+            "argpartition kth=n/2",
+            lambda: mx.argpartition(x, n // 2, axis=-1),
+            None,
+            4 * rows * n,
+        ),
+        (
+            "kthvalue k=n/2",
+            None,
+            (lambda: xt.kthvalue(n // 2, dim=-1)) if xt is not None else None,
+            12 * rows,
+        ),
+        (
+            "median",
+            lambda: mx.median(x, axis=-1),
+            (lambda: xt.median(dim=-1)) if xt is not None else None,
+            4 * rows,
+        ),
     ]
     return cases
 
@@ -107,18 +134,24 @@ def check_results(shape, x):
     want = np.sort(xs, axis=-1)
     ok = bool(np.array_equal(got_sort, want))
     top = np.sort(np.array(mx.topk(x, 64, axis=-1)), axis=-1)
-    ok &= bool(np.array_equal(top, want[..., n - 64:]))
+    ok &= bool(np.array_equal(top, want[..., n - 64 :]))
     med = np.array(mx.median(x, axis=-1))
     ok &= bool(np.allclose(med, np.median(xs, axis=-1), rtol=1e-6))
     idx = np.array(mx.argpartition(x, n // 2, axis=-1)).astype(np.int64)
-    ok &= bool(np.array_equal(np.take_along_axis(xs, idx[..., n // 2 : n // 2 + 1], -1)[..., 0],
-                              want[..., n // 2]))
+    ok &= bool(
+        np.array_equal(
+            np.take_along_axis(xs, idx[..., n // 2 : n // 2 + 1], -1)[..., 0],
+            want[..., n // 2],
+        )
+    )
     return ok
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="small sizes, few rounds (a smoke test)")
+    parser.add_argument(
+        "--quick", action="store_true", help="small sizes, few rounds (a smoke test)"
+    )
     parser.add_argument("--out-dir", default=str(ROOT / "benchmarks" / "results"))
     args = parser.parse_args()
     if not mx.is_available(mx.gpu):
@@ -140,7 +173,9 @@ def main():
 
     copy_gbs = None
     if torch is not None:
-        src = torch.empty(1 << (24 if args.quick else 28), dtype=torch.float32, device="cuda")
+        src = torch.empty(
+            1 << (24 if args.quick else 28), dtype=torch.float32, device="cuda"
+        )
         dst = torch.empty_like(src)
         src.normal_()
         t = torch_seconds(torch, lambda: dst.copy_(src), batch * 4, rounds)
@@ -204,21 +239,34 @@ def main():
         return "" if v is None else f"{v:.3f} ms"
 
     for r in results:
-        frac = f" ({r['kiln_gbs'] / copy_gbs:.0%})" if copy_gbs and "kiln_gbs" in r else ""
+        frac = (
+            f" ({r['kiln_gbs'] / copy_gbs:.0%})" if copy_gbs and "kiln_gbs" in r else ""
+        )
         lines.append(
             f"| {r['shape']} | {r['case']} | {fmt_ms(r.get('kiln_ms'))} | "
-            f"{r['kiln_gbs']:.0f}{frac} |" if "kiln_gbs" in r else
-            f"| {r['shape']} | {r['case']} | | |"
+            f"{r['kiln_gbs']:.0f}{frac} |"
+            if "kiln_gbs" in r
+            else f"| {r['shape']} | {r['case']} | | |"
         )
         if "torch_ms" in r:
             lines[-1] += f" {fmt_ms(r['torch_ms'])} | {r['torch_gbs']:.0f} |"
         else:
             lines[-1] += " | |"
-    lines += ["", "Results agree with NumPy: " + ", ".join(f"{k}: {v}" for k, v in checks.items())]
+    lines += [
+        "",
+        "Results agree with NumPy: "
+        + ", ".join(f"{k}: {v}" for k, v in checks.items()),
+    ]
     text = "\n".join(lines) + "\n"
     print(text)
-    save_results(args.out_dir, "gpu-sort" + ("-quick" if args.quick else ""), name, date, report,
-                 text)
+    save_results(
+        args.out_dir,
+        "gpu-sort" + ("-quick" if args.quick else ""),
+        name,
+        date,
+        report,
+        text,
+    )
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 smaller after it), topk, median (np.median), searchsorted (np.searchsorted), unique
 (np.unique with static sizes); every dtype, NaNs, ties, signed zeros, axis=None, negative
 axes, non-contiguous views, empty arrays, k = 0 / k = n, errors with MLX's exception types,
-and gradients. The MLX CPU build, when installed next to kiln's tests, is compared with too."""
+and gradients. The MLX CPU build, when installed next to kiln's tests, is compared with too.
+"""
 
 import numpy as np
 import pytest
@@ -44,7 +45,9 @@ def check_partition_property(p, x, kth, axis):
     before, after = p[..., :kth], p[..., kth + 1 :]
     # NaN orders last: "x <= pivot" for every before-element, "x >= pivot" after.
     nan_pivot = np.isnan(pivot)
-    assert np.all(np.isnan(before) <= nan_pivot) and np.all((before <= pivot) | nan_pivot)
+    assert np.all(np.isnan(before) <= nan_pivot) and np.all(
+        (before <= pivot) | nan_pivot
+    )
     assert np.all(np.isnan(after) | (after >= pivot) | nan_pivot)
     np.testing.assert_array_equal(np.sort(p, axis=-1), s)
 
@@ -71,7 +74,10 @@ def test_partition_every_dtype(rng, dtype):
             np.testing.assert_array_equal(
                 np.sort(np.array(i), axis=axis),
                 np.broadcast_to(
-                    np.arange(n).reshape([-1 if d == axis % 3 else 1 for d in range(3)]), xv.shape
+                    np.arange(n).reshape(
+                        [-1 if d == axis % 3 else 1 for d in range(3)]
+                    ),
+                    xv.shape,
                 ),
             )
 
@@ -84,11 +90,16 @@ def test_partition_flattened_and_views(rng):
     for view, ref in (
         (x.transpose(2, 0, 1), xv.transpose(2, 0, 1)),
         (x[::-2, 1::3, ::3], xv[::-2, 1::3, ::3]),
-        (mx.broadcast_to(x[:, :1, :], (6, 7, 10)), np.broadcast_to(xv[:, :1, :], (6, 7, 10))),
+        (
+            mx.broadcast_to(x[:, :1, :], (6, 7, 10)),
+            np.broadcast_to(xv[:, :1, :], (6, 7, 10)),
+        ),
     ):
         for axis in (0, 1, 2):
             k = ref.shape[axis] // 2
-            check_partition_property(np.array(mx.partition(view, k, axis=axis)), ref, k, axis)
+            check_partition_property(
+                np.array(mx.partition(view, k, axis=axis)), ref, k, axis
+            )
     # A scalar with axis=None; long rows (many GPU blocks per row).
     assert mx.partition(mx.array(2.0), 0, axis=None).tolist() == [2.0]
     y, yv = random_array(rng, (2, 70001), mx.float32, -1000, 1000)
@@ -107,7 +118,9 @@ def test_partition_matches_numpy_exactly_without_ties(rng):
 # ---------------------------------------------------------------- topk
 
 
-@pytest.mark.parametrize("dtype", [mx.float32, mx.int32, mx.uint8, mx.float16, mx.float64])
+@pytest.mark.parametrize(
+    "dtype", [mx.float32, mx.int32, mx.uint8, mx.float16, mx.float64]
+)
 def test_topk(rng, dtype):
     x, xv = ties(rng, (6, 33), dtype, special=True)
     for k in (0, 1, 5, 33):
@@ -121,7 +134,9 @@ def test_topk(rng, dtype):
     )
     flat = mx.topk(x, 4, axis=None)
     assert flat.shape == (4,)
-    np.testing.assert_array_equal(np.sort(sort_key(to_numpy(flat))), np.sort(xv.reshape(-1))[-4:])
+    np.testing.assert_array_equal(
+        np.sort(sort_key(to_numpy(flat))), np.sort(xv.reshape(-1))[-4:]
+    )
 
 
 def test_topk_long_row_and_nan(rng):
@@ -144,10 +159,14 @@ def test_median(rng, dtype):
         for keepdims in (False, True):
             m = mx.median(x, axis=axis, keepdims=keepdims)
             assert m.dtype == want_dtype
-            want = np.median(xv, axis=tuple(axis) if isinstance(axis, list) else axis,
-                             keepdims=keepdims)
-            np.testing.assert_allclose(to_numpy(m).astype(np.float64), want, rtol=tol,
-                                       atol=tol, equal_nan=True)
+            want = np.median(
+                xv,
+                axis=tuple(axis) if isinstance(axis, list) else axis,
+                keepdims=keepdims,
+            )
+            np.testing.assert_allclose(
+                to_numpy(m).astype(np.float64), want, rtol=tol, atol=tol, equal_nan=True
+            )
 
 
 def test_median_values_and_views(rng):
@@ -159,8 +178,13 @@ def test_median_values_and_views(rng):
     assert mx.median(mx.zeros((2, 0)), axis=0).shape == (0,)
     assert mx.median(mx.array([1, 2, 4, 5], mx.float16) * 10000).item() == 30000
     x, xv = random_array(rng, (6, 8, 41), mx.float64)
-    for view, ref in ((x.transpose(2, 0, 1), xv.transpose(2, 0, 1)), (x[::-2, 1::3], xv[::-2, 1::3])):
-        np.testing.assert_allclose(np.array(mx.median(view, axis=1)), np.median(ref, axis=1))
+    for view, ref in (
+        (x.transpose(2, 0, 1), xv.transpose(2, 0, 1)),
+        (x[::-2, 1::3], xv[::-2, 1::3]),
+    ):
+        np.testing.assert_allclose(
+            np.array(mx.median(view, axis=1)), np.median(ref, axis=1)
+        )
     for n in (200000, 200001):
         y, yv = random_array(rng, (n,), mx.float32, -50, 50)
         np.testing.assert_allclose(mx.median(y).item(), np.median(yv), rtol=1e-6)
@@ -185,19 +209,37 @@ def test_searchsorted(rng, dtype):
 def test_searchsorted_promotion_and_edges():
     a = mx.array([1, 2, 2, 4])
     assert mx.searchsorted(a, mx.array([0, 2, 3, 5])).tolist() == [0, 1, 3, 4]
-    assert mx.searchsorted(a, mx.array([0, 2, 3, 5]), side="right").tolist() == [0, 3, 3, 4]
-    assert mx.searchsorted(mx.array([1, 2, 3], mx.uint8), mx.array([-1, 300])).tolist() == [0, 3]
+    assert mx.searchsorted(a, mx.array([0, 2, 3, 5]), side="right").tolist() == [
+        0,
+        3,
+        3,
+        4,
+    ]
+    assert mx.searchsorted(
+        mx.array([1, 2, 3], mx.uint8), mx.array([-1, 300])
+    ).tolist() == [0, 3]
     assert mx.searchsorted(mx.array([1, 2, 3]), mx.array([1.5, 2.5])).tolist() == [1, 2]
     nan_seq = mx.array([1.0, 2.0, np.nan])
-    assert mx.searchsorted(nan_seq, mx.array([0, 2, 5, np.nan])).tolist() == [0, 1, 2, 2]
-    assert mx.searchsorted(nan_seq, mx.array([0, 2, 5, np.nan]), side="right").tolist() == [0, 2, 2, 3]
+    assert mx.searchsorted(nan_seq, mx.array([0, 2, 5, np.nan])).tolist() == [
+        0,
+        1,
+        2,
+        2,
+    ]
+    assert mx.searchsorted(
+        nan_seq, mx.array([0, 2, 5, np.nan]), side="right"
+    ).tolist() == [0, 2, 2, 3]
     assert mx.searchsorted(a, mx.array(3)).item() == 3
-    assert mx.searchsorted(mx.array([], mx.float32), mx.array([0.0, 2.0])).tolist() == [0, 0]
+    assert mx.searchsorted(mx.array([], mx.float32), mx.array([0.0, 2.0])).tolist() == [
+        0,
+        0,
+    ]
     assert mx.searchsorted(a, mx.zeros((0, 2), mx.int32)).shape == (0, 2)
     seq = mx.arange(0, 40, 3, dtype=mx.float32)
     vals = mx.array(np.linspace(-2, 42, 20).reshape(4, 5).T)
     np.testing.assert_array_equal(
-        np.array(mx.searchsorted(seq, vals)), np.searchsorted(np.arange(0, 40, 3), np.array(vals))
+        np.array(mx.searchsorted(seq, vals)),
+        np.searchsorted(np.arange(0, 40, 3), np.array(vals)),
     )
 
 
@@ -213,10 +255,14 @@ def unique_ref(v, size, fill=None):
     start[1:] = (s[1:] != s[:-1]) | np.isnan(s[1:])
     groups = np.cumsum(start) - 1
     vals, idx = s[start], order[start]
-    counts = np.bincount(groups, minlength=len(vals)) if len(s) else np.zeros(0, np.int64)
+    counts = (
+        np.bincount(groups, minlength=len(vals)) if len(s) else np.zeros(0, np.int64)
+    )
     inverse = np.empty(len(flat), np.int64)
     inverse[order] = np.minimum(groups, max(size - 1, 0))
-    out_v = np.full(size, fill if fill is not None else (vals[0] if len(vals) else 0), float)
+    out_v = np.full(
+        size, fill if fill is not None else (vals[0] if len(vals) else 0), float
+    )
     out_i = np.full(size, idx[0] if len(idx) else 0)
     out_c = np.zeros(size, np.int64)
     m = min(size, len(vals))
@@ -230,7 +276,9 @@ def test_unique(rng, dtype):
     x, xv = ties(rng, (5, 9), dtype, special=True)
     for size in (0, 1, 4, 9, 60):
         for fill in (None, 1):
-            vals, index, inverse, counts = mx.unique(x, size, True, True, True, fill_value=fill)
+            vals, index, inverse, counts = mx.unique(
+                x, size, True, True, True, fill_value=fill
+            )
             assert vals.dtype == dtype and index.dtype == mx.uint32
             assert inverse.dtype == mx.uint32 and counts.dtype == mx.int32
             wv, wi, winv, wc = unique_ref(xv, size, fill)
@@ -243,7 +291,9 @@ def test_unique(rng, dtype):
 def test_unique_against_numpy_and_mlx_examples(rng):
     x, xv = random_array(rng, (3000,), mx.int32, int_range=50)
     vals, index, inverse, counts = mx.unique(x, 101, True, True, True, fill_value=0)
-    nv, ni, ninv, nc = np.unique(xv, return_index=True, return_inverse=True, return_counts=True)
+    nv, ni, ninv, nc = np.unique(
+        xv, return_index=True, return_inverse=True, return_counts=True
+    )
     np.testing.assert_array_equal(np.array(vals)[: len(nv)], nv)
     np.testing.assert_array_equal(np.array(index)[: len(nv)], ni)
     np.testing.assert_array_equal(np.array(inverse), ninv.reshape(-1))
@@ -263,10 +313,17 @@ def test_unique_against_numpy_and_mlx_examples(rng):
     assert inv.tolist() == [1, 0, 1, 1, 0]
     v, c = mx.unique(a, 2, return_counts=True)
     assert c.tolist() == [2, 2]
-    m = mx.unique(mx.array([[2, 1], [2, 3]]), 4, True, True, True, fill_value=mx.array(9.5))
+    m = mx.unique(
+        mx.array([[2, 1], [2, 3]]), 4, True, True, True, fill_value=mx.array(9.5)
+    )
     assert m[0].tolist() == [1, 2, 3, 9] and m[2].shape == (2, 2)
     e = mx.unique(mx.array([], mx.int32), 2, True, True, True, fill_value=7)
-    assert (e[0].tolist(), e[1].tolist(), e[2].shape, e[3].tolist()) == ([7, 7], [0, 0], (0,), [0, 0])
+    assert (e[0].tolist(), e[1].tolist(), e[2].shape, e[3].tolist()) == (
+        [7, 7],
+        [0, 0],
+        (0,),
+        [0, 0],
+    )
     assert mx.unique(mx.array([True, False, True]), 3).tolist() == [False, True, False]
 
 
@@ -319,7 +376,11 @@ def test_gradients():
     a = mx.array([[1, 2, 6, 4, 5], [9, 5, 6, 7, 8]], mx.float32)
     out = mx.vjp(lambda x: mx.topk(x, 2), (a,), (mx.ones((2, 2)),))[1][0]
     assert out.tolist() == [[0, 0, 1, 0, 1], [1, 0, 0, 0, 1]]
-    assert mx.grad(lambda x: mx.topk(x, 1).sum())(mx.array([5.0, 1, 5])).tolist() == [0, 0, 1]
+    assert mx.grad(lambda x: mx.topk(x, 1).sum())(mx.array([5.0, 1, 5])).tolist() == [
+        0,
+        0,
+        1,
+    ]
     g = mx.grad(lambda x: (mx.partition(x, 1) * mx.arange(4)).sum())
     # The stable partition [1, 2, 5, 3]: each element gets its position.
     assert g(mx.array([1.0, 5, 3, 2])).tolist() == [0, 2, 3, 1]
@@ -330,7 +391,12 @@ def test_gradients():
     assert med(mx.array([5.0, 1, np.nan])).tolist() == [0, 0, 0]
     x = mx.array([3.0, 1, 3, 2])
     assert mx.grad(lambda y: mx.unique(y, 5).sum())(x).tolist() == [1, 3, 0, 1]
-    assert mx.grad(lambda y: mx.unique(y, 5, fill_value=7.0).sum())(x).tolist() == [1, 1, 0, 1]
+    assert mx.grad(lambda y: mx.unique(y, 5, fill_value=7.0).sum())(x).tolist() == [
+        1,
+        1,
+        0,
+        1,
+    ]
     assert mx.grad(lambda y: mx.unique(y, 2).sum())(x).tolist() == [0, 1, 0, 1]
     zero = mx.grad(lambda y: mx.searchsorted(y[0], y[1]).astype(mx.float32).sum())
     assert zero(mx.array([[1.0, 2], [3, 4]])).tolist() == [[0, 0], [0, 0]]
@@ -340,12 +406,20 @@ def test_vmap():
     x = mx.array([[1.0, 5, 3, 2], [4, 4, 0, 9]])
     assert mx.vmap(lambda r: mx.topk(r, 2))(x).shape == (2, 2)
     assert np.allclose(np.array(mx.vmap(lambda r: mx.median(r))(x)), [2.5, 4])
-    assert mx.vmap(lambda r: mx.partition(r, 1))(x).tolist() == [[1, 2, 5, 3], [0, 4, 4, 9]]
-    u = mx.vmap(lambda r: mx.unique(r, 3, True, True, True))(mx.array([[1, 5, 5, 2], [4, 4, 0, 9]]))
+    assert mx.vmap(lambda r: mx.partition(r, 1))(x).tolist() == [
+        [1, 2, 5, 3],
+        [0, 4, 4, 9],
+    ]
+    u = mx.vmap(lambda r: mx.unique(r, 3, True, True, True))(
+        mx.array([[1, 5, 5, 2], [4, 4, 0, 9]])
+    )
     assert u[0].tolist() == [[1, 2, 5], [0, 4, 9]]
     assert u[2].tolist() == [[0, 2, 2, 1], [1, 1, 0, 2]]
     seq = mx.array([1.0, 2, 3])
-    assert mx.vmap(lambda v: mx.searchsorted(seq, v))(x).tolist() == [[0, 3, 2, 1], [3, 3, 0, 3]]
+    assert mx.vmap(lambda v: mx.searchsorted(seq, v))(x).tolist() == [
+        [0, 3, 2, 1],
+        [3, 3, 0, 3],
+    ]
     with pytest.raises(ValueError, match=r"\[searchsorted\]"):
         mx.vmap(lambda s: mx.searchsorted(s, mx.array([1.0])))(mx.zeros((3, 4)))
 
@@ -358,10 +432,23 @@ def test_complex_orders_by_real_then_imaginary(rng):
     assert mx.median(mx.array([1 + 2j, 3 + 0j, 2 + 5j])).item() == 2 + 5j
     assert mx.median(mx.array([1 + 2j, 3 + 0j, 2 + 5j, 0j])).item() == 1.5 + 3.5j
     assert np.isnan(mx.median(mx.array([complex(1, 0), complex(nan, 0), 0j])).item())
-    assert sorted(mx.topk(mx.array([1 + 2j, 3 + 0j, 2 + 5j]), 2).tolist(), key=lambda z: (z.real, z.imag)) == [2 + 5j, 3 + 0j]
-    assert mx.partition(mx.array([1 + 2j, 3 + 0j, 2 + 5j]), 1).tolist() == [1 + 2j, 2 + 5j, 3 + 0j]
-    assert mx.unique(mx.array([1 + 2j, 3 + 0j, 1 + 2j]), 3).tolist() == [1 + 2j, 3 + 0j, 1 + 2j]
-    assert mx.searchsorted(mx.array([1 + 2j, 3 + 0j]), mx.array([2 + 0j])).tolist() == [1]
+    assert sorted(
+        mx.topk(mx.array([1 + 2j, 3 + 0j, 2 + 5j]), 2).tolist(),
+        key=lambda z: (z.real, z.imag),
+    ) == [2 + 5j, 3 + 0j]
+    assert mx.partition(mx.array([1 + 2j, 3 + 0j, 2 + 5j]), 1).tolist() == [
+        1 + 2j,
+        2 + 5j,
+        3 + 0j,
+    ]
+    assert mx.unique(mx.array([1 + 2j, 3 + 0j, 1 + 2j]), 3).tolist() == [
+        1 + 2j,
+        3 + 0j,
+        1 + 2j,
+    ]
+    assert mx.searchsorted(mx.array([1 + 2j, 3 + 0j]), mx.array([2 + 0j])).tolist() == [
+        1
+    ]
     # Against NumPy's order (lexicographic) on values without NaN.
     v = (rng.integers(0, 3, 200) + 1j * rng.integers(-2, 3, 200)).astype(np.complex64)
     x = mx.array(v)
@@ -369,7 +456,9 @@ def test_complex_orders_by_real_then_imaginary(rng):
         p = np.array(mx.partition(x, kth))
         s = np.sort(v)
         assert p[kth] == s[kth]
-        assert np.all(np.sort(p[:kth]) == s[:kth]) and np.all(np.sort(p[kth:]) == s[kth:])
+        assert np.all(np.sort(p[:kth]) == s[:kth]) and np.all(
+            np.sort(p[kth:]) == s[kth:]
+        )
     vals, counts = mx.unique(x, 15, return_counts=True)
     nv, nc = np.unique(v, return_counts=True)
     np.testing.assert_array_equal(np.array(vals)[: len(nv)], nv)
@@ -382,7 +471,11 @@ def test_complex_orders_by_real_then_imaginary(rng):
 
 @pytest.mark.skipif(not mx.is_available(mx.gpu), reason="no GPU")
 def test_gpu_matches_cpu(rng):
-    for shape, dtype in (((1 << 20,), mx.float32), ((300, 4099), mx.float32), ((64, 5000), mx.float64)):
+    for shape, dtype in (
+        ((1 << 20,), mx.float32),
+        ((300, 4099), mx.float32),
+        ((64, 5000), mx.float64),
+    ):
         x, _ = random_array(rng, shape, dtype, -300, 300)
         n = shape[-1]
         for fn in (
