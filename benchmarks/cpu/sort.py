@@ -57,9 +57,7 @@ def cases_for(data, x):
         ),
         "unique": (
             lambda: mx.eval(*mx.unique(x, data.size, True, True, True)),
-            lambda: np.unique(
-                data, return_index=True, return_inverse=True, return_counts=True
-            ),
+            lambda: np.unique(data, return_index=True, return_inverse=True, return_counts=True),
         ),
         "searchsorted (2^20 values)": (
             lambda: mx.eval(mx.searchsorted(s_mx, q_mx)),
@@ -70,9 +68,7 @@ def cases_for(data, x):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--quick", action="store_true", help="small sizes (a smoke test)"
-    )
+    parser.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
     parser.add_argument("--out-dir", default=str(ROOT / "benchmarks" / "results"))
     args = parser.parse_args()
     mx.set_default_device(mx.cpu)
@@ -86,9 +82,7 @@ def main():
         mx.eval(x)
         label = "x".join(map(str, shape)) + " float32"
         for name, (kfn, nfn) in cases_for(data, x).items():
-            t = interleaved_medians(
-                {"kiln": (kfn, 1), "numpy": (nfn, 1)}, repeats, warmup=1
-            )
+            t = interleaved_medians({"kiln": (kfn, 1), "numpy": (nfn, 1)}, repeats, warmup=1)
             rows.append(
                 {
                     "shape": label,

@@ -57,9 +57,7 @@ def torch_seconds(torch, make, batch, rounds, warmup=2):
     """Seconds per call from CUDA events around batches of `batch` calls."""
     times = []
     for r in range(warmup + rounds):
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(
-            enable_timing=True
-        )
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         outs = [make() for _ in range(batch)]
         stop.record()
@@ -173,9 +171,7 @@ def main():
 
     copy_gbs = None
     if torch is not None:
-        src = torch.empty(
-            1 << (24 if args.quick else 28), dtype=torch.float32, device="cuda"
-        )
+        src = torch.empty(1 << (24 if args.quick else 28), dtype=torch.float32, device="cuda")
         dst = torch.empty_like(src)
         src.normal_()
         t = torch_seconds(torch, lambda: dst.copy_(src), batch * 4, rounds)
@@ -239,9 +235,7 @@ def main():
         return "" if v is None else f"{v:.3f} ms"
 
     for r in results:
-        frac = (
-            f" ({r['kiln_gbs'] / copy_gbs:.0%})" if copy_gbs and "kiln_gbs" in r else ""
-        )
+        frac = f" ({r['kiln_gbs'] / copy_gbs:.0%})" if copy_gbs and "kiln_gbs" in r else ""
         lines.append(
             f"| {r['shape']} | {r['case']} | {fmt_ms(r.get('kiln_ms'))} | "
             f"{r['kiln_gbs']:.0f}{frac} |"
@@ -254,8 +248,7 @@ def main():
             lines[-1] += " | |"
     lines += [
         "",
-        "Results agree with NumPy: "
-        + ", ".join(f"{k}: {v}" for k, v in checks.items()),
+        "Results agree with NumPy: " + ", ".join(f"{k}: {v}" for k, v in checks.items()),
     ]
     text = "\n".join(lines) + "\n"
     print(text)

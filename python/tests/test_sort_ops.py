@@ -45,9 +45,7 @@ def check_partition_property(p, x, kth, axis):
     before, after = p[..., :kth], p[..., kth + 1 :]
     # NaN orders last: "x <= pivot" for every before-element, "x >= pivot" after.
     nan_pivot = np.isnan(pivot)
-    assert np.all(np.isnan(before) <= nan_pivot) and np.all(
-        (before <= pivot) | nan_pivot
-    )
+    assert np.all(np.isnan(before) <= nan_pivot) and np.all((before <= pivot) | nan_pivot)
     assert np.all(np.isnan(after) | (after >= pivot) | nan_pivot)
     np.testing.assert_array_equal(np.sort(p, axis=-1), s)
 
@@ -74,9 +72,7 @@ def test_partition_every_dtype(rng, dtype):
             np.testing.assert_array_equal(
                 np.sort(np.array(i), axis=axis),
                 np.broadcast_to(
-                    np.arange(n).reshape(
-                        [-1 if d == axis % 3 else 1 for d in range(3)]
-                    ),
+                    np.arange(n).reshape([-1 if d == axis % 3 else 1 for d in range(3)]),
                     xv.shape,
                 ),
             )
@@ -97,9 +93,7 @@ def test_partition_flattened_and_views(rng):
     ):
         for axis in (0, 1, 2):
             k = ref.shape[axis] // 2
-            check_partition_property(
-                np.array(mx.partition(view, k, axis=axis)), ref, k, axis
-            )
+            check_partition_property(np.array(mx.partition(view, k, axis=axis)), ref, k, axis)
     # A scalar with axis=None; long rows (many GPU blocks per row).
     assert mx.partition(mx.array(2.0), 0, axis=None).tolist() == [2.0]
     y, yv = random_array(rng, (2, 70001), mx.float32, -1000, 1000)
@@ -118,9 +112,7 @@ def test_partition_matches_numpy_exactly_without_ties(rng):
 # ---------------------------------------------------------------- topk
 
 
-@pytest.mark.parametrize(
-    "dtype", [mx.float32, mx.int32, mx.uint8, mx.float16, mx.float64]
-)
+@pytest.mark.parametrize("dtype", [mx.float32, mx.int32, mx.uint8, mx.float16, mx.float64])
 def test_topk(rng, dtype):
     x, xv = ties(rng, (6, 33), dtype, special=True)
     for k in (0, 1, 5, 33):
@@ -134,9 +126,7 @@ def test_topk(rng, dtype):
     )
     flat = mx.topk(x, 4, axis=None)
     assert flat.shape == (4,)
-    np.testing.assert_array_equal(
-        np.sort(sort_key(to_numpy(flat))), np.sort(xv.reshape(-1))[-4:]
-    )
+    np.testing.assert_array_equal(np.sort(sort_key(to_numpy(flat))), np.sort(xv.reshape(-1))[-4:])
 
 
 def test_topk_long_row_and_nan(rng):
@@ -182,9 +172,7 @@ def test_median_values_and_views(rng):
         (x.transpose(2, 0, 1), xv.transpose(2, 0, 1)),
         (x[::-2, 1::3], xv[::-2, 1::3]),
     ):
-        np.testing.assert_allclose(
-            np.array(mx.median(view, axis=1)), np.median(ref, axis=1)
-        )
+        np.testing.assert_allclose(np.array(mx.median(view, axis=1)), np.median(ref, axis=1))
     for n in (200000, 200001):
         y, yv = random_array(rng, (n,), mx.float32, -50, 50)
         np.testing.assert_allclose(mx.median(y).item(), np.median(yv), rtol=1e-6)
@@ -215,9 +203,7 @@ def test_searchsorted_promotion_and_edges():
         3,
         4,
     ]
-    assert mx.searchsorted(
-        mx.array([1, 2, 3], mx.uint8), mx.array([-1, 300])
-    ).tolist() == [0, 3]
+    assert mx.searchsorted(mx.array([1, 2, 3], mx.uint8), mx.array([-1, 300])).tolist() == [0, 3]
     assert mx.searchsorted(mx.array([1, 2, 3]), mx.array([1.5, 2.5])).tolist() == [1, 2]
     nan_seq = mx.array([1.0, 2.0, np.nan])
     assert mx.searchsorted(nan_seq, mx.array([0, 2, 5, np.nan])).tolist() == [
@@ -226,9 +212,12 @@ def test_searchsorted_promotion_and_edges():
         2,
         2,
     ]
-    assert mx.searchsorted(
-        nan_seq, mx.array([0, 2, 5, np.nan]), side="right"
-    ).tolist() == [0, 2, 2, 3]
+    assert mx.searchsorted(nan_seq, mx.array([0, 2, 5, np.nan]), side="right").tolist() == [
+        0,
+        2,
+        2,
+        3,
+    ]
     assert mx.searchsorted(a, mx.array(3)).item() == 3
     assert mx.searchsorted(mx.array([], mx.float32), mx.array([0.0, 2.0])).tolist() == [
         0,
@@ -255,14 +244,10 @@ def unique_ref(v, size, fill=None):
     start[1:] = (s[1:] != s[:-1]) | np.isnan(s[1:])
     groups = np.cumsum(start) - 1
     vals, idx = s[start], order[start]
-    counts = (
-        np.bincount(groups, minlength=len(vals)) if len(s) else np.zeros(0, np.int64)
-    )
+    counts = np.bincount(groups, minlength=len(vals)) if len(s) else np.zeros(0, np.int64)
     inverse = np.empty(len(flat), np.int64)
     inverse[order] = np.minimum(groups, max(size - 1, 0))
-    out_v = np.full(
-        size, fill if fill is not None else (vals[0] if len(vals) else 0), float
-    )
+    out_v = np.full(size, fill if fill is not None else (vals[0] if len(vals) else 0), float)
     out_i = np.full(size, idx[0] if len(idx) else 0)
     out_c = np.zeros(size, np.int64)
     m = min(size, len(vals))
@@ -276,9 +261,7 @@ def test_unique(rng, dtype):
     x, xv = ties(rng, (5, 9), dtype, special=True)
     for size in (0, 1, 4, 9, 60):
         for fill in (None, 1):
-            vals, index, inverse, counts = mx.unique(
-                x, size, True, True, True, fill_value=fill
-            )
+            vals, index, inverse, counts = mx.unique(x, size, True, True, True, fill_value=fill)
             assert vals.dtype == dtype and index.dtype == mx.uint32
             assert inverse.dtype == mx.uint32 and counts.dtype == mx.int32
             wv, wi, winv, wc = unique_ref(xv, size, fill)
@@ -291,9 +274,7 @@ def test_unique(rng, dtype):
 def test_unique_against_numpy_and_mlx_examples(rng):
     x, xv = random_array(rng, (3000,), mx.int32, int_range=50)
     vals, index, inverse, counts = mx.unique(x, 101, True, True, True, fill_value=0)
-    nv, ni, ninv, nc = np.unique(
-        xv, return_index=True, return_inverse=True, return_counts=True
-    )
+    nv, ni, ninv, nc = np.unique(xv, return_index=True, return_inverse=True, return_counts=True)
     np.testing.assert_array_equal(np.array(vals)[: len(nv)], nv)
     np.testing.assert_array_equal(np.array(index)[: len(nv)], ni)
     np.testing.assert_array_equal(np.array(inverse), ninv.reshape(-1))
@@ -313,9 +294,7 @@ def test_unique_against_numpy_and_mlx_examples(rng):
     assert inv.tolist() == [1, 0, 1, 1, 0]
     v, c = mx.unique(a, 2, return_counts=True)
     assert c.tolist() == [2, 2]
-    m = mx.unique(
-        mx.array([[2, 1], [2, 3]]), 4, True, True, True, fill_value=mx.array(9.5)
-    )
+    m = mx.unique(mx.array([[2, 1], [2, 3]]), 4, True, True, True, fill_value=mx.array(9.5))
     assert m[0].tolist() == [1, 2, 3, 9] and m[2].shape == (2, 2)
     e = mx.unique(mx.array([], mx.int32), 2, True, True, True, fill_value=7)
     assert (e[0].tolist(), e[1].tolist(), e[2].shape, e[3].tolist()) == (
@@ -410,9 +389,7 @@ def test_vmap():
         [1, 2, 5, 3],
         [0, 4, 4, 9],
     ]
-    u = mx.vmap(lambda r: mx.unique(r, 3, True, True, True))(
-        mx.array([[1, 5, 5, 2], [4, 4, 0, 9]])
-    )
+    u = mx.vmap(lambda r: mx.unique(r, 3, True, True, True))(mx.array([[1, 5, 5, 2], [4, 4, 0, 9]]))
     assert u[0].tolist() == [[1, 2, 5], [0, 4, 9]]
     assert u[2].tolist() == [[0, 2, 2, 1], [1, 1, 0, 2]]
     seq = mx.array([1.0, 2, 3])
@@ -446,9 +423,7 @@ def test_complex_orders_by_real_then_imaginary(rng):
         3 + 0j,
         1 + 2j,
     ]
-    assert mx.searchsorted(mx.array([1 + 2j, 3 + 0j]), mx.array([2 + 0j])).tolist() == [
-        1
-    ]
+    assert mx.searchsorted(mx.array([1 + 2j, 3 + 0j]), mx.array([2 + 0j])).tolist() == [1]
     # Against NumPy's order (lexicographic) on values without NaN.
     v = (rng.integers(0, 3, 200) + 1j * rng.integers(-2, 3, 200)).astype(np.complex64)
     x = mx.array(v)
@@ -456,9 +431,7 @@ def test_complex_orders_by_real_then_imaginary(rng):
         p = np.array(mx.partition(x, kth))
         s = np.sort(v)
         assert p[kth] == s[kth]
-        assert np.all(np.sort(p[:kth]) == s[:kth]) and np.all(
-            np.sort(p[kth:]) == s[kth:]
-        )
+        assert np.all(np.sort(p[:kth]) == s[:kth]) and np.all(np.sort(p[kth:]) == s[kth:])
     vals, counts = mx.unique(x, 15, return_counts=True)
     nv, nc = np.unique(v, return_counts=True)
     np.testing.assert_array_equal(np.array(vals)[: len(nv)], nv)
