@@ -67,13 +67,6 @@ struct Rows {
   size_t grain() const {
     return static_cast<size_t>(std::max<int64_t>(1, kGrain / std::max<int64_t>(4 * n, 1)));
   }
-  /** Row r's keys into `keys` (resized to n). */
-  template <typename T>
-  void keys(const T* x, int64_t r, std::vector<KeyOf<T>>& keys) const {
-    keys.resize(n);
-    const T* src = x + base(r);
-    for (int64_t k = 0; k < n; ++k) keys[k] = to_key(src[k * stride]);
-  }
 };
 
 /** What selection finds: the key of rank kth and the counts of smaller and equal keys. */
@@ -84,39 +77,88 @@ struct Selected {
 };
 
 /**
- * Selects rank kth of `keys` (n > kth) by radix select, as the GPU kernels: a histogram of the
- * top 8 bits, then of the next 8 bits of the candidates left in the bin holding rank kth, and
- * so on; each pass keeps only those candidates (predicated stores: no branch to mispredict,
- * where std::nth_element's comparisons are coin flips). `scratch` is a reusable buffer.
+ * Selects rank kth (< n) among the keys key_at(0 .. n) by radix select, as the GPU kernels:
+ * a histogram of the top 11 bits (8 for 8-bit keys), then of the next 8 bits of the
+ * candidates left in the bin holding rank kth, and so on, each pass keeping only those
+ * candidates (predicated stores: no branch to mispredict, where std::nth_element's
+ * comparisons are coin flips). Only the candidates are stored (in `scratch`); the row's
+ * keys are computed as they are read. With a non-null `nan`, also tells whether a key is a
+ * NaN's (for the median).
  */
-template <typename U>
-Selected<U> select_rank(const std::vector<U>& keys, int64_t kth, std::vector<U>& scratch) {
-  const U* cand = keys.data();
-  size_t m = keys.size();
-  scratch.resize(m);
-  U prefix = 0;
+template <typename T, typename U, typename KeyAt>
+Selected<U> select_rank(int64_t n, KeyAt key_at, int64_t kth, std::vector<U>& scratch,
+                        bool* nan = nullptr) {
+  constexpr int kBits = 8 * static_cast<int>(sizeof(U));
+  constexpr int kFirst = kBits >= 16 ? 11 : 8;
+  constexpr uint32_t kBins = 1u << kFirst;
+  // First pass: over the row, into four histograms in turn, so that runs of one bin do not
+  // serialize on one counter (32 KiB: in L1).
+  uint32_t hist4[4][kBins];
+  uint32_t* hist = hist4[0];
+  int shift = kBits - kFirst;
+  std::fill(&hist4[0][0], &hist4[0][0] + 4 * kBins, 0u);
+  bool any_nan = false;
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const U k0 = key_at(i), k1 = key_at(i + 1), k2 = key_at(i + 2), k3 = key_at(i + 3);
+    ++hist4[0][static_cast<uint32_t>(k0 >> shift)];
+    ++hist4[1][static_cast<uint32_t>(k1 >> shift)];
+    ++hist4[2][static_cast<uint32_t>(k2 >> shift)];
+    ++hist4[3][static_cast<uint32_t>(k3 >> shift)];
+    if (nan) {
+      any_nan |= cpu::is_nan_key<T>(k0) | cpu::is_nan_key<T>(k1) | cpu::is_nan_key<T>(k2) |
+                 cpu::is_nan_key<T>(k3);
+    }
+  }
+  for (; i < n; ++i) {
+    const U k = key_at(i);
+    ++hist[static_cast<uint32_t>(k >> shift)];
+    if (nan) any_nan |= cpu::is_nan_key<T>(k);
+  }
+  for (uint32_t b = 0; b < kBins; ++b) hist[b] += hist4[1][b] + hist4[2][b] + hist4[3][b];
+  if (nan) *nan = any_nan;
   int64_t rank = kth, less = 0;
-  uint32_t hist[256];
-  for (int shift = 8 * static_cast<int>(sizeof(U)) - 8;; shift -= 8) {
+  uint32_t bin = 0;
+  while (rank >= hist[bin]) rank -= hist[bin], less += hist[bin], ++bin;
+  U prefix = static_cast<U>(static_cast<U>(bin) << shift);
+  if (shift == 0) return {prefix, less, hist[bin]};
+  size_t m = hist[bin];
+  scratch.resize(m + 1);  // a predicated store may write one past the last candidate
+  size_t j = 0;
+  if (m * 8 < static_cast<size_t>(n)) {
+    // Few candidates: a branch that is rarely taken beats the store chain of predication.
+    for (int64_t i = 0; i < n; ++i) {
+      const U k = key_at(i);
+      if (static_cast<uint32_t>(k >> shift) == bin) scratch[j++] = k;
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+      const U k = key_at(i);
+      scratch[j] = k;
+      j += static_cast<uint32_t>(k >> shift) == bin;
+    }
+  }
+  // Next passes: over the candidates, in place (the write index never passes the read one).
+  U* cand = scratch.data();
+  while (m > 1) {
+    const int width = shift < 8 ? shift : 8;
+    const uint32_t mask = (1u << width) - 1;
+    shift -= width;
     std::fill(hist, hist + 256, 0u);
-    for (size_t i = 0; i < m; ++i) ++hist[static_cast<uint32_t>(cand[i] >> shift) & 255u];
-    uint32_t bin = 0;
+    for (size_t i = 0; i < m; ++i) ++hist[static_cast<uint32_t>(cand[i] >> shift) & mask];
+    bin = 0;
     while (rank >= hist[bin]) rank -= hist[bin], less += hist[bin], ++bin;
     prefix = static_cast<U>(prefix | static_cast<U>(static_cast<U>(bin) << shift));
     if (shift == 0) return {prefix, less, hist[bin]};
-    // Keep the bin's candidates (in place once they are in scratch: the write index never
-    // passes the read index).
-    U* out = scratch.data();
-    size_t j = 0;
+    j = 0;
     for (size_t i = 0; i < m; ++i) {
       const U k = cand[i];
-      out[j] = k;
-      j += (static_cast<uint32_t>(k >> shift) & 255u) == bin;
+      cand[j] = k;
+      j += (static_cast<uint32_t>(k >> shift) & mask) == bin;
     }
     m = j;
-    cand = out;
-    if (m == 1) return {cand[0], less, 1};
   }
+  return {cand[0], less, 1};
 }
 
 /**
@@ -128,23 +170,36 @@ template <typename T>
 void partition_rows(const array& in, int64_t kth, int64_t start, T* values, uint32_t* indices) {
   using U = KeyOf<T>;
   const Rows rows(in);
-  const int64_t n = rows.n, out_n = n - start;
+  const int64_t n = rows.n, out_n = n - start, stride = rows.stride;
   const T* x = in.data<T>();
   cpu::parallel_for(rows.count, rows.grain(), [&](size_t b, size_t e) {
-    std::vector<U> keys, scratch;
+    std::vector<U> scratch;
     for (size_t r = b; r < e; ++r) {
-      rows.keys(x, static_cast<int64_t>(r), keys);
-      const Selected<U> s = select_rank(keys, kth, scratch);
-      // Next position of each class (smaller, equal, larger), picked without a branch.
+      const T* src = x + rows.base(static_cast<int64_t>(r));
+      auto key_at = [&](int64_t i) { return to_key(src[i * stride]); };
+      const Selected<U> s = select_rank<T>(n, key_at, kth, scratch);
       int64_t next[3] = {0, s.less, s.less + s.equal};
       const int64_t out = static_cast<int64_t>(r) * out_n - start;
-      const T* src = x + rows.base(static_cast<int64_t>(r));
+      if (start >= s.less) {
+        // topk: the smaller elements all land before `start`; skip them (for a small k,
+        // nearly every element: a branch that predicts well).
+        for (int64_t k = 0; k < n; ++k) {
+          const U key = key_at(k);
+          if (key < s.key) continue;
+          const int64_t dest = next[key == s.key ? 1 : 2]++;
+          if (dest < start) continue;
+          if (values) values[out + dest] = src[k * stride];
+          if (indices) indices[out + dest] = static_cast<uint32_t>(k);
+        }
+        continue;
+      }
+      // Next position of each class (smaller, equal, larger), picked without a branch.
       for (int64_t k = 0; k < n; ++k) {
-        const U key = keys[k];
+        const U key = key_at(k);
         const int c = 2 - 2 * (key < s.key) - (key == s.key);
         const int64_t dest = next[c]++;
         if (dest < start) continue;
-        if (values) values[out + dest] = src[k * rows.stride];
+        if (values) values[out + dest] = src[k * stride];
         if (indices) indices[out + dest] = static_cast<uint32_t>(k);
       }
     }
@@ -156,13 +211,15 @@ template <typename T, typename O>
 void median_rows(const array& in, O* out) {
   using U = KeyOf<T>;
   const Rows rows(in);
-  const int64_t n = rows.n, lo = (n - 1) / 2, hi = n / 2;
+  const int64_t n = rows.n, lo = (n - 1) / 2, hi = n / 2, stride = rows.stride;
   const T* x = in.data<T>();
   cpu::parallel_for(rows.count, rows.grain(), [&](size_t b, size_t e) {
-    std::vector<U> keys, scratch;
+    std::vector<U> scratch;
     for (size_t r = b; r < e; ++r) {
-      rows.keys(x, static_cast<int64_t>(r), keys);
-      const bool nan = std::any_of(keys.begin(), keys.end(), is_nan_key<T>);
+      const T* src = x + rows.base(static_cast<int64_t>(r));
+      auto key_at = [&](int64_t i) { return to_key(src[i * stride]); };
+      bool nan = false;
+      const Selected<U> s = select_rank<T>(n, key_at, lo, scratch, &nan);
       if (nan) {
         if constexpr (is_complex_v<O>)
           out[r] = O(std::numeric_limits<float>::quiet_NaN(), 0.0f);
@@ -170,12 +227,12 @@ void median_rows(const array& in, O* out) {
           out[r] = std::numeric_limits<O>::quiet_NaN();
         continue;
       }
-      const Selected<U> s = select_rank(keys, lo, scratch);
       U upper = s.key;
       if (s.less + s.equal <= hi) {  // the upper middle is the smallest larger key
         upper = static_cast<U>(~U(0));
-        for (U k : keys) {
-          if (k > s.key && k < upper) upper = k;
+        for (int64_t i = 0; i < n; ++i) {
+          const U k = key_at(i);
+          upper = k > s.key && k < upper ? k : upper;
         }
       }
       auto middle = [](double a, double c) { return a == c ? a : (a + c) * 0.5; };
