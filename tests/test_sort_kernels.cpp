@@ -5,7 +5,7 @@
 // many-blocks path for few long rows), the stable partitions it writes, medians, LSD radix
 // sort (values and positions, one or many segments per row, 8- to 64-bit keys, strided
 // output), unique and searchsorted: bit-exact where the orders are fixed, on fresh random
-// data with ties, NaNs and signed zeros.
+// data with ties, NaNs and signed zeros, for 8- to 64-bit and complex keys.
 #include <cstring>
 #include <limits>
 

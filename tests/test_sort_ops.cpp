@@ -1,9 +1,9 @@
 // Selection and search ops: partition, argpartition, topk, median, searchsorted, unique.
 // Checked against float64 references computed here (a stable three-way partition, sorted
-// medians, binary searches, grouping), on every real dtype, with ties, NaNs and signed zeros,
-// along every axis and flattened, on transposed, strided and broadcast views, long rows
-// (many GPU blocks per row), empty arrays, and every argument check with MLX's exception
-// types. Gradients follow MLX's (ties and NaNs included). With a GPU, the GPU's results must
+// medians, binary searches, grouping), on every dtype (complex64 in MLX's order), with ties,
+// NaNs and signed zeros, along every axis and flattened, on transposed, strided and broadcast
+// views, long rows (many GPU blocks per row), empty arrays, and every argument check with
+// MLX's exception types. Gradients follow MLX's (ties and NaNs included). With a GPU, the GPU's results must
 // equal the CPU's exactly.
 #include <cmath>
 #include <limits>
