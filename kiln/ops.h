@@ -539,6 +539,66 @@ array conv_transpose3d(const array& input, const array& weight,
 /** NumPy's 1-d convolve: "full" (n + m - 1), "same" (max(n, m)) or "valid" (|n - m| + 1). */
 array convolve(const array& a, const array& v, const std::string& mode = "full",
                StreamOrDevice s = {});
+// ---------------------------------------------------------------- selection (ops_sort.cpp)
+// Along one axis (negative counts from the end; the flattened array when absent). A bad axis
+// throws std::out_of_range, a bad k / kth std::invalid_argument (MLX's IndexError and
+// ValueError). Every dtype: complex numbers order by real part, then imaginary part (MLX's
+// order). GPU: radix select, no sort (backend/cuda/device/radix_select.cuh).
+
+/**
+ * A copy of `a` partitioned around its element of sorted rank `kth` along `axis` (kth in
+ * [-n, n), negative counting from the end): that element at position kth, smaller ones before
+ * it, larger ones after, NaN ordering last as in sort. The order is the stable three-way
+ * partition (smaller elements in their order, then the equal ones, then the larger), the same
+ * on every device. Gradient: through the permutation.
+ */
+array partition(const array& a, int kth, int axis, StreamOrDevice s = {});
+array partition(const array& a, int kth, StreamOrDevice s = {});
+/** The uint32 positions along `axis` that partition `a` as partition() does. */
+array argpartition(const array& a, int kth, int axis, StreamOrDevice s = {});
+array argpartition(const array& a, int kth, StreamOrDevice s = {});
+/**
+ * The `k` largest elements along `axis` (0 <= k <= n; NaN counts as largest), in the order
+ * of positions n - k .. n - 1 of partition(a, n - k, axis): not sorted. Shape: `a`'s with k
+ * along the axis (the flattened array gives shape {k}). Gradient: to the selected elements.
+ */
+array topk(const array& a, int k, int axis, StreamOrDevice s = {});
+array topk(const array& a, int k, StreamOrDevice s = {});
+/**
+ * Median over all axes, one axis or a list of axes: the middle element of the sorted values,
+ * or the mean of the two middle ones; NaN where the values hold a NaN. Floating and complex
+ * inputs keep their dtype, others give float32. An empty reduction throws std::invalid_argument, a
+ * bad axis std::out_of_range. Gradient: to the middle element(s) (half each for two), none where
+ * NaN.
+ */
+array median(const array& a, bool keepdims = false, StreamOrDevice s = {});
+array median(const array& a, const std::vector<int>& axes, bool keepdims = false,
+             StreamOrDevice s = {});
+array median(const array& a, int axis, bool keepdims = false, StreamOrDevice s = {});
+/**
+ * For each element of `values` (any shape), the uint32 index where it would be inserted into
+ * the 1-D ascending `sorted_sequence` to keep it sorted: with side "left" the count of
+ * elements ordering before it, with "right" the count not ordering after it (NaN orders
+ * last). Both compare in their promoted dtype. Throws std::invalid_argument for a sequence
+ * that is not 1-D or a bad side. No gradient (integer output).
+ */
+array searchsorted(const array& sorted_sequence, const array& values,
+                   const std::string& side = "left", StreamOrDevice s = {});
+/**
+ * The sorted unique elements of the flattened `a`, padded or truncated to `size` entries
+ * (static shapes, as MLX): equal values (-0.0 and 0.0 alike) form one entry, every NaN its
+ * own. Returns {values} and, on request and in this order, the uint32 index of each entry's
+ * first occurrence in the flattened array, the uint32 inverse (a's shape: the entry of each
+ * element, clamped to size - 1) and the int32 count of each entry. Entries past the last
+ * unique value hold `fill_value` (cast to a's dtype; default: the first entry), the first
+ * entry's index and a count of 0. Throws std::invalid_argument for a negative size, a fill
+ * value with more than one element, or an empty `a` with size > 0 and no fill value.
+ * Gradient of the values: to each entry's first occurrence (and to the fill value).
+ */
+std::vector<array> unique(const array& a, int size, bool return_index = false,
+                          bool return_inverse = false, bool return_counts = false,
+                          const std::optional<array>& fill_value = std::nullopt,
+                          StreamOrDevice s = {});
 
 // ---------------------------------------------------------------- operators
 

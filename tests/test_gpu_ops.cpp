@@ -503,6 +503,21 @@ std::vector<Row> indexing_rows() {
       row("sort", "flat", FN1(sort(a)), {T({3, 4})}),
       row("argsort", "axis", FN1(argsort(a, 0)), {T({30, 40})}),
       row("argsort", "flat", FN1(argsort(a)), {T({3, 4})}),
+      row("sort", "long", FN1(sort(a)), {T({70000})}).types({float32, int64, uint8}),
+      row("argsort", "long", FN1(argsort(a, 1)), {T({5, 9000})}).types({float32, float16}),
+      row("partition", "axis", FN1(partition(a, 7, 1)), {T({30, 40})})
+          .types({float32, int16, float16, float64, complex64}),
+      row("partition", "flat", FN1(partition(a, -3)), {L(T({3, 4}), Layout::transposed)}),
+      row("argpartition", "axis", FN1(argpartition(a, 5, 0)), {T({30, 40})}),
+      row("argpartition", "flat", FN1(argpartition(a, 2)), {L(T({3, 8}), Layout::strided)}),
+      row("topk", "axis", FN1(topk(a, 4, 1)), {T({30, 40})}).types({float32, int32, float64}),
+      row("topk", "long", FN1(topk(a, 10)), {T({300000})}),
+      row("median", "axes", FN1(median(a, {0, 2})), {T({6, 5, 7})})
+          .types({float32, int32, float16, complex64}),
+      row("median", "long", FN1(median(a)), {T({200001})}),
+      row("searchsorted", "", FN2(searchsorted(sort(a), b)), {T({50}), T({4, 30})}),
+      row("unique", "", FNV(unique(x[0], 20, true, true, true)), {T({5, 40}, -8, 8)})
+          .types({int32, uint8, float32, complex64}),
   };
 }
 

@@ -377,6 +377,19 @@ std::vector<Row> indexing_rows() {
       row("sort", "flat", FN1(sort(a)), {F({3, 4})}),
       row("argsort", "axis", FN1(argsort(a, 0)), {F({3, 4})}),
       row("argsort", "flat", FN1(argsort(a)), {F({3, 4})}),
+      row("partition", "axis", FN1(partition(a, 1, 1)), {F({3, 4})}),
+      row("partition", "flat", FN1(partition(a, -2)), {F({3, 4})}),
+      row("argpartition", "axis", FN1(argpartition(a, 2, 0)), {F({3, 4})}),
+      row("argpartition", "flat", FN1(argpartition(a, 5)), {F({3, 4})}),
+      row("topk", "axis", FN1(topk(a, 2, 1)), {F({3, 4})}),
+      row("topk", "flat", FN1(topk(a, 3)), {F({3, 4})}),
+      row("median", "axis", FN1(median(a, 1)), {F({3, 4})}),
+      row("median", "axes", FN1(median(a, {0, 2}, true)), {F({3, 2, 3})}),
+      row("median", "all", FN1(median(a)), {F({3, 3})}),
+      row("searchsorted", "", FN1(searchsorted(linspace(-1.5, 1.5, 7, float64), a, "right")),
+          {F({3, 4})}),
+      row("unique", "", FNV(unique(x[0], 14, true, true, true)), {F({3, 4})}),
+      row("unique", "fill", FNV(unique(x[0], 14, true, true, true, x[1])), {F({3, 4}), F({})}),
   };
 }
 
