@@ -24,7 +24,7 @@ void check_index_dtype(const array& indices, const char* op) {
 // An axis of size zero admits no index, which the shapes already show.
 void check_nonempty_axis(const array& a, int axis, size_t num_indices, const char* op) {
   if (a.shape(axis) == 0 && num_indices > 0) {
-    throw std::out_of_range(
+    throw std::invalid_argument(
         msg("[", op, "] Cannot take ", num_indices, " indices from axis ", axis, " with size 0."));
   }
 }
@@ -213,6 +213,8 @@ array scatter_along_axis(ScatterReduce reduce, const array& a, const array& indi
                          const array& values, int axis, StreamOrDevice s) {
   const char* op = "put_along_axis";
   auto stream = to_stream(s);
+  // No indices write nothing, whatever their dtype (MLX accepts an empty float array).
+  if (indices.size() == 0 && indices.ndim() == a.ndim()) return a;
   check_index_dtype(indices, op);
   if (indices.ndim() != a.ndim()) {
     throw std::invalid_argument(msg("[", op, "] Indices of shape ", shape_str(indices.shape()),

@@ -221,9 +221,10 @@ array moveaxis(const array& a, int source, int destination, StreamOrDevice s) {
 
 namespace {
 // A dimension computed in 64 bits, checked to fit a Shape entry.
+// Dimensions are int32: a larger computed one is an overflow (Python's OverflowError, as MLX).
 int32_t checked_dim(int64_t d, const char* op, int axis) {
   if (d > std::numeric_limits<int32_t>::max()) {
-    throw std::invalid_argument(
+    throw std::overflow_error(
         msg("[", op, "] The result would have ", d, " elements along axis ", axis, "."));
   }
   return static_cast<int32_t>(d);

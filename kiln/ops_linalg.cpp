@@ -18,13 +18,14 @@ int64_t product(Shape::const_iterator begin, Shape::const_iterator end) {
 }
 
 void check_floating(const char* op, Dtype out, const std::vector<Dtype>& inputs) {
-  if (is_floating_point(out)) return;
+  if (is_inexact(out)) return;
   std::string names;
   for (size_t i = 0; i < inputs.size(); ++i) {
     names +=
         (i ? (i + 1 == inputs.size() ? " and " : ", ") : "") + std::string(dtype_name(inputs[i]));
   }
-  throw std::invalid_argument(msg("[", op, "] Only real floating-point types are supported; got ",
+  throw std::invalid_argument(msg("[", op,
+                                  "] Only floating-point and complex types are supported; got ",
                                   names, ", which promote to ", out, "."));
 }
 

@@ -282,6 +282,10 @@ array extreme_source(Scan::ReduceType t, const array& x, int axis, bool reverse,
 
 // log of the positive and negative parts of v: (log max(v, 0), log max(-v, 0)).
 std::pair<array, array> log_parts(const array& v, const Stream& s) {
+  if (is_complex(v.dtype())) {
+    throw std::invalid_argument(
+        "[logcumsumexp] Derivatives for complex64 inputs are not supported.");
+  }
   array zero = zeros_like(v, s);
   return {log(maximum(v, zero, s), s), log(maximum(negative(v, s), zero, s), s)};
 }
