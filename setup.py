@@ -61,6 +61,8 @@ class CMakeBuild(build_ext):
 
 setup(
     version=version(),
+    license="MIT",
+    license_files=["LICENSE"],
     packages=["kiln", "kiln.core"],
     package_dir={"": "python"},
     package_data={"kiln": ["py.typed"], "kiln.core": ["*.pyi"]},

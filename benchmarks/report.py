@@ -174,10 +174,38 @@ def parse_gpu_custom_kernels(d):
     return "GPU custom kernels", "gpu", d["device_name"], d["date"], rows, notes
 
 
+def parse_linalg_fft_conv(d):
+    if d.get("benchmark") != "linalg fft conv" or d.get("quick"):
+        return None
+    rows = []
+    for r in d["rows"]:
+        for key, peer in (("torch_seconds", "PyTorch"), ("numpy_seconds", "NumPy")):
+            if r.get(key):
+                rows.append(row(r["workload"], r["kiln_seconds"], peer, r[key]))
+    kind = d.get("device", "gpu")
+    return f"{kind.upper()} linalg, FFT, conv", kind, d["device_name"], d["date"], rows, []
+
+
+def parse_gpu_fast(d):
+    if d.get("benchmark") != "gpu fast built-ins" or d.get("quick"):
+        return None
+    rows = []
+    for r in d["rows"]:
+        if r["impl"] == "kiln":
+            continue
+        k = next((x for x in d["rows"] if x["workload"] == r["workload"] and x["impl"] == "kiln"), None)
+        if k:
+            rows.append(row(r["workload"], k["seconds"], r["impl"], r["seconds"]))
+    notes = [f"{c['workload']}: {100 * c['fraction_of_copy']:.0f}% of the copy bandwidth"
+             for c in d.get("checks", []) if "fraction_of_copy" in c]
+    return "GPU fast built-ins", "gpu", d["device_name"], d["date"], rows, notes
+
+
 PARSERS = [parse_cpu_ops, parse_gpu_ops, parse_python_overhead, parse_cpu_custom_kernels,
-           parse_cookbook, parse_extension, parse_gpu_custom_kernels]
+           parse_cookbook, parse_extension, parse_gpu_custom_kernels, parse_linalg_fft_conv,
+           parse_gpu_fast]
 # Suites whose peers are other libraries: these make the chart.
-PEER_SUITES = {"CPU ops", "GPU ops", "Python overhead", "GPU custom kernels"}
+PEER_SUITES = {"CPU ops", "GPU ops", "Python overhead", "GPU custom kernels", "GPU fast built-ins"}
 
 
 def load_results(directory):

@@ -45,6 +45,13 @@ endif()
 
 file(GLOB_RECURSE kiln_kernel_headers CONFIGURE_DEPENDS
   ${PROJECT_SOURCE_DIR}/kiln/backend/kernels/*.h)
+# compile's fused CPU kernels (backend/cpu/compiled.cpp) include the eager kernels' functors.
+list(APPEND kiln_kernel_headers
+  ${PROJECT_SOURCE_DIR}/kiln/backend/cpu/binary_ops.h
+  ${PROJECT_SOURCE_DIR}/kiln/backend/cpu/simd_math.h
+  ${PROJECT_SOURCE_DIR}/kiln/backend/cpu/unary_ops.h
+  ${PROJECT_SOURCE_DIR}/kiln/half_types.h
+  ${PROJECT_SOURCE_DIR}/kiln/scalar_cast.h)
 set(kiln_embed_out ${CMAKE_CURRENT_BINARY_DIR}/embedded_kernel_headers.cpp)
 string(REPLACE ";" "$<SEMICOLON>" kiln_embed_files "${kiln_kernel_headers}")
 add_custom_command(

@@ -188,4 +188,93 @@ class KernelCompileError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// ---------------------------------------------------------------- fused built-ins
+// MLX 0.32's mx.fast operations, with MLX's signatures and semantics. Each is one node of
+// the graph with a CPU and a GPU implementation and a fused vjp; jvp and vmap (and the vjp
+// where no fused rule exists) come from the same computation written with core ops, which
+// also defines the results. Half-precision inputs accumulate in float32. docs/fast.md
+// describes each algorithm and its source.
+
+/**
+ * Root-mean-square normalization over the last axis (Zhang and Sennrich, 2019):
+ * `y = x * rsqrt(mean(x^2, -1) + eps) * weight`.
+ *
+ * x: at least 1-d, floating; weight: None or 1-d with x.shape[-1] elements. The output has
+ * x's shape and the promoted dtype of x and weight (x's dtype without weight).
+ * Throws std::invalid_argument ("[rms_norm] ...") for a 0-d x, a weight of the wrong rank
+ * or length, or a non-floating result dtype.
+ */
+array rms_norm(const array& x, const std::optional<array>& weight, float eps,
+               StreamOrDevice s = {});
+
+/**
+ * Layer normalization over the last axis (Ba, Kiros and Hinton, 2016):
+ * `y = (x - mean) * rsqrt(var + eps) * weight + bias`, the variance biased (divided by n).
+ *
+ * x: at least 1-d, floating; weight, bias: None or 1-d with x.shape[-1] elements. The output
+ * has x's shape and the promoted dtype of x and the given parameters.
+ * Throws std::invalid_argument ("[layer_norm] ...") as rms_norm does, for either parameter.
+ */
+array layer_norm(const array& x, const std::optional<array>& weight,
+                 const std::optional<array>& bias, float eps, StreamOrDevice s = {});
+
+/**
+ * Rotary positional encoding (Su et al., 2021, "RoFormer"). x has shape (B, *, T, D), at
+ * least 3-d, floating. The first `dims` features of each position t are rotated in pairs
+ * by angles `(offset + t) * scale * inv_freq[i]`, i < dims / 2, where inv_freq[i] =
+ * base^(-i / (dims / 2)), or 1 / freqs[i] when `freqs` (dims / 2 elements) is given; the
+ * pairs are (i, i + dims / 2), or with `traditional` the adjacent (2i, 2i + 1). Features
+ * past `dims` pass through. `offset` is an int, or an integer array holding one offset or
+ * one per batch element (B). Output: x's shape and dtype; angles in float32.
+ *
+ * Throws std::invalid_argument ("[rope] ...") for x of fewer than 3 dimensions or not
+ * floating, dims not positive, odd or above D, both or neither of base and freqs, freqs not
+ * of shape (dims / 2), and an offset that is not an integer scalar or B-vector.
+ */
+array rope(const array& x, int dims, bool traditional, std::optional<float> base, float scale,
+           int offset, const std::optional<array>& freqs = std::nullopt, StreamOrDevice s = {});
+array rope(const array& x, int dims, bool traditional, std::optional<float> base, float scale,
+           const array& offset, const std::optional<array>& freqs = std::nullopt,
+           StreamOrDevice s = {});
+
+/**
+ * Attention `softmax(scale * q @ k^T + mask) @ v` (Vaswani et al., 2017), computed without
+ * materializing the scores (FlashAttention-2, Dao 2023, on the GPU; the same online softmax
+ * over key blocks on the CPU); the softmax runs in float32 (float64 for float64 inputs).
+ *
+ * q: (B, H_q, L_q, D); k: (B, H_kv, L_k, D); v: (B, H_kv, L_k, D_v). H_q must be a multiple
+ * of H_kv: query head h reads key/value head h / (H_q / H_kv) (grouped- and multi-query
+ * attention, without tiling k and v). Output: (B, H_q, L_q, D_v) of the promoted dtype of
+ * q, k and v, which must be floating.
+ * mask_mode: "" (no mask or an array mask) or "causal": query i sees keys j <= i + L_k - L_q
+ * (lower-right aligned, the last query aligns with the last key). mask: a bool array (false
+ * hides a key) or an additive array whose dtype promotes to the output dtype, of at most 4
+ * dimensions broadcastable to (B, H_q, L_q, L_k). A query that sees no key gets the mean of
+ * v under a bool or causal mask (hidden scores take the lowest finite value, as in MLX) and
+ * NaN under an additive mask of -inf. sinks: None or (H_q,) logits, one per head, that join
+ * each row's softmax normalization without a value (attention sinks, Xiao et al., 2023).
+ *
+ * Throws std::invalid_argument ("[scaled_dot_product_attention] ...") for inputs not 4-d,
+ * batch sizes, head dims or key/value head counts that differ, H_q not a multiple of H_kv,
+ * an unknown mask_mode, a causal mode with a mask array, a mask of more than 4 dimensions
+ * or that does not broadcast, a mask or sinks dtype that does not promote to the output
+ * dtype, sinks not of shape (H_q), and non-floating inputs.
+ */
+array scaled_dot_product_attention(const array& q, const array& k, const array& v, float scale,
+                                   const std::string& mask_mode = "",
+                                   const std::optional<array>& mask = std::nullopt,
+                                   const std::optional<array>& sinks = std::nullopt,
+                                   StreamOrDevice s = {});
+
+/**
+ * Cross entropy with class indices, fused: `logsumexp(logits, -1) - logits[..., target]`,
+ * accumulated in float32. logits: at least 1-d, floating (C = logits.shape[-1] > 0 classes);
+ * targets: integer class indices of logits.shape[:-1]. Output: targets' shape, float32
+ * (float64 for float64 logits). A negative target counts from the end (as take_along_axis);
+ * a target outside [-C, C) gives NaN.
+ * Throws std::invalid_argument ("[cross_entropy] ...") for 0-d or non-floating logits,
+ * non-integer targets, and a targets shape other than logits.shape[:-1].
+ */
+array cross_entropy(const array& logits, const array& targets, StreamOrDevice s = {});
+
 }  // namespace kiln::fast

@@ -13,3 +13,6 @@
 #if __has_include("kiln/fast.h")
 #include "kiln/fast.h"
 #endif
+#include "kiln/io.h"
+#include "kiln/fft.h"
+#include "kiln/linalg.h"

@@ -8,6 +8,8 @@
 
 #include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "kiln/array.h"
@@ -466,9 +468,137 @@ array block_masked_mm(const array& a, const array& b, int block_size = 64,
 array to_fp8(const array& a, StreamOrDevice s = {});
 array from_fp8(const array& a, Dtype dtype = bfloat16, StreamOrDevice s = {});
 
+/** MLX's slice with start indices known only at run time: the block of `slice_size` (one
+ * size per axis of `a`) starting at `start[i]` along `axes[i]` (0 along the others); starts
+ * are clamped so the block fits. */
+array dynamic_slice(const array& a, const array& start, const std::vector<int>& axes,
+                    const Shape& slice_size, StreamOrDevice s = {});
+/** `src` with the block of `update`'s shape at run-time `start` (along `axes`) replaced. */
+array dynamic_slice_update(const array& src, const array& update, const array& start,
+                           const std::vector<int>& axes, StreamOrDevice s = {});
+/** pad with NumPy's non-constant modes: "edge" (repeat the border), "reflect" (mirror
+ * without the border) or "symmetric" (mirror with it), or "constant" (`pad_value`). Throws
+ * for an unknown mode, or for extending an empty axis other than with constants. */
+array pad(const array& a, const std::vector<std::pair<int, int>>& pad_width,
+          const std::string& mode, const array& pad_value = array(0), StreamOrDevice s = {});
+
 /** `inputs` returned as new arrays whose evaluation also waits for `dependencies`. */
 std::vector<array> depends(const std::vector<array>& inputs,
                            const std::vector<array>& dependencies);
+// ---------------------------------------------------------------- convolution (ops_conv.cpp)
+// Channels-last layouts (MLX's): input (N, spatial..., C_in), weight (C_out, kernel...,
+// C_in / groups), output (N, spatial..., C_out), 1 to 3 spatial axes. float32, float64,
+// float16, bfloat16 (the half types accumulate in float32); integers are an error. Errors
+// (std::invalid_argument, tag [conv]): mismatched ranks or channels, C_out not divisible by
+// groups, non-positive strides or dilations, a padded input smaller than the dilated kernel.
+
+/**
+ * The general convolution: per spatial axis a stride, padding before (`padding_lo`) and after
+ * (`padding_hi`, default: as padding_lo; may be negative), kernel dilation and input dilation
+ * (zeros inserted between input elements); `flip` reverses the kernel (a true convolution
+ * instead of a cross-correlation). Each vector may be empty (default), one value for every
+ * axis, or one per axis.
+ */
+array conv_general(array input, array weight, std::vector<int> stride = {},
+                   std::vector<int> padding_lo = {}, std::vector<int> padding_hi = {},
+                   std::vector<int> kernel_dilation = {}, std::vector<int> input_dilation = {},
+                   int groups = 1, bool flip = false, StreamOrDevice s = {});
+/** 1-d convolution: input (N, L, C_in), weight (C_out, K, C_in / groups). */
+array conv1d(const array& input, const array& weight, int stride = 1, int padding = 0,
+             int dilation = 1, int groups = 1, StreamOrDevice s = {});
+/** 2-d convolution: input (N, H, W, C_in), weight (C_out, KH, KW, C_in / groups). */
+array conv2d(const array& input, const array& weight, const std::pair<int, int>& stride = {1, 1},
+             const std::pair<int, int>& padding = {0, 0},
+             const std::pair<int, int>& dilation = {1, 1}, int groups = 1, StreamOrDevice s = {});
+/** 3-d convolution: input (N, D, H, W, C_in), weight (C_out, KD, KH, KW, C_in / groups). */
+array conv3d(const array& input, const array& weight,
+             const std::tuple<int, int, int>& stride = {1, 1, 1},
+             const std::tuple<int, int, int>& padding = {0, 0, 0},
+             const std::tuple<int, int, int>& dilation = {1, 1, 1}, int groups = 1,
+             StreamOrDevice s = {});
+/**
+ * Transposed convolutions (the gradient of conv with respect to its input), MLX's layout:
+ * weight (C_out, kernel..., C_in / groups). Output size per axis:
+ * (in - 1) * stride - 2 * padding + dilation * (kernel - 1) + output_padding + 1.
+ */
+array conv_transpose1d(const array& input, const array& weight, int stride = 1, int padding = 0,
+                       int dilation = 1, int output_padding = 0, int groups = 1,
+                       StreamOrDevice s = {});
+array conv_transpose2d(const array& input, const array& weight,
+                       const std::pair<int, int>& stride = {1, 1},
+                       const std::pair<int, int>& padding = {0, 0},
+                       const std::pair<int, int>& dilation = {1, 1},
+                       const std::pair<int, int>& output_padding = {0, 0}, int groups = 1,
+                       StreamOrDevice s = {});
+array conv_transpose3d(const array& input, const array& weight,
+                       const std::tuple<int, int, int>& stride = {1, 1, 1},
+                       const std::tuple<int, int, int>& padding = {0, 0, 0},
+                       const std::tuple<int, int, int>& dilation = {1, 1, 1},
+                       const std::tuple<int, int, int>& output_padding = {0, 0, 0}, int groups = 1,
+                       StreamOrDevice s = {});
+/** NumPy's 1-d convolve: "full" (n + m - 1), "same" (max(n, m)) or "valid" (|n - m| + 1). */
+array convolve(const array& a, const array& v, const std::string& mode = "full",
+               StreamOrDevice s = {});
+// ---------------------------------------------------------------- selection (ops_sort.cpp)
+// Along one axis (negative counts from the end; the flattened array when absent). A bad axis
+// throws std::out_of_range, a bad k / kth std::invalid_argument (MLX's IndexError and
+// ValueError). Every dtype: complex numbers order by real part, then imaginary part (MLX's
+// order). GPU: radix select, no sort (backend/cuda/device/radix_select.cuh).
+
+/**
+ * A copy of `a` partitioned around its element of sorted rank `kth` along `axis` (kth in
+ * [-n, n), negative counting from the end): that element at position kth, smaller ones before
+ * it, larger ones after, NaN ordering last as in sort. The order is the stable three-way
+ * partition (smaller elements in their order, then the equal ones, then the larger), the same
+ * on every device. Gradient: through the permutation.
+ */
+array partition(const array& a, int kth, int axis, StreamOrDevice s = {});
+array partition(const array& a, int kth, StreamOrDevice s = {});
+/** The uint32 positions along `axis` that partition `a` as partition() does. */
+array argpartition(const array& a, int kth, int axis, StreamOrDevice s = {});
+array argpartition(const array& a, int kth, StreamOrDevice s = {});
+/**
+ * The `k` largest elements along `axis` (0 <= k <= n; NaN counts as largest), in the order
+ * of positions n - k .. n - 1 of partition(a, n - k, axis): not sorted. Shape: `a`'s with k
+ * along the axis (the flattened array gives shape {k}). Gradient: to the selected elements.
+ */
+array topk(const array& a, int k, int axis, StreamOrDevice s = {});
+array topk(const array& a, int k, StreamOrDevice s = {});
+/**
+ * Median over all axes, one axis or a list of axes: the middle element of the sorted values,
+ * or the mean of the two middle ones; NaN where the values hold a NaN. Floating and complex
+ * inputs keep their dtype, others give float32. An empty reduction throws std::invalid_argument, a
+ * bad axis std::out_of_range. Gradient: to the middle element(s) (half each for two), none where
+ * NaN.
+ */
+array median(const array& a, bool keepdims = false, StreamOrDevice s = {});
+array median(const array& a, const std::vector<int>& axes, bool keepdims = false,
+             StreamOrDevice s = {});
+array median(const array& a, int axis, bool keepdims = false, StreamOrDevice s = {});
+/**
+ * For each element of `values` (any shape), the uint32 index where it would be inserted into
+ * the 1-D ascending `sorted_sequence` to keep it sorted: with side "left" the count of
+ * elements ordering before it, with "right" the count not ordering after it (NaN orders
+ * last). Both compare in their promoted dtype. Throws std::invalid_argument for a sequence
+ * that is not 1-D or a bad side. No gradient (integer output).
+ */
+array searchsorted(const array& sorted_sequence, const array& values,
+                   const std::string& side = "left", StreamOrDevice s = {});
+/**
+ * The sorted unique elements of the flattened `a`, padded or truncated to `size` entries
+ * (static shapes, as MLX): equal values (-0.0 and 0.0 alike) form one entry, every NaN its
+ * own. Returns {values} and, on request and in this order, the uint32 index of each entry's
+ * first occurrence in the flattened array, the uint32 inverse (a's shape: the entry of each
+ * element, clamped to size - 1) and the int32 count of each entry. Entries past the last
+ * unique value hold `fill_value` (cast to a's dtype; default: the first entry), the first
+ * entry's index and a count of 0. Throws std::invalid_argument for a negative size, a fill
+ * value with more than one element, or an empty `a` with size > 0 and no fill value.
+ * Gradient of the values: to each entry's first occurrence (and to the fill value).
+ */
+std::vector<array> unique(const array& a, int size, bool return_index = false,
+                          bool return_inverse = false, bool return_counts = false,
+                          const std::optional<array>& fill_value = std::nullopt,
+                          StreamOrDevice s = {});
 
 // ---------------------------------------------------------------- operators
 

@@ -1,4 +1,5 @@
 // Binary elementwise ops: dtype checks, promotion, broadcasting, graph construction.
+#include <complex>
 #include <memory>
 #include <optional>
 
@@ -114,6 +115,19 @@ array arctan2(const array& a, const array& b, StreamOrDevice s) {
 }
 
 array logaddexp(const array& a, const array& b, StreamOrDevice s) {
+  if (is_complex(a.dtype()) || is_complex(b.dtype())) {
+    // log(e^a + e^b) = m + log(1 + e^(o - m)), m the operand with the larger real part.
+    auto stream = to_stream(s);
+    array x = astype(a, complex64, stream), y = astype(b, complex64, stream);
+    array x_big = greater_equal(real(x, stream), real(y, stream), stream);
+    array m = where(x_big, x, y, stream), o = where(x_big, y, x, stream);
+    array r = add(m, log1p(exp(subtract(o, m, stream), stream), stream), stream);
+    // The imaginary part is an angle: wrap it to (-pi, pi] as log's principal branch.
+    array phase = imag(r, stream);
+    phase = arctan2(sin(phase, stream), cos(phase, stream), stream);
+    return add(astype(real(r, stream), complex64, stream),
+               multiply(phase, array(std::complex<float>(0.0f, 1.0f)), stream), stream);
+  }
   return elementwise<LogAddExp>("logaddexp", real_inexact_type, a, b, s);
 }
 

@@ -3,7 +3,9 @@
 #include <limits>
 #include <memory>
 
+#include "kiln/compile.h"
 #include "kiln/ops.h"
+#include "kiln/primitives_compile.h"
 #include "kiln/primitives_creation.h"
 #include "kiln/utils.h"
 
@@ -37,7 +39,8 @@ array fill(const char* op, const Shape& shape, const array& vals, Dtype dtype, S
 }
 
 // The integral values arange produces (first and last, NumPy's rule) must fit `dtype`.
-void check_integer_range(double start, double step, int size, Dtype dtype) {
+// Whether the range's values fit in `dtype` (an integer type).
+bool integer_range_fits(double start, double step, int size, Dtype dtype) {
   double lo = 0, hi = 0;  // hi is exclusive
   dispatch_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -48,8 +51,13 @@ void check_integer_range(double start, double step, int size, Dtype dtype) {
   });
   double first = std::trunc(start);
   double last = size > 1 ? first + (size - 1) * (std::trunc(start + step) - first) : first;
-  if (std::min(first, last) < lo || std::max(first, last) >= hi) {
-    throw std::invalid_argument(msg("[arange] Values from ", first, " to ", last,
+  return std::min(first, last) >= lo && std::max(first, last) < hi;
+}
+
+void check_integer_range(double start, double step, int size, Dtype dtype) {
+  if (!integer_range_fits(start, step, size, dtype)) {
+    double first = std::trunc(start);
+    throw std::invalid_argument(msg("[arange] Values from ", first, " by ", step,
                                     " cannot be represented in ", dtype, "."));
   }
 }
@@ -60,13 +68,22 @@ array arange(double start, double stop, double step, Dtype dtype, StreamOrDevice
   if (dtype == bool_) {
     throw std::invalid_argument("[arange] Cannot make a range of dtype bool.");
   }
-  if (!std::isfinite(start) || !std::isfinite(stop) || !std::isfinite(step)) {
-    throw std::invalid_argument(msg("[arange] start, stop and step must be finite; got start=",
-                                    start, ", stop=", stop, ", step=", step, "."));
+  if (!std::isfinite(start) || !std::isfinite(stop) || std::isnan(step)) {
+    throw std::invalid_argument(
+        msg("[arange] start and stop must be finite and step a number; "
+            "got start=",
+            start, ", stop=", stop, ", step=", step, "."));
   }
   if (step == 0) {
     throw std::invalid_argument(
         msg("[arange] step must be non-zero; got start=", start, ", stop=", stop, ", step=0."));
+  }
+  if (std::isinf(step)) {
+    // An infinite step reaches past stop at once: the start alone when it points toward stop
+    // (NumPy's and MLX's rule), else nothing.
+    int size = (stop - start) * step > 0 ? 1 : 0;
+    return array({size}, dtype, std::make_shared<Arange>(to_stream(s), start, 0.0, size, dtype),
+                 {});
   }
   // NumPy's length rule; (stop - start) may overflow to inf, which fails the bound too. A
   // quotient that underflows to zero still has one element when it points forward (NumPy).
@@ -78,6 +95,12 @@ array arange(double start, double stop, double step, Dtype dtype, StreamOrDevice
                                     std::numeric_limits<int32_t>::max(), "."));
   }
   int size = len > 0 ? static_cast<int>(len) : 0;
+  if (is_integral(dtype) && size > 0 && dtype != int64 && dtype != uint64 &&
+      !integer_range_fits(start, step, size, dtype)) {
+    // An explicit narrower integer dtype wraps the values, as MLX does.
+    check_integer_range(start, step, size, int64);
+    return astype(arange(start, stop, step, int64, s), dtype, s);
+  }
   if (is_integral(dtype) && size > 0) check_integer_range(start, step, size, dtype);
   return array({size}, dtype, std::make_shared<Arange>(to_stream(s), start, step, size, dtype), {});
 }
@@ -138,14 +161,26 @@ array zeros(const Shape& shape, Dtype dtype, StreamOrDevice s) {
 array ones(const Shape& shape, Dtype dtype, StreamOrDevice s) {
   return fill("ones", shape, array(1, dtype), dtype, s);
 }
+namespace {
+// In a shapeless compile trace, the fill follows a's shape on replays (BroadcastLike).
+array fill_like(const char* op, const array& a, const array& vals, StreamOrDevice s) {
+  array out = fill(op, a.shape(), vals, a.dtype(), s);
+  if (!detail::in_shapeless_trace()) return out;
+  auto stream = to_stream(s);
+  return copy(array(a.shape(), a.dtype(), std::make_shared<BroadcastLike>(stream),
+                    {astype(vals, a.dtype(), stream), stop_gradient(a, stream)}),
+              stream);
+}
+}  // namespace
+
 array zeros_like(const array& a, StreamOrDevice s) {
-  return zeros(a.shape(), a.dtype(), s);
+  return fill_like("zeros_like", a, array(0, a.dtype()), s);
 }
 array ones_like(const array& a, StreamOrDevice s) {
-  return ones(a.shape(), a.dtype(), s);
+  return fill_like("ones_like", a, array(1, a.dtype()), s);
 }
 array full_like(const array& a, array vals, StreamOrDevice s) {
-  return fill("full_like", a.shape(), vals, a.dtype(), s);
+  return fill_like("full_like", a, vals, s);
 }
 
 array eye(int n, int m, int k, Dtype dtype, StreamOrDevice s) {

@@ -1,7 +1,6 @@
 // einsum and einsum_path: NumPy's subscript language, evaluated as a sequence of pairwise
 // contractions (each one matmul over batch, free and contracted axes) along the greedy path
-// of NumPy's `einsum_path(optimize="greedy")`: at each step, contract the pair of operands
-// whose result removes the most memory, preferring pairs that share an index.
+// of NumPy's `einsum_path(optimize="greedy")` (see greedy_path).
 #include <algorithm>
 #include <map>
 #include <numeric>
@@ -97,8 +96,8 @@ Parsed parse(const std::string& subscripts_in, const std::vector<array>& operand
       const int64_t n = operands[i].shape(k);
       auto [it, fresh] = p.sizes.emplace(l[k], n);
       if (!fresh && it->second != n) {
-        if (l[k] >= kEllipsisBase && (it->second == 1 || n == 1)) {
-          it->second = std::max(it->second, n);  // broadcast
+        if (it->second == 1 || n == 1) {
+          it->second = std::max(it->second, n);  // a size-1 axis broadcasts (NumPy, MLX)
         } else {
           throw std::invalid_argument(msg("[einsum] Index '", label_char(l[k]), "' has sizes ",
                                           it->second, " and ", n, " in different operands."));
@@ -154,59 +153,130 @@ int64_t flop_count(const std::set<int>& labels, bool inner, int terms,
   return size * factor;
 }
 
+using LabelSet = std::set<int>;
+
+int64_t set_size(const LabelSet& l, const std::map<int, int64_t>& sizes) {
+  int64_t n = 1;
+  for (int x : l) n *= sizes.at(x);
+  return n;
+}
+
+// One contraction of the path: the positions (in the current operand list) it combines and
+// the labels its result keeps; the result goes to the end of the list.
 struct Step {
-  int i, j;       // positions in the current operand list (i < j)
-  Labels result;  // the contracted operand's labels
-  std::set<int> all;
-  bool inner;
+  std::vector<int> positions;
+  LabelSet result;
 };
 
-// The greedy path, and the labels each intermediate keeps.
-std::vector<Step> greedy_path(std::vector<Labels> ops, const Labels& output,
-                              const std::map<int, int64_t>& sizes) {
+// NumPy's _find_contraction: contracting `positions` keeps the labels that the output or
+// another operand needs; the new list is the other operands, then the result.
+struct Contraction {
+  LabelSet result, removed, all;
+  std::vector<LabelSet> sets;
+};
+
+Contraction find_contraction(const std::vector<int>& positions, const std::vector<LabelSet>& sets,
+                             const LabelSet& output) {
+  Contraction c;
+  LabelSet remain = output;
+  for (size_t i = 0; i < sets.size(); ++i) {
+    if (std::find(positions.begin(), positions.end(), static_cast<int>(i)) != positions.end()) {
+      c.all.insert(sets[i].begin(), sets[i].end());
+    } else {
+      remain.insert(sets[i].begin(), sets[i].end());
+      c.sets.push_back(sets[i]);
+    }
+  }
+  for (int x : c.all) (remain.count(x) ? c.result : c.removed).insert(x);
+  c.sets.push_back(c.result);
+  return c;
+}
+
+// The path of NumPy's einsum_path(optimize="greedy"), step for step, so that paths (and the
+// order of floating-point sums) match it: contract the pair that removes the most memory
+// (then the cheapest), pairs sharing an index before outer products, no intermediate larger
+// than the largest operand or output; candidates found earlier are kept with their costs.
+std::vector<Step> greedy_path(std::vector<LabelSet> sets, const LabelSet& output,
+                              const std::map<int, int64_t>& sizes, int64_t memory_limit) {
+  const int n = static_cast<int>(sets.size());
+  LabelSet all;
+  for (const auto& l : sets) all.insert(l.begin(), l.end());
   std::vector<Step> path;
-  while (ops.size() > 1) {
-    std::optional<Step> best;
-    int64_t best_removed = 0, best_cost = 0;
-    bool best_shares = false;
-    for (size_t i = 0; i < ops.size(); ++i) {
-      for (size_t j = i + 1; j < ops.size(); ++j) {
-        std::set<int> a(ops[i].begin(), ops[i].end()), b(ops[j].begin(), ops[j].end());
-        bool shares = std::any_of(a.begin(), a.end(), [&](int x) { return b.count(x); });
-        // Kept: indices needed by the output or by another remaining operand.
-        std::set<int> keep(output.begin(), output.end());
-        for (size_t k = 0; k < ops.size(); ++k)
-          if (k != i && k != j) keep.insert(ops[k].begin(), ops[k].end());
-        std::set<int> all = a;
-        all.insert(b.begin(), b.end());
-        Labels result;
-        for (int x : ops[i])
-          if (keep.count(x) && std::find(result.begin(), result.end(), x) == result.end())
-            result.push_back(x);
-        for (int x : ops[j])
-          if (keep.count(x) && std::find(result.begin(), result.end(), x) == result.end())
-            result.push_back(x);
-        const bool inner = result.size() < all.size();
-        const int64_t removed =
-            labels_size(result, sizes) - labels_size(ops[i], sizes) - labels_size(ops[j], sizes);
-        const int64_t cost = flop_count(all, inner, 2, sizes);
-        bool better = !best || (shares && !best_shares) ||
-                      (shares == best_shares &&
-                       (removed < best_removed || (removed == best_removed && cost < best_cost)));
-        if (better) {
-          best = Step{static_cast<int>(i), static_cast<int>(j), result, all, inner};
-          best_removed = removed;
-          best_cost = cost;
-          best_shares = shares;
-        }
+  if (n <= 2 || all == output) {
+    std::vector<int> every(n);
+    std::iota(every.begin(), every.end(), 0);
+    path.push_back({every, find_contraction(every, sets, output).result});
+    return path;
+  }
+  struct Candidate {
+    std::pair<int64_t, int64_t> key;  // (-removed size, flops)
+    int x, y;
+    std::vector<LabelSet> sets;
+  };
+  auto evaluate = [&](int x, int y, std::vector<Candidate>& out) {
+    Contraction c = find_contraction({x, y}, sets, output);
+    const int64_t new_size = set_size(c.result, sizes);
+    if (new_size > memory_limit) return;
+    const int64_t removed = set_size(sets[x], sizes) + set_size(sets[y], sizes) - new_size;
+    const int64_t cost = flop_count(c.all, !c.removed.empty(), 2, sizes);
+    out.push_back({{-removed, cost}, x, y, std::move(c.sets)});
+  };
+  std::vector<Candidate> known;
+  std::vector<std::pair<int, int>> pairs;
+  for (int i = 0; i < n; ++i)
+    for (int j = i + 1; j < n; ++j) pairs.push_back({i, j});
+  for (int it = 0; it < n - 1; ++it) {
+    for (auto [x, y] : pairs) {
+      const bool disjoint =
+          std::none_of(sets[x].begin(), sets[x].end(), [&](int v) { return sets[y].count(v) > 0; });
+      if (!disjoint) evaluate(x, y, known);
+    }
+    if (known.empty()) {
+      const int m = static_cast<int>(sets.size());
+      for (int i = 0; i < m; ++i)
+        for (int j = i + 1; j < m; ++j) evaluate(i, j, known);
+      if (known.empty()) {
+        std::vector<int> every(sets.size());
+        std::iota(every.begin(), every.end(), 0);
+        path.push_back({every, find_contraction(every, sets, output).result});
+        break;
       }
     }
-    path.push_back(*best);
-    ops.erase(ops.begin() + best->j);
-    ops.erase(ops.begin() + best->i);
-    ops.push_back(best->result);
+    const Candidate best =
+        *std::min_element(known.begin(), known.end(),
+                          [](const Candidate& a, const Candidate& b) { return a.key < b.key; });
+    // Keep the candidates that do not involve the contracted pair, renumbered.
+    std::vector<Candidate> kept;
+    const int bx = best.x, by = best.y;
+    for (auto& c : known) {
+      if (c.x == bx || c.x == by || c.y == bx || c.y == by) continue;
+      c.sets.erase(c.sets.begin() + (by - (by > c.x) - (by > c.y)));
+      c.sets.erase(c.sets.begin() + (bx - (bx > c.x) - (bx > c.y)));
+      c.sets.insert(c.sets.end() - 1, best.sets.back());
+      c.x = c.x - (c.x > bx) - (c.x > by);
+      c.y = c.y - (c.y > bx) - (c.y > by);
+      kept.push_back(std::move(c));
+    }
+    known = std::move(kept);
+    sets = best.sets;
+    path.push_back({{bx, by}, best.sets.back()});
+    const int last = static_cast<int>(sets.size()) - 1;
+    pairs.clear();
+    for (int i = 0; i < last; ++i) pairs.push_back({i, last});
   }
   return path;
+}
+
+int64_t memory_limit(const Parsed& p) {
+  int64_t m = labels_size(p.output, p.sizes);
+  for (const auto& l : p.inputs) m = std::max(m, labels_size(l, p.sizes));
+  return m;
+}
+
+std::vector<LabelSet> label_sets(const std::vector<Labels>& labels) {
+  std::vector<LabelSet> out;
+  for (const auto& l : labels) out.emplace_back(l.begin(), l.end());
+  return out;
 }
 
 // Repeated labels within one operand take its diagonal; labels seen nowhere else and not in
@@ -311,14 +381,30 @@ array einsum(const std::string& subscripts, const std::vector<array>& operands, 
       if (k != i) needed.insert(labels[k].begin(), labels[k].end());
     ops[i] = prepare(ops[i], labels[i], needed, s);
   }
-  for (const Step& st : greedy_path(labels, p.output, p.sizes)) {
-    array r = contract(ops[st.i], labels[st.i], ops[st.j], labels[st.j], st.result, p.sizes, s);
-    ops.erase(ops.begin() + st.j);
-    ops.erase(ops.begin() + st.i);
-    labels.erase(labels.begin() + st.j);
-    labels.erase(labels.begin() + st.i);
-    ops.push_back(r);
-    labels.push_back(st.result);
+  const LabelSet output(p.output.begin(), p.output.end());
+  for (const Step& st : greedy_path(label_sets(labels), output, p.sizes, memory_limit(p))) {
+    // Several positions (the last resort of the path) contract pairwise, left to right.
+    std::vector<int> pos = st.positions;
+    std::sort(pos.begin(), pos.end());
+    array acc = ops[pos[0]];
+    Labels acc_l = labels[pos[0]];
+    for (size_t k = 1; k < pos.size(); ++k) {
+      LabelSet keep = st.result;
+      for (size_t r = k + 1; r < pos.size(); ++r)
+        keep.insert(labels[pos[r]].begin(), labels[pos[r]].end());
+      Labels res;
+      for (const Labels* l : {&acc_l, &labels[pos[k]]})
+        for (int x : *l)
+          if (keep.count(x) && std::find(res.begin(), res.end(), x) == res.end()) res.push_back(x);
+      acc = contract(acc, acc_l, ops[pos[k]], labels[pos[k]], res, p.sizes, s);
+      acc_l = res;
+    }
+    for (auto it = pos.rbegin(); it != pos.rend(); ++it) {
+      ops.erase(ops.begin() + *it);
+      labels.erase(labels.begin() + *it);
+    }
+    ops.push_back(acc);
+    labels.push_back(acc_l);
   }
   std::set<int> needed(p.output.begin(), p.output.end());
   array x = prepare(ops[0], labels[0], needed, s);
@@ -329,29 +415,26 @@ std::pair<std::vector<std::vector<int>>, std::string> einsum_path(
     const std::string& subscripts, const std::vector<array>& operands) {
   if (operands.empty()) throw std::invalid_argument("[einsum_path] Needs at least one operand.");
   Parsed p = parse(subscripts, operands);
+  std::vector<LabelSet> sets = label_sets(p.inputs);
+  const LabelSet output(p.output.begin(), p.output.end());
+  LabelSet all;
+  for (const auto& l : sets) all.insert(l.begin(), l.end());
+  const int64_t naive = flop_count(all, all != output, static_cast<int>(sets.size()), p.sizes);
   std::vector<std::vector<int>> path;
-  std::set<int> all;
-  for (const auto& l : p.inputs) all.insert(l.begin(), l.end());
-  const bool inner = std::any_of(all.begin(), all.end(), [&](int x) {
-    return std::find(p.output.begin(), p.output.end(), x) == p.output.end();
-  });
-  const int64_t naive = flop_count(all, inner, static_cast<int>(p.inputs.size()), p.sizes);
   int64_t optimized = 0;
-  size_t largest = all.size();
   size_t opt_scaling = 0;
-  if (p.inputs.size() == 1) {
-    path.push_back({0});
-    optimized = naive;
-    opt_scaling = all.size();
-  }
-  for (const Step& st : greedy_path(p.inputs, p.output, p.sizes)) {
-    path.push_back({st.i, st.j});
-    optimized += flop_count(st.all, st.inner, 2, p.sizes);
-    opt_scaling = std::max(opt_scaling, st.all.size());
+  for (const Step& st : greedy_path(sets, output, p.sizes, memory_limit(p))) {
+    path.push_back(st.positions);
+    std::vector<int> desc = st.positions;
+    std::sort(desc.rbegin(), desc.rend());
+    Contraction c = find_contraction(desc, sets, output);
+    optimized += flop_count(c.all, !c.removed.empty(), static_cast<int>(desc.size()), p.sizes);
+    opt_scaling = std::max(opt_scaling, c.all.size());
+    sets = c.sets;
   }
   std::ostringstream os;
   os << "  Complete contraction:  " << subscripts << "\n"
-     << "         Naive scaling:  " << largest << "\n"
+     << "         Naive scaling:  " << all.size() << "\n"
      << "     Optimized scaling:  " << opt_scaling << "\n"
      << "      Naive FLOP count:  " << naive << "\n"
      << "  Optimized FLOP count:  " << optimized << "\n";

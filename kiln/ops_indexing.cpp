@@ -5,6 +5,7 @@
 // are only known at evaluation, so their bounds are checked there (std::out_of_range).
 #include <memory>
 
+#include "kiln/compile.h"
 #include "kiln/ops.h"
 #include "kiln/primitives_indexing.h"
 #include "kiln/utils.h"
@@ -23,7 +24,7 @@ void check_index_dtype(const array& indices, const char* op) {
 // An axis of size zero admits no index, which the shapes already show.
 void check_nonempty_axis(const array& a, int axis, size_t num_indices, const char* op) {
   if (a.shape(axis) == 0 && num_indices > 0) {
-    throw std::out_of_range(
+    throw std::invalid_argument(
         msg("[", op, "] Cannot take ", num_indices, " indices from axis ", axis, " with size 0."));
   }
 }
@@ -69,8 +70,10 @@ array gather_impl(const char* op, const array& a, const std::vector<array>& indi
   out_shape.insert(out_shape.end(), slice_sizes.begin(), slice_sizes.end());
   std::vector<array> inputs{a};
   inputs.insert(inputs.end(), p.indices.begin(), p.indices.end());
+  Shape traced = detail::in_shapeless_trace() ? a.shape() : Shape{};
   return array(std::move(out_shape), a.dtype(),
-               std::make_shared<Gather>(s, op, std::move(p.axes), slice_sizes), std::move(inputs));
+               std::make_shared<Gather>(s, op, std::move(p.axes), slice_sizes, std::move(traced)),
+               std::move(inputs));
 }
 
 const char* scatter_name(ScatterReduce reduce) {
@@ -210,6 +213,8 @@ array scatter_along_axis(ScatterReduce reduce, const array& a, const array& indi
                          const array& values, int axis, StreamOrDevice s) {
   const char* op = "put_along_axis";
   auto stream = to_stream(s);
+  // No indices write nothing, whatever their dtype (MLX accepts an empty float array).
+  if (indices.size() == 0 && indices.ndim() == a.ndim()) return a;
   check_index_dtype(indices, op);
   if (indices.ndim() != a.ndim()) {
     throw std::invalid_argument(msg("[", op, "] Indices of shape ", shape_str(indices.shape()),

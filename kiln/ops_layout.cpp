@@ -6,6 +6,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "kiln/compile.h"
 #include "kiln/ops.h"
 #include "kiln/primitives_layout.h"
 #include "kiln/utils.h"
@@ -82,8 +83,32 @@ array reshape(const array& a, Shape shape, StreamOrDevice s) {
   }
   if (shape == a.shape()) return a;
   Shape out_shape = shape;
+  // A shapeless compile trace keeps the -1, so that replays infer it again, and makes a
+  // reshape that only adds or drops size-1 axes follow the input's other axes.
+  std::vector<int> follow;
+  if (!detail::in_shapeless_trace()) {
+    infer = -1;
+  } else if (infer < 0) {
+    // Output axes matched in order with equal input axes (size-1 input axes may drop out,
+    // size-1 output axes may be new); anything else stays fixed.
+    const Shape& in = a.shape();
+    size_t i = 0;
+    bool pure = true;
+    for (size_t j = 0; j < shape.size() && pure; ++j) {
+      while (i < in.size() && in[i] != shape[j] && in[i] == 1) ++i;
+      if (i < in.size() && in[i] == shape[j]) {
+        follow.push_back(static_cast<int>(i++));
+      } else {
+        pure = shape[j] == 1;
+        follow.push_back(-1);
+      }
+    }
+    for (; pure && i < in.size(); ++i) pure = in[i] == 1;
+    if (!pure) follow.clear();
+  }
   return array(std::move(out_shape), a.dtype(),
-               std::make_shared<Reshape>(to_stream(s), std::move(shape)), {a});
+               std::make_shared<Reshape>(to_stream(s), std::move(shape), infer, std::move(follow)),
+               {a});
 }
 
 array flatten(const array& a, int start_axis, int end_axis, StreamOrDevice s) {
@@ -196,9 +221,10 @@ array moveaxis(const array& a, int source, int destination, StreamOrDevice s) {
 
 namespace {
 // A dimension computed in 64 bits, checked to fit a Shape entry.
+// Dimensions are int32: a larger computed one is an overflow (Python's OverflowError, as MLX).
 int32_t checked_dim(int64_t d, const char* op, int axis) {
   if (d > std::numeric_limits<int32_t>::max()) {
-    throw std::invalid_argument(
+    throw std::overflow_error(
         msg("[", op, "] The result would have ", d, " elements along axis ", axis, "."));
   }
   return static_cast<int32_t>(d);
@@ -253,8 +279,9 @@ array slice(const array& a, Shape start, Shape stop, Shape strides, StreamOrDevi
       std::all_of(b.strides.begin(), b.strides.end(), [](int st) { return st == 1; })) {
     return a;  // the whole array
   }
-  return array(std::move(shape), a.dtype(), std::make_shared<Slice>(to_stream(s), std::move(b)),
-               {a});
+  Shape traced = detail::in_shapeless_trace() ? a.shape() : Shape{};
+  return array(std::move(shape), a.dtype(),
+               std::make_shared<Slice>(to_stream(s), std::move(b), std::move(traced)), {a});
 }
 
 array slice(const array& a, Shape start, Shape stop, StreamOrDevice s) {

@@ -1,7 +1,9 @@
 // Linear-algebra ops: matmul, addmm, inner, outer.
 #include <memory>
 
+#include "kiln/compile.h"
 #include "kiln/ops.h"
+#include "kiln/primitives_compile.h"
 #include "kiln/primitives_linalg.h"
 #include "kiln/utils.h"
 
@@ -16,13 +18,14 @@ int64_t product(Shape::const_iterator begin, Shape::const_iterator end) {
 }
 
 void check_floating(const char* op, Dtype out, const std::vector<Dtype>& inputs) {
-  if (is_floating_point(out)) return;
+  if (is_inexact(out)) return;
   std::string names;
   for (size_t i = 0; i < inputs.size(); ++i) {
     names +=
         (i ? (i + 1 == inputs.size() ? " and " : ", ") : "") + std::string(dtype_name(inputs[i]));
   }
-  throw std::invalid_argument(msg("[", op, "] Only real floating-point types are supported; got ",
+  throw std::invalid_argument(msg("[", op,
+                                  "] Only floating-point and complex types are supported; got ",
                                   names, ", which promote to ", out, "."));
 }
 
@@ -56,7 +59,10 @@ Product prepare_product(const char* op, array a, array b, Dtype dtype, const Str
   const int M = a.shape(-2), K = a.shape(-1), N = b.shape(-1);
 
   Shape batch;
-  if (b.ndim() == 2 && a.ndim() > 2) {
+  // A shapeless compile trace keeps the batch axes following the inputs: no flattening of a's
+  // batch into its rows, and batch broadcasts to the other operand's batch (BroadcastLike).
+  const bool shapeless = detail::in_shapeless_trace();
+  if (b.ndim() == 2 && a.ndim() > 2 && !shapeless) {
     batch.assign(a.shape().begin(), a.shape().end() - 2);
     a = reshape(a, {static_cast<int32_t>(product(batch.begin(), batch.end()) * M), K}, s);
   } else {
@@ -70,8 +76,19 @@ Product prepare_product(const char* op, array a, array b, Dtype dtype, const Str
     Shape sa = batch, sb = batch;
     sa.insert(sa.end(), {M, K});
     sb.insert(sb.end(), {K, N});
-    a = broadcast_to(a, sa, s);
-    b = broadcast_to(b, sb, s);
+    if (shapeless) {
+      auto like = [&](const array& x, const array& other, const Shape& shape) {
+        if (x.shape() == shape) return x;
+        return array(shape, x.dtype(), std::make_shared<BroadcastLike>(s, 2),
+                     {x, stop_gradient(other, s)});
+      };
+      array a0 = a;
+      a = like(a, b, sa);
+      b = like(b, a0, sb);
+    } else {
+      a = broadcast_to(a, sa, s);
+      b = broadcast_to(b, sb, s);
+    }
   }
   Shape prim_shape = a.shape();
   prim_shape.back() = N;

@@ -107,14 +107,17 @@ array flip(const array& a, StreamOrDevice s) {
 
 array roll(const array& a, const Shape& shift, const std::vector<int>& axes_in, StreamOrDevice s) {
   auto stream = to_stream(s);
-  if (shift.size() != axes_in.size() && shift.size() != 1) {
+  // Shifts and axes broadcast against each other, as NumPy's (an axis may repeat).
+  const size_t count = std::max(shift.size(), axes_in.size());
+  if ((shift.size() != count && shift.size() != 1) ||
+      (axes_in.size() != count && axes_in.size() != 1)) {
     throw std::invalid_argument(msg("[roll] Got ", shift.size(), " shifts for ", axes_in.size(),
-                                    " axes; give one shift, or one per axis."));
+                                    " axes; they must match or one must be a single value."));
   }
   const int nd = static_cast<int>(a.ndim());
   array out = a;
-  for (size_t i = 0; i < axes_in.size(); ++i) {
-    int ax = normalize_axis(axes_in[i], nd, "roll");
+  for (size_t i = 0; i < count && !axes_in.empty(); ++i) {
+    int ax = normalize_axis(axes_in[axes_in.size() == 1 ? 0 : i], nd, "roll");
     int n = a.shape(ax);
     if (n == 0) continue;
     int64_t k = shift.size() == 1 ? shift[0] : shift[i];
@@ -340,6 +343,139 @@ array diff(const array& a, int n, int axis_in, StreamOrDevice s) {
   return out;
 }
 
+// ---------------------------------------------------------------- run-time slices and padding
+
+namespace {
+
+// The start along each of `axes`, clamped so that a block of `sizes` fits.
+std::vector<array> clamped_starts(const array& a, const array& start, const std::vector<int>& axes,
+                                  const Shape& sizes, const char* op, const Stream& s) {
+  if (!is_integral(start.dtype()) || start.dtype() == bool_) {
+    throw std::invalid_argument(
+        msg("[", op, "] start_indices must be integers; got ", start.dtype(), "."));
+  }
+  if (static_cast<size_t>(start.size()) != axes.size()) {
+    throw std::invalid_argument(
+        msg("[", op, "] Got ", start.size(), " start indices for ", axes.size(), " axes."));
+  }
+  array flat = astype(reshape(start, {-1}, s), int32, s);
+  std::vector<array> out;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int ax = axes[i];
+    int hi = std::max(0, a.shape(ax) - sizes[ax]);
+    out.push_back(clip(take(flat, static_cast<int>(i), 0, s), array(0), array(hi), s));
+  }
+  return out;
+}
+
+std::vector<int> normalized(const std::vector<int>& axes, int nd, const char* op) {
+  std::vector<int> out;
+  for (int ax : axes) out.push_back(normalize_axis(ax, nd, op));
+  return out;
+}
+
+}  // namespace
+
+array dynamic_slice(const array& a, const array& start, const std::vector<int>& axes_in,
+                    const Shape& slice_size, StreamOrDevice sd) {
+  auto s = to_stream(sd);
+  const char* op = "slice";
+  const int nd = static_cast<int>(a.ndim());
+  if (slice_size.size() != a.ndim()) {
+    throw std::invalid_argument(msg("[slice] slice_size ", shape_str(slice_size),
+                                    " must give one size per axis of an array of shape ",
+                                    shape_str(a.shape()), "."));
+  }
+  for (int i = 0; i < nd; ++i) {
+    if (slice_size[i] < 0 || slice_size[i] > a.shape(i)) {
+      throw std::invalid_argument(msg("[slice] slice_size ", shape_str(slice_size),
+                                      " does not fit in an array of shape ", shape_str(a.shape()),
+                                      "."));
+    }
+  }
+  std::vector<int> axes = normalized(axes_in, nd, op);
+  if (axes.empty()) return slice(a, Shape(nd, 0), slice_size, s);
+  std::vector<array> starts = clamped_starts(a, start, axes, slice_size, op, s);
+  return gather(a, starts, axes, slice_size, s);
+}
+
+array dynamic_slice_update(const array& src, const array& update, const array& start,
+                           const std::vector<int>& axes_in, StreamOrDevice sd) {
+  auto s = to_stream(sd);
+  const char* op = "slice_update";
+  const int nd = static_cast<int>(src.ndim());
+  if (update.ndim() > src.ndim()) {
+    throw std::invalid_argument(msg("[slice_update] An update of shape ", shape_str(update.shape()),
+                                    " has more dimensions than the array ", shape_str(src.shape()),
+                                    "."));
+  }
+  Shape size(nd - update.ndim(), 1);
+  size.insert(size.end(), update.shape().begin(), update.shape().end());
+  for (int i = 0; i < nd; ++i) {
+    if (size[i] > src.shape(i)) {
+      throw std::invalid_argument(
+          msg("[slice_update] An update of shape ", shape_str(update.shape()),
+              " does not fit in an array of shape ", shape_str(src.shape()), "."));
+    }
+  }
+  std::vector<int> axes = normalized(axes_in, nd, op);
+  array upd = reshape(astype(update, src.dtype(), s), size, s);
+  if (axes.empty()) return slice_update(src, upd, Shape(nd, 0), size, s);
+  std::vector<array> starts = clamped_starts(src, start, axes, size, op, s);
+  return scatter(src, starts, upd, axes, s);
+}
+
+array pad(const array& a, const std::vector<std::pair<int, int>>& pad_width,
+          const std::string& mode, const array& pad_value, StreamOrDevice sd) {
+  if (mode == "constant") return pad(a, pad_width, pad_value, sd);
+  if (mode != "edge" && mode != "reflect" && mode != "symmetric") {
+    throw std::invalid_argument(
+        msg("[pad] Unknown mode '", mode, "'; expected constant, edge, reflect or symmetric."));
+  }
+  auto s = to_stream(sd);
+  const int nd = static_cast<int>(a.ndim());
+  if (pad_width.size() != a.ndim() && pad_width.size() != 1) {
+    throw std::invalid_argument(msg("[pad] Got ", pad_width.size(),
+                                    " (before, after) pairs for an array of shape ",
+                                    shape_str(a.shape()), "; need one per dimension or one."));
+  }
+  array out = a;
+  for (int ax = 0; ax < nd; ++ax) {
+    auto [before, after] = pad_width.size() == 1 ? pad_width[0] : pad_width[ax];
+    if (before < 0 || after < 0) {
+      throw std::invalid_argument(msg("[pad] Pad widths must be non-negative; got (", before, ", ",
+                                      after, ") for axis ", ax, "."));
+    }
+    if (before == 0 && after == 0) continue;
+    const int64_t n = a.shape(ax);
+    if (n == 0) {
+      throw std::invalid_argument(
+          msg("[pad] Cannot extend the empty axis ", ax, " in mode '", mode, "'."));
+    }
+    // The source position of every output position along the axis (NumPy's rules, which
+    // repeat periodically when the pad is wider than the axis).
+    std::vector<int32_t> src(n + before + after);
+    for (int64_t i = 0; i < static_cast<int64_t>(src.size()); ++i) {
+      int64_t j = i - before;
+      if (mode == "edge") {
+        j = std::clamp<int64_t>(j, 0, n - 1);
+      } else if (mode == "reflect") {
+        const int64_t period = 2 * (n - 1);
+        j = period == 0 ? 0 : ((j % period) + period) % period;
+        if (j >= n) j = period - j;
+      } else {
+        const int64_t period = 2 * n;
+        j = ((j % period) + period) % period;
+        if (j >= n) j = period - 1 - j;
+      }
+      src[i] = static_cast<int32_t>(j);
+    }
+    array idx(src.begin(), {static_cast<int32_t>(src.size())}, int32);
+    out = take(out, idx, ax, s);
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------- creation
 
 array tri(int n, int m, int k, Dtype dtype, StreamOrDevice s) {
@@ -488,6 +624,10 @@ array vecdot(const array& a, const array& b, int axis, StreamOrDevice s) {
 
 array kron(const array& a, const array& b, StreamOrDevice s) {
   auto stream = to_stream(s);
+  if (a.size() == 0 || b.size() == 0) {
+    throw std::invalid_argument(msg("[kron] Inputs must be non-empty; got shapes ",
+                                    shape_str(a.shape()), " and ", shape_str(b.shape()), "."));
+  }
   const size_t nd = std::max(a.ndim(), b.ndim());
   Shape sa(nd - a.ndim(), 1), sb(nd - b.ndim(), 1);
   sa.insert(sa.end(), a.shape().begin(), a.shape().end());
@@ -497,7 +637,12 @@ array kron(const array& a, const array& b, StreamOrDevice s) {
   for (size_t i = 0; i < nd; ++i) {
     ea.insert(ea.end(), {sa[i], 1});
     eb.insert(eb.end(), {1, sb[i]});
-    out.push_back(sa[i] * sb[i]);
+    const int64_t d = int64_t{sa[i]} * sb[i];
+    if (d > std::numeric_limits<int32_t>::max()) {
+      throw std::overflow_error(
+          msg("[kron] The result would have ", d, " elements along axis ", i, "."));
+    }
+    out.push_back(static_cast<int32_t>(d));
   }
   array p = multiply(reshape(a, ea, stream), reshape(b, eb, stream), stream);
   return reshape(p, out, stream);

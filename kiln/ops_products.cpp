@@ -194,9 +194,7 @@ array apply_along(const array& x, const array& h, int axis, const Stream& s) {
 
 array hadamard_transform(const array& a, std::optional<float> scale, StreamOrDevice sd) {
   auto s = to_stream(sd);
-  if (a.ndim() == 0) {
-    throw std::invalid_argument("[hadamard_transform] Input must have at least one dimension.");
-  }
+  if (a.ndim() == 0) return reshape(hadamard_transform(reshape(a, {1}, sd), scale, sd), {}, sd);
   if (is_complex(a.dtype())) {
     throw std::invalid_argument("[hadamard_transform] Complex inputs are not supported.");
   }

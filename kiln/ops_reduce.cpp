@@ -4,9 +4,12 @@
 // var, std and logsumexp are built from them (their gradients come for free). softmax over
 // the last axis is a fused primitive (one pass over memory); other axis sets are composed.
 #include <algorithm>
+#include <cmath>
+#include <complex>
 #include <memory>
 #include <numeric>
 
+#include "kiln/compile.h"
 #include "kiln/ops.h"
 #include "kiln/primitives_reduce.h"
 #include "kiln/utils.h"
@@ -98,6 +101,10 @@ array reduce(const array& a, const std::vector<int>& axes_in, bool keepdims,
 Dtype float_dtype(Dtype d) {
   return is_inexact(d) ? d : float32;
 }
+/** The real dtype of moments: float32 for integers and complex64, else the input's. */
+Dtype real_float_dtype(Dtype d) {
+  return d == complex64 || !is_inexact(d) ? float32 : d;
+}
 /** The type composite ops compute in: half types and integers work in float32. */
 Dtype work_dtype(Dtype d) {
   return d == float64 || d == complex64 ? d : float32;
@@ -124,12 +131,41 @@ array prod(const array& a, const std::vector<int>& axes, bool keepdims, StreamOr
 }
 KILN_REDUCTION_OVERLOADS(prod)
 
+namespace {
+
+// max / min of complex64, ordered lexicographically (real part, then imaginary; NumPy's and
+// MLX's order): the extreme real part, then the extreme imaginary part among the elements
+// that have it.
+array complex_extreme(const array& a, const std::vector<int>& axes_in, bool keepdims, bool is_max,
+                      const char* op, StreamOrDevice s) {
+  auto stream = to_stream(s);
+  auto axes = normalize_axes(axes_in, static_cast<int>(a.ndim()), op);
+  check_nonempty(a, axes, op);
+  auto ext = [&](const array& x, bool keep) {
+    return is_max ? max(x, axes, keep, stream) : min(x, axes, keep, stream);
+  };
+  array re = real(a, stream), im = imag(a, stream);
+  array best_re = ext(re, true);
+  const float fill = is_max ? -INFINITY : INFINITY;
+  array im_of_best = where(equal(re, best_re, stream), im, array(fill), stream);
+  array best_im = ext(im_of_best, true);
+  array z =
+      add(astype(best_re, complex64, stream),
+          multiply(astype(best_im, complex64, stream), array(std::complex<float>(0, 1)), stream),
+          stream);
+  return keepdims ? z : squeeze(z, axes, stream);
+}
+
+}  // namespace
+
 array max(const array& a, const std::vector<int>& axes, bool keepdims, StreamOrDevice s) {
+  if (is_complex(a.dtype())) return complex_extreme(a, axes, keepdims, true, "max", s);
   return reduce(a, axes, keepdims, Reduce::Max, a.dtype(), "max", s);
 }
 KILN_REDUCTION_OVERLOADS(max)
 
 array min(const array& a, const std::vector<int>& axes, bool keepdims, StreamOrDevice s) {
+  if (is_complex(a.dtype())) return complex_extreme(a, axes, keepdims, false, "min", s);
   return reduce(a, axes, keepdims, Reduce::Min, a.dtype(), "min", s);
 }
 KILN_REDUCTION_OVERLOADS(min)
@@ -153,7 +189,11 @@ array mean(const array& a, const std::vector<int>& axes_in, bool keepdims, Strea
   array total = axes.empty() ? astype(a, acc, stream)
                              : detail::reduce_keepdims(a, Reduce::Sum, axes, acc, stream);
   double n = static_cast<double>(reduced_size(a, axes));
-  array m = divide(total, array(n, acc), stream);
+  // A shapeless compile trace counts the elements of the replay's shapes.
+  array count = !axes.empty() && detail::in_shapeless_trace()
+                    ? detail::reduce_keepdims(ones_like(a, stream), Reduce::Sum, axes, acc, stream)
+                    : array(n, acc);
+  array m = divide(total, count, stream);
   return finish(astype(m, float_dtype(a.dtype()), stream), axes, keepdims, stream);
 }
 KILN_REDUCTION_OVERLOADS(mean)
@@ -186,13 +226,21 @@ namespace {
  * deviations, which is accurate where E[x^2] - E[x]^2 cancels). */
 array var_keepdims(const array& a, const std::vector<int>& axes, int ddof, const char* op,
                    const Stream& s) {
-  check_real(a, op);
   Dtype work = work_dtype(a.dtype());
   array x = astype(a, work, s);
   array d = subtract(x, mean(x, axes, true, s), s);
-  array ss = sum(multiply(d, d, s), axes, true, s);
+  // Complex deviations count by their squared magnitude: the variance is real (NumPy).
+  array sq =
+      is_complex(work) ? add(square(real(d, s), s), square(imag(d, s), s), s) : multiply(d, d, s);
+  array ss = sum(sq, axes, true, s);
   double n = static_cast<double>(reduced_size(a, axes)) - ddof;
-  return divide(ss, array(std::max(n, 0.0), work), s);
+  if (!axes.empty() && detail::in_shapeless_trace()) {
+    // A shapeless compile trace counts the elements of the replay's shapes.
+    Dtype rd = sq.dtype();
+    array count = detail::reduce_keepdims(ones_like(sq, s), Reduce::Sum, axes, rd, s);
+    return divide(ss, maximum(subtract(count, array(ddof, rd), s), array(0, rd), s), s);
+  }
+  return divide(ss, array(std::max(n, 0.0), sq.dtype()), s);
 }
 
 }  // namespace
@@ -202,7 +250,7 @@ array var(const array& a, const std::vector<int>& axes_in, bool keepdims, int dd
   auto stream = to_stream(s);
   auto axes = normalize_axes(axes_in, static_cast<int>(a.ndim()), "var");
   array v = var_keepdims(a, axes, ddof, "var", stream);
-  return finish(astype(v, float_dtype(a.dtype()), stream), axes, keepdims, stream);
+  return finish(astype(v, real_float_dtype(a.dtype()), stream), axes, keepdims, stream);
 }
 array var(const array& a, bool keepdims, int ddof, StreamOrDevice s) {
   return var(a, all_axes(a), keepdims, ddof, s);
@@ -216,7 +264,7 @@ array std(const array& a, const std::vector<int>& axes_in, bool keepdims, int dd
   auto stream = to_stream(s);
   auto axes = normalize_axes(axes_in, static_cast<int>(a.ndim()), "std");
   array v = sqrt(var_keepdims(a, axes, ddof, "std", stream), stream);
-  return finish(astype(v, float_dtype(a.dtype()), stream), axes, keepdims, stream);
+  return finish(astype(v, real_float_dtype(a.dtype()), stream), axes, keepdims, stream);
 }
 array std(const array& a, bool keepdims, int ddof, StreamOrDevice s) {
   return std(a, all_axes(a), keepdims, ddof, s);
@@ -317,20 +365,18 @@ array cumprod(const array& a, int axis, bool reverse, bool inclusive, StreamOrDe
   return scan(a, axis, reverse, inclusive, Scan::Prod, "cumprod", s);
 }
 
+// complex64 orders lexicographically (real part, then imaginary), as in NumPy and MLX.
 array cummax(const array& a, int axis, bool reverse, bool inclusive, StreamOrDevice s) {
-  check_real(a, "cummax");
   return scan(a, axis, reverse, inclusive, Scan::Max, "cummax", s);
 }
 
 array cummin(const array& a, int axis, bool reverse, bool inclusive, StreamOrDevice s) {
-  check_real(a, "cummin");
   return scan(a, axis, reverse, inclusive, Scan::Min, "cummin", s);
 }
 
 // Integers and bool are computed in float32, as MLX does.
 array logcumsumexp(const array& a, int axis, bool reverse, bool inclusive, StreamOrDevice s) {
-  check_real(a, "logcumsumexp");
-  const Dtype d = is_floating_point(a.dtype()) ? a.dtype() : float32;
+  const Dtype d = is_inexact(a.dtype()) ? a.dtype() : float32;
   return scan(astype(a, d, s), axis, reverse, inclusive, Scan::LogAddExp, "logcumsumexp", s);
 }
 

@@ -3,6 +3,7 @@
 // Dtype rules (MLX): transcendental functions promote integers and bool to float32;
 // arithmetic keeps the dtype; rounding is the identity on integers; predicates give bool.
 #include <cmath>
+#include <complex>
 #include <memory>
 
 #include "kiln/ops.h"
@@ -101,7 +102,7 @@ array exp(const array& a, StreamOrDevice s) {
   return math<Exp>(a, s);
 }
 array expm1(const array& a, StreamOrDevice s) {
-  return math<Expm1>(a, s);
+  return real_math<Expm1>(a, s, "expm1");
 }
 array log(const array& a, StreamOrDevice s) {
   return math<Log>(a, s);
@@ -152,7 +153,7 @@ array arctanh(const array& a, StreamOrDevice s) {
   return math<ArcTanh>(a, s);
 }
 array sigmoid(const array& a, StreamOrDevice s) {
-  return math<Sigmoid>(a, s);
+  return real_math<Sigmoid>(a, s, "sigmoid");
 }
 array erf(const array& a, StreamOrDevice s) {
   return real_math<Erf>(a, s, "erf");
@@ -180,6 +181,15 @@ array trunc(const array& a, StreamOrDevice s) {
 }
 
 array round(const array& a, int decimals, StreamOrDevice s) {
+  if (is_complex(a.dtype())) {
+    // The real and imaginary parts round separately (NumPy, MLX).
+    auto stream = to_stream(s);
+    array re = round(real(a, stream), decimals, stream);
+    array im = round(imag(a, stream), decimals, stream);
+    return add(astype(re, complex64, stream),
+               multiply(astype(im, complex64, stream), array(std::complex<float>(0, 1)), stream),
+               stream);
+  }
   if (decimals == 0) return rounding<Round>(a, s, "round");
   reject_complex(a, "round");
   auto stream = to_stream(s);
@@ -235,14 +245,17 @@ array isfinite(const array& a, StreamOrDevice s) {
   return predicate<IsFinite>(a, s);
 }
 
+// Complex inputs are tested on their real part, as MLX does.
 array isposinf(const array& a, StreamOrDevice s) {
-  reject_complex(a, "isposinf");
-  return predicate<IsPosInf>(a, s);
+  if (!is_complex(a.dtype())) return predicate<IsPosInf>(a, s);
+  // As MLX: equal to the infinity on the real axis, so the imaginary part must be 0.
+  return logical_and(predicate<IsPosInf>(real(a, s), s), equal(imag(a, s), array(0.0f), s), s);
 }
 
 array isneginf(const array& a, StreamOrDevice s) {
-  reject_complex(a, "isneginf");
-  return predicate<IsNegInf>(a, s);
+  if (!is_complex(a.dtype())) return predicate<IsNegInf>(a, s);
+  // As MLX: equal to the infinity on the real axis, so the imaginary part must be 0.
+  return logical_and(predicate<IsNegInf>(real(a, s), s), equal(imag(a, s), array(0.0f), s), s);
 }
 
 // ---------------------------------------------------------------- complex parts

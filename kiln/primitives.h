@@ -30,3 +30,6 @@
 #if __has_include("kiln/primitives_custom.h")
 #include "kiln/primitives_custom.h"
 #endif
+#if __has_include("kiln/primitives_sort.h")
+#include "kiln/primitives_sort.h"
+#endif

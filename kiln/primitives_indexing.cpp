@@ -12,6 +12,7 @@
 // jvp follows the same rules, so vjp and jvp agree.
 #include "kiln/primitives_indexing.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "kiln/ops.h"
@@ -146,6 +147,18 @@ bool Gather::is_equivalent(const Primitive& other) const {
 }
 
 std::vector<Shape> Gather::output_shapes(const std::vector<array>& inputs) {
+  const Shape& src = inputs[0].shape();
+  for (size_t d = 0; d < traced_shape_.size() && d < src.size(); ++d) {
+    const bool indexed = std::find(axes_.begin(), axes_.end(), static_cast<int>(d)) != axes_.end();
+    if (!indexed && src[d] != traced_shape_[d]) {
+      throw std::invalid_argument(msg("[", op_,
+                                      "] A shapeless compiled function gathers slices "
+                                      "of an array of shape ",
+                                      shape_str(traced_shape_),
+                                      ", which have no meaning for one of shape ", shape_str(src),
+                                      "; compile it without shapeless=True."));
+    }
+  }
   Shape shape = inputs.size() > 1 ? inputs[1].shape() : Shape{};
   shape.insert(shape.end(), slice_sizes_.begin(), slice_sizes_.end());
   return {shape};

@@ -29,11 +29,15 @@ enum class ScatterReduce { none, sum, prod, max, min };
  */
 class Gather : public UnaryPrimitive {
  public:
-  Gather(Stream stream, const char* op, std::vector<int> axes, Shape slice_sizes)
+  /** `traced_shape`: a's shape, recorded by shapeless compile traces: output_shapes then
+   * refuses a source whose axes outside `axes` differ (its slice sizes are fixed). */
+  Gather(Stream stream, const char* op, std::vector<int> axes, Shape slice_sizes,
+         Shape traced_shape = {})
       : UnaryPrimitive(stream),
         op_(op),
         axes_(std::move(axes)),
-        slice_sizes_(std::move(slice_sizes)) {}
+        slice_sizes_(std::move(slice_sizes)),
+        traced_shape_(std::move(traced_shape)) {}
   KILN_PRIMITIVE_EVAL_UNARY()
   KILN_PRIMITIVE_GRADS()
   KILN_PRIMITIVE_VMAP()
@@ -49,6 +53,7 @@ class Gather : public UnaryPrimitive {
   const char* op_;  // static string: the op named in out-of-range errors
   std::vector<int> axes_;
   Shape slice_sizes_;
+  Shape traced_shape_;
 };
 
 /**

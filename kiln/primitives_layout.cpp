@@ -76,6 +76,14 @@ std::pair<std::vector<array>, std::vector<int>> Copy::vmap(const std::vector<arr
 }
 
 // ---------------------------------------------------------------- Broadcast
+std::vector<Shape> Broadcast::output_shapes(const std::vector<array>& inputs) {
+  if (broadcast_shapes(inputs[0].shape(), shape_, "broadcast_to") != shape_) {
+    throw std::invalid_argument(msg("[broadcast_to] Cannot broadcast an array of shape ",
+                                    shape_str(inputs[0].shape()), " to shape ", shape_str(shape_),
+                                    "."));
+  }
+  return {shape_};
+}
 bool Broadcast::is_equivalent(const Primitive& other) const {
   auto* o = dynamic_cast<const Broadcast*>(&other);
   return o && o->shape_ == shape_;
@@ -114,7 +122,31 @@ std::pair<std::vector<array>, std::vector<int>> Broadcast::vmap(const std::vecto
 // ---------------------------------------------------------------- Reshape
 bool Reshape::is_equivalent(const Primitive& other) const {
   auto* o = dynamic_cast<const Reshape*>(&other);
-  return o && o->shape_ == shape_;
+  return o && o->shape_ == shape_ && o->infer_ == infer_ && o->follow_ == follow_;
+}
+std::vector<Shape> Reshape::output_shapes(const std::vector<array>& inputs) {
+  Shape shape = shape_;
+  const size_t size = inputs[0].size();
+  for (size_t i = 0; i < follow_.size(); ++i)
+    if (follow_[i] >= 0 && follow_[i] < static_cast<int>(inputs[0].ndim()))
+      shape[i] = inputs[0].shape()[follow_[i]];
+  if (infer_ >= 0) {
+    size_t known = 1;
+    for (size_t i = 0; i < shape.size(); ++i)
+      if (static_cast<int>(i) != infer_) known *= static_cast<size_t>(shape[i]);
+    if (known == 0 || size % known != 0) {
+      shape[infer_] = -1;
+      throw std::invalid_argument(msg("[reshape] Cannot infer the -1 dimension of ",
+                                      shape_str(shape), " for an array of size ", size, "."));
+    }
+    shape[infer_] = static_cast<int32_t>(size / known);
+  }
+  if (shape_size(shape) != size) {
+    throw std::invalid_argument(msg("[reshape] Cannot reshape an array of shape ",
+                                    shape_str(inputs[0].shape()), " into shape ", shape_str(shape),
+                                    "."));
+  }
+  return {shape};
 }
 std::vector<array> Reshape::jvp(const std::vector<array>&, const std::vector<array>& tangents,
                                 const std::vector<int>&) {
@@ -346,9 +378,42 @@ SliceBounds SliceBounds::normalize(const Shape& shape, Shape start, Shape stop, 
 }
 
 // ---------------------------------------------------------------- Slice
+std::vector<Shape> Slice::output_shapes(const std::vector<array>& inputs) {
+  Shape shape = bounds_.shape();
+  const Shape& in = inputs[0].shape();
+  if (!traced_shape_.empty() && in.size() == shape.size()) {
+    for (size_t i = 0; i < shape.size(); ++i) {
+      const bool whole =
+          bounds_.start[i] == 0 && bounds_.strides[i] == 1 && shape[i] == traced_shape_[i];
+      if (whole) {
+        shape[i] = in[i];
+      } else if (in[i] != traced_shape_[i]) {
+        throw std::invalid_argument(
+            msg("[slice] A shapeless compiled function takes a part of axis ", i,
+                " of an array of shape ", shape_str(traced_shape_), " (indices ", bounds_.start[i],
+                " to ", bounds_.stop[i], " by ", bounds_.strides[i],
+                "), which has no meaning for an input of shape ", shape_str(in),
+                "; compile it without shapeless=True."));
+      }
+    }
+  }
+  bool ok = in.size() == shape.size();
+  for (size_t i = 0; ok && i < shape.size(); ++i) {
+    if (shape[i] == 0) continue;
+    const int64_t first = bounds_.start[i];
+    const int64_t last = first + static_cast<int64_t>(shape[i] - 1) * bounds_.strides[i];
+    ok = first >= 0 && first < in[i] && last >= 0 && last < in[i];
+  }
+  if (!ok) {
+    throw std::invalid_argument(msg("[slice] A slice of shape ", shape_str(shape),
+                                    " recorded for another input does not fit an input of shape ",
+                                    shape_str(in), "."));
+  }
+  return {shape};
+}
 bool Slice::is_equivalent(const Primitive& other) const {
   auto* o = dynamic_cast<const Slice*>(&other);
-  return o && o->bounds_ == bounds_;
+  return o && o->bounds_ == bounds_ && o->traced_shape_ == traced_shape_;
 }
 std::vector<array> Slice::jvp(const std::vector<array>&, const std::vector<array>& tangents,
                               const std::vector<int>&) {

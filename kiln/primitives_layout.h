@@ -44,7 +44,8 @@ class Broadcast : public UnaryPrimitive {
   KILN_PRIMITIVE_VMAP()
   KILN_PRIMITIVE_NAME(Broadcast)
   bool is_equivalent(const Primitive& other) const override;
-  std::vector<Shape> output_shapes(const std::vector<array>&) override { return {shape_}; }
+  /** {shape}, after checking the input broadcasts to it (shapeless compile replays). */
+  std::vector<Shape> output_shapes(const std::vector<array>& inputs) override;
   const Shape& shape() const { return shape_; }
 
  private:
@@ -54,18 +55,28 @@ class Broadcast : public UnaryPrimitive {
 /** The same elements in a new shape: a view when the strides allow, else a copy. */
 class Reshape : public UnaryPrimitive {
  public:
-  Reshape(Stream stream, Shape shape) : UnaryPrimitive(stream), shape_(std::move(shape)) {}
+  /** Recorded by shapeless compile traces, so that output_shapes follows the input: `infer`
+   * >= 0 is the axis given as -1, recomputed from the input's size; `follow[i]` >= 0 makes
+   * output axis i the input's axis follow[i] (reshapes that only add or drop size-1 axes). */
+  Reshape(Stream stream, Shape shape, int infer = -1, std::vector<int> follow = {})
+      : UnaryPrimitive(stream),
+        shape_(std::move(shape)),
+        infer_(infer),
+        follow_(std::move(follow)) {}
   KILN_PRIMITIVE_EVAL_UNARY()
   KILN_PRIMITIVE_GRADS()
   KILN_PRIMITIVE_VMAP()
   KILN_PRIMITIVE_NAME(Reshape)
   bool is_equivalent(const Primitive& other) const override;
-  std::vector<Shape> output_shapes(const std::vector<array>&) override { return {shape_}; }
+  /** The shape for the input's size (throws std::invalid_argument when it cannot hold it). */
+  std::vector<Shape> output_shapes(const std::vector<array>& inputs) override;
   /** Strides for viewing `in` as `shape` without a copy, if possible (NumPy's rule). */
   static std::optional<Strides> view_strides(const array& in, const Shape& shape);
 
  private:
   Shape shape_;
+  int infer_;
+  std::vector<int> follow_;
 };
 
 /** A view with permuted axes: output axis i is input axis axes[i]. */
@@ -165,17 +176,26 @@ struct SliceBounds {
 /** A strided view of a part of the input (negative steps walk backwards). */
 class Slice : public UnaryPrimitive {
  public:
-  Slice(Stream stream, SliceBounds bounds) : UnaryPrimitive(stream), bounds_(std::move(bounds)) {}
+  /** `traced_shape`: the input's shape, recorded by shapeless compile traces (see
+   * output_shapes). */
+  Slice(Stream stream, SliceBounds bounds, Shape traced_shape = {})
+      : UnaryPrimitive(stream),
+        bounds_(std::move(bounds)),
+        traced_shape_(std::move(traced_shape)) {}
   KILN_PRIMITIVE_EVAL_UNARY()
   KILN_PRIMITIVE_GRADS()
   KILN_PRIMITIVE_VMAP()
   KILN_PRIMITIVE_NAME(Slice)
   bool is_equivalent(const Primitive& other) const override;
-  std::vector<Shape> output_shapes(const std::vector<array>&) override { return {bounds_.shape()}; }
+  /** The bounds' shape, after checking they lie inside the input. With a traced shape, an
+   * axis taken whole follows the input's size, and the others need the traced size (throws
+   * std::invalid_argument otherwise: their bounds would no longer mean what they did). */
+  std::vector<Shape> output_shapes(const std::vector<array>& inputs) override;
   const SliceBounds& bounds() const { return bounds_; }
 
  private:
   SliceBounds bounds_;
+  Shape traced_shape_;
 };
 
 /** inputs {src, update}: src with the slice `bounds` replaced by update (same dtype as src,

@@ -1,7 +1,10 @@
 // Transformations and shapes of the linear-algebra primitives.
 #include "kiln/primitives_linalg.h"
 
+#include <algorithm>
+
 #include "kiln/ops.h"
+#include "kiln/utils.h"
 
 namespace kiln {
 
@@ -45,6 +48,13 @@ array batch_first(const array& x, int axis, const Stream& s) {
 }
 
 Shape product_shape(const array& a, const array& b) {
+  // The op has checked its operands; a shapeless compile replay may bring others.
+  const bool ok = a.ndim() == b.ndim() && a.ndim() >= 2 && a.shape(-1) == b.shape(-2) &&
+                  std::equal(a.shape().begin(), a.shape().end() - 2, b.shape().begin());
+  if (!ok) {
+    throw std::invalid_argument(msg("[matmul] Operands of shapes ", shape_str(a.shape()), " and ",
+                                    shape_str(b.shape()), " cannot be multiplied."));
+  }
   Shape shape = a.shape();
   shape.back() = b.shape().back();
   return shape;

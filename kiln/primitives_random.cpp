@@ -1,6 +1,9 @@
 // Transformations and shapes of the random primitives.
 #include "kiln/primitives_random.h"
 
+#include <cmath>
+#include <numbers>
+
 #include "kiln/ops.h"
 #include "kiln/primitives_common.h"
 #include "kiln/utils.h"
@@ -58,63 +61,58 @@ std::pair<std::vector<array>, std::vector<int>> RandomBits::vmap(const std::vect
   return {{array(std::move(shape), bits_dtype(width_), prim, {keys})}, {axes[0] >= 0 ? 0 : -1}};
 }
 
-// ---------------------------------------------------------------- BitsToUniform
-// out = low + (high - low) * u with u in [0, 1) fixed by the bits: d out = (1 - u) d low +
-// u d high. Integer outputs have no derivative.
+// ---------------------------------------------------------------- ErfF32, ErfInvF32
+// The derivatives of erf and erfinv (computed with kiln's own erf, erfinv and exp), in the
+// input's dtype: erf' = 2/sqrt(pi) e^(-x^2); erfinv' = sqrt(pi)/2 e^(erfinv(x)^2).
 
 namespace {
 
-// u itself: the same bits mapped onto [0, 1).
-array unit_values(const array& bits, Dtype dtype, const Stream& s) {
-  auto lo = broadcast_to(array(0.0f, dtype), bits.shape(), s);
-  auto hi = broadcast_to(array(1.0f, dtype), bits.shape(), s);
-  return array(bits.shape(), dtype, std::make_shared<BitsToUniform>(s), {bits, lo, hi});
+array erf_f32_derivative(const array& x, const Stream& s) {
+  return multiply(array(2 / std::sqrt(std::numbers::pi), x.dtype()),
+                  exp(negative(square(x, s), s), s), s);
+}
+
+array erfinv_f32_derivative(const array& y, const Stream& s) {
+  return multiply(array(std::sqrt(std::numbers::pi) / 2, y.dtype()), exp(square(y, s), s), s);
+}
+
+array erfinv_f32_of(const array& x, const Stream& s) {
+  return array(x.shape(), x.dtype(), std::make_shared<ErfInvF32>(s), {x});
 }
 
 }  // namespace
 
-std::vector<array> BitsToUniform::jvp(const std::vector<array>& primals,
-                                      const std::vector<array>& tangents,
-                                      const std::vector<int>& argnums) {
-  const auto& s = stream();
-  Dtype dtype = primals[1].dtype();
-  if (!is_floating_point(dtype)) return {zeros(primals[0].shape(), dtype, s)};
-  array u = unit_values(primals[0], dtype, s);
-  std::optional<array> out;
-  for (size_t i = 0; i < argnums.size(); ++i) {
-    if (argnums[i] == 0) continue;
-    array w = argnums[i] == 1 ? subtract(array(1.0f, dtype), u, s) : u;
-    array t = multiply(tangents[i], w, s);
-    out = out ? add(*out, t, s) : t;
-  }
-  return {out ? *out : zeros(primals[0].shape(), dtype, s)};
+std::vector<array> ErfF32::jvp(const std::vector<array>& primals,
+                               const std::vector<array>& tangents, const std::vector<int>&) {
+  return {multiply(tangents[0], erf_f32_derivative(primals[0], stream()), stream())};
 }
 
-std::vector<array> BitsToUniform::vjp(const std::vector<array>& primals,
-                                      const std::vector<array>& cotangents,
-                                      const std::vector<int>& argnums, const std::vector<array>&) {
-  const auto& s = stream();
-  Dtype dtype = primals[1].dtype();
-  std::optional<array> u;
-  std::vector<array> grads;
-  for (int arg : argnums) {
-    if (arg == 0 || !is_floating_point(dtype)) {
-      grads.push_back(zeros_like(primals[arg], s));
-      continue;
-    }
-    if (!u) u = unit_values(primals[0], dtype, s);
-    array w = arg == 1 ? subtract(array(1.0f, dtype), *u, s) : *u;
-    grads.push_back(multiply(cotangents[0], w, s));
-  }
-  return grads;
+std::vector<array> ErfF32::vjp(const std::vector<array>& primals,
+                               const std::vector<array>& cotangents, const std::vector<int>&,
+                               const std::vector<array>&) {
+  return {multiply(cotangents[0], erf_f32_derivative(primals[0], stream()), stream())};
 }
 
-std::pair<std::vector<array>, std::vector<int>> BitsToUniform::vmap(
-    const std::vector<array>& inputs, const std::vector<int>& axes) {
-  auto [in, axis] = vmap_elementwise(inputs, axes, stream());
-  Shape shape = in[0].shape();
-  Dtype dtype = in[1].dtype();
-  return {{array(std::move(shape), dtype, std::make_shared<BitsToUniform>(stream()), in)}, {axis}};
+std::pair<std::vector<array>, std::vector<int>> ErfF32::vmap(const std::vector<array>& inputs,
+                                                             const std::vector<int>& axes) {
+  const array& x = inputs[0];
+  return {{array(x.shape(), x.dtype(), std::make_shared<ErfF32>(stream()), {x})}, axes};
+}
+
+std::vector<array> ErfInvF32::jvp(const std::vector<array>& primals,
+                                  const std::vector<array>& tangents, const std::vector<int>&) {
+  array y = erfinv_f32_of(primals[0], stream());
+  return {multiply(tangents[0], erfinv_f32_derivative(y, stream()), stream())};
+}
+
+std::vector<array> ErfInvF32::vjp(const std::vector<array>&, const std::vector<array>& cotangents,
+                                  const std::vector<int>&, const std::vector<array>& outputs) {
+  return {multiply(cotangents[0], erfinv_f32_derivative(outputs[0], stream()), stream())};
+}
+
+std::pair<std::vector<array>, std::vector<int>> ErfInvF32::vmap(const std::vector<array>& inputs,
+                                                                const std::vector<int>& axes) {
+  return {{erfinv_f32_of(inputs[0], stream())}, axes};
 }
 
 }  // namespace kiln

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <ostream>
 
+#include "kiln/compile.h"
 #include "kiln/ops.h"
 #include "kiln/primitives_indexing.h"
 #include "kiln/utils.h"
@@ -128,7 +129,7 @@ std::vector<array> Reduce::vjp(const std::vector<array>& primals,
   const array& x = primals[0];
   auto s = stream();
   // The cotangent has the kept-dims shape, so it broadcasts over each reduction group.
-  array g = broadcast_to(cotangents[0], x.shape(), s);
+  array g = detail::broadcast_like(cotangents[0], x, s);  // follows x in shapeless compile
   switch (type_) {
     case Sum:
       return {astype(g, x.dtype(), s)};
@@ -281,6 +282,10 @@ array extreme_source(Scan::ReduceType t, const array& x, int axis, bool reverse,
 
 // log of the positive and negative parts of v: (log max(v, 0), log max(-v, 0)).
 std::pair<array, array> log_parts(const array& v, const Stream& s) {
+  if (is_complex(v.dtype())) {
+    throw std::invalid_argument(
+        "[logcumsumexp] Derivatives for complex64 inputs are not supported.");
+  }
   array zero = zeros_like(v, s);
   return {log(maximum(v, zero, s), s), log(maximum(negative(v, s), zero, s), s)};
 }

@@ -1,5 +1,6 @@
-// Random samplers: argument checks, keys, and compositions of RandomBits and BitsToUniform
-// with elementwise ops.
+// Random samplers: argument checks, keys, and the compositions of RandomBits with
+// elementwise ops that MLX's samplers are (mlx/random.cpp), op for op, so that every
+// intermediate rounds as MLX's does and a key gives MLX's numbers.
 #include "kiln/random.h"
 
 #include <chrono>
@@ -10,6 +11,13 @@
 #include "kiln/ops.h"
 #include "kiln/primitives_random.h"
 #include "kiln/utils.h"
+
+// multivariate_normal takes the square root of the covariance by an SVD, as MLX does; until
+// kiln::linalg (kiln/linalg.h, MLX's linalg API) is in the build, it raises instead.
+#if __has_include("kiln/linalg.h")
+#include "kiln/linalg.h"
+#define KILN_RANDOM_HAS_SVD 1
+#endif
 
 namespace kiln::random {
 
@@ -27,10 +35,20 @@ class KeySequence {
     k1_ = static_cast<uint32_t>(s);
   }
 
+  // The current key's words, and setting them (the host path of an installed KeyStore).
+  std::pair<uint32_t, uint32_t> get() {
+    std::lock_guard lk(mu_);
+    return {k0_, k1_};
+  }
+  void set(uint32_t k0, uint32_t k1) {
+    std::lock_guard lk(mu_);
+    k0_ = k0;
+    k1_ = k1;
+  }
+
   array next() {
     std::lock_guard lk(mu_);
-    auto kept = random_impl::stream_block(k0_, k1_, 0);
-    auto out = random_impl::stream_block(k0_, k1_, 1);
+    auto [kept, out] = random_impl::split2(k0_, k1_);
     k0_ = kept.x0;
     k1_ = kept.x1;
     return array({out.x0, out.x1}, uint32);
@@ -42,8 +60,10 @@ class KeySequence {
 };
 
 KeySequence& global_keys() {
-  static auto* keys = new KeySequence(
-      static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()));
+  static auto* keys =
+      new KeySequence(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                std::chrono::system_clock::now().time_since_epoch())
+                                                .count()));
   return *keys;
 }
 
@@ -56,8 +76,43 @@ void check_key(const array& key, const char* op) {
 
 // The caller's key, or the next one of the global sequence. Called after every other check,
 // so a rejected call leaves the global key where it was.
+std::mutex& key_store_mutex() {
+  static auto* m = new std::mutex;
+  return *m;
+}
+std::shared_ptr<KeyStore>& key_store_slot() {
+  static auto* s = new std::shared_ptr<KeyStore>;
+  return *s;
+}
+std::shared_ptr<KeyStore> installed_key_store() {
+  std::lock_guard lk(key_store_mutex());
+  return key_store_slot();
+}
+
+// The next key of the global sequence: kiln's own, or the installed store's. A store's key
+// that is computed advances on the host as kiln's does; one that is still lazy or traced
+// (compile capturing the state) advances in the graph, as split(key) -> (kept, returned).
+array next_global_key() {
+  auto st = installed_key_store();
+  if (!st) return global_keys().next();
+  array k = st->load();
+  check_key(k, "random");
+  if (k.is_available() && !k.is_tracer() && !k.error() && k.has_storage()) {
+    const uint32_t* p = k.data<uint32_t>();
+    KeySequence seq(0);
+    seq.set(p[0], p[k.strides()[0]]);
+    array out = seq.next();
+    auto [k0, k1] = seq.get();
+    st->store(array({k0, k1}, uint32));
+    return out;
+  }
+  auto [kept, out] = split(k);
+  st->store(kept);
+  return out;
+}
+
 array resolve_key(const KeyArg& key, const char* op) {
-  if (!key) return global_keys().next();
+  if (!key) return next_global_key();
   check_key(*key, op);
   return *key;
 }
@@ -78,9 +133,13 @@ void check_floating(Dtype dtype, const char* op) {
   }
 }
 
-// The half types sample in float32 and round once at the end.
-Dtype compute_dtype(Dtype dtype) {
-  return dtype.size == 2 ? float32 : dtype;
+// axis in [-ndim, ndim), made non-negative; IndexError otherwise, as MLX's samplers raise.
+int checked_axis(int axis, int ndim, const char* op, const char* what) {
+  if (axis < -ndim || axis >= ndim) {
+    throw std::out_of_range(msg("[", op, "] Axis ", axis, " is out of bounds for ", what, " with ",
+                                ndim, " dimensions."));
+  }
+  return axis < 0 ? axis + ndim : axis;
 }
 
 // `from` must broadcast to `shape` without enlarging it.
@@ -96,28 +155,123 @@ void check_broadcast_to(const Shape& from, const Shape& shape, const char* op, c
   }
 }
 
+// ---------------------------------------------------------------- samplers on a resolved key
+// Arguments are checked by the public functions; these build the graph.
+
 array make_bits(const Shape& shape, int width, const array& key, const Stream& s) {
   return array(shape, RandomBits::bits_dtype(width), std::make_shared<RandomBits>(s, shape, width),
                {key});
 }
 
-// Uniform values in [low, high) of `dtype` (floating or integer); arguments checked.
-array uniform_from_key(const array& low, const array& high, const Shape& shape, Dtype dtype,
-                       const array& key, const Stream& s) {
-  // See BitsToUniform: 8 bytes for float64 and integers, 4 for the other floats.
-  const int width = dtype == float64 || !is_floating_point(dtype) ? 8 : 4;
-  array bits = make_bits(shape, width, key, s);
-  array lo = broadcast_to(astype(low, dtype, s), shape, s);
-  array hi = broadcast_to(astype(high, dtype, s), shape, s);
-  return array(shape, dtype, std::make_shared<BitsToUniform>(s), {bits, lo, hi});
+// The largest value below 1 in `dtype` (for the half types, as a float32 array: MLX clamps
+// u in float32 before rounding it to the half type).
+array below_one(Dtype dtype) {
+  if (dtype == float16) return array(static_cast<float>(float16_t::from_bits(0x3BFF)), float32);
+  if (dtype == bfloat16) return array(static_cast<float>(bfloat16_t::from_bits(0x3F7F)), float32);
+  if (dtype == float64) return array(std::nextafter(1.0, 0.0), float64);
+  return array(std::nextafter(1.0f, 0.0f), float32);
 }
 
-// The value just above -1 in `dtype`: the lowest u handed to erfinv, as erfinv(-1) = -inf.
-double just_above_minus_one(Dtype dtype) {
-  return dtype == float64 ? std::nextafter(-1.0, 0.0) : std::nextafter(-1.0f, 0.0f);
+// MLX's uniform: range * u + low in `dtype`, with u = min(bits / 2^32, below_one) in float32
+// rounded to `dtype`. float64 (not in MLX) takes u from 64-bit words.
+array uniform_from_key(const array& low, const array& high, const Shape& shape, Dtype dtype,
+                       const array& key, const Stream& s) {
+  array lo = astype(low, dtype, s);
+  array range = subtract(astype(high, dtype, s), lo, s);
+  array u(0.0f);
+  if (dtype == float64) {
+    u = divide(astype(make_bits(shape, 8, key, s), float64, s), array(0x1p64, float64), s);
+    u = minimum(u, below_one(float64), s);
+  } else {
+    // uint32 -> float32 rounds to nearest; the largest word gives exactly 1.
+    u = divide(astype(make_bits(shape, 4, key, s), float32, s), array(0x1p32f, float32), s);
+    u = astype(minimum(u, below_one(dtype), s), dtype, s);
+  }
+  return add(multiply(range, u, s), lo, s);
+}
+
+array erf_f32(const array& x, const Stream& s) {
+  return array(x.shape(), x.dtype(), std::make_shared<ErfF32>(s), {x});
+}
+
+array erfinv_f32(const array& x, const Stream& s) {
+  return array(x.shape(), x.dtype(), std::make_shared<ErfInvF32>(s), {x});
+}
+
+// u uniform in float32 on [nextafter(-1, 0), 1): where normal and laplace start.
+array symmetric_unit(const Shape& shape, const array& key, const Stream& s) {
+  return uniform_from_key(array(std::nextafter(-1.0f, 0.0f)), array(1.0f), shape, float32, key, s);
+}
+
+array normal_from_key(const Shape& shape, Dtype dtype, const std::optional<array>& loc,
+                      const std::optional<array>& scale, const array& key, const Stream& s) {
+  if (dtype == complex64) {
+    // Real and imaginary parts from consecutive pairs of samples (MLX views the (..., 2)
+    // float32 samples as complex64), without the sqrt(2): each part has variance 1/2.
+    Shape pairs = shape;
+    pairs.push_back(2);
+    array e = erfinv_f32(symmetric_unit(pairs, key, s), s);
+    array re = take(e, 0, -1, s), im = take(e, 1, -1, s);
+    // re + i * im: exact (i * im is (0 * im - 0, im) before the sum).
+    array z = add(astype(re, complex64, s),
+                  multiply(astype(im, complex64, s), array(complex64_t(0.0f, 1.0f)), s), s);
+    if (scale) z = multiply(*scale, z, s);
+    if (loc) z = add(*loc, z, s);
+    return z;
+  }
+  array applied_scale(std::sqrt(2.0), dtype);
+  if (scale) applied_scale = multiply(applied_scale, astype(*scale, dtype, s), s);
+  array z = astype(erfinv_f32(symmetric_unit(shape, key, s), s), dtype, s);
+  z = multiply(applied_scale, z, s);
+  if (loc) z = add(astype(*loc, dtype, s), z, s);
+  return z;
+}
+
+array gumbel_from_key(const Shape& shape, Dtype dtype, const array& key, const Stream& s) {
+  array u = uniform_from_key(array(0.0, dtype), array(1.0, dtype), shape, dtype, key, s);
+  return negative(log(negative(log(u, s), s), s), s);
+}
+
+// MLX's categorical: argmax over `axis` of float32 Gumbel noise of `shape` with the category
+// axis inserted (counted from the right as in logits) plus the logits.
+array categorical_from_key(const array& logits, int axis, const Shape& shape, const array& key,
+                           const Stream& s) {
+  Shape noise_shape = shape;
+  const int pos = axis + static_cast<int>(shape.size()) - static_cast<int>(logits.ndim()) + 1;
+  noise_shape.insert(noise_shape.begin() + pos, logits.shape(axis));
+  array g = gumbel_from_key(noise_shape, float32, key, s);
+  return argmax(add(g, logits, s), pos, false, s);
+}
+
+// MLX's categorical for one distribution and num_samples: inverse-CDF sampling. Weights
+// exp(logit - max) (or, when the max is infinite, 1 where a logit equals it) in float32 at
+// least; category i is drawn when u * sum(w) falls in [c_i, c_i + w_i) of the exclusive
+// cumulative sum c: the count of c_j <= u * sum(w), minus 1. MLX binary-searches the
+// sorted c (searchsorted, right side: the same number in O(C + num_samples) memory); kiln
+// has no searchsorted yet, so the count compares every (sample, category) pair, which costs
+// the memory of the Gumbel path. `shape` is the result's.
+array categorical_by_cdf(const array& logits, const Shape& shape, const array& key,
+                         const Stream& s) {
+  const Dtype ft = promote_types(logits.dtype(), float32);
+  array x = astype(reshape(logits, {static_cast<int>(logits.size())}, s), ft, s);
+  array m = max(x, false, s);
+  const float inf = std::numeric_limits<float>::infinity();
+  array infinite = logical_or(equal(m, array(inf), s), equal(m, array(-inf), s), s);
+  array w = where(infinite, astype(equal(x, m, s), ft, s), exp(subtract(x, m, s), s), s);
+  array c = cumsum(w, 0, /*reverse=*/false, /*inclusive=*/false, s);
+  array u = uniform_from_key(array(0.0f), array(1.0f), shape, float32, key, s);
+  array target = multiply(u, sum(w, false, s), s);
+  array count = sum(less_equal(c, expand_dims(target, -1, s), s), -1, false, s);
+  return subtract(astype(count, uint32, s), array(1u), s);
+}
+
+array permutation_from_key(int n, const array& key, const Stream& s) {
+  return argsort(make_bits({n}, 4, key, s), s);
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------- keys
 
 array key(uint64_t seed) {
   return array({static_cast<uint32_t>(seed >> 32), static_cast<uint32_t>(seed)}, uint32);
@@ -125,6 +279,7 @@ array key(uint64_t seed) {
 
 void seed(uint64_t seed) {
   global_keys().seed(seed);
+  if (auto st = installed_key_store()) st->store(key(seed));
 }
 
 array split(const array& key, int num, StreamOrDevice s) {
@@ -133,7 +288,6 @@ array split(const array& key, int num, StreamOrDevice s) {
         msg("[split] The number of keys must be non-negative; got ", num, "."));
   }
   check_key(key, "split");
-  // Key i is block i of the key's stream: words 2i and 2i + 1.
   return make_bits({num, 2}, 4, key, to_stream(s));
 }
 
@@ -156,6 +310,8 @@ array bits(const Shape& shape, int width, const KeyArg& key, StreamOrDevice s) {
   return make_bits(shape, width, resolve_key(key, "bits"), to_stream(s));
 }
 
+// ---------------------------------------------------------------- uniform and normal
+
 array uniform(const array& low, const array& high, const Shape& shape, Dtype dtype,
               const KeyArg& key, StreamOrDevice s) {
   check_floating(dtype, "uniform");
@@ -167,44 +323,100 @@ array uniform(const array& low, const array& high, const Shape& shape, Dtype dty
 
 array uniform(const Shape& shape, Dtype dtype, const KeyArg& key, StreamOrDevice s) {
   check_floating(dtype, "uniform");
-  return uniform(array(0.0f, dtype), array(1.0f, dtype), shape, dtype, key, s);
+  return uniform(array(0.0, dtype), array(1.0, dtype), shape, dtype, key, s);
 }
 
 array uniform(const Shape& shape, const array& key, StreamOrDevice s) {
   return uniform(shape, float32, key, s);
 }
 
+array normal_impl(const Shape& shape, Dtype dtype, const std::optional<array>& loc,
+                  const std::optional<array>& scale, const KeyArg& key, StreamOrDevice s) {
+  if (!is_floating_point(dtype) && dtype != complex64) {
+    throw std::invalid_argument(
+        msg("[normal] dtype must be a real floating-point type or complex64; got ", dtype, "."));
+  }
+  check_shape(shape, "normal");
+  return normal_from_key(shape, dtype, loc, scale, resolve_key(key, "normal"), to_stream(s));
+}
+
 array normal(const Shape& shape, Dtype dtype, float loc, float scale, const KeyArg& key,
              StreamOrDevice s) {
-  check_floating(dtype, "normal");
-  check_shape(shape, "normal");
-  auto stream = to_stream(s);
-  const Dtype ct = compute_dtype(dtype);
-  array u = uniform_from_key(array(just_above_minus_one(ct), ct), array(1.0, ct), shape, ct,
-                             resolve_key(key, "normal"), stream);
-  array z = multiply(erfinv(u, stream), array(std::sqrt(2.0), ct), stream);
-  if (scale != 1.0f) z = multiply(z, array(scale, ct), stream);
-  if (loc != 0.0f) z = add(z, array(loc, ct), stream);
-  return astype(z, dtype, stream);
+  // MLX's convention: a zero loc and a unit scale add no operation.
+  auto as_array = [&](float v, float neutral) {
+    return v == neutral ? std::nullopt : std::optional<array>(array(v, dtype));
+  };
+  return normal_impl(shape, dtype, as_array(loc, 0.0f), as_array(scale, 1.0f), key, s);
 }
 
 array normal(const Shape& shape, Dtype dtype, const KeyArg& key, StreamOrDevice s) {
-  return normal(shape, dtype, 0.0f, 1.0f, key, s);
+  return normal_impl(shape, dtype, std::nullopt, std::nullopt, key, s);
 }
 
 array normal(const Shape& shape, const array& key, StreamOrDevice s) {
-  return normal(shape, float32, 0.0f, 1.0f, key, s);
+  return normal_impl(shape, float32, std::nullopt, std::nullopt, key, s);
 }
+
+array multivariate_normal(const array& mean, const array& cov, const Shape& shape, Dtype dtype,
+                          const KeyArg& key, StreamOrDevice s) {
+  const char* op = "multivariate_normal";
+  if (dtype != float32) {
+    throw std::invalid_argument(msg("[", op, "] dtype must be float32; got ", dtype, "."));
+  }
+  if (mean.ndim() < 1) {
+    throw std::invalid_argument(msg("[", op, "] mean must have at least one dimension."));
+  }
+  if (cov.ndim() < 2) {
+    throw std::invalid_argument(
+        msg("[", op, "] cov must have at least two dimensions; got ", shape_str(cov.shape()), "."));
+  }
+  const int n = mean.shape(-1);
+  if (cov.shape(-1) != cov.shape(-2)) {
+    throw std::invalid_argument(msg("[", op, "] The last two dimensions of cov must be equal; got ",
+                                    shape_str(cov.shape()), "."));
+  }
+  if (cov.shape(-1) != n) {
+    throw std::invalid_argument(msg("[", op, "] mean of shape ", shape_str(mean.shape()),
+                                    " and cov of shape ", shape_str(cov.shape()),
+                                    " have different sizes n."));
+  }
+  check_shape(shape, op);
+  Shape out_shape = broadcast_shapes(Shape(cov.shape().begin(), cov.shape().end() - 2),
+                                     Shape(mean.shape().begin(), mean.shape().end() - 1), op);
+  out_shape = broadcast_shapes(out_shape, shape, op);
+  out_shape.push_back(n);
+#ifdef KILN_RANDOM_HAS_SVD
+  auto stream = to_stream(s);
+  // The covariance's square root U sqrt(S) V^T (symmetric for a symmetric PSD cov).
+  auto usv = linalg::svd(astype(cov, float32, stream), true, stream);
+  array root = matmul(multiply(usv[0], expand_dims(sqrt(usv[1], stream), -2, stream), stream),
+                      usv[2], stream);
+  array z =
+      normal_from_key(out_shape, dtype, std::nullopt, std::nullopt, resolve_key(key, op), stream);
+  array scaled = squeeze(matmul(expand_dims(z, -2, stream), root, stream), -2, stream);
+  return add(mean, scaled, stream);
+#else
+  (void)key, (void)s;
+  throw std::runtime_error(msg("[", op, "] needs kiln::linalg::svd, which this build lacks."));
+#endif
+}
+
+// ---------------------------------------------------------------- integers and bools
 
 array randint(const array& low, const array& high, const Shape& shape, Dtype dtype,
               const KeyArg& key, StreamOrDevice s) {
-  if (!is_integral(dtype) || dtype == bool_) {
-    throw std::invalid_argument(msg("[randint] dtype must be an integer type; got ", dtype, "."));
+  if (is_floating_point(dtype) || dtype == complex64) {
+    throw std::invalid_argument(
+        msg("[randint] dtype must be an integer type or bool; got ", dtype, "."));
   }
   check_shape(shape, "randint");
   check_broadcast_to(low.shape(), shape, "randint", "low");
   check_broadcast_to(high.shape(), shape, "randint", "high");
-  return uniform_from_key(low, high, shape, dtype, resolve_key(key, "randint"), to_stream(s));
+  auto stream = to_stream(s);
+  array u = uniform_from_key(low, high, shape, float32, resolve_key(key, "randint"), stream);
+  array out = astype(floor(u, stream), dtype, stream);
+  array top = astype(subtract(high, array(1), stream), dtype, stream);
+  return maximum(minimum(out, top, stream), astype(low, dtype, stream), stream);
 }
 
 array bernoulli(const array& p, const Shape& shape, const KeyArg& key, StreamOrDevice s) {
@@ -215,16 +427,17 @@ array bernoulli(const array& p, const Shape& shape, const KeyArg& key, StreamOrD
   check_shape(shape, "bernoulli");
   check_broadcast_to(p.shape(), shape, "bernoulli", "p");
   auto stream = to_stream(s);
-  // float32 at least, so p resolves to 2^-24 even when given in a half type.
-  const Dtype dtype = promote_types(p.dtype(), float32);
-  array u = uniform_from_key(array(0.0f, dtype), array(1.0f, dtype), shape, dtype,
-                             resolve_key(key, "bernoulli"), stream);
-  return less(u, astype(p, dtype, stream), stream);
+  // The float above 2^32: p >= 1 beats every word, p <= 0 none.
+  const array upper(std::nextafter(0x1p32f, std::numeric_limits<float>::max()), float32);
+  array b = make_bits(shape, 4, resolve_key(key, "bernoulli"), stream);
+  return less(b, multiply(p, upper, stream), stream);
 }
 
 array bernoulli(const array& p, const KeyArg& key, StreamOrDevice s) {
   return bernoulli(p, p.shape(), key, s);
 }
+
+// ---------------------------------------------------------------- other distributions
 
 array truncated_normal(const array& lower, const array& upper, const Shape& shape, Dtype dtype,
                        const KeyArg& key, StreamOrDevice s) {
@@ -233,16 +446,18 @@ array truncated_normal(const array& lower, const array& upper, const Shape& shap
   check_broadcast_to(lower.shape(), shape, "truncated_normal", "lower");
   check_broadcast_to(upper.shape(), shape, "truncated_normal", "upper");
   auto stream = to_stream(s);
-  const Dtype ct = compute_dtype(dtype);
-  const array sqrt2(std::sqrt(2.0), ct);
-  array lo = astype(lower, ct, stream), hi = astype(upper, ct, stream);
-  // Inverse-CDF sampling between the bounds' images under erf(x / sqrt(2)), kept off -1.
-  array a =
-      maximum(erf(divide(lo, sqrt2, stream), stream), array(just_above_minus_one(ct), ct), stream);
-  array b = erf(divide(hi, sqrt2, stream), stream);
-  array u = uniform_from_key(a, b, shape, ct, resolve_key(key, "truncated_normal"), stream);
-  array z = multiply(erfinv(u, stream), sqrt2, stream);
-  return astype(minimum(maximum(z, lo, stream), hi, stream), dtype, stream);
+  // Inverse-CDF sampling between the bounds' images under erf(x / sqrt(2)). float64 (not in
+  // MLX) uses kiln's float64 erf and erfinv.
+  const bool f64 = dtype == float64;
+  auto erf_ = [&](const array& x) { return f64 ? erf(x, stream) : erf_f32(x, stream); };
+  auto erfinv_ = [&](const array& x) { return f64 ? erfinv(x, stream) : erfinv_f32(x, stream); };
+  const array sqrt2(std::sqrt(2.0), dtype);
+  array lo = astype(lower, dtype, stream), hi = astype(upper, dtype, stream);
+  array a = erf_(divide(lo, sqrt2, stream));
+  array b = erf_(divide(hi, sqrt2, stream));
+  array u = uniform_from_key(a, b, shape, dtype, resolve_key(key, "truncated_normal"), stream);
+  array z = multiply(sqrt2, erfinv_(u), stream);
+  return maximum(minimum(hi, z, stream), lo, stream);
 }
 
 array truncated_normal(const array& lower, const array& upper, Dtype dtype, const KeyArg& key,
@@ -258,32 +473,53 @@ array gumbel(const Shape& shape, const array& key, StreamOrDevice s) {
 array gumbel(const Shape& shape, Dtype dtype, const KeyArg& key, StreamOrDevice s) {
   check_floating(dtype, "gumbel");
   check_shape(shape, "gumbel");
-  auto stream = to_stream(s);
-  const Dtype ct = compute_dtype(dtype);
-  // u in (0, 1): the smallest normal number as lower bound keeps log(u) finite.
-  const double tiny =
-      ct == float64 ? std::numeric_limits<double>::min() : std::numeric_limits<float>::min();
-  array u = uniform_from_key(array(tiny, ct), array(1.0, ct), shape, ct, resolve_key(key, "gumbel"),
-                             stream);
-  return astype(negative(log(negative(log(u, stream), stream), stream), stream), dtype, stream);
+  return gumbel_from_key(shape, dtype, resolve_key(key, "gumbel"), to_stream(s));
 }
+
+array laplace(const Shape& shape, Dtype dtype, float loc, float scale, const KeyArg& key,
+              StreamOrDevice s) {
+  check_floating(dtype, "laplace");
+  check_shape(shape, "laplace");
+  auto stream = to_stream(s);
+  array u = symmetric_unit(shape, resolve_key(key, "laplace"), stream);
+  // sign(u) * log1p(-|u|): the -1 of `dtype` makes this float64 for float64.
+  array x = multiply(sign(u, stream),
+                     log1p(multiply(array(-1.0f, dtype), abs(u, stream), stream), stream), stream);
+  x = astype(x, dtype, stream);
+  if (scale != 1.0f) x = multiply(array(scale, dtype), x, stream);
+  if (loc != 0.0f) x = add(array(loc, dtype), x, stream);
+  return x;
+}
+
+array laplace(const Shape& shape, Dtype dtype, const KeyArg& key, StreamOrDevice s) {
+  return laplace(shape, dtype, 0.0f, 1.0f, key, s);
+}
+
+array permutation(int x, const KeyArg& key, StreamOrDevice s) {
+  if (x < 0) {
+    throw std::invalid_argument(
+        msg("[permutation] The number of elements must be non-negative; got ", x, "."));
+  }
+  return permutation_from_key(x, resolve_key(key, "permutation"), to_stream(s));
+}
+
+array permutation(const array& x, int axis, const KeyArg& key, StreamOrDevice s) {
+  const int ax = checked_axis(axis, static_cast<int>(x.ndim()), "permutation", "an array");
+  auto stream = to_stream(s);
+  array order = permutation_from_key(x.shape(ax), resolve_key(key, "permutation"), stream);
+  return take(x, order, ax, stream);
+}
+
+// ---------------------------------------------------------------- categorical
 
 namespace {
-
-// argmax over `axis` of logits + Gumbel noise of `noise_shape` (logits broadcast to it).
-array gumbel_argmax(const array& logits, int axis, const Shape& noise_shape, const KeyArg& key,
-                    const Stream& s) {
-  const Dtype dtype = promote_types(logits.dtype(), float32);
-  array noise = gumbel(noise_shape, dtype, key, s);
-  return argmax(add(noise, astype(logits, dtype, s), s), axis, false, s);
-}
 
 int categorical_axis(const array& logits, int axis) {
   if (!is_floating_point(logits.dtype())) {
     throw std::invalid_argument(
         msg("[categorical] logits must be a real floating-point array; got ", logits.dtype(), "."));
   }
-  return normalize_axis(axis, static_cast<int>(logits.ndim()), "categorical");
+  return checked_axis(axis, static_cast<int>(logits.ndim()), "categorical", "logits");
 }
 
 }  // namespace
@@ -295,11 +531,7 @@ array categorical(const array& logits, int axis, const Shape& shape, const KeyAr
   Shape reduced = logits.shape();
   reduced.erase(reduced.begin() + ax);
   check_broadcast_to(reduced, shape, "categorical", "logits without the sampled axis");
-  // The category axis sits where it is in logits, counted from the right.
-  Shape noise_shape = shape;
-  const int pos = ax + static_cast<int>(shape.size() - reduced.size());
-  noise_shape.insert(noise_shape.begin() + pos, logits.shape(ax));
-  return gumbel_argmax(logits, pos, noise_shape, key, to_stream(s));
+  return categorical_from_key(logits, ax, shape, resolve_key(key, "categorical"), to_stream(s));
 }
 
 array categorical(const array& logits, int axis, int num_samples, const KeyArg& key,
@@ -310,10 +542,17 @@ array categorical(const array& logits, int axis, int num_samples, const KeyArg& 
         msg("[categorical] num_samples must be non-negative; got ", num_samples, "."));
   }
   auto stream = to_stream(s);
-  // Samples along a new last axis: logits (..., C, ..., 1) against noise (..., C, ..., n).
-  Shape noise_shape = logits.shape();
-  noise_shape.push_back(num_samples);
-  return gumbel_argmax(expand_dims(logits, -1, stream), ax, noise_shape, key, stream);
+  // Samples along a new last axis: logits (..., C, ..., 1) against (..., num_samples).
+  array expanded = expand_dims(logits, -1, stream);
+  Shape shape = expanded.shape();
+  shape.erase(shape.begin() + ax);
+  shape.back() = num_samples;
+  array k = resolve_key(key, "categorical");
+  // One distribution: MLX inverts its CDF instead (O(C + num_samples) memory there).
+  if (logits.size() == static_cast<size_t>(logits.shape(ax))) {
+    return categorical_by_cdf(logits, shape, k, stream);
+  }
+  return categorical_from_key(expanded, ax, shape, k, stream);
 }
 
 namespace {
@@ -321,7 +560,7 @@ array categorical_default(const array& logits, int axis, const KeyArg& key, Stre
   const int ax = categorical_axis(logits, axis);
   Shape shape = logits.shape();
   shape.erase(shape.begin() + ax);
-  return categorical(logits, ax, shape, key, s);
+  return categorical_from_key(logits, ax, shape, resolve_key(key, "categorical"), to_stream(s));
 }
 }  // namespace
 
@@ -331,6 +570,15 @@ array categorical(const array& logits, int axis, const array& key, StreamOrDevic
 
 array categorical(const array& logits, int axis, StreamOrDevice s) {
   return categorical_default(logits, axis, std::nullopt, s);
+}
+
+}  // namespace kiln::random
+
+namespace kiln::random {
+
+void set_key_store(std::shared_ptr<KeyStore> store) {
+  std::lock_guard lk(key_store_mutex());
+  key_store_slot() = std::move(store);
 }
 
 }  // namespace kiln::random

@@ -537,13 +537,14 @@ std::pair<std::vector<array>, std::vector<array>> vjp(const ArrayFn& fun,
                                         shape_str(cotangents[i].shape()), " but output ", i,
                                         " has shape ", shape_str(outputs[i].shape()), "."));
       }
-      if (cotangents[i].dtype() != outputs[i].dtype()) {
-        throw std::invalid_argument(msg("[vjp] cotangents[", i, "] has dtype ",
-                                        cotangents[i].dtype(), " but output ", i, " has dtype ",
-                                        outputs[i].dtype(), "."));
-      }
     }
-    return cotangents;
+    // A cotangent of another dtype is converted to its output's (MLX accepts, e.g., an int64
+    // cotangent for an int32 output).
+    std::vector<array> seeds = cotangents;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      if (seeds[i].dtype() != outputs[i].dtype()) seeds[i] = astype(seeds[i], outputs[i].dtype());
+    }
+    return seeds;
   };
   return vjp_impl(fun, primals, iota(primals.size()), seed);
 }

@@ -25,6 +25,10 @@ need libopenblas-dev bash -c 'has_header() { echo "#include <$1>" | c++ -x c++ -
 need libopenblas-dev bash -c 'ldconfig -p | grep -q libopenblas'
 need libgtest-dev bash -c 'ls /usr/lib/*/cmake/GTest/GTestConfig.cmake /usr/lib/cmake/GTest/GTestConfig.cmake /usr/local/lib/cmake/GTest/GTestConfig.cmake /usr/lib/*/libgtest.a 2>/dev/null | grep -q .'
 need python3 command -v python3
+# Array I/O: JSON headers (safetensors) and zlib (.npz). scripts/fetch-deps.sh fetches them
+# for machines without network.
+need nlohmann-json3-dev has_header nlohmann/json.hpp
+need zlib1g-dev has_header zlib.h
 # De-duplicate.
 if ((${#missing[@]})); then
   mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
@@ -49,6 +53,18 @@ if ((${#missing[@]})); then
   fi
 fi
 
+# CPU FFTs use KISS FFT when it is installed (optional: the build works without it).
+if ! has_header kissfft/kiss_fft.h; then
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+    log "installing libkissfft-dev (CPU FFTs)"
+    { apt-get install -y -qq --no-install-recommends libkissfft-dev >&2 ||
+      { apt-get update -qq >&2 && apt-get install -y -qq --no-install-recommends libkissfft-dev >&2; }; } ||
+      log "libkissfft-dev is not available: CPU FFTs will raise"
+  else
+    log "optional: sudo apt-get install -y libkissfft-dev (CPU FFTs)"
+  fi
+fi
+
 # ---------------------------------------------------------------- Python
 # Required: numpy, pybind11 >= 3, pytest. Optional extras are installed into .venv only.
 py_ok() {
@@ -58,7 +74,7 @@ assert int(pybind11.__version__.split(".")[0]) >= 3
 PY
 }
 PY_REQS=(numpy "pybind11>=3" pytest)
-PY_EXTRAS=(ml_dtypes scikit-learn matplotlib)
+PY_EXTRAS=(ml_dtypes scikit-learn matplotlib safetensors gguf scipy)
 
 if py_ok python3; then
   PY=$(command -v python3)

@@ -503,6 +503,21 @@ std::vector<Row> indexing_rows() {
       row("sort", "flat", FN1(sort(a)), {T({3, 4})}),
       row("argsort", "axis", FN1(argsort(a, 0)), {T({30, 40})}),
       row("argsort", "flat", FN1(argsort(a)), {T({3, 4})}),
+      row("sort", "long", FN1(sort(a)), {T({70000})}).types({float32, int64, uint8}),
+      row("argsort", "long", FN1(argsort(a, 1)), {T({5, 9000})}).types({float32, float16}),
+      row("partition", "axis", FN1(partition(a, 7, 1)), {T({30, 40})})
+          .types({float32, int16, float16, float64, complex64}),
+      row("partition", "flat", FN1(partition(a, -3)), {L(T({3, 4}), Layout::transposed)}),
+      row("argpartition", "axis", FN1(argpartition(a, 5, 0)), {T({30, 40})}),
+      row("argpartition", "flat", FN1(argpartition(a, 2)), {L(T({3, 8}), Layout::strided)}),
+      row("topk", "axis", FN1(topk(a, 4, 1)), {T({30, 40})}).types({float32, int32, float64}),
+      row("topk", "long", FN1(topk(a, 10)), {T({300000})}),
+      row("median", "axes", FN1(median(a, {0, 2})), {T({6, 5, 7})})
+          .types({float32, int32, float16, complex64}),
+      row("median", "long", FN1(median(a)), {T({200001})}),
+      row("searchsorted", "", FN2(searchsorted(sort(a), b)), {T({50}), T({4, 30})}),
+      row("unique", "", FNV(unique(x[0], 20, true, true, true)), {T({5, 40}, -8, 8)})
+          .types({int32, uint8, float32, complex64}),
   };
 }
 
@@ -523,6 +538,9 @@ std::vector<Row> random_rows() {
       row("random::gumbel", "", FN0(random::gumbel({1000}, t, random::key(8))), {}),
       row("random::categorical", "", FN1(random::categorical(a, -1, random::key(9))),
           {T({20, 10})}),
+      row("random::laplace", "", FN0(random::laplace({1000}, t, random::key(10))), {})
+          .types(kFloats),
+      row("random::permutation", "", FN0(random::permutation(1000, random::key(11))), {}),
   };
 }
 
@@ -590,7 +608,103 @@ std::vector<Row> numpy_rows() {
       row("to_fp8", "", FN1(to_fp8(a)), {T({30, 40}, -500, 500)}).types(halves),
       row("from_fp8", "", FN1(from_fp8(a, float32)), {D({30, 40}, uint8, 0, 255)}),
       row("depends", "", FNV(depends({x[0]}, {x[1]})), {T({30, 40}), T({5})}),
+      row("dynamic_slice", "", FN1(dynamic_slice(a, array({7, 3}, int32), {0, 1}, {10, 20})),
+          {L(T({30, 40}), Layout::transposed)})
+          .types(kSome),
+      row("dynamic_slice_update", "", FN2(dynamic_slice_update(a, b, array({25}, int32), {1})),
+          {T({30, 40}), T({30, 10})}),
+      row("pad", "reflect", FN1(pad(a, {{5, 30}, {1, 0}}, std::string("reflect"))), {T({20, 7})})
+          .types(kSome),
   };
+}
+
+// Convolutions: every mode of the primitive runs through the forward op and conv_transpose
+// (whose GPU path is the general one), and cuDNN's through the plain cases.
+std::vector<Row> conv_rows() {
+  const std::vector<Dtype> dtypes = {float32, float16, bfloat16, float64};
+  return {
+      row("conv1d", "", FN2(conv1d(a, b, 2, 1, 2)), {T({2, 17, 8}), T({6, 3, 8})}).types(dtypes),
+      row("conv1d", "groups", FN2(conv1d(a, b, 1, 1, 1, 2)), {T({2, 9, 4}), T({4, 3, 2})}),
+      row("conv2d", "", FN2(conv2d(a, b, {1, 1}, {1, 1})), {T({2, 9, 8, 16}), T({32, 3, 3, 16})})
+          .types(dtypes),
+      row("conv2d", "strided_dilated_groups", FN2(conv2d(a, b, {2, 1}, {1, 0}, {1, 2}, 2)),
+          {L(T({2, 7, 6, 4}), Layout::strided), T({4, 3, 2, 2})}),
+      row("conv3d", "", FN2(conv3d(a, b, {1, 2, 1}, {1, 0, 1})),
+          {T({1, 4, 5, 3, 2}), T({2, 2, 3, 2, 2})}),
+      row("conv_general", "asymmetric_input_dilation_flip",
+          FN2(conv_general(a, b, {2, 1}, {1, 0}, {2, 1}, {2, 1}, {2, 1}, 1, true)),
+          {T({2, 6, 5, 3}), T({4, 3, 2, 3})}),
+      row("conv_transpose1d", "", FN2(conv_transpose1d(a, b, 2, 1, 1, 1)),
+          {T({2, 5, 3}), T({4, 3, 3})})
+          .types(dtypes),
+      row("conv_transpose2d", "", FN2(conv_transpose2d(a, b, {2, 2}, {1, 0})),
+          {T({2, 4, 4, 8}), T({6, 3, 3, 8})}),
+      row("conv_transpose3d", "", FN2(conv_transpose3d(a, b, {2, 1, 1})),
+          {T({1, 2, 3, 3, 2}), T({2, 2, 3, 2, 2})}),
+      row("convolve", "", FN2(convolve(a, b, "same")), {T({50}), T({7})}),
+  };
+}
+
+// kiln::linalg and kiln::fft: outputs free of the sign or order a library may pick (Q R,
+// U S Vt, V w V^T, sums of eigenvalues) where those are not unique.
+std::vector<Row> factor_fft_rows() {
+  const std::vector<Dtype> real = {float32, float64};
+#define SPD(x) add(matmul(x, swapaxes(x, -1, -2)), multiply(eye(x.shape(-1), t), array(4.0, t)))
+#define WELL(x) add(x, multiply(eye(x.shape(-1), t), array(4.0, t)))
+  return {
+      row("linalg::inv", "", FN1(linalg::inv(WELL(a))), {T({3, 6, 6})}).types(real),
+      row("linalg::tri_inv", "upper", FN1(linalg::tri_inv(WELL(a), true)), {T({2, 5, 5})})
+          .types(real),
+      row("linalg::cholesky", "", FN1(linalg::cholesky(SPD(a))), {T({4, 6, 6})}).types(real),
+      row("linalg::cholesky", "upper_large", FN1(linalg::cholesky(SPD(a), true)), {T({40, 40})}),
+      row("linalg::solve", "", FN2(linalg::solve(WELL(a), b)), {T({3, 5, 5}), T({3, 5, 2})})
+          .types(real),
+      row("linalg::solve_triangular", "lower", FN2(linalg::solve_triangular(WELL(a), b)),
+          {T({2, 5, 5}), T({2, 5, 3})})
+          .types(real),
+      row("linalg::solve_triangular", "upper", FN2(linalg::solve_triangular(WELL(a), b, true)),
+          {T({5, 5}), T({5})}),
+      row("linalg::qr", "tall",
+          FN1(matmul(linalg::qr(a).first, linalg::qr(a).second), abs(linalg::qr(a).first),
+              abs(linalg::qr(a).second)),
+          {T({2, 7, 4})})
+          .types(real),
+      row("linalg::qr", "wide", FN1(matmul(linalg::qr(a).first, linalg::qr(a).second)),
+          {T({3, 6})}),
+      row("linalg::svd", "values", FN1(linalg::svd(a, false)[0]), {T({3, 6, 4})}).types(real),
+      row("linalg::svd", "reconstruct", FN1([&] {
+            auto usv = linalg::svd(a);
+            return matmul(multiply(usv[0], expand_dims(usv[1], 0)), slice(usv[2], {0, 0}, {4, 7}));
+          }()),
+          {T({4, 7})}),
+      row("linalg::eigh", "",
+          FN1(linalg::eigh(add(a, swapaxes(a, -1, -2))).first,
+              [&] {
+                auto [w, v] = linalg::eigh(add(a, swapaxes(a, -1, -2)));
+                return matmul(multiply(v, expand_dims(w, -2)), swapaxes(v, -1, -2));
+              }()),
+          {T({3, 6, 6})})
+          .types(real),
+      row("linalg::eigh", "batched_jacobi", FN1(linalg::eigvalsh(add(a, swapaxes(a, -1, -2)), "U")),
+          {T({20, 8, 8})}),
+      row("linalg::eig", "", FN1(sum(linalg::eigvals(a), -1), sum(square(linalg::eigvals(a)), -1)),
+          {T({2, 5, 5})}),
+      row("linalg::lu", "", FNV(linalg::lu(x[0])), {T({3, 5, 5})}).types(real),
+      row("linalg::det", "", FN1(linalg::det(WELL(a))), {T({3, 6, 6})}),
+      row("linalg::pinv", "", FN1(linalg::pinv(a)), {T({5, 3})}),
+      row("linalg::norm", "nuc", FN1(linalg::norm(a, std::string("nuc"))), {T({4, 5})}),
+      row("fft::fft", "odd_padded", FN1(fft::fft(a, 9)), {D({3, 7}, complex64)}),
+      row("fft::fft", "bluestein", FN1(fft::fft(a)), {D({2, 4097}, complex64)}),
+      row("fft::ifftn", "ortho", FN1(fft::ifftn(a, {0, 2}, fft::FFTNorm::Ortho)),
+          {D({4, 3, 6}, complex64)}),
+      row("fft::rfft", "", FN1(fft::rfft(a)), {L(T({4, 1000}), Layout::strided)}),
+      row("fft::rfftn", "", FN1(fft::rfftn(a, {1, 0})), {T({6, 5, 4})}),
+      row("fft::irfft", "", FN1(fft::irfft(a, 11)), {D({3, 6}, complex64)}),
+      row("fft::irfftn", "", FN1(fft::irfftn(a, {4, 6}, {0, 2}, fft::FFTNorm::Forward)),
+          {D({4, 3, 4}, complex64)}),
+  };
+#undef SPD
+#undef WELL
 }
 
 // ---------------------------------------------------------------- the cases
@@ -598,9 +712,9 @@ std::vector<Row> numpy_rows() {
 const std::vector<Row>& all_rows() {
   static const std::vector<Row> rows = [] {
     std::vector<Row> r;
-    for (auto part :
-         {creation_rows(), layout_rows(), unary_rows(), binary_rows(), operator_rows(),
-          reduction_rows(), linalg_rows(), indexing_rows(), random_rows(), numpy_rows()}) {
+    for (auto part : {creation_rows(), layout_rows(), unary_rows(), binary_rows(), operator_rows(),
+                      reduction_rows(), linalg_rows(), indexing_rows(), random_rows(), numpy_rows(),
+                      conv_rows(), factor_fft_rows()}) {
       r.insert(r.end(), part.begin(), part.end());
     }
     return r;

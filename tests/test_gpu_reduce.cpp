@@ -450,7 +450,7 @@ TEST(GpuRandom, UniformAndRandintAreTheCpusBitForBit) {
     expect_gpu_identical([&](Device dev) {
       return random::uniform(lo, hi, {1000, 33}, d, key, dev);
     });
-    // Narrow ranges round onto `high` often: those move one step toward low on both devices.
+    // Narrow ranges round onto `high` often (as in MLX), identically on both devices.
     array nlo = full({}, 1.0, d), nhi = full({}, 1.0078125, d);
     expect_gpu_identical(
         [&](Device dev) { return random::uniform(nlo, nhi, {4096}, d, key, dev); });

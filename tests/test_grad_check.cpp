@@ -377,6 +377,19 @@ std::vector<Row> indexing_rows() {
       row("sort", "flat", FN1(sort(a)), {F({3, 4})}),
       row("argsort", "axis", FN1(argsort(a, 0)), {F({3, 4})}),
       row("argsort", "flat", FN1(argsort(a)), {F({3, 4})}),
+      row("partition", "axis", FN1(partition(a, 1, 1)), {F({3, 4})}),
+      row("partition", "flat", FN1(partition(a, -2)), {F({3, 4})}),
+      row("argpartition", "axis", FN1(argpartition(a, 2, 0)), {F({3, 4})}),
+      row("argpartition", "flat", FN1(argpartition(a, 5)), {F({3, 4})}),
+      row("topk", "axis", FN1(topk(a, 2, 1)), {F({3, 4})}),
+      row("topk", "flat", FN1(topk(a, 3)), {F({3, 4})}),
+      row("median", "axis", FN1(median(a, 1)), {F({3, 4})}),
+      row("median", "axes", FN1(median(a, {0, 2}, true)), {F({3, 2, 3})}),
+      row("median", "all", FN1(median(a)), {F({3, 3})}),
+      row("searchsorted", "", FN1(searchsorted(linspace(-1.5, 1.5, 7, float64), a, "right")),
+          {F({3, 4})}),
+      row("unique", "", FNV(unique(x[0], 14, true, true, true)), {F({3, 4})}),
+      row("unique", "fill", FNV(unique(x[0], 14, true, true, true, x[1])), {F({3, 4}), F({})}),
   };
 }
 
@@ -467,6 +480,118 @@ std::vector<Row> numpy_rows() {
       row("to_fp8", "", FN1(to_fp8(a)), {F({3, 4})}),
       row("from_fp8", "", FN1(from_fp8(a, float64)), {fp8}),
       row("depends", "", FNV(depends({x[0]}, {x[1]})), {F({3, 4}), F({2})}),
+      row("dynamic_slice", "", FN1(dynamic_slice(a, array({1, 2}, int32), {0, 2}, {2, 3, 2})),
+          {F({4, 3, 5})}),
+      row("dynamic_slice_update", "", FN2(dynamic_slice_update(a, b, array({2, 1}, int32), {0, 1})),
+          {F({4, 5}), F({2, 3})}),
+      row("pad", "reflect", FN1(pad(a, {{2, 3}, {1, 0}}, std::string("reflect"))), {F({3, 4})}),
+      row("pad", "symmetric_edge",
+          FN1(pad(pad(a, {{4, 1}}, std::string("symmetric")), {{1, 2}}, std::string("edge"))),
+          {F({3, 2})}),
+  };
+}
+
+// Convolutions (ops_conv.cpp): strides, asymmetric padding, both dilations, groups, flip.
+std::vector<Row> conv_rows() {
+  return {
+      row("conv1d", "stride_pad_dilation", FN2(conv1d(a, b, 2, 1, 2)),
+          {F({2, 7, 4}), F({3, 3, 4})}),
+      row("conv1d", "groups", FN2(conv1d(a, b, 1, 1, 1, 2)), {F({2, 6, 4}), F({4, 3, 2})}),
+      row("conv2d", "", FN2(conv2d(a, b, {2, 1}, {1, 0}, {1, 2})),
+          {F({2, 5, 6, 3}), F({2, 3, 2, 3})}),
+      row("conv3d", "", FN2(conv3d(a, b, {1, 2, 1}, {1, 0, 1})),
+          {F({1, 4, 5, 3, 2}), F({2, 2, 3, 2, 2})}),
+      row("conv_general", "asymmetric_input_dilation_flip",
+          FN2(conv_general(a, b, {2}, {1}, {2}, {2}, {2}, 1, true)), {F({2, 5, 3}), F({2, 3, 3})}),
+      row("conv_general", "negative_padding_groups",
+          FN2(conv_general(a, b, {1, 2}, {-1, 1}, {0, 0}, {1, 1}, {1, 2}, 3)),
+          {F({1, 5, 4, 6}), F({3, 2, 2, 2})}),
+      row("conv_transpose1d", "", FN2(conv_transpose1d(a, b, 2, 1, 1, 1)),
+          {F({2, 5, 3}), F({4, 3, 3})}),
+      row("conv_transpose2d", "", FN2(conv_transpose2d(a, b, {2, 1}, {1, 0}, {1, 2}, {1, 0}, 2)),
+          {F({1, 3, 4, 4}), F({4, 2, 3, 2})}),
+      row("conv_transpose3d", "", FN2(conv_transpose3d(a, b, {2, 1, 1}, {0, 1, 0})),
+          {F({1, 2, 3, 3, 2}), F({2, 2, 3, 2, 2})}),
+      row("convolve", "full", FN2(convolve(a, b)), {F({7}), F({3})}),
+      row("convolve", "same_swapped", FN2(convolve(a, b, "same")), {F({3}), F({6})}),
+      row("convolve", "valid", FN2(convolve(a, b, "valid")), {F({6}), F({4})}),
+  };
+}
+
+// kiln::linalg and kiln::fft (their own headers): every differentiable function, on inputs
+// in its domain (symmetric positive definite where needed); functions of eigen- and
+// singular vectors are squared so the sign each vector comes with does not matter.
+std::vector<Row> factor_fft_rows() {
+  auto spd = [](const array& a) {
+    return add(matmul(a, transpose(a)), multiply(eye(a.shape(0), float64), array(3.0)));
+  };
+  auto sym = [](const array& a) { return add(a, transpose(a)); };
+  auto nonsingular = [](const array& a) {
+    return add(a, multiply(eye(a.shape(0), float64), array(4.0)));
+  };
+  return {
+      row("linalg::inv", "", f1([=](const array& a) { return linalg::inv(nonsingular(a)); }),
+          {F({4, 4})}),
+      row("linalg::tri_inv", "upper",
+          f1([=](const array& a) { return linalg::tri_inv(nonsingular(a), true); }), {F({4, 4})}),
+      row("linalg::cholesky", "", f1([=](const array& a) { return linalg::cholesky(spd(a)); }),
+          {F({4, 4})}),
+      row("linalg::cholesky", "upper_batched", f1([=](const array& a) {
+            return linalg::cholesky(
+                add(matmul(a, swapaxes(a, -1, -2)), multiply(eye(3, float64), array(3.0))), true);
+          }),
+          {F({2, 3, 3})}),
+      row("linalg::eigh", "",
+          FNV(std::vector<array>{linalg::eigh(x[0] + transpose(x[0])).first,
+                                 square(linalg::eigh(x[0] + transpose(x[0])).second)}),
+          {F({4, 4})}),
+      row("linalg::eigvalsh", "upper",
+          f1([=](const array& a) { return linalg::eigvalsh(sym(a), "U"); }), {F({4, 4})}),
+      row("linalg::svd", "values", f1([](const array& a) { return linalg::svd(a, false)[0]; }),
+          {F({4, 3})}),
+      row("linalg::svd", "vectors",
+          FNV(std::vector<array>{square(linalg::svd(x[0])[0]), linalg::svd(x[0])[1],
+                                 square(linalg::svd(x[0])[2])}),
+          {F({3, 3})}),
+      row("linalg::svd", "reduced_vectors_tall",
+          FNV(std::vector<array>{square(slice(linalg::svd(x[0])[0], {0, 0}, {4, 2})),
+                                 linalg::svd(x[0])[1], square(linalg::svd(x[0])[2])}),
+          {F({4, 2})}),
+      row("linalg::qr", "tall",
+          FNV(std::vector<array>{linalg::qr(x[0]).first, linalg::qr(x[0]).second}), {F({4, 3})}),
+      row("linalg::qr", "wide",
+          FNV(std::vector<array>{linalg::qr(x[0]).first, linalg::qr(x[0]).second}), {F({2, 4})}),
+      row("linalg::lu_factor", "",
+          f1([=](const array& a) { return linalg::lu_factor(nonsingular(a)).first; }), {F({4, 4})}),
+      row("linalg::solve", "", FN2(linalg::solve(add(a, multiply(eye(3, float64), array(4.0))), b)),
+          {F({3, 3}), F({3, 2})}),
+      row("linalg::solve", "vector_batched",
+          FN2(linalg::solve(add(a, multiply(eye(3, float64), array(4.0))), b)),
+          {F({2, 3, 3}), F({3})}),
+      row("linalg::solve_triangular", "",
+          FN2(linalg::solve_triangular(add(a, multiply(eye(3, float64), array(4.0))), b, true)),
+          {F({3, 3}), F({3, 2})}),
+      row("linalg::det", "small", FN1(linalg::det(a)), {F({3, 3})}),
+      row("linalg::det", "lu", f1([=](const array& a) { return linalg::det(nonsingular(a)); }),
+          {F({5, 5})}),
+      row("linalg::slogdet", "",
+          f1([=](const array& a) { return linalg::slogdet(nonsingular(a)).second; }), {F({5, 5})}),
+      row("linalg::pinv", "", FN1(linalg::pinv(a)), {F({4, 3})}),
+      row("linalg::norm", "nuc", FN1(linalg::norm(a, std::string("nuc"))), {F({3, 4})}),
+      row("linalg::norm", "ord3_axis", FN1(linalg::norm(a, 3.0, std::vector<int>{1})),
+          {F({3, 4}, 0.5, 2)}),
+      row("linalg::cross", "", FN2(linalg::cross(a, b)), {F({2, 3}), F({3})}),
+      // The transforms are linear: a large step has no truncation error and keeps float32
+      // rounding out of the difference quotient.
+      row("fft::fft", "n_pad", FN1(fft::fft(a, 9)), {C({2, 7})}).fd(0.1, 1e-3),
+      row("fft::ifftn", "ortho", FN1(fft::ifftn(a, {0, 1}, fft::FFTNorm::Ortho)), {C({3, 5})})
+          .fd(0.1, 1e-3),
+      row("fft::rfft", "odd", FN1(fft::rfft(a)), {F({2, 7})}).fd(0.1, 1e-3),
+      row("fft::rfftn", "", FN1(fft::rfftn(a, {0, 1})), {F({4, 6})}).fd(0.1, 1e-3),
+      row("fft::irfft", "even", FN1(fft::irfft(a, 8)), {C({2, 5})}).fd(0.1, 1e-3),
+      row("fft::irfftn", "odd_forward", FN1(fft::irfftn(a, {3, 5}, {0, 1}, fft::FFTNorm::Forward)),
+          {C({3, 3})})
+          .fd(0.1, 1e-3),
   };
 }
 
@@ -474,7 +599,8 @@ const std::vector<Row>& all_rows() {
   static const std::vector<Row> rows = [] {
     std::vector<Row> r;
     for (auto part : {creation_rows(), layout_rows(), unary_rows(), binary_rows(), reduction_rows(),
-                      linalg_rows(), indexing_rows(), random_rows(), numpy_rows()}) {
+                      linalg_rows(), indexing_rows(), random_rows(), numpy_rows(), conv_rows(),
+                      factor_fft_rows()}) {
       r.insert(r.end(), part.begin(), part.end());
     }
     std::set<std::string> used;

@@ -4,9 +4,11 @@
 // dtypes, shapes, transforms and errors.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numbers>
 
+#include "kiln/backend/gpu.h"
 #include "kiln/primitives_random.h"
 #include "kiln/random.h"
 #include "test_utils.h"
@@ -103,57 +105,96 @@ TEST(RandomBits, KeyHoldsTheSeedsWords) {
   EXPECT_EQ(k1, 0x89abcdefu);
 }
 
-TEST(RandomBits, EveryWidthReadsTheKeyStream) {
+// MLX's numbers (MLX 0.32.4's CPU build, C++ mlx::core::random::bits and split).
+TEST(RandomBits, MlxsKnownAnswers) {
+  array k3 = rnd::key(3);
+  EXPECT_EQ(values<uint32_t>(rnd::split(k3, 2)),
+            (std::vector<uint32_t>{1024511538u, 47757680u, 2603795180u, 1437962712u}));
+  EXPECT_EQ(values<uint8_t>(rnd::bits({5}, 1, k3)), (std::vector<uint8_t>{75, 52, 5, 116, 142}));
+  EXPECT_EQ(values<uint16_t>(rnd::bits({5}, 2, k3)),
+            (std::vector<uint16_t>{52786, 15632, 46739, 1376, 49900}));
+  EXPECT_EQ(
+      values<uint32_t>(rnd::bits({5}, 4, k3)),
+      (std::vector<uint32_t>{877192987u, 1614509672u, 4140764773u, 3448417067u, 2823528474u}));
+  EXPECT_EQ(values<uint8_t>(rnd::bits({}, 1, k3)), (std::vector<uint8_t>{155}));
+}
+
+TEST(RandomBits, EveryWidthReadsTheKeyStreamOfItsByteCount) {
   array key = fresh_key();
   auto [k0, k1] = key_words(key);
-  std::vector<uint32_t> words;
-  for (uint64_t i = 0; i < 8; ++i) {
-    auto w = random_impl::stream_block(k0, k1, i);
-    words.push_back(w.x0);
-    words.push_back(w.x1);
+  // The n bytes of a key are the first n bytes of the words of StreamLayout(n).
+  auto stream_bytes = [&](size_t n) {
+    random_impl::StreamLayout l(n);
+    std::vector<uint32_t> words(l.words);
+    for (uint64_t j = 0; j < l.words; ++j) words[j] = l.word(k0, k1, j);
+    std::vector<uint8_t> bytes(n);
+    if (n) std::memcpy(bytes.data(), words.data(), n);
+    return bytes;
+  };
+  auto as_bytes = [](auto v) {
+    std::vector<uint8_t> b(v.size() * sizeof(v[0]));
+    if (!b.empty()) std::memcpy(b.data(), v.data(), b.size());
+    return b;
+  };
+  for (int n : {0, 1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17, 33}) {
+    SCOPED_TRACE(n);
+    EXPECT_EQ(as_bytes(values<uint8_t>(rnd::bits({n}, 1, key))), stream_bytes(n));
+    EXPECT_EQ(as_bytes(values<uint16_t>(rnd::bits({n}, 2, key))), stream_bytes(2 * n));
+    EXPECT_EQ(as_bytes(values<uint32_t>(rnd::bits({n}, 4, key))), stream_bytes(4 * n));
+    EXPECT_EQ(as_bytes(values<uint64_t>(rnd::bits({n}, 8, key))), stream_bytes(8 * n));
   }
-  const auto* bytes = reinterpret_cast<const uint8_t*>(words.data());
-  // Odd sizes end inside a block.
-  auto b4 = values<uint32_t>(rnd::bits({7}, 4, key));
-  for (int i = 0; i < 7; ++i) EXPECT_EQ(b4[i], words[i]) << i;
-  auto b8 = values<uint64_t>(rnd::bits({3}, 8, key));
-  for (int i = 0; i < 3; ++i) EXPECT_EQ(b8[i], words[2 * i] | uint64_t(words[2 * i + 1]) << 32);
-  auto b2 = values<uint16_t>(rnd::bits({2, 5}, 2, key));
-  for (int i = 0; i < 10; ++i) EXPECT_EQ(b2[i], bytes[2 * i] | bytes[2 * i + 1] << 8) << i;
-  auto b1 = values<uint8_t>(rnd::bits({13}, 1, key));
-  for (int i = 0; i < 13; ++i) EXPECT_EQ(b1[i], bytes[i]) << i;
+  // The shape only counts bytes.
+  EXPECT_EQ(as_bytes(values<uint16_t>(rnd::bits({2, 5}, 2, key))), stream_bytes(20));
   EXPECT_EQ(rnd::bits({3}, 1, key).dtype(), uint8);
+  EXPECT_EQ(rnd::bits({3}, 8, key).dtype(), uint64);
   EXPECT_EQ(rnd::bits({3}, key).dtype(), uint32);
 }
 
 TEST(RandomBits, LargeOutputsSplitAcrossThreadsStayIdentical) {
-  // Block i must not depend on how the blocks were divided among threads.
+  // Each block's words must not depend on how the blocks were divided among threads.
   array key = fresh_key();
   auto [k0, k1] = key_words(key);
-  const int n = 1 << 18;
-  auto big = values<uint32_t>(rnd::bits({n}, 4, key));
-  for (int i : {0, 1, 2, 8191 * 2, 8192 * 2 + 1, n / 2, n - 2, n - 1}) {
-    auto w = random_impl::stream_block(k0, k1, i / 2);
-    EXPECT_EQ(big[i], i % 2 ? w.x1 : w.x0) << i;
+  for (int n : {1 << 18, (1 << 18) + 1}) {
+    SCOPED_TRACE(n);
+    random_impl::StreamLayout l(4 * static_cast<uint64_t>(n));
+    auto big = values<uint32_t>(rnd::bits({n}, 4, key));
+    for (int i : {0, 1, 2, 8191, 8192, 8193, n / 2 - 1, n / 2, n / 2 + 1, n - 2, n - 1}) {
+      EXPECT_EQ(big[i], l.word(k0, k1, i)) << i;
+    }
   }
 }
 
-TEST(RandomSplit, NewKeysAreBlocksOfTheStream) {
+TEST(RandomBits, BatchedKeysFillTheirOwnRows) {
+  // A transposed view: the keys are read through their strides.
+  array keys = transpose(contiguous(transpose(rnd::split(fresh_key(), 3))));
+  // Keys of shape (3, 2) give (3,) + shape, each row from its key.
+  array out(Shape{3, 5}, uint8, std::make_shared<RandomBits>(to_stream({}), Shape{5}, 1), {keys});
+  auto v = values<uint8_t>(out);
+  for (int i = 0; i < 3; ++i) {
+    array k = reshape(slice(keys, {i, 0}, {i + 1, 2}), {2});
+    auto row = values<uint8_t>(rnd::bits({5}, 1, k));
+    EXPECT_EQ(std::vector<uint8_t>(v.begin() + 5 * i, v.begin() + 5 * i + 5), row) << i;
+  }
+}
+
+TEST(RandomSplit, NewKeysAreTheFirstWordsOfTheKeysStream) {
   array key = fresh_key();
   auto [k0, k1] = key_words(key);
   array keys = rnd::split(key, 5);
   EXPECT_EQ(keys.shape(), (Shape{5, 2}));
   EXPECT_EQ(keys.dtype(), uint32);
+  EXPECT_TRUE(all_equal(keys, reshape(rnd::bits({10}, 4, key), {5, 2})));
+  random_impl::StreamLayout l(40);
   auto v = values<uint32_t>(keys);
-  for (int i = 0; i < 5; ++i) {
-    auto w = random_impl::stream_block(k0, k1, i);
-    EXPECT_EQ(v[2 * i], w.x0);
-    EXPECT_EQ(v[2 * i + 1], w.x1);
-  }
+  for (int j = 0; j < 10; ++j) EXPECT_EQ(v[j], l.word(k0, k1, j)) << j;
   auto [a, b] = rnd::split(key);
   EXPECT_EQ(a.shape(), (Shape{2}));
-  EXPECT_TRUE(all_equal(a, reshape(slice(keys, {0, 0}, {1, 2}), {2})));
-  EXPECT_TRUE(all_equal(b, reshape(slice(keys, {1, 0}, {2, 2}), {2})));
+  array two = rnd::split(key, 2);
+  EXPECT_TRUE(all_equal(a, reshape(slice(two, {0, 0}, {1, 2}), {2})));
+  EXPECT_TRUE(all_equal(b, reshape(slice(two, {1, 0}, {2, 2}), {2})));
+  auto [h0, h1] = random_impl::split2(k0, k1);
+  EXPECT_EQ(values<uint32_t>(a), (std::vector<uint32_t>{h0.x0, h0.x1}));
+  EXPECT_EQ(values<uint32_t>(b), (std::vector<uint32_t>{h1.x0, h1.x1}));
   EXPECT_EQ(rnd::split(key, 0).shape(), (Shape{0, 2}));
 }
 
@@ -232,26 +273,58 @@ TEST(RandomUniform, ArrayBoundsBroadcast) {
   for (size_t i = 0; i < v.size(); ++i) {
     double l = lo[(i / 4) % 3], h = hi[i % 4];
     EXPECT_GE(v[i], l);
-    EXPECT_LT(v[i], h);
+    EXPECT_LE(v[i], h);  // as in MLX, range * u + low may round onto high
   }
 }
 
-TEST(RandomUniform, NeverReturnsHigh) {
-  // A range of one ulp: half of low + range * u rounds onto high and must step back.
+// MLX's uniform, element by element: u = min(float(bits) / 2^32, the largest value below 1
+// in T) rounded to T, then (high - low) * u + low with every operation rounded to T
+// (float64, not in MLX: 64-bit words over 2^64).
+template <typename T>
+std::vector<double> uniform_reference(const array& key, int n, double low, double high) {
+  std::vector<double> out(n);
+  if constexpr (std::is_same_v<T, double>) {
+    auto b = values<uint64_t>(rnd::bits({n}, 8, key));
+    for (int i = 0; i < n; ++i) {
+      double u = std::min(static_cast<double>(b[i]) / 0x1p64, std::nextafter(1.0, 0.0));
+      volatile double r = high - low, p = r * u;  // no contraction into an fma
+      out[i] = p + low;
+    }
+  } else {
+    auto round = [](float x) { return static_cast<float>(static_cast<T>(x)); };
+    const float below_one = std::is_same_v<T, float> ? std::nextafter(1.0f, 0.0f)
+                            : std::is_same_v<T, float16_t>
+                                ? static_cast<float>(float16_t::from_bits(0x3BFF))
+                                : static_cast<float>(bfloat16_t::from_bits(0x3F7F));
+    auto b = values<uint32_t>(rnd::bits({n}, 4, key));
+    const float lo = round(static_cast<float>(low)), hi = round(static_cast<float>(high));
+    for (int i = 0; i < n; ++i) {
+      float u = round(std::min(static_cast<float>(b[i]) / 0x1p32f, below_one));
+      volatile float r = round(hi - lo), p = round(r * u);
+      out[i] = round(p + lo);
+    }
+  }
+  return out;
+}
+
+TEST(RandomUniform, RoundsAsMlxDoesIncludingTheEdges) {
+  // Wide, reversed and equal bounds, and a range of one ulp (where about half of the
+  // samples round onto high, as they do in MLX).
   for (Dtype t : kFloatTypes) {
     SCOPED_TRACE(t);
-    double high = 1.0 + spacing(t, 1.0);
-    auto v = test::to_double(rnd::uniform(array(1.0, t), array(high, t), {1000}, t, fresh_key()));
-    for (double y : v) ASSERT_EQ(y, 1.0);
-    // Reversed bounds: values in (high, low].
-    v = test::to_double(rnd::uniform(array(2.0, t), array(-2.0, t), {1000}, t, fresh_key()));
-    for (double y : v) {
-      ASSERT_GT(y, -2.0);
-      ASSERT_LE(y, 2.0);
+    const double ulp1 = spacing(t, 1.0);
+    for (auto [lo, hi] : std::vector<std::pair<double, double>>{
+             {-3.0, 5.0}, {2.0, -2.0}, {0.5, 0.5}, {1.0, 1.0 + ulp1}, {-1e-3, 3e4}}) {
+      SCOPED_TRACE(std::to_string(lo) + " .. " + std::to_string(hi));
+      array key = fresh_key();
+      const int n = 3001;
+      auto v = test::to_double(rnd::uniform(array(lo, t), array(hi, t), {n}, t, key));
+      std::vector<double> ref = t == float64   ? uniform_reference<double>(key, n, lo, hi)
+                                : t == float32 ? uniform_reference<float>(key, n, lo, hi)
+                                : t == float16 ? uniform_reference<float16_t>(key, n, lo, hi)
+                                               : uniform_reference<bfloat16_t>(key, n, lo, hi);
+      for (int i = 0; i < n; ++i) ASSERT_EQ(v[i], ref[i]) << i;
     }
-    // Equal bounds.
-    v = test::to_double(rnd::uniform(array(0.5, t), array(0.5, t), {10}, t, fresh_key()));
-    for (double y : v) ASSERT_EQ(y, 0.5);
   }
 }
 
@@ -285,6 +358,140 @@ TEST(RandomNormal, LocAndScale) {
   auto v = test::to_double(rnd::normal({50000}, float32, 3.0f, 2.0f, fresh_key()));
   EXPECT_NEAR(mean(v), 3.0, 0.05);
   EXPECT_NEAR(std::sqrt(variance(v)), 2.0, 0.05);
+}
+
+TEST(RandomNormal, ArrayLocAndScaleBroadcast) {
+  array key = fresh_key();
+  array loc({1.0f, -2.0f, 30.0f});                     // (3,)
+  array scale = reshape(array({0.5f, 4.0f}), {2, 1});  // (2, 1)
+  array x = rnd::normal({2, 3}, float32, loc, scale, key);
+  EXPECT_EQ(x.shape(), (Shape{2, 3}));
+  // (sqrt(2) * scale) * e + loc against scale * (sqrt(2) * e) + loc: a rounding apart.
+  array z = rnd::normal({2, 3}, key);
+  auto zv = test::to_double(z), lv = test::to_double(loc), sv = test::to_double(scale);
+  std::vector<double> ref(6);
+  for (int i = 0; i < 6; ++i) ref[i] = sv[i / 3] * zv[i] + lv[i % 3];
+  test::expect_allclose(x, {2, 3}, ref, 1e-6);
+  // A loc wider than shape widens the result; one that does not broadcast is an error.
+  EXPECT_EQ(
+      rnd::normal({3}, float32, reshape(array({0.0f, 1.0f}), {2, 1}), std::nullopt, key).shape(),
+      (Shape{2, 3}));
+  EXPECT_THROW(rnd::normal({3}, float32, array({0.0f, 1.0f}), std::nullopt, key),
+               std::invalid_argument);
+  // Scalar loc and scale of 0 and 1 are no-ops.
+  EXPECT_TRUE(
+      all_equal(rnd::normal({5}, float16, 0.0f, 1.0f, key), rnd::normal({5}, float16, key)));
+}
+
+TEST(RandomNormal, Complex64HasHalfTheVarianceInEachPart) {
+  const int n = 50000;
+  array x = rnd::normal({n}, complex64, fresh_key());
+  EXPECT_EQ(x.dtype(), complex64);
+  auto c = test::to_complex(x);
+  std::vector<double> re(n), im(n);
+  for (int i = 0; i < n; ++i) re[i] = c[i].real(), im[i] = c[i].imag();
+  for (const auto* part : {&re, &im}) {
+    EXPECT_NEAR(mean(*part), 0.0, 0.02);
+    EXPECT_NEAR(variance(*part), 0.5, 0.02);
+  }
+  // Parts are the erfinv of consecutive pairs of the float32 samples: real(z) * sqrt(2) is
+  // the normal sample 2i, imag(z) * sqrt(2) sample 2i + 1.
+  array key = fresh_key();
+  auto z = test::to_complex(rnd::normal({3}, complex64, key));
+  auto pairs = test::to_double(rnd::normal({6}, float32, key));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_NEAR(z[i].real() * std::numbers::sqrt2, pairs[2 * i], 1e-6);
+    EXPECT_NEAR(z[i].imag() * std::numbers::sqrt2, pairs[2 * i + 1], 1e-6);
+  }
+  // loc and scale: scale * z + loc.
+  auto w = test::to_complex(
+      rnd::normal({3}, complex64, array(complex64_t(1.0f, -1.0f)), array(2.0f), key));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_NEAR(w[i].real(), 2 * z[i].real() + 1, 1e-6);
+    EXPECT_NEAR(w[i].imag(), 2 * z[i].imag() - 1, 1e-6);
+  }
+  EXPECT_EQ(rnd::normal({}, complex64, fresh_key()).shape(), Shape{});
+}
+
+TEST(RandomLaplace, MomentsAndKolmogorovSmirnov) {
+  const int n = 100000;
+  for (Dtype t : kFloatTypes) {
+    SCOPED_TRACE(t);
+    array x = rnd::laplace({n}, t, 1.5f, 0.5f, fresh_key());
+    EXPECT_EQ(x.dtype(), t);
+    auto v = test::to_double(x);
+    for (double y : v) ASSERT_TRUE(std::isfinite(y));
+    // Mean 1.5, variance 2 b^2 = 0.5.
+    EXPECT_NEAR(mean(v), 1.5, 0.02);
+    EXPECT_NEAR(variance(v), 0.5, 0.03);
+    auto cdf = [](double y) {
+      double z = (y - 1.5) / 0.5;
+      return z < 0 ? 0.5 * std::exp(z) : 1 - 0.5 * std::exp(-z);
+    };
+    EXPECT_LT(ks_statistic(v, cdf), 2.5 / std::sqrt(n) + spacing(t, 2.0) / 2) << "KS statistic";
+  }
+  array key = fresh_key();
+  EXPECT_TRUE(
+      all_equal(rnd::laplace({7}, float32, 0.0f, 1.0f, key), rnd::laplace({7}, float32, key)));
+  EXPECT_EQ(rnd::laplace({2, 0}, float32, fresh_key()).shape(), (Shape{2, 0}));
+}
+
+TEST(RandomPermutation, IsTheArgsortOfRandomWords) {
+  array key = fresh_key();
+  for (int n : {0, 1, 2, 17, 1000}) {
+    SCOPED_TRACE(n);
+    array p = rnd::permutation(n, key);
+    EXPECT_EQ(p.dtype(), uint32);
+    EXPECT_EQ(p.shape(), (Shape{n}));
+    auto v = test::to_double(p);
+    std::vector<double> sorted = v;
+    std::sort(sorted.begin(), sorted.end());
+    for (int i = 0; i < n; ++i) ASSERT_EQ(sorted[i], i);
+    auto w = values<uint32_t>(rnd::bits({n}, 4, key));
+    for (int i = 0; i + 1 < n; ++i) {
+      ASSERT_LE(w[static_cast<size_t>(v[i])], w[static_cast<size_t>(v[i + 1])]);
+    }
+  }
+  // Along an axis: take of the permutation of that axis's length.
+  array x = test::random_array({4, 5, 3}, float32);
+  for (int axis : {0, 1, -1}) {
+    SCOPED_TRACE(axis);
+    const int ax = axis < 0 ? axis + 3 : axis;
+    array y = rnd::permutation(x, axis, key);
+    EXPECT_TRUE(all_equal(y, take(x, rnd::permutation(x.shape(ax), key), ax)));
+  }
+  // Non-contiguous input, and an int array keeps its dtype.
+  array xt = transpose(x);
+  EXPECT_TRUE(all_equal(rnd::permutation(xt, 1, key), take(xt, rnd::permutation(5, key), 1)));
+  EXPECT_EQ(rnd::permutation(array({1, 2, 3}), 0, key).dtype(), int32);
+}
+
+TEST(RandomMultivariateNormal, MomentsOrAClearErrorWithoutSvd) {
+  array mean({4.0f, 7.0f});
+  array cov({2.0f, 0.5f, 0.5f, 1.0f}, {2, 2});
+  array x(0.0f);
+  try {
+    x = rnd::multivariate_normal(mean, cov, {50000}, float32, fresh_key(), Device::cpu);
+    x.eval();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("[multivariate_normal] needs kiln::linalg::svd"),
+              std::string::npos);
+    GTEST_SKIP() << "kiln::linalg::svd is not in this build";
+  }
+  EXPECT_EQ(x.shape(), (Shape{50000, 2}));
+  auto v = test::to_double(x);
+  double m0 = 0, m1 = 0, c00 = 0, c01 = 0, c11 = 0;
+  const int n = 50000;
+  for (int i = 0; i < n; ++i) m0 += v[2 * i] / n, m1 += v[2 * i + 1] / n;
+  for (int i = 0; i < n; ++i) {
+    double a = v[2 * i] - m0, b = v[2 * i + 1] - m1;
+    c00 += a * a / n, c01 += a * b / n, c11 += b * b / n;
+  }
+  EXPECT_NEAR(m0, 4.0, 0.05);
+  EXPECT_NEAR(m1, 7.0, 0.05);
+  EXPECT_NEAR(c00, 2.0, 0.08);
+  EXPECT_NEAR(c01, 0.5, 0.05);
+  EXPECT_NEAR(c11, 1.0, 0.05);
 }
 
 TEST(RandomTruncatedNormal, StaysInBoundsWithTheRightMean) {
@@ -446,6 +653,121 @@ TEST(RandomTransforms, GradientsFlowToTheBounds) {
   test::expect_allclose(tangents[0], {64}, c);
 }
 
+TEST(RandomTransforms, GradientsFlowToLocAndScale) {
+  array key = fresh_key();
+  array loc = test::random_array({32}, float32), scale = test::random_array({32}, float32, 0.5, 2);
+  auto f = [&](const std::vector<array>& in) {
+    return std::vector<array>{rnd::normal({32}, float32, in[0], in[1], key)};
+  };
+  auto [outs, grads] = vjp(f, {loc, scale}, {ones({32})});
+  test::expect_allclose(grads[0], {32}, std::vector<double>(32, 1.0));
+  test::expect_allclose(grads[1], {32}, test::to_double(rnd::normal({32}, key)));
+}
+
+// The single-precision erf and erfinv the samplers use, as a function of x.
+array erf_f32_of(const array& x, StreamOrDevice s = {}) {
+  return array(x.shape(), x.dtype(), std::make_shared<ErfF32>(to_stream(s)), {x});
+}
+array erfinv_f32_of(const array& x, StreamOrDevice s = {}) {
+  return array(x.shape(), x.dtype(), std::make_shared<ErfInvF32>(to_stream(s)), {x});
+}
+
+TEST(RandomErfF32, AccurateInSinglePrecisionAndRoundedOnceForHalfTypes) {
+  std::vector<float> xs;
+  for (int i = -4000; i <= 4000; ++i) xs.push_back(i / 1000.0f);
+  array x(xs.begin(), {static_cast<int>(xs.size())}, float32);
+  auto e = test::to_double(erf_f32_of(x));
+  for (size_t i = 0; i < xs.size(); ++i) ASSERT_NEAR(e[i], std::erf(double(xs[i])), 5e-7) << xs[i];
+  std::vector<float> us;
+  for (int i = -9990; i <= 9990; ++i) us.push_back(i / 10000.0f);
+  array u(us.begin(), {static_cast<int>(us.size())}, float32);
+  auto g = test::to_double(erfinv_f32_of(u));
+  auto ref = test::to_double(erfinv(astype(u, float64)));
+  for (size_t i = 0; i < us.size(); ++i) {
+    ASSERT_NEAR(g[i], ref[i], 4 * std::abs(ref[i]) * 0x1p-23) << us[i];  // 2.4 ulp (Juffa)
+  }
+  // Half types compute in float32 and round once.
+  for (Dtype t : {float16, bfloat16}) {
+    SCOPED_TRACE(t);
+    array xt = astype(x, t), ut = astype(u, t);
+    auto via_f32 = test::to_double(astype(erf_f32_of(astype(xt, float32)), t));
+    EXPECT_EQ(test::to_double(erf_f32_of(xt)), via_f32);
+    via_f32 = test::to_double(astype(erfinv_f32_of(astype(ut, float32)), t));
+    EXPECT_EQ(test::to_double(erfinv_f32_of(ut)), via_f32);
+  }
+  // Non-contiguous input, empty input, and the ends.
+  array xt = slice(x, {1}, {static_cast<int>(xs.size())}, {7});
+  EXPECT_EQ(test::to_double(erf_f32_of(xt)), test::to_double(erf_f32_of(contiguous(xt))));
+  EXPECT_EQ(erf_f32_of(zeros({0})).size(), 0u);
+  auto ends = test::to_double(erfinv_f32_of(array({-1.0f, 1.0f})));
+  EXPECT_EQ(ends[0], -std::numeric_limits<double>::infinity());
+  EXPECT_EQ(ends[1], std::numeric_limits<double>::infinity());
+}
+
+TEST(RandomErfF32, DerivativesAndVmap) {
+  array x = test::random_array({40}, float32, -0.9, 0.9);
+  auto xv = test::to_double(x);
+  auto [o1, g1] = vjp([](const std::vector<array>& in) { return std::vector{erf_f32_of(in[0])}; },
+                      {x}, {ones({40})});
+  test::expect_allclose(g1[0], {40}, test::map_ref(xv, [](double v) {
+                          return 2 / std::sqrt(std::numbers::pi) * std::exp(-v * v);
+                        }));
+  auto [o2, g2] =
+      vjp([](const std::vector<array>& in) { return std::vector{erfinv_f32_of(in[0])}; }, {x},
+          {ones({40})});
+  auto inv = test::to_double(erfinv(astype(x, float64)));
+  std::vector<double> ref(40);
+  for (int i = 0; i < 40; ++i) ref[i] = std::sqrt(std::numbers::pi) / 2 * std::exp(inv[i] * inv[i]);
+  test::expect_allclose(g2[0], {40}, ref, 1e-4);
+  auto [p3, t3] =
+      jvp([](const std::vector<array>& in) { return std::vector{erfinv_f32_of(in[0])}; }, {x},
+          {ones({40})});
+  test::expect_allclose(t3[0], {40}, ref, 1e-4);
+  array x2 = reshape(x, {5, 8});
+  auto f = [](const array& a) { return erf_f32_of(a); };
+  auto finv = [](const array& a) { return erfinv_f32_of(a); };
+  EXPECT_TRUE(all_equal(vmap(f, 1)(x2), transpose(erf_f32_of(x2))));
+  EXPECT_TRUE(all_equal(vmap(finv)(x2), erfinv_f32_of(x2)));
+}
+
+// The GPU computes the same bits; samples that pass through a logarithm may differ in the
+// last place where the C library's logf (the CPU's, as MLX's) rounds differently.
+TEST(RandomDevices, TheGpuGivesTheCpusNumbers) {
+#ifdef KILN_WITH_CUDA
+  if (!gpu::is_available()) GTEST_SKIP() << "no GPU: " << gpu::unavailable_reason();
+#else
+  GTEST_SKIP() << "kiln was built without CUDA";
+#endif
+  array key = fresh_key();
+  auto both = [&](auto f) { return std::pair{f(Device::cpu), f(Device::gpu)}; };
+  auto exact = [&](auto f) {
+    auto [c, g] = both(f);
+    EXPECT_TRUE(all_equal(c, g));
+  };
+  for (int n : {0, 1, 3, 5, 1000, 4097}) {
+    for (int w : {1, 2, 4, 8}) exact([&](Device d) { return rnd::bits({n}, w, key, d); });
+  }
+  exact([&](Device d) { return rnd::split(take(rnd::split(key, 7, d), 3, 0, d), 5, d); });
+  for (Dtype t : kFloatTypes) {
+    exact([&](Device d) { return rnd::uniform(-3.0, 5.0, {1001}, t, key, d); });
+  }
+  exact([&](Device d) { return rnd::randint(-5, 100, {1001}, int32, key, d); });
+  exact([&](Device d) { return rnd::bernoulli(array(0.3f), {1001}, key, d); });
+  exact([&](Device d) { return rnd::permutation(1001, key, d); });
+  array x = test::random_array({1001}, float32, -4, 4);
+  exact([&](Device d) { return erf_f32_of(x, d); });
+  for (Dtype t : {float32, float16, bfloat16}) {
+    auto [c, g] = both([&](Device d) { return rnd::normal({20000}, t, key, d); });
+    auto cv = test::to_double(c), gv = test::to_double(g);
+    int differ = 0;
+    for (size_t i = 0; i < cv.size(); ++i) {
+      differ += cv[i] != gv[i];
+      ASSERT_NEAR(gv[i], cv[i], 4 * spacing(t, cv[i])) << i;
+    }
+    EXPECT_LT(differ, 40) << t;  // about 1 in 3000 in float32
+  }
+}
+
 // ---------------------------------------------------------------- errors
 
 TEST(RandomErrors, BadArgumentsThrowTaggedErrors) {
@@ -467,15 +789,18 @@ TEST(RandomErrors, BadArgumentsThrowTaggedErrors) {
   expect_error([&] { rnd::bits({3}, 3, key); }, "[bits] width must be 1, 2, 4 or 8 bytes; got 3.");
   expect_error([&] { rnd::bits({-1}, 4, key); }, "[bits] Negative dimension");
   expect_error([&] { rnd::uniform({3}, int32, key); }, "[uniform] dtype must be a real floating");
+  expect_error([&] { rnd::uniform({3}, complex64, key); }, "[uniform] dtype must be a real");
   expect_error(
       [&] {
         rnd::uniform(array({0.0f, 1.0f}), array(2.0f), {3}, float32, key);
       },
       "[uniform] low of shape (2,) cannot be broadcast to shape (3,).");
-  expect_error([&] { rnd::normal({3}, complex64, key); }, "[normal] dtype");
+  expect_error([&] { rnd::normal({3}, int32, key); },
+               "[normal] dtype must be a real floating-point type or complex64; got int32.");
+  expect_error([&] { rnd::normal({-3}, float32, key); }, "[normal] Negative dimension");
   expect_error([&] { rnd::randint(0, 5, {3}, float32, key); },
-               "[randint] dtype must be an integer type; got float32.");
-  expect_error([&] { rnd::randint(0, 5, {3}, bool_, key); }, "[randint]");
+               "[randint] dtype must be an integer type or bool; got float32.");
+  expect_error([&] { rnd::randint(0, 5, {3}, complex64, key); }, "[randint]");
   expect_error([&] { rnd::randint(array({1, 2}), array(5), {3}, int32, key); }, "[randint] low");
   expect_error([&] { rnd::bernoulli(array(1), {3}, key); }, "[bernoulli] p must be a real");
   expect_error([&] { rnd::bernoulli(array({0.5f, 0.5f}), {3}, key); }, "[bernoulli] p of shape");
@@ -484,11 +809,50 @@ TEST(RandomErrors, BadArgumentsThrowTaggedErrors) {
   expect_error([&] { rnd::truncated_normal(array(0.0f), array(1.0f), {3}, int32, key); },
                "[truncated_normal]");
   expect_error([&] { rnd::gumbel({2}, uint8, key); }, "[gumbel]");
+  expect_error([&] { rnd::laplace({2}, int32, key); }, "[laplace] dtype must be a real");
+  expect_error([&] { rnd::permutation(-1, key); }, "[permutation] The number of elements");
   array logits = rnd::uniform({2, 3}, key);
-  expect_error([&] { rnd::categorical(logits, 2, key); }, "[categorical] Axis 2");
   expect_error([&] { rnd::categorical(logits, -1, Shape{3}, key); }, "[categorical]");
   expect_error([&] { rnd::categorical(logits, -1, -2, key); }, "[categorical] num_samples");
   expect_error([&] { rnd::categorical(array({1, 2}), 0, key); }, "[categorical] logits must be");
+  // multivariate_normal: MLX's checks, in MLX's order.
+  array m2 = zeros({2}), c22 = zeros({2, 2});
+  expect_error([&] { rnd::multivariate_normal(m2, c22, {}, float16, key); },
+               "[multivariate_normal] dtype must be float32; got float16.");
+  expect_error([&] { rnd::multivariate_normal(zeros(Shape{}), c22, {}, float32, key); },
+               "[multivariate_normal] mean must have at least one dimension.");
+  expect_error([&] { rnd::multivariate_normal(m2, zeros({2}), {}, float32, key); },
+               "[multivariate_normal] cov must have at least two dimensions");
+  expect_error(
+      [&] {
+        rnd::multivariate_normal(m2, zeros({2, 3}), {}, float32, key);
+      },
+      "[multivariate_normal] The last two dimensions of cov must be equal");
+  expect_error([&] { rnd::multivariate_normal(zeros({3}), c22, {}, float32, key); },
+               "[multivariate_normal] mean of shape (3,) and cov of shape (2, 2)");
+  expect_error(
+      [&] {
+        rnd::multivariate_normal(zeros({2, 2}), c22, {3}, float32, key);
+      },
+      "[multivariate_normal]");
+  expect_error(
+      [&] {
+        rnd::multivariate_normal(m2, zeros({2, 2, 2}), {3}, float32, key);
+      },
+      "[multivariate_normal]");
+  // Bad axes are IndexErrors (std::out_of_range), as in MLX.
+  auto expect_range = [](auto f, const std::string& text) {
+    try {
+      f();
+      ADD_FAILURE() << "no exception; expected " << text;
+    } catch (const std::out_of_range& e) {
+      EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+    }
+  };
+  expect_range([&] { rnd::categorical(logits, 2, key); }, "[categorical] Axis 2");
+  expect_range([&] { rnd::categorical(logits, -3, 4, key); }, "[categorical] Axis -3");
+  expect_range([&] { rnd::permutation(logits, 2, key); }, "[permutation] Axis 2");
+  expect_range([&] { rnd::permutation(array(1.0f), 0, key); }, "[permutation] Axis 0");
 }
 
 TEST(RandomErrors, ARejectedCallLeavesTheGlobalKeyAlone) {

@@ -546,12 +546,10 @@ TEST(Reduce, ArgumentErrors) {
   expect_tag([&] { min(zeros({0})); }, "[min]");
   expect_tag([&] { argmax(zeros({0, 3}), 0); }, "[argmax]");
   expect_tag([&] { argmin(zeros({0})); }, "[argmin]");
-  // No ordering for complex numbers.
+  // No ordering for complex numbers in argmax and logsumexp (max and var take them).
   array c = zeros({2}, complex64);
-  expect_tag([&] { max(c); }, "[max]");
   expect_tag([&] { argmax(c); }, "[argmax]");
   expect_tag([&] { logsumexp(c); }, "[logsumexp]");
-  expect_tag([&] { var(c); }, "[var]");
   // The input stays usable.
   EXPECT_EQ(sum(x).item<float>(), 0.0f);
 }

@@ -21,15 +21,14 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // How an op maps the input dtype to the output dtype.
 enum class Rule {
-  math,            // integers and bool -> float32; floating and complex keep theirs
-  real_math,       // as math, but complex64 is an error
-  keep,            // the input's dtype
-  keep_no_bool,    // the input's dtype; bool is an error
-  abs,             // complex64 -> float32, else kept
-  rounding,        // kept; complex64 is an error
-  predicate,       // bool
-  real_predicate,  // bool; complex64 is an error
-  integral,        // integers and bool keep theirs; anything else is an error
+  math,          // integers and bool -> float32; floating and complex keep theirs
+  real_math,     // as math, but complex64 is an error
+  keep,          // the input's dtype
+  keep_no_bool,  // the input's dtype; bool is an error
+  abs,           // complex64 -> float32, else kept
+  rounding,      // kept; complex64 is an error
+  predicate,     // bool
+  integral,      // integers and bool keep theirs; anything else is an error
 };
 
 struct UnaryCase {
@@ -56,11 +55,9 @@ std::optional<Dtype> result_dtype(const UnaryCase& c, Dtype in) {
     case Rule::abs:
       return is_complex(in) ? float32 : in;
     case Rule::rounding:
-      return is_complex(in) ? std::nullopt : std::optional(in);
+      return is_complex(in) && !c.cref ? std::nullopt : std::optional(in);
     case Rule::predicate:
       return bool_;
-    case Rule::real_predicate:
-      return is_complex(in) ? std::nullopt : std::optional(bool_);
     case Rule::integral:
       return is_integral(in) ? std::optional(in) : std::nullopt;
   }
@@ -127,8 +124,8 @@ const std::vector<UnaryCase>& cases() {
        Rule::math, 0.5, 3.0},
       {"exp", OP(exp), [](double x) { return std::exp(x); }, [](cd z) { return std::exp(z); },
        Rule::math, -5.0, 5.0},
-      {"expm1", OP(expm1), [](double x) { return std::expm1(x); },
-       [](cd z) { return std::exp(z) - 1.0; }, Rule::math},
+      // expm1 and sigmoid are real-only, as in MLX.
+      {"expm1", OP(expm1), [](double x) { return std::expm1(x); }, nullptr, Rule::real_math},
       {"log", OP(log), [](double x) { return std::log(x); }, [](cd z) { return std::log(z); },
        Rule::math, 0.1, 4.0},
       {"log1p", OP(log1p), [](double x) { return std::log1p(x); },
@@ -163,12 +160,12 @@ const std::vector<UnaryCase>& cases() {
        [](cd z) { return std::atanh(z); }, Rule::math, -0.9, 0.9},
       {"erf", OP(erf), [](double x) { return std::erf(x); }, nullptr, Rule::real_math},
       {"erfinv", OP(erfinv), erfinv_ref, nullptr, Rule::real_math, -0.99, 0.99},
-      {"sigmoid", OP(sigmoid), sigmoid_ref, [](cd z) { return 1.0 / (1.0 + std::exp(-z)); },
-       Rule::math, -6.0, 6.0},
+      {"sigmoid", OP(sigmoid), sigmoid_ref, nullptr, Rule::real_math, -6.0, 6.0},
       {"floor", OP(floor), [](double x) { return std::floor(x); }, nullptr, Rule::rounding, -4, 4},
       {"ceil", OP(ceil), [](double x) { return std::ceil(x); }, nullptr, Rule::rounding, -4, 4},
-      {"round", OP(round), [](double x) { return std::nearbyint(x); }, nullptr, Rule::rounding, -4,
-       4},
+      {"round", OP(round), [](double x) { return std::nearbyint(x); },
+       [](cd z) { return cd(std::nearbyint(z.real()), std::nearbyint(z.imag())); }, Rule::rounding,
+       -4, 4},
       {"logical_not", OP(logical_not), [](double x) { return double(x == 0); },
        [](cd z) { return cd(z == 0.0); }, Rule::predicate},
       {"bitwise_invert", OP(bitwise_invert), [](double x) { return -x - 1; }, nullptr,
@@ -180,10 +177,10 @@ const std::vector<UnaryCase>& cases() {
       {"isfinite", OP(isfinite), [](double x) { return double(std::isfinite(x)); },
        [](cd z) { return cd(std::isfinite(z.real()) && std::isfinite(z.imag())); },
        Rule::predicate},
-      {"isposinf", OP(isposinf), [](double x) { return double(x == kInf); }, nullptr,
-       Rule::real_predicate},
-      {"isneginf", OP(isneginf), [](double x) { return double(x == -kInf); }, nullptr,
-       Rule::real_predicate},
+      {"isposinf", OP(isposinf), [](double x) { return double(x == kInf); },
+       [](cd z) { return cd(z == cd(kInf, 0.0)); }, Rule::predicate},
+      {"isneginf", OP(isneginf), [](double x) { return double(x == -kInf); },
+       [](cd z) { return cd(z == cd(-kInf, 0.0)); }, Rule::predicate},
       {"real", OP(real), [](double x) { return x; }, [](cd z) { return cd(z.real()); }, Rule::abs},
       {"imag", OP(imag), [](double) { return 0.0; }, [](cd z) { return cd(z.imag()); }, Rule::abs},
       {"conjugate", OP(conjugate), [](double x) { return x; }, [](cd z) { return std::conj(z); },
@@ -384,11 +381,11 @@ TEST(Unary, Float32ExpAndTanhAccuracyOverTheWholeRange) {
        1e-30f, 0.0f, -0.0f, 1.0f, INFINITY, -INFINITY, NAN},
       at);
   EXPECT_LE(e, 1.5) << "exp at x = " << std::hexfloat << at;
-  double t = worst_ulp_error(
-      [](const array& a) { return tanh(a, Device::cpu); }, [](double x) { return std::tanh(x); },
-      {1.0f, 0.99999994f, 1.0000001f, -1.0f, 1e-40f, -1e-40f, 9.0f, 44.0f, 45.0f, 0.0f, -0.0f,
-       INFINITY, -INFINITY, NAN},
-      at);
+  double t = worst_ulp_error([](const array& a) { return tanh(a, Device::cpu); },
+                             [](double x) { return std::tanh(x); },
+                             {1.0f, 0.99999994f, 1.0000001f, -1.0f, 1e-40f, -1e-40f, 9.0f, 44.0f,
+                              45.0f, 0.0f, -0.0f, INFINITY, -INFINITY, NAN},
+                             at);
   EXPECT_LE(t, 1.5) << "tanh at x = " << std::hexfloat << at;
   EXPECT_EQ(exp(array(-INFINITY)).item<float>(), 0.0f);
   EXPECT_EQ(exp(array(INFINITY)).item<float>(), INFINITY);
@@ -455,8 +452,12 @@ TEST(Unary, ErrorsMessages) {
             "[erf] Not defined for complex64 input; apply it to real(a) and imag(a).");
   EXPECT_THROW(floor(c), std::invalid_argument);
   EXPECT_THROW(ceil(c), std::invalid_argument);
-  EXPECT_THROW(round(c, 2), std::invalid_argument);
-  EXPECT_THROW(isposinf(c), std::invalid_argument);
+  EXPECT_THROW(expm1(c), std::invalid_argument);
+  EXPECT_THROW(sigmoid(c), std::invalid_argument);
+  // round takes the parts separately; isposinf is "equal to inf + 0j", as MLX.
+  EXPECT_EQ(round(array(complex64_t(2.6f, -1.4f))).item<complex64_t>(), complex64_t(3, -1));
+  EXPECT_FALSE(isposinf(array(complex64_t(INFINITY, 1))).item<bool>());
+  EXPECT_TRUE(isposinf(array(complex64_t(INFINITY, 0))).item<bool>());
   EXPECT_THROW(erfinv(c), std::invalid_argument);
   EXPECT_EQ(exp(c).item<complex64_t>(), std::exp(complex64_t(1, 2)));
 }

@@ -41,4 +41,8 @@ size_t get_memory_limit(int index);
 size_t set_cache_limit(int index, size_t limit);
 void clear_cache(int index);
 
+/** GPU kernels launched by this process so far (0 without CUDA): tests and benchmarks count
+ * the kernels of a computation with it (e.g. one for a fused chain). */
+uint64_t kernel_launches();
+
 }  // namespace kiln::gpu

@@ -122,8 +122,8 @@ void init_array(py::module_& m) {
           py::arg("val"), py::arg("dtype") = py::none());
   // Functions taking an array also take anything the constructor takes (`exp([1, 2])`).
   py::implicitly_convertible<py::object, array>();
-  // NumPy defers its binary operators to ours (`np_array + kiln_array` is a kiln array).
-  cls.attr("__array_priority__") = 100;
+  // No __array_priority__: as with MLX arrays, a NumPy array on the left of an operator
+  // converts the kiln array (`np_array == kiln_array` is a NumPy array).
 
   // Helper types first, so that signatures using them name them.
   py::class_<ArrayIterator>(m, "ArrayIterator")

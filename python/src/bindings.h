@@ -16,5 +16,9 @@ void init_random(py::module_& m);      // random.cpp
 void init_memory(py::module_& m);      // memory.cpp
 void init_fast(py::module_& m);        // fast.cpp
 void init_dlpack(py::module_& m);      // dlpack.cpp
+void init_compile(py::module_& m);     // compile.cpp (after init_random: mx.random.state)
+void init_io(py::module_& m);          // io.cpp
+void init_linalg(py::module_& m);      // linalg.cpp
+void init_fft(py::module_& m);         // fft.cpp
 
 }  // namespace kiln::python

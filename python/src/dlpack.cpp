@@ -283,7 +283,12 @@ array from_dlpack(py::object obj, std::optional<bool> copy) {
     buffer_error(
         msg("[from_dlpack] Unsupported DLPack device type ", int(tensor->device.device_type), "."));
   }();
-  return copy.value_or(false) ? kiln::copy(out) : out;
+  if (!copy.value_or(false)) return out;
+  // The copy happens now, not lazily: a later in-place change of the producer's memory
+  // must not show through.
+  array c = kiln::copy(out);
+  eval_nogil(c);
+  return c;
 }
 
 }  // namespace

@@ -449,9 +449,12 @@ Raises:
 
 }  // namespace
 
+void init_fast_builtins(py::module_& f);  // fast_builtins.cpp
+
 void init_fast(py::module_& m) {
   py::module_ f =
       m.def_submodule("fast", "Fused operations and custom kernels written as source strings.");
+  init_fast_builtins(f);
 
   py::register_exception<fast::KernelCompileError>(f, "KernelCompileError", PyExc_RuntimeError);
 

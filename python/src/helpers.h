@@ -4,6 +4,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <climits>
+#include <cstdint>
+#include <string>
 #include <variant>
 #include <vector>
 
@@ -16,14 +19,67 @@ namespace kiln::python {
 /** An `axis=` argument: None (all axes), an int, or a sequence of ints. */
 using Axis = std::variant<std::monostate, int, std::vector<int>>;
 
-/** A `shape=` argument: an int or a sequence of ints. */
-using ShapeArg = std::variant<int, std::vector<int>>;
+/** A `shape=` argument: an int or a sequence of ints (see the type caster below: sizes that
+ * do not fit int32 raise OverflowError naming the value, as MLX's do). */
+struct ShapeArg {
+  Shape shape;
+};
 
 inline Shape to_shape(const ShapeArg& s) {
-  if (auto* i = std::get_if<int>(&s)) return Shape{*i};
-  const auto& v = std::get<std::vector<int>>(s);
-  return Shape(v.begin(), v.end());
+  return s.shape;
 }
+
+}  // namespace kiln::python
+
+namespace pybind11::detail {
+template <>
+struct type_caster<kiln::python::ShapeArg> {
+  PYBIND11_TYPE_CASTER(kiln::python::ShapeArg, const_name("int | Sequence[int]"));
+
+  static bool dimension(handle h, int32_t& out) {
+    if (PyBool_Check(h.ptr()) || !PyIndex_Check(h.ptr())) return false;
+    object i = reinterpret_steal<object>(PyNumber_Index(h.ptr()));
+    if (!i) {
+      PyErr_Clear();
+      return false;
+    }
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+    if (overflow || v < INT32_MIN || v > INT32_MAX) {
+      throw pybind11::value_error();  // replaced below with OverflowError
+    }
+    out = static_cast<int32_t>(v);
+    return true;
+  }
+  bool load(handle src, bool) {
+    try {
+      value.shape.clear();
+      int32_t d;
+      if (PyIndex_Check(src.ptr()) && !PyBool_Check(src.ptr())) {
+        if (!dimension(src, d)) return false;
+        value.shape.push_back(d);
+        return true;
+      }
+      if (!PyList_Check(src.ptr()) && !PyTuple_Check(src.ptr())) return false;
+      for (auto item : reinterpret_borrow<sequence>(src)) {
+        if (!dimension(item, d)) return false;
+        value.shape.push_back(d);
+      }
+      return true;
+    } catch (const pybind11::value_error&) {
+      std::string text = str(src).cast<std::string>();
+      PyErr_SetString(PyExc_OverflowError,
+                      ("Shape dimension in " + text +
+                       " is outside the supported range [-2147483648, 2147483647] (kiln uses "
+                       "32-bit shape dimensions).")
+                          .c_str());
+      throw error_already_set();
+    }
+  }
+};
+}  // namespace pybind11::detail
+
+namespace kiln::python {
 
 /** The reduction NAME over `axis` (see Axis). */
 #define KILN_PY_REDUCTION(NAME)                                                                   \

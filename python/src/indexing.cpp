@@ -440,6 +440,7 @@ array scatter_at(const array& a, const Plan& p, py::handle index, py::handle val
     result.insert(result.end(), a.shape().begin() + static_cast<std::ptrdiff_t>(k),
                   a.shape().end());
     array upd = prepare_update(value, udtype, result, op);
+    if (shape_size(result) == 0) return a;  // nothing selected (an empty mask or array)
     Shape upd_shape = g.shape;
     upd_shape.insert(upd_shape.end(), k, 1);
     upd_shape.insert(upd_shape.end(), a.shape().begin() + static_cast<std::ptrdiff_t>(k),
@@ -452,6 +453,7 @@ array scatter_at(const array& a, const Plan& p, py::handle index, py::handle val
   array selected = getitem(positions, index);
   array upd = prepare_update(value, udtype, selected.shape(), op);
   int32_t n = static_cast<int32_t>(selected.size());
+  if (n == 0) return a;
   array flat = reshape(a, {static_cast<int32_t>(a.size())});
   array out = scatter_fn(flat, {reshape(selected, {n})}, reshape(upd, {n, 1}), {0});
   return reshape(out, a.shape());

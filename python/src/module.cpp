@@ -47,4 +47,8 @@ PYBIND11_MODULE(_core, m) {
   init_memory(m);
   init_fast(m);
   init_dlpack(m);
+  init_compile(m);
+  init_io(m);
+  init_linalg(m);
+  init_fft(m);
 }

@@ -314,6 +314,8 @@ void init_ops(py::module_& m) {
   init_ops_linalg(m);
   init_ops_indexing(m);
   init_ops_numpy(m);
+  init_ops_conv(m);
+  init_ops_sort(m);
 }
 
 }  // namespace kiln::python

@@ -18,5 +18,7 @@ void init_ops_reduce(py::module_& m);    // ops_reduce.cpp
 void init_ops_linalg(py::module_& m);    // ops_linalg.cpp
 void init_ops_indexing(py::module_& m);  // ops_indexing.cpp
 void init_ops_numpy(py::module_& m);     // ops_numpy.cpp
+void init_ops_conv(py::module_& m);      // ops_conv.cpp
+void init_ops_sort(py::module_& m);      // ops_sort.cpp
 
 }  // namespace kiln::python

@@ -29,21 +29,52 @@ void init_ops_creation(py::module_& m) {
 
   m.def(
       "arange",
-      [](py::object start_or_stop, py::object stop, py::object step, std::optional<Dtype> dtype,
-         StreamOrDevice s) {
+      [](py::args args, py::kwargs kwargs) {
+        // MLX's signature, arange(start, stop, step, dtype, *, stream), where a lone positional
+        // value or stop= alone is the stop, and start= without stop is an error.
+        static const char* names[] = {"start", "stop", "step", "dtype"};
+        if (args.size() > 4) throw py::type_error("[arange] Takes at most 4 positional arguments.");
+        py::object v[4] = {py::none(), py::none(), py::none(), py::none()};
+        for (size_t i = 0; i < args.size(); ++i) v[i] = args[i];
+        StreamOrDevice s;
+        bool start_by_name = false;
+        for (auto [k, val] : kwargs) {
+          std::string key = py::str(k);
+          if (key == "stream") {
+            if (!val.is_none()) s = val.cast<StreamOrDevice>();
+            continue;
+          }
+          int at = -1;
+          for (int i = 0; i < 4; ++i)
+            if (key == names[i]) at = i;
+          if (at < 0) throw py::type_error("[arange] Unexpected keyword argument '" + key + "'.");
+          if (static_cast<size_t>(at) < args.size()) {
+            throw py::type_error("[arange] Got multiple values for argument '" + key + "'.");
+          }
+          v[at] = py::reinterpret_borrow<py::object>(val);
+          start_by_name |= at == 0;
+        }
+        if (v[1].is_none() && (start_by_name || v[0].is_none())) {
+          throw py::type_error(
+              "[arange] Needs a stop value: arange(stop) or "
+              "arange(start, stop, step).");
+        }
         bool all_int = true;
         double start = 0, end;
-        if (stop.is_none()) {
-          end = number(start_or_stop, "stop", all_int);
+        if (v[1].is_none()) {
+          end = number(v[0], "stop", all_int);
         } else {
-          start = number(start_or_stop, "start", all_int);
-          end = number(stop, "stop", all_int);
+          if (!v[0].is_none()) start = number(v[0], "start", all_int);
+          end = number(v[1], "stop", all_int);
         }
-        double by = step.is_none() ? 1.0 : number(step, "step", all_int);
-        return arange(start, end, by, dtype.value_or(all_int ? int32 : float32), s);
+        double by = v[2].is_none() ? 1.0 : number(v[2], "step", all_int);
+        // Integer bounds beyond int32 widen the inferred dtype to int64, as mx.array does.
+        auto fits = [](double x) { return x >= -2147483648.0 && x <= 2147483647.0; };
+        Dtype inferred = all_int ? (fits(start) && fits(end) && fits(by) ? int32 : int64) : float32;
+        Dtype dtype = v[3].is_none() ? inferred : v[3].cast<Dtype>();
+        return arange(start, end, by, dtype, s);
       },
-      py::arg("start"), py::arg("stop") = py::none(), py::arg("step") = py::none(),
-      py::arg("dtype") = py::none(), py::kw_only(), stream, R"doc(
+      R"doc(
     Evenly spaced values in ``[start, stop)``: ``arange(stop)`` or ``arange(start, stop, step)``.
 
     Args:
@@ -61,17 +92,22 @@ void init_ops_creation(py::module_& m) {
 
   m.def(
       "linspace",
-      [](double start, double stop, int num, Dtype dtype, StreamOrDevice s) {
-        return linspace(start, stop, num, dtype, s);
+      [](double start, double stop, int num, bool endpoint, Dtype dtype, StreamOrDevice s) {
+        if (endpoint || num <= 0) return linspace(start, stop, num, dtype, s);
+        // [start, stop): the points of num + 1 steps but the last.
+        double step = (stop - start) / num;
+        return linspace(start, start + step * (num - 1), num, dtype, s);
       },
-      py::arg("start"), py::arg("stop"), py::arg("num") = 50, py::arg("dtype") = float32,
-      py::kw_only(), stream, R"doc(
-    ``num`` evenly spaced values over ``[start, stop]`` (both included).
+      py::arg("start"), py::arg("stop"), py::arg("num") = 50, py::arg("endpoint") = true,
+      py::arg("dtype") = float32, py::arg("stream") = py::none(), R"doc(
+    ``num`` evenly spaced values over ``[start, stop]`` (``[start, stop)`` with
+    ``endpoint=False``).
 
     Args:
         start (float): The first value.
         stop (float): The last value.
         num (int): How many values.
+        endpoint (bool): Include ``stop`` (the default).
         dtype (Dtype): The element type (float32).
 
     Returns:
@@ -124,8 +160,11 @@ void init_ops_creation(py::module_& m) {
   auto def_like = [&](const char* name, array (*fn)(const array&, StreamOrDevice),
                       const char* what) {
     m.def(
-        name, [fn](const array& a, StreamOrDevice s) { return fn(a, s); }, py::arg("a"),
-        py::pos_only(), py::kw_only(), stream,
+        name,
+        [fn](const array& a, std::optional<Dtype> dtype, StreamOrDevice s) {
+          return dtype ? astype(fn(a, s), *dtype, s) : fn(a, s);
+        },
+        py::arg("a"), py::pos_only(), py::arg("dtype") = py::none(), py::kw_only(), stream,
         (std::string("An array of ``a``'s shape and dtype filled with ") + what +
          ".\n\nArgs:\n    a (array): The model.\n\nReturns:\n    array: The filled array.\n")
             .c_str());
@@ -134,15 +173,18 @@ void init_ops_creation(py::module_& m) {
   def_like("ones_like", &ones_like, "ones");
   m.def(
       "full_like",
-      [](const array& a, const ScalarOrArray& vals, StreamOrDevice s) {
-        return full_like(a, to_array(vals.obj, a.dtype()), s);
+      [](const array& a, const ScalarOrArray& vals, std::optional<Dtype> dtype, StreamOrDevice s) {
+        Dtype d = dtype.value_or(a.dtype());
+        return full(a.shape(), to_array(vals.obj, d), d, s);
       },
-      py::arg("a"), py::pos_only(), py::arg("vals"), py::kw_only(), stream, R"doc(
+      py::arg("a"), py::pos_only(), py::arg("vals"), py::arg("dtype") = py::none(), py::kw_only(),
+      stream, R"doc(
     An array of ``a``'s shape and dtype filled with ``vals`` (broadcast).
 
     Args:
         a (array): The model.
         vals (array or scalar): The fill value(s).
+        dtype (Dtype, optional): The element type; ``a``'s by default.
 
     Returns:
         array: The filled array.

@@ -114,8 +114,8 @@ void init_ops_layout(py::module_& m) {
 
   m.def(
       "reshape",
-      [](const array& a, const std::vector<int>& shape, StreamOrDevice s) {
-        return reshape(a, as_shape(shape), s);
+      [](const array& a, const ShapeArg& shape, StreamOrDevice s) {
+        return reshape(a, to_shape(shape), s);
       },
       py::arg("a"), py::pos_only(), py::arg("shape"), py::kw_only(), stream, R"doc(
     The same elements with a new shape (a view when the layout allows).
@@ -264,52 +264,45 @@ void init_ops_layout(py::module_& m) {
 
   m.def(
       "slice",
-      [](const array& a, const std::vector<int>& start, const std::vector<int>& stop,
-         std::optional<std::vector<int>> strides, StreamOrDevice s) {
-        return strides ? slice(a, as_shape(start), as_shape(stop), as_shape(*strides), s)
-                       : slice(a, as_shape(start), as_shape(stop), s);
+      [](const array& a, const ScalarOrArray& start, const std::vector<int>& axes,
+         const std::vector<int>& slice_size, StreamOrDevice s) {
+        return dynamic_slice(a, to_array(start.obj), axes, as_shape(slice_size), s);
       },
-      py::arg("a"), py::pos_only(), py::arg("start"), py::arg("stop"),
-      py::arg("strides") = py::none(), py::kw_only(), stream, R"doc(
-    The slice ``[start:stop:strides]`` along every axis (a view). Unlike MLX's ``slice``,
-    which takes dynamic start indices, this is ``a[start[0]:stop[0]:strides[0], ...]``.
+      py::arg("a"), py::arg("start_indices"), py::arg("axes"), py::arg("slice_size"), py::kw_only(),
+      stream, R"doc(
+    The block of shape ``slice_size`` starting at ``start_indices`` along ``axes`` (and at 0
+    along the other axes); the start indices are an array, so they may be computed in the
+    graph. Starts are clamped so the block fits.
 
     Args:
         a (array): Input array.
-        start (Sequence[int]): First index per axis (negative counts from the end).
-        stop (Sequence[int]): End index per axis, excluded (clamped as in Python).
-        strides (Sequence[int], optional): Step per axis; 1 by default. Negative steps walk
-            backwards.
+        start_indices (array): One start per entry of ``axes``.
+        axes (Sequence[int]): The axes the starts apply to.
+        slice_size (Sequence[int]): The size of the block along every axis of ``a``.
 
     Returns:
-        array: The slice.
+        array: The block.
   )doc");
   m.def(
       "slice_update",
-      [](const array& src, const ScalarOrArray& update, const std::vector<int>& start,
-         const std::vector<int>& stop, std::optional<std::vector<int>> strides, StreamOrDevice s) {
-        array u = to_array(update.obj, src.dtype());
-        return strides
-                   ? slice_update(src, u, as_shape(start), as_shape(stop), as_shape(*strides), s)
-                   : slice_update(src, u, as_shape(start), as_shape(stop), s);
+      [](const array& src, const ScalarOrArray& update, const ScalarOrArray& start,
+         const std::vector<int>& axes, StreamOrDevice s) {
+        return dynamic_slice_update(src, to_array(update.obj, src.dtype()), to_array(start.obj),
+                                    axes, s);
       },
-      py::arg("a"), py::pos_only(), py::arg("update"), py::arg("start"), py::arg("stop"),
-      py::arg("strides") = py::none(), py::kw_only(), stream, R"doc(
-    ``a`` with the slice ``[start:stop:strides]`` replaced by ``update`` (broadcast to the
-    slice's shape and cast to ``a``'s dtype). See :func:`slice`.
+      py::arg("a"), py::arg("update"), py::arg("start_indices"), py::arg("axes"), py::kw_only(),
+      stream, R"doc(
+    ``a`` with the block of ``update``'s shape starting at ``start_indices`` along ``axes``
+    replaced by ``update`` (cast to ``a``'s dtype). See :func:`slice`.
 
     Args:
         a (array): Input array.
-        update (array or scalar): The new values.
-        start (Sequence[int]): First index per axis.
-        stop (Sequence[int]): End index per axis, excluded.
-        strides (Sequence[int], optional): Step per axis; 1 by default.
+        update (array): The new block.
+        start_indices (array): One start per entry of ``axes``.
+        axes (Sequence[int]): The axes the starts apply to.
 
     Returns:
         array: A new array; ``a`` is unchanged.
-
-    Raises:
-        ValueError: ``update`` does not broadcast to the slice.
   )doc");
 
   m.def("split", &split_by, py::arg("a"), py::pos_only(), py::arg("indices_or_sections"),
@@ -408,26 +401,24 @@ void init_ops_layout(py::module_& m) {
       "pad",
       [](const array& a, py::handle pad_width, const std::string& mode, const ScalarOrArray& value,
          StreamOrDevice s) {
-        if (mode != "constant") {
-          throw std::invalid_argument("[pad] Only mode='constant' is supported; got '" + mode +
-                                      "'.");
-        }
-        return pad(a, pad_widths(pad_width, static_cast<int>(a.ndim())),
+        return pad(a, pad_widths(pad_width, static_cast<int>(a.ndim())), mode,
                    to_array(value.obj, a.dtype()), s);
       },
       py::arg("a"), py::pos_only(), py::arg("pad_width"), py::arg("mode") = "constant",
       py::arg("constant_values") = 0, py::kw_only(), stream, R"doc(
-    ``a`` padded with a constant.
+    ``a`` padded along each axis: with a constant, the border value (``"edge"``), or the
+    mirrored array without (``"reflect"``) or with (``"symmetric"``) its border, as NumPy.
 
     Args:
         a (array): Input array.
         pad_width (int, tuple or list of tuples): ``n``, ``(before, after)`` for every axis,
             or one ``(before, after)`` per axis.
-        mode (str): Only ``"constant"``.
+        mode (str): ``"constant"``, ``"edge"``, ``"reflect"`` or ``"symmetric"``.
         constant_values (array or scalar): The padding value.
 
     Raises:
-        ValueError: Negative or mismatched widths, or another mode.
+        ValueError: Negative or mismatched widths, an unknown mode, or a non-constant pad of
+            an empty axis.
   )doc");
 }
 

@@ -113,10 +113,10 @@ void init_ops_numpy(py::module_& m) {
         else
           for (int v : std::get<std::vector<int>>(shift)) sh.push_back(v);
         if (std::holds_alternative<std::monostate>(axis)) {
-          if (sh.size() != 1) {
-            throw std::invalid_argument("[roll] A tuple of shifts needs a tuple of axes.");
-          }
-          return roll(a, sh[0], s);
+          // Without axes, every shift rolls the flattened array (NumPy adds them up).
+          int total = 0;
+          for (int v : sh) total += v;
+          return roll(a, total, s);
         }
         return roll(a, sh, axes_of(axis, a), s);
       },
@@ -173,7 +173,7 @@ void init_ops_numpy(py::module_& m) {
       [](py::args arrays, bool sparse, const std::string& indexing, StreamOrDevice s) {
         std::vector<array> xs;
         for (auto x : arrays) xs.push_back(to_array(x));
-        return meshgrid(xs, sparse, indexing, s);
+        return py::tuple(py::cast(meshgrid(xs, sparse, indexing, s)));
       },
       py::kw_only(), py::arg("sparse") = false, py::arg("indexing") = "xy", stream, R"doc(
     Coordinate grids from 1-D coordinate arrays: ``indexing="xy"`` (Cartesian, the default)

@@ -115,18 +115,21 @@ void init_ops_reduce(py::module_& m) {
 
   m.def(
       "softmax",
-      [](const array& a, const Axis& axis, StreamOrDevice s) {
+      [](const array& a, const Axis& axis, bool /*precise*/, StreamOrDevice s) {
         if (auto* i = std::get_if<int>(&axis)) return softmax(a, *i, s);
         if (auto* v = std::get_if<std::vector<int>>(&axis)) return softmax(a, *v, s);
         return softmax(a, all_axes(a), s);
       },
-      py::arg("a"), py::pos_only(), py::arg("axis") = py::none(), py::kw_only(), stream, R"doc(
+      py::arg("a"), py::pos_only(), py::arg("axis") = py::none(), py::kw_only(),
+      py::arg("precise") = false, stream, R"doc(
     ``exp(a - logsumexp(a))`` over the given axes, computed stably.
 
     Args:
         a (array): Input array.
         axis (int or Sequence[int], optional): The axes to normalize over; all by default
             (as MLX; pass ``axis=-1`` for the last axis).
+        precise (bool, optional): Accepted for MLX compatibility: kiln always computes half
+            types in float32.
 
     Returns:
         array: An array of ``a``'s shape (float32 for integer inputs).

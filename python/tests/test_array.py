@@ -326,9 +326,14 @@ def test_binary_operators(rng, name, op):
     # Reflected forms with a Python scalar and with a NumPy array.
     assert_close(op(2.5, b), op(2.5, bn), mx.float32, rtol=1e-5)
     assert_close(op(a, 1.5), op(an, 1.5), mx.float32, rtol=1e-5)
+    # A NumPy array on the left converts the kiln array and gives NumPy's result, as with
+    # MLX arrays; on the right, a kiln array.
     r = op(bn.astype(np.float32), a)
+    assert isinstance(r, np.ndarray)
+    np.testing.assert_allclose(r, op(bn, an).astype(r.dtype), rtol=1e-5)
+    r = op(a, bn.astype(np.float32))
     assert isinstance(r, mx.array)
-    assert_close(r, op(bn, an), mx.float32, rtol=1e-5)
+    assert_close(r, op(an, bn), mx.float32, rtol=1e-5)
 
 
 @pytest.mark.parametrize("op", ["&", "|", "^", "<<", ">>"])

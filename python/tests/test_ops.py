@@ -447,23 +447,41 @@ def test_tile_repeat_pad(rng):
     assert_close(mx.pad(a, (1, 2)), np.pad(an, (1, 2)), rtol=0)
     assert_close(mx.pad(a, [(0, 1), (2, 0)], constant_values=7), np.pad(an, [(0, 1), (2, 0)], constant_values=7),
                  rtol=0)
+    for mode in ("edge", "reflect", "symmetric"):
+        for widths in (1, (4, 7), [(0, 5), (9, 2)]):
+            assert_close(mx.pad(a, widths, mode=mode), np.pad(an, widths, mode=mode), rtol=0)
+        assert_close(mx.pad(a.T, 3, mode=mode), np.pad(an.T, 3, mode=mode), rtol=0)
+        with pytest.raises(ValueError, match=r"\[pad\]"):
+            mx.pad(mx.zeros((0, 3)), [(1, 1), (0, 0)], mode=mode)
     with pytest.raises(ValueError, match=r"\[pad\]"):
-        mx.pad(a, 1, mode="reflect")
+        mx.pad(a, 1, mode="wrap")
     with pytest.raises(ValueError, match=r"\[pad\]"):
         mx.pad(a, [(1, 1)] * 3)
 
 
 def test_slice_and_slice_update(rng):
-    a, an = random_array(rng, (5, 6), mx.float32)
-    assert_close(mx.slice(a, (1, 0), (4, 6), (2, 3)), an[1:4:2, 0:6:3], rtol=0)
-    assert_close(mx.slice(a, (0, 1), (2, 3)), an[0:2, 1:3], rtol=0)
-    u, un = random_array(rng, (2, 2), mx.float32)
+    # MLX's signatures: start indices are an array (computed in the graph), clamped to fit.
+    a, an = random_array(rng, (5, 6, 7), mx.float32)
+    assert_close(mx.slice(a, mx.array([1, 2]), (0, 2), (3, 6, 4)), an[1:4, :, 2:6], rtol=0)
+    assert_close(mx.slice(a, mx.array(4), (1,), (5, 2, 7)), an[:, 4:6], rtol=0)
+    assert_close(mx.slice(a, mx.array([9]), (-1,), (5, 6, 3)), an[:, :, 4:7], rtol=0)  # clamped
+    assert_close(mx.slice(a.transpose(2, 0, 1), mx.array([1, 1]), (0, 1), (2, 3, 6)),
+                 an.transpose(2, 0, 1)[1:3, 1:4], rtol=0)
+    u, un = random_array(rng, (2, 3, 4), mx.float32)
     expected = an.copy()
-    expected[1:4:2, 0:6:3] = un
-    assert_close(mx.slice_update(a, u, (1, 0), (4, 6), (2, 3)), expected, rtol=0)
+    expected[2:4, 0:3, 1:5] = un
+    assert_close(mx.slice_update(a, u, mx.array([2, 1]), (0, 2)), expected, rtol=0)
     expected = an.copy()
-    expected[0:2, 1:3] = 5
-    assert_close(mx.slice_update(a, 5, (0, 1), (2, 3)), expected, rtol=0)
+    expected[:, :, 5:7] = 5
+    assert_close(mx.slice_update(a, mx.full((5, 6, 2), 5.0), mx.array([6]), (2,)), expected, rtol=0)
+    g = mx.grad(lambda x: (mx.slice(x, mx.array([1]), (0,), (2, 6, 7)) ** 2).sum())(a)
+    want = np.zeros_like(an)
+    want[1:3] = 2 * an[1:3]
+    assert_close(g, want, rtol=1e-6)
+    with pytest.raises(ValueError, match=r"\[slice\]"):
+        mx.slice(a, mx.array([1]), (0,), (6, 6, 7))
+    with pytest.raises(ValueError, match=r"\[slice\]"):
+        mx.slice(a, mx.array([1.5]), (0,), (2, 6, 7))
 
 
 def test_copies_and_strides(rng):

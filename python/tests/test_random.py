@@ -99,3 +99,119 @@ def test_truncated_normal_gumbel_categorical():
     assert mx.random.categorical(mx.zeros((4, 5)), shape=(2, 4)).shape == (2, 4)
     with pytest.raises(ValueError, match=r"\[categorical\]"):
         mx.random.categorical(logits, shape=(2,), num_samples=3)
+
+
+def test_dtype_none_means_the_default():
+    k = mx.random.key(0)
+    assert mx.random.uniform(dtype=None, key=k).dtype == mx.float32
+    assert mx.random.normal(dtype=None, key=k).dtype == mx.float32
+    assert mx.random.randint(0, 3, dtype=None, key=k).dtype == mx.int32
+    assert mx.random.gumbel(dtype=None, key=k).dtype == mx.float32
+    assert mx.random.laplace(dtype=None, key=k).dtype == mx.float32
+    assert mx.random.truncated_normal(0, 1, dtype=None, key=k).dtype == mx.float32
+
+
+def test_normal_loc_scale_arrays_and_complex():
+    k = mx.random.key(11)
+    loc = mx.array([1.0, -2.0, 30.0])
+    scale = mx.array([[0.5], [4.0]])
+    x = np.asarray(mx.random.normal((2, 3), loc=loc, scale=scale, key=k))
+    z = np.asarray(mx.random.normal((2, 3), key=k))
+    assert np.allclose(x, np.asarray(scale) * z + np.asarray(loc), rtol=1e-6, atol=1e-6)
+    with pytest.raises(ValueError):
+        mx.random.normal((2, 10, 2), loc=mx.zeros((10,)))
+    c = mx.random.normal((N,), dtype=mx.complex64, key=mx.random.key(12))
+    assert c.dtype == mx.complex64 and c.shape == (N,)
+    cv = np.asarray(c)
+    for part in (cv.real, cv.imag):  # variance 1/2 each
+        assert abs(part.mean()) < 6 * math.sqrt(0.5 / N)
+        assert abs(part.var() - 0.5) < 0.03
+    w = np.asarray(mx.random.normal((4,), dtype=mx.complex64, loc=3.0 + 1j, scale=2.0, key=k))
+    base = np.asarray(mx.random.normal((4,), dtype=mx.complex64, key=k))
+    assert np.allclose(w, 2 * base + (3 + 1j), atol=1e-6)
+    with pytest.raises(ValueError, match=r"\[normal\]"):
+        mx.random.normal((2,), dtype=mx.int32)
+
+
+@pytest.mark.parametrize("dtype", [mx.float32, mx.float16, mx.bfloat16, mx.float64])
+def test_laplace(dtype):
+    x = mx.random.laplace((N,), dtype=dtype, loc=1.5, scale=0.5, key=mx.random.key(13))
+    assert x.dtype == dtype and x.shape == (N,)
+    v = np.asarray(x.astype(mx.float64))
+    assert np.all(np.isfinite(v))
+    assert abs(v.mean() - 1.5) < 6 * math.sqrt(0.5 / N)  # variance 2 b^2
+    assert abs(v.var() - 0.5) < 0.05
+    k = mx.random.key(14)
+    a = mx.random.laplace((3, 2), loc=1.0, scale=2.0, key=k)
+    b = 2.0 * mx.random.laplace((3, 2), key=k) + 1.0
+    assert np.allclose(np.asarray(a), np.asarray(b), atol=1e-6)
+    with pytest.raises(ValueError, match=r"\[laplace\]"):
+        mx.random.laplace((2,), dtype=mx.int32)
+
+
+def test_permutation():
+    k = mx.random.key(15)
+    p = mx.random.permutation(50, key=k)
+    assert p.dtype == mx.uint32 and sorted(p.tolist()) == list(range(50))
+    assert p.tolist() == np.argsort(np.asarray(mx.random.bits((50,), key=k)), kind="stable").tolist()
+    x = mx.arange(12).reshape(3, 4)
+    for axis in (0, 1, -1):
+        y = mx.random.permutation(x, axis=axis, key=k)
+        assert y.dtype == x.dtype and y.shape == x.shape
+        assert np.array_equal(np.sort(np.asarray(y), axis=axis), np.asarray(x))
+        n = x.shape[axis]
+        order = np.asarray(mx.random.permutation(n, key=k))
+        assert np.array_equal(np.asarray(y), np.take(np.asarray(x), order, axis=axis))
+    assert mx.random.permutation(0, key=k).shape == (0,)
+    assert mx.random.permutation(mx.array([[1]])).shape == (1, 1)
+    with pytest.raises(IndexError, match=r"\[permutation\]"):
+        mx.random.permutation(x, axis=2)
+    with pytest.raises(ValueError, match=r"\[permutation\]"):
+        mx.random.permutation(-1)
+
+
+def test_categorical_axis_errors_are_index_errors():
+    with pytest.raises(IndexError, match=r"\[categorical\]"):
+        mx.random.categorical(mx.zeros((2, 3)), axis=3)
+
+
+def test_randint_bool_and_errors():
+    b = mx.random.randint(0, 2, (N,), dtype=mx.bool_, key=mx.random.key(16))
+    assert b.dtype == mx.bool_
+    assert abs(np.asarray(b).mean() - 0.5) < 6 * math.sqrt(0.25 / N)
+    with pytest.raises(ValueError, match=r"\[randint\]"):
+        mx.random.randint(0, 2, (3,), dtype=mx.float32)
+
+
+def has_svd():
+    return hasattr(mx, "linalg") and hasattr(mx.linalg, "svd")
+
+
+def test_multivariate_normal_checks():
+    k = mx.random.key(17)
+    mean, cov = mx.zeros((2,)), mx.eye(2)
+    for t in (mx.float16, mx.int32, mx.float64):
+        with pytest.raises(ValueError, match=r"\[multivariate_normal\] dtype"):
+            mx.random.multivariate_normal(mean, cov, dtype=t, key=k, stream=mx.cpu)
+    for m, c, shape in (
+        (mx.zeros((2, 2)), mx.zeros((2, 2)), (3,)),
+        (mx.zeros((2,)), mx.zeros((2, 2, 2)), (3,)),
+        (mx.zeros((3,)), mx.zeros((2, 2)), ()),
+        (mx.zeros((2,)), mx.zeros((2, 3)), ()),
+    ):
+        with pytest.raises(ValueError, match=r"\[multivariate_normal\]"):
+            mx.random.multivariate_normal(m, c, shape, key=k, stream=mx.cpu)
+
+
+@pytest.mark.skipif(not has_svd(), reason="multivariate_normal needs kiln.core.linalg.svd (the linalg branch)")
+def test_multivariate_normal_moments():
+    mean = mx.array([4.0, 7.0])
+    cov = mx.array([[2.0, 0.5], [0.5, 1.0]])
+    x = mx.random.multivariate_normal(mean, cov, (N,), key=mx.random.key(18), stream=mx.cpu)
+    assert x.shape == (N, 2) and x.dtype == mx.float32
+    v = np.asarray(x, dtype=np.float64)
+    assert np.allclose(v.mean(0), [4.0, 7.0], atol=0.05)
+    assert np.allclose(np.cov(v.T), np.asarray(cov), atol=0.08)
+    # Batches broadcast: mean (3, 2) against shape (4, 3).
+    y = mx.random.multivariate_normal(mx.zeros((3, 2)), cov, (4, 3), stream=mx.cpu)
+    assert y.shape == (4, 3, 2)

@@ -129,12 +129,9 @@ struct Remainder {
 struct Power {
   template <Integer T>
   T operator()(T base, T exp) const {
+    // A negative exponent gives 0 for every base, as MLX does (NumPy raises instead).
     if constexpr (std::is_signed_v<T>) {
-      if (exp < 0) {
-        if (base == 1) return 1;
-        if (base == -1) return (exp & 1) ? T(-1) : T(1);
-        return 0;
-      }
+      if (exp < 0) return 0;
     }
     Wide<T> result = 1, b = static_cast<Wide<T>>(base);
     for (auto e = static_cast<Wide<T>>(exp); e != 0; e >>= 1) {

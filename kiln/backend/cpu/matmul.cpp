@@ -91,6 +91,12 @@ void gemm(bool ta, bool tb, int M, int N, int K, double alpha, const double* A, 
               K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
+void gemm(bool ta, bool tb, int M, int N, int K, complex64_t alpha, const complex64_t* A, int lda,
+          const complex64_t* B, int ldb, complex64_t beta, complex64_t* C, int ldc) {
+  cblas_cgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N,
+              K, &alpha, A, lda, B, ldb, &beta, C, ldc);
+}
+
 // Whether every matrix of `x` follows the previous one at `ld * rows` elements, so the
 // whole batch is one (nbatch * rows) x cols row-major matrix.
 template <typename T>
@@ -185,6 +191,8 @@ void eval_product(const char* name, const array& a, const array& b, const array*
       return product<float16_t, float>(a, b, c, alpha, beta, out);
     case Dtype::Val::bfloat16:
       return product<bfloat16_t, float>(a, b, c, alpha, beta, out);
+    case Dtype::Val::complex64:
+      return product<complex64_t, complex64_t>(a, b, c, alpha, beta, out);
     default:
       throw std::invalid_argument(
           msg("[", name, "::eval_cpu] Unsupported dtype ", out.dtype(), "."));

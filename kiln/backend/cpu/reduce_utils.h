@@ -156,19 +156,33 @@ struct ProdOp {
   }
 };
 
+/** complex64 orders lexicographically (real part, then imaginary), as NumPy and MLX. */
+template <typename T>
+inline bool complex_greater(T a, T b) {
+  return a.real() > b.real() || (a.real() == b.real() && a.imag() > b.imag());
+}
+template <typename T>
+inline bool complex_isnan(T a) {
+  return a.real() != a.real() || a.imag() != a.imag();
+}
+
 // NaN propagates: once acc is NaN no comparison replaces it, and a NaN x always does.
 // Written as a select so compilers vectorize it (max/min and an unordered compare).
 struct MaxOp {
   template <typename T>
   static constexpr T identity() {
-    if constexpr (std::is_floating_point_v<T>)
+    if constexpr (is_complex_v<T>)
+      return T(-std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity());
+    else if constexpr (std::is_floating_point_v<T>)
       return -std::numeric_limits<T>::infinity();
     else
       return std::numeric_limits<T>::lowest();
   }
   template <typename T>
   static T apply(T acc, T x) {
-    if constexpr (std::is_floating_point_v<T>)
+    if constexpr (is_complex_v<T>)
+      return (complex_greater(x, acc) || complex_isnan(x)) ? x : acc;
+    else if constexpr (std::is_floating_point_v<T>)
       return (x > acc || x != x) ? x : acc;
     else
       return x > acc ? x : acc;
@@ -178,14 +192,18 @@ struct MaxOp {
 struct MinOp {
   template <typename T>
   static constexpr T identity() {
-    if constexpr (std::is_floating_point_v<T>)
+    if constexpr (is_complex_v<T>)
+      return T(std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity());
+    else if constexpr (std::is_floating_point_v<T>)
       return std::numeric_limits<T>::infinity();
     else
       return std::numeric_limits<T>::max();
   }
   template <typename T>
   static T apply(T acc, T x) {
-    if constexpr (std::is_floating_point_v<T>)
+    if constexpr (is_complex_v<T>)
+      return (complex_greater(acc, x) || complex_isnan(x)) ? x : acc;
+    else if constexpr (std::is_floating_point_v<T>)
       return (x < acc || x != x) ? x : acc;
     else
       return x < acc ? x : acc;
@@ -196,15 +214,27 @@ struct MinOp {
 struct LogAddExpOp {
   template <typename T>
   static constexpr T identity() {
-    return -std::numeric_limits<T>::infinity();
+    if constexpr (is_complex_v<T>)
+      return T(-std::numeric_limits<float>::infinity(), 0.0f);
+    else
+      return -std::numeric_limits<T>::infinity();
   }
   template <typename T>
   static T apply(T acc, T x) {
-    if (acc != acc || x != x) return acc + x;
-    const T m = std::max(acc, x);
-    // Equal infinities (and -inf with anything) are exact: their difference would be NaN.
-    if (std::isinf(m)) return m;
-    return m + std::log1p(std::exp(-std::abs(acc - x)));
+    if constexpr (is_complex_v<T>) {
+      if (complex_isnan(acc) || complex_isnan(x)) return acc + x;
+      // log(e^a + e^x) = m + log(1 + e^(o - m)), m the one with the larger real part.
+      const bool acc_big = acc.real() >= x.real();
+      const T m = acc_big ? acc : x, o = acc_big ? x : acc;
+      if (std::isinf(m.real())) return m;
+      return m + std::log(T(1) + std::exp(o - m));
+    } else {
+      if (acc != acc || x != x) return acc + x;
+      const T m = std::max(acc, x);
+      // Equal infinities (and -inf with anything) are exact: their difference would be NaN.
+      if (std::isinf(m)) return m;
+      return m + std::log1p(std::exp(-std::abs(acc - x)));
+    }
   }
 };
 

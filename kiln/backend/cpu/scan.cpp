@@ -102,24 +102,21 @@ void Scan::eval_cpu(const std::vector<array>& inputs, array& out) {
         scan<cpu::ProdOp, In, Acc, Out>(x, out, outer, n, inner, reverse_, inclusive_);
       return;
     }
-    if constexpr (!is_complex_v<In>) {
-      // Max, Min, LogAddExp keep the dtype; half types run in float.
-      using Acc = std::conditional_t<is_half_v<In>, float, In>;
-      if (out.dtype() != in.dtype()) {
-        throw std::runtime_error("[Scan::eval_cpu] Unexpected output dtype.");
-      }
-      if (type_ == Max) {
-        scan<cpu::MaxOp, In, Acc, In>(x, out, outer, n, inner, reverse_, inclusive_);
-      } else if (type_ == Min) {
-        scan<cpu::MinOp, In, Acc, In>(x, out, outer, n, inner, reverse_, inclusive_);
-      } else if constexpr (std::is_floating_point_v<Acc>) {
-        scan<cpu::LogAddExpOp, In, Acc, In>(x, out, outer, n, inner, reverse_, inclusive_);
-      } else {
-        throw std::invalid_argument(
-            msg("[logcumsumexp] Needs a floating input; got ", in.dtype(), "."));
-      }
+    // Max, Min, LogAddExp keep the dtype; half types run in float; complex64 orders
+    // lexicographically.
+    using Acc = std::conditional_t<is_half_v<In>, float, In>;
+    if (out.dtype() != in.dtype()) {
+      throw std::runtime_error("[Scan::eval_cpu] Unexpected output dtype.");
+    }
+    if (type_ == Max) {
+      scan<cpu::MaxOp, In, Acc, In>(x, out, outer, n, inner, reverse_, inclusive_);
+    } else if (type_ == Min) {
+      scan<cpu::MinOp, In, Acc, In>(x, out, outer, n, inner, reverse_, inclusive_);
+    } else if constexpr (std::is_floating_point_v<Acc> || is_complex_v<Acc>) {
+      scan<cpu::LogAddExpOp, In, Acc, In>(x, out, outer, n, inner, reverse_, inclusive_);
     } else {
-      throw std::invalid_argument(msg("[", name(), "] Complex values have no order."));
+      throw std::invalid_argument(
+          msg("[logcumsumexp] Needs a floating input; got ", in.dtype(), "."));
     }
   });
 }

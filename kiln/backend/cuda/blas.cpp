@@ -48,6 +48,8 @@ GemmTypes gemm_types(Dtype d, bool tf32) {
       return {CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F};
     case Dtype::Val::float64:
       return {CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F};
+    case Dtype::Val::complex64:
+      return {CUDA_C_32F, CUDA_C_32F, CUBLAS_COMPUTE_32F};
     default:
       throw std::invalid_argument(
           msg("[gemm] Unsupported dtype ", d, "; expected float32, float16, bfloat16 or float64."));
@@ -218,8 +220,14 @@ void gemm(const GemmArgs& g, DeviceStream& stream) {
     ws = reinterpret_cast<CUdeviceptr>(workspace->device_copy()->ptr());
   }
   float alpha32 = static_cast<float>(g.alpha), beta32 = static_cast<float>(g.beta);
-  const void* alpha = t.scale == CUDA_R_64F ? static_cast<const void*>(&g.alpha) : &alpha32;
-  const void* beta = t.scale == CUDA_R_64F ? static_cast<const void*>(&g.beta) : &beta32;
+  // Complex scales are (re, im) pairs; alpha and beta are real.
+  float alpha_c[2] = {alpha32, 0.0f}, beta_c[2] = {beta32, 0.0f};
+  const void* alpha = t.scale == CUDA_R_64F   ? static_cast<const void*>(&g.alpha)
+                      : t.scale == CUDA_C_32F ? static_cast<const void*>(alpha_c)
+                                              : &alpha32;
+  const void* beta = t.scale == CUDA_R_64F   ? static_cast<const void*>(&g.beta)
+                     : t.scale == CUDA_C_32F ? static_cast<const void*>(beta_c)
+                                             : &beta32;
   KILN_CUBLAS(cublasLtMatmul, handle, plan->desc, alpha, reinterpret_cast<const void*>(g.b),
               plan->x, reinterpret_cast<const void*>(g.a), plan->y, beta,
               reinterpret_cast<const void*>(g.c), plan->c, reinterpret_cast<void*>(g.c), plan->c,

@@ -54,7 +54,13 @@ namespace kiln::gpu {
   X(cuFuncGetAttribute)                          \
   X(cuFuncGetName)                               \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor) \
-  X(cuLaunchKernel)
+  X(cuLaunchKernel)                              \
+  X(cuStreamBeginCapture)                        \
+  X(cuStreamEndCapture)                          \
+  X(cuGraphInstantiateWithFlags)                 \
+  X(cuGraphLaunch)                               \
+  X(cuGraphDestroy)                              \
+  X(cuGraphExecDestroy)
 
 /** Pointers to the driver's entry points, with cuda.h's prototypes. */
 struct DriverApi {

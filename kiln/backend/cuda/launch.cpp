@@ -1,5 +1,6 @@
 #include "kiln/backend/cuda/launch.h"
 
+#include <atomic>
 #include <stdexcept>
 #include <string>
 
@@ -10,6 +11,7 @@ namespace kiln::gpu {
 
 namespace {
 constexpr size_t kDefaultSharedLimit = 48 * 1024;  // above this a kernel must opt in
+std::atomic<uint64_t> g_launches{0};
 
 std::string kernel_name(CUfunction f) {
   const char* name = nullptr;
@@ -39,6 +41,7 @@ Dim3 grid_1d(int64_t threads, uint32_t block) {
 void launch(CUfunction f, Dim3 grid, Dim3 block, size_t shared_bytes, DeviceStream& stream,
             void** params) {
   if (grid.x == 0 || grid.y == 0 || grid.z == 0) return;
+  g_launches.fetch_add(1, std::memory_order_relaxed);
   if (shared_bytes > kDefaultSharedLimit) {
     KILN_CU(cuFuncSetAttribute, f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
             static_cast<int>(shared_bytes));
@@ -73,6 +76,10 @@ void** KernelArgs::params() {
   for (size_t off : offsets_) pointers_.push_back(reinterpret_cast<char*>(storage_.data()) + off);
   pointers_.push_back(nullptr);
   return pointers_.data();
+}
+
+uint64_t kernel_launches() {
+  return g_launches.load(std::memory_order_relaxed);
 }
 
 }  // namespace kiln::gpu

@@ -96,9 +96,10 @@ Operand prepare(const array& x, gpu::DeviceStream& s) {
 void product_gpu(const char* name, const array& a, const array& b, const array* c, float alpha,
                  float beta, array& out, gpu::DeviceStream& s) {
   const Dtype d = out.dtype();
-  if (d != float32 && d != float64 && d != float16 && d != bfloat16) {
-    throw std::invalid_argument(msg("[", name, "::eval_gpu] Unsupported dtype ", d,
-                                    "; expected float32, float64, float16 or bfloat16."));
+  if (d != float32 && d != float64 && d != float16 && d != bfloat16 && d != complex64) {
+    throw std::invalid_argument(
+        msg("[", name, "::eval_gpu] Unsupported dtype ", d,
+            "; expected float32, float64, float16, bfloat16 or complex64."));
   }
   out.set_data(gpu::new_device_storage(out.nbytes(), s));
   if (out.size() == 0) return;

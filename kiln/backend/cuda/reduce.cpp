@@ -1,6 +1,6 @@
 // eval_gpu of the reductions (Reduce, ArgReduce) and the fused Softmax. Kernels:
-// device/reduce.cuh and device/reduce_softmax.cuh; combine operations and policies:
-// device/reduce_ops.cuh.
+// device/reduce.cuh and device/reduce_softmax.cuh (row launch plans from fast_common.h, as
+// the norms'); combine operations and policies: device/reduce_ops.cuh.
 //
 // The CPU's plan (cpu::make_reduce_plan) orders the input's dimensions by memory layout and
 // merges what it can; then either the innermost dimension in memory is reduced (rows: a
@@ -17,6 +17,7 @@
 #include "kiln/backend/cuda/context.h"
 #include "kiln/backend/cuda/copy.h"
 #include "kiln/backend/cuda/elementwise.h"
+#include "kiln/backend/cuda/fast_common.h"
 #include "kiln/backend/cuda/indexing.h"
 #include "kiln/backend/cuda/launch.h"
 #include "kiln/backend/cuda/stream.h"
@@ -233,15 +234,26 @@ gpu::ModuleSource arg_module(ArgReduce::ReduceType t, Dtype in) {
 
 constexpr Dtype kSoftmaxDtypes[] = {float16, bfloat16, float32, float64};
 
-std::string softmax_kernel_name(Dtype d) {
-  return "kiln::softmax_rows<" + gpu::device_type(d) + ", " + (d == float64 ? "double" : "float") +
-         ">";
+// Vectors per thread softmax_fwd keeps in registers: up to 32 elements (no spills at 1024
+// threads).
+int softmax_max_vpt(Dtype d) {
+  return d.size == 4 ? 8 : 4;
+}
+
+std::string softmax_kernel_name(Dtype d, int vpt) {
+  return "kiln::softmax_fwd<" + gpu::device_type(d) + ", " + std::to_string(vpt) + ">";
+}
+std::string softmax_looped_name(Dtype d) {
+  return "kiln::softmax_looped<" + gpu::device_type(d) + ">";
 }
 
 gpu::ModuleSource softmax_module() {
   gpu::ModuleSource m{
       "reduce_softmax", "#include \"kiln/backend/cuda/device/reduce_softmax.cuh\"\n", {}};
-  for (Dtype d : kSoftmaxDtypes) m.kernels.push_back(softmax_kernel_name(d));
+  for (Dtype d : kSoftmaxDtypes) {
+    for (int v = 1; v <= softmax_max_vpt(d); v *= 2) m.kernels.push_back(softmax_kernel_name(d, v));
+    m.kernels.push_back(softmax_looped_name(d));
+  }
   return m;
 }
 
@@ -464,17 +476,24 @@ void Softmax::eval_gpu(const std::vector<array>& inputs, array& out) {
   if (out.size() == 0) return;
   CUdeviceptr src = gpu::device_address(in);
   if (!in.flags().row_contiguous) {
-    // Rows are read three times: make them dense once.
     src = gpu::scratch(in.nbytes(), s);
     gpu::copy_to_row_contiguous(in, src, s);
   }
+  const CUdeviceptr dst = gpu::device_address(out);
   const int64_t n = in.shape().back();
   const int64_t rows = static_cast<int64_t>(in.size()) / n;
-  const int32_t group = n >= 1024 ? static_cast<int32_t>(kBlock) : 32;
-  CUfunction f = gpu::get_kernel(s.context().index(), "reduce_softmax", softmax_module,
-                                 softmax_kernel_name(d));
-  gpu::launch_kernel(f, gpu::grid_1d(rows * group, kBlock), {kBlock}, 0, s, src,
-                     gpu::device_address(out), rows, n, group);
+  // Rows of whole 16-byte vectors that fit in registers are read once; others twice.
+  const bool vec = n % gpu::fast::vec_elems(d) == 0 && src % 16 == 0 && dst % 16 == 0;
+  const gpu::fast::RowPlan p = gpu::fast::plan_rows(n, d, vec ? softmax_max_vpt(d) : 0);
+  const gpu::Module& mod = gpu::get_module(s.context().index(), "reduce_softmax", softmax_module);
+  const int32_t group = p.group;
+  if (p.looped) {
+    gpu::launch_kernel(mod.function(softmax_looped_name(d)), gpu::fast::row_grid(rows, p),
+                       {static_cast<uint32_t>(p.block)}, 0, s, src, dst, rows, n, group, vec);
+  } else {
+    gpu::launch_kernel(mod.function(softmax_kernel_name(d, p.vpt)), gpu::fast::row_grid(rows, p),
+                       {static_cast<uint32_t>(p.block)}, 0, s, src, dst, rows, n, group);
+  }
 }
 
 KILN_GPU_MODULE_CATALOG(reduce, [](const gpu::ModuleSink& sink) {

@@ -76,8 +76,8 @@ Dtype acc_dtype(Scan::ReduceType t, Dtype in) {
 
 /** Whether a scan of `t` over `in` exists (max/min: ordered types; log-sum-exp: floats). */
 bool scan_supported(Scan::ReduceType t, Dtype in) {
-  if (t == Scan::Max || t == Scan::Min) return !is_complex(in);
-  if (t == Scan::LogAddExp) return is_floating_point(in);
+  if (t == Scan::Max || t == Scan::Min) return true;  // complex64 lexicographically
+  if (t == Scan::LogAddExp) return is_inexact(in);
   return true;
 }
 

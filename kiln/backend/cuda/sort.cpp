@@ -1,6 +1,7 @@
 // eval_gpu of Sort and ArgSort: a stable sort of every line along the axis, NaN last, as the
-// CPU. Kernels: device/sort.cuh. Lines of up to kSortTile elements sort in shared memory, one
-// block per line; longer lines sort in tiles that merge passes join into one run.
+// CPU. Lines of up to kSortTile elements sort in shared memory, one block per line
+// (device/sort.cuh); longer lines by LSD radix sort (device/radix_sort.cuh, launched by
+// sort_plan.h), one pass per 8 key bits, each pass bandwidth-bound.
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -11,6 +12,7 @@
 #include "kiln/backend/cuda/elementwise.h"
 #include "kiln/backend/cuda/indexing.h"
 #include "kiln/backend/cuda/launch.h"
+#include "kiln/backend/cuda/sort_launcher.h"
 #include "kiln/backend/cuda/stream.h"
 #include "kiln/primitives_reduce.h"
 #include "kiln/utils.h"
@@ -19,9 +21,7 @@ namespace kiln {
 
 namespace {
 
-constexpr int64_t kTile = 2048;     // device/sort.cuh's kSortTile
-constexpr int64_t kMergeItems = 8;  // device/sort.cuh's kMergeItems
-constexpr uint32_t kBlock = 256;
+constexpr int64_t kTile = 2048;  // device/sort.cuh's kSortTile
 
 // Mirror of device/sort.cuh's SortArgs.
 struct SortArgs {
@@ -50,8 +50,7 @@ std::string module_name(Dtype key) {
 
 gpu::ModuleSource sort_module(Dtype key) {
   gpu::ModuleSource m{module_name(key), "#include \"kiln/backend/cuda/device/sort.cuh\"\n", {}};
-  for (const char* k : {"sort_block", "sort_tiles", "merge_pass", "sort_write"})
-    m.kernels.push_back(kernel(k, key));
+  m.kernels.push_back(kernel("sort_block", key));
   return m;
 }
 
@@ -78,44 +77,35 @@ void sort_gpu(const array& in, int axis, CUdeviceptr values, CUdeviceptr indices
   a.rest_strides = gpu::dims_arg(cstrides[0], "sort");
   a.rest_ndim = static_cast<int32_t>(cshape.size());
 
+  if (a.n > kTile) {
+    // Radix sort over affine rows (a copy with the axis last when the view is not).
+    const gpu::AffineRows rows = gpu::affine_rows(in, axis, s);
+    sortplan::RadixSortJob job;
+    job.key = gpu::sort_key_type(in.dtype());
+    job.pairs = indices != 0;
+    job.rows = a.lines;
+    job.n = a.n;
+    job.in = rows.ptr;
+    job.in_row_stride = rows.row_stride;
+    job.out_values = values;
+    job.out_indices = indices;
+    job.out_inner = a.inner;
+    gpu::SortLauncher launcher(s, job.key);
+    sortplan::radix_sort(launcher, job);
+    return;
+  }
   const gpu::Module& mod =
       gpu::get_module(s.context().index(), module_name(key), [key] { return sort_module(key); });
   const CUdeviceptr src = gpu::device_address(in);
   auto smem = [&](int64_t size) {
     return static_cast<size_t>((size * key.size + 15) / 16 * 16 + size * 4);
   };
-  if (a.n <= kTile) {
-    int64_t size = 1;
-    while (size < a.n) size *= 2;
-    const uint32_t threads = static_cast<uint32_t>(std::clamp<int64_t>(size / 2, 32, 1024));
-    gpu::launch_kernel(mod.function(kernel("sort_block", key)),
-                       {static_cast<uint32_t>(a.lines), 1, 1}, {threads}, smem(size), s, src,
-                       values, indices, static_cast<int32_t>(size), a);
-    return;
-  }
-
-  // Tiles sorted in shared memory, then merge passes ping-ponging between two scratch pairs.
-  const int64_t total = a.lines * a.n;
-  CUdeviceptr keys[2] = {gpu::scratch(total * key.size, s), gpu::scratch(total * key.size, s)};
-  CUdeviceptr pos[2] = {gpu::scratch(total * 4, s), gpu::scratch(total * 4, s)};
-  const int64_t tiles = (a.n + kTile - 1) / kTile;
-  if (a.lines * tiles > 0x7fffffff) {
-    throw std::runtime_error(msg("[sort] ", a.lines * tiles, " tiles exceed the grid limit."));
-  }
-  gpu::launch_kernel(mod.function(kernel("sort_tiles", key)),
-                     {static_cast<uint32_t>(a.lines * tiles), 1, 1}, {1024}, smem(kTile), s, src,
-                     keys[0], pos[0], tiles, a);
-  int cur = 0;
-  CUfunction merge = mod.function(kernel("merge_pass", key));
-  for (int64_t width = kTile; width < a.n; width *= 2, cur ^= 1) {
-    const int64_t pairs = (a.n + 2 * width - 1) / (2 * width);
-    const int64_t chunks = (2 * width + kMergeItems - 1) / kMergeItems;
-    gpu::launch_kernel(merge, gpu::grid_1d(a.lines * pairs * chunks, kBlock), {kBlock}, 0, s,
-                       keys[cur], pos[cur], keys[cur ^ 1], pos[cur ^ 1], a.lines, a.n, width, pairs,
-                       chunks);
-  }
-  gpu::launch_kernel(mod.function(kernel("sort_write", key)), gpu::grid_1d(total, kBlock), {kBlock},
-                     0, s, keys[cur], pos[cur], values, indices, a);
+  int64_t size = 1;
+  while (size < a.n) size *= 2;
+  const uint32_t threads = static_cast<uint32_t>(std::clamp<int64_t>(size / 2, 32, 1024));
+  gpu::launch_kernel(mod.function(kernel("sort_block", key)),
+                     {static_cast<uint32_t>(a.lines), 1, 1}, {threads}, smem(size), s, src, values,
+                     indices, static_cast<int32_t>(size), a);
 }
 
 void check_dtype(const char* name, Dtype d) {

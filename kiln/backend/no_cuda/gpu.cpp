@@ -29,5 +29,6 @@ size_t set_memory_limit(int, size_t) { no_gpu("set_memory_limit"); }
 size_t get_memory_limit(int) { no_gpu("get_memory_limit"); }
 size_t set_cache_limit(int, size_t) { no_gpu("set_cache_limit"); }
 void clear_cache(int) { no_gpu("clear_cache"); }
+uint64_t kernel_launches() { return 0; }
 
 }  // namespace kiln::gpu

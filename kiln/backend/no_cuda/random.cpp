@@ -2,5 +2,6 @@
 
 namespace kiln {
 KILN_NO_GPU(RandomBits)
-KILN_NO_GPU(BitsToUniform)
+KILN_NO_GPU(ErfF32)
+KILN_NO_GPU(ErfInvF32)
 }  // namespace kiln

@@ -9,7 +9,7 @@ from kiln._core import *  # noqa: F401,F403
 from kiln._core import __version__  # noqa: F401
 
 # The compiled submodules, importable as kiln.core.<name> (import kiln.core.fast).
-for _name in ("fast", "random"):
+for _name in ("fast", "random", "linalg", "fft"):
     if hasattr(_core, _name):
         globals()[_name] = getattr(_core, _name)
         _sys.modules[f"{__name__}.{_name}"] = getattr(_core, _name)
@@ -17,3 +17,4 @@ del _name
 
 from kiln.core._compat import *  # noqa: E402,F401,F403
 from kiln.core import cuda, metal  # noqa: E402,F401
+from kiln.core._compile import compile, disable_compile, enable_compile  # noqa: E402,F401

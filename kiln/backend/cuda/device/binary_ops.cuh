@@ -121,12 +121,9 @@ struct Power {
     if constexpr (is_same_v<T, bool>) {
       return base || !exp;
     } else if constexpr (is_int_v<T>) {
+      // A negative exponent gives 0 for every base, as MLX does.
       if constexpr (is_signed_int_v<T>) {
-        if (exp < 0) {
-          if (base == 1) return 1;
-          if (base == -1) return (exp & 1) ? T(-1) : T(1);
-          return 0;
-        }
+        if (exp < 0) return 0;
       }
       wide_t<T> result = 1, b = static_cast<wide_t<T>>(base);
       for (auto e = static_cast<wide_t<T>>(exp); e != 0; e >>= 1) {

@@ -1,11 +1,11 @@
-// Random-number kernels: kiln's random streams (kiln/primitives_random.h), bit for bit.
+// Random-number kernels: ports of kiln/primitives_random.h, bit for bit.
 //
-// random_bits: each thread computes one Threefry-2x32 block (8 bytes) of one key's stream and
-//   writes the part of it that falls inside that key's `key_bytes` (8-byte stores when every
-//   key's bytes are a multiple of 8, else 4-byte or byte stores).
-// bits_to_uniform: low + (high - low) * u with u from the bits by mantissa filling, with
-//   explicitly rounded operations (no fused multiply-add, which the CPU does not use either),
-//   kept below `high`; integers take the high word of a 64 x 64-bit product (Lemire).
+// random_bits: each thread computes one Threefry-2x32 block of one key and writes its words
+//   where random_impl::StreamLayout puts them (word i, and word half + odd + i unless it is
+//   the odd block). Aligned (every key's bytes a multiple of 4) stores words, else bytes.
+// erf_f32 / erfinv_f32: the single-precision approximations, with explicitly rounded
+//   products (NVRTC would otherwise contract a * b + c into fused multiply-adds that the
+//   CPU does not do) and the fused ones the CPU does through std::fma.
 #pragma once
 
 #include "kiln/backend/cuda/device/indexing.cuh"
@@ -37,118 +37,110 @@ __device__ inline void threefry2x32(unsigned int k0, unsigned int k1, unsigned i
   y1 = x1;
 }
 
-/** Keys: (k0, k1) pairs, contiguous. Align: 8 when key_bytes % 8 == 0, 4 when % 4 == 0, else
- * 1 (the store width). */
-template <int Align>
+/** Word j of a key's output (its first key_bytes bytes), little-endian. */
+template <bool Aligned>
+__device__ inline void store_word(unsigned char* key_out, long long j, unsigned int w,
+                                  long long key_bytes) {
+  if constexpr (Aligned) {
+    reinterpret_cast<unsigned int*>(key_out)[j] = w;
+  } else {
+    const long long n = key_bytes - 4 * j < 4 ? key_bytes - 4 * j : 4;
+    for (int b = 0; b < n; ++b) key_out[4 * j + b] = static_cast<unsigned char>(w >> (8 * b));
+  }
+}
+
+/** Keys: (k0, k1) pairs, contiguous. half and odd: of the key's word count (StreamLayout). */
+template <bool Aligned>
 __global__ void random_bits(const unsigned int* __restrict__ keys, unsigned char* __restrict__ out,
-                            long long num_keys, long long key_bytes, long long blocks_per_key) {
+                            long long num_keys, long long key_bytes, long long half,
+                            long long odd) {
   const long long t = global_thread_x<long long>();
-  if (t >= num_keys * blocks_per_key) return;
-  const long long key = t / blocks_per_key, i = t - key * blocks_per_key;
+  const long long blocks = half + odd;
+  if (t >= num_keys * blocks) return;
+  const long long key = t / blocks, i = t - key * blocks;
+  const bool extra = i == half;
   unsigned int w0, w1;
   threefry2x32(keys[2 * key], keys[2 * key + 1], static_cast<unsigned int>(i),
-               static_cast<unsigned int>(static_cast<unsigned long long>(i) >> 32), w0, w1);
-  const long long offset = i * 8;
-  unsigned char* dst = out + key * key_bytes + offset;
-  const long long rem = key_bytes - offset < 8 ? key_bytes - offset : 8;
-  if constexpr (Align == 8) {
-    store_vec<2>(reinterpret_cast<unsigned int*>(dst), Vec<unsigned int, 2>{{w0, w1}});
-  } else if constexpr (Align == 4) {
-    reinterpret_cast<unsigned int*>(dst)[0] = w0;
-    if (rem == 8) reinterpret_cast<unsigned int*>(dst)[1] = w1;
+               extra ? 0u : static_cast<unsigned int>(half + odd + i), w0, w1);
+  unsigned char* key_out = out + key * key_bytes;
+  store_word<Aligned>(key_out, i, w0, key_bytes);
+  if (!extra) store_word<Aligned>(key_out, half + odd + i, w1, key_bytes);
+}
+
+// ---------------------------------------------------------------- erf and erfinv
+
+/** random_impl::exp_cephes_f32. */
+__device__ inline float exp_cephes_f32(float x) {
+  if (x != x) return x;
+  if (x > 88.0f) return __int_as_float(0x7f800000);
+  if (x < -88.0f) return 0.0f;
+  const float y = __fmul_rn(x, 1.442695f);
+  const float ipart = static_cast<float>(floor(static_cast<double>(y) + 0.5));
+  const float f = __fsub_rn(y, ipart);
+  float p = 1.535336188319500e-4f;
+  p = fmaf(p, f, 1.339887440266574e-3f);
+  p = fmaf(p, f, 9.618437357674640e-3f);
+  p = fmaf(p, f, 5.550332471162809e-2f);
+  p = fmaf(p, f, 2.402264791363012e-1f);
+  p = fmaf(p, f, 6.931472028550421e-1f);
+  p = fmaf(p, f, 1.000000000000000f);
+  const unsigned int e = static_cast<unsigned int>(static_cast<int>(ipart) + 127) << 23;
+  return __fmul_rn(__uint_as_float(e), p);
+}
+
+/** random_impl::erf_f32. */
+__device__ inline float erf_f32(float v) {
+  const float t = __fdiv_rn(1.0f, fmaf(0.3275911f, fabsf(v), 1.0f));
+  float r = fmaf(1.061405429f, t, -1.453152027f);
+  r = fmaf(r, t, 1.421413741f);
+  r = fmaf(r, t, -0.284496736f);
+  r = fmaf(r, t, 0.254829592f);
+  const float e = -exp_cephes_f32(__fmul_rn(-v, v));
+  const float result = fmaf(__fmul_rn(e, t), r, 1.0f);
+  return v > 0 ? result : -result;
+}
+
+/** random_impl::erfinv_f32, with log evaluated in double and rounded once. */
+__device__ inline float erfinv_f32(float a) {
+  const float t = __double2float_rn(log(static_cast<double>(fmaf(a, 0.0f - a, 1.0f))));
+  float p;
+  if (fabsf(t) > 6.125f) {
+    p = 3.03697567e-10f;
+    p = fmaf(p, t, 2.93243101e-8f);
+    p = fmaf(p, t, 1.22150334e-6f);
+    p = fmaf(p, t, 2.84108955e-5f);
+    p = fmaf(p, t, 3.93552968e-4f);
+    p = fmaf(p, t, 3.02698812e-3f);
+    p = fmaf(p, t, 4.83185798e-3f);
+    p = fmaf(p, t, -2.64646143e-1f);
+    p = fmaf(p, t, 8.40016484e-1f);
   } else {
-    // Little-endian bytes of the two words.
-    for (int b = 0; b < rem; ++b) {
-      dst[b] = static_cast<unsigned char>((b < 4 ? w0 : w1) >> (8 * (b % 4)));
-    }
+    p = 5.43877832e-9f;
+    p = fmaf(p, t, 1.43285448e-7f);
+    p = fmaf(p, t, 1.22774793e-6f);
+    p = fmaf(p, t, 1.12963626e-7f);
+    p = fmaf(p, t, -5.61530760e-5f);
+    p = fmaf(p, t, -1.47697632e-4f);
+    p = fmaf(p, t, 2.31468678e-3f);
+    p = fmaf(p, t, 1.15392581e-2f);
+    p = fmaf(p, t, -2.32015476e-1f);
+    p = fmaf(p, t, 8.86226892e-1f);
   }
+  return __fmul_rn(a, p);
 }
 
-// ---------------------------------------------------------------- bits to uniform
-
-/** random_impl::unit_float and unit_double: [0, 1) by mantissa filling. */
-__device__ inline float unit_float(unsigned int b) {
-  return __fsub_rn(__uint_as_float((b >> 9) | 0x3F800000u), 1.0f);
-}
-__device__ inline double unit_double(unsigned long long b) {
-  return __dsub_rn(__longlong_as_double(static_cast<long long>((b >> 12) | 0x3FF0000000000000ull)),
-                   1.0);
-}
-
-/** The representable value next to `from` toward `to` (from != to, finite). */
-template <typename T>
-__device__ inline T step_toward(T from, T to) {
-  if constexpr (is_half_v<T>) {
-    const unsigned short b = from.bits;
-    T r;
-    if ((b & 0x7FFFu) == 0) {
-      r.bits = float(to) > float(from) ? 0x0001u : 0x8001u;
-      return r;
-    }
-    const bool away = (float(to) > float(from)) == ((b & 0x8000u) == 0);
-    r.bits = static_cast<unsigned short>(away ? b + 1 : b - 1);
-    return r;
-  } else if constexpr (is_same_v<T, float>) {
-    return nextafterf(from, to);
-  } else {
-    return nextafter(from, to);
-  }
-}
-
-/** A floating T in [low, high): as the CPU's uniform_value. */
-template <typename T, typename Bits>
-__device__ inline T uniform_value(Bits bits, T low, T high) {
-  T v;
-  if constexpr (is_same_v<T, double>) {
-    const double u = unit_double(bits);
-    v = __dadd_rn(low, __dmul_rn(__dsub_rn(high, low), u));
-  } else {
-    const float u = unit_float(static_cast<unsigned int>(bits));
-    const float l = static_cast<float>(low), h = static_cast<float>(high);
-    const float r = __fadd_rn(l, __fmul_rn(__fsub_rn(h, l), u));
-    if constexpr (is_half_v<T>)
-      v = T(r);
-    else
-      v = r;
-  }
-  if ((high > low && !(v < high)) || (high < low && !(v > high))) v = step_toward(high, low);
-  return v;
-}
-
-/** An integer T in [low, high) (low when high <= low): random_impl::bounded. */
-template <typename T>
-__device__ inline T bounded_value(unsigned long long bits, T low, T high) {
-  if (!(low < high)) return low;
-  const unsigned long long range =
-      static_cast<unsigned long long>(high) - static_cast<unsigned long long>(low);
-  return static_cast<T>(static_cast<unsigned long long>(low) + __umul64hi(bits, range));
-}
-
-/** out[i] (row-contiguous) from bits, low and high of one shape with their own strides
- * (collapsed by the host). Bits: uint32 for float32 and the half types, uint64 otherwise. */
-template <typename T, typename Bits>
-__global__ void bits_to_uniform(const Bits* __restrict__ bits, const T* __restrict__ low,
-                                const T* __restrict__ high, T* __restrict__ out,
-                                const __grid_constant__ Dims<int> shape,
-                                const __grid_constant__ Dims<long long> bits_strides,
-                                const __grid_constant__ Dims<long long> low_strides,
-                                const __grid_constant__ Dims<long long> high_strides, int ndim,
-                                long long size) {
-  const long long t = global_thread_x<long long>();
-  if (t >= size) return;
-  long long ob = 0, ol = 0, oh = 0, idx = t;
-  for (int d = ndim - 1; d >= 0; --d) {
-    const long long dim = shape.v[d];
-    const long long q = idx / dim, r = idx - q * dim;
-    ob += r * bits_strides.v[d];
-    ol += r * low_strides.v[d];
-    oh += r * high_strides.v[d];
-    idx = q;
-  }
-  if constexpr (is_floating_v<T>)
-    out[t] = uniform_value<T>(bits[ob], low[ol], high[oh]);
+/** out[i] = f(in[i]) in float, rounded to T (float32, float16, bfloat16); both contiguous.
+ * Inverse: erfinv_f32, else erf_f32. */
+template <typename T, bool Inverse>
+__global__ void erf_f32_map(const T* __restrict__ in, T* __restrict__ out, long long size) {
+  const long long i = global_thread_x<long long>();
+  if (i >= size) return;
+  const float x = static_cast<float>(in[i]);
+  const float y = Inverse ? erfinv_f32(x) : erf_f32(x);
+  if constexpr (is_same_v<T, float>)
+    out[i] = y;
   else
-    out[t] = bounded_value<T>(bits[ob], low[ol], high[oh]);
+    out[i] = T(y);
 }
 
 }  // namespace kiln

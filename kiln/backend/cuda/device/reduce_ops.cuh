@@ -12,6 +12,7 @@
 #pragma once
 
 #include "kiln/backend/cuda/device/cast.cuh"
+#include "kiln/backend/cuda/device/complex.cuh"
 #include "kiln/backend/cuda/device/indexing.cuh"
 
 namespace kiln {
@@ -50,12 +51,33 @@ struct NumericLimits<double> {
   __device__ static double max() { return __longlong_as_double(0x7ff0000000000000ll); }
 };
 
+/** complex64 orders lexicographically (real part, then imaginary), as NumPy and MLX. */
+template <>
+struct NumericLimits<complex64> {
+  __device__ static complex64 lowest() {
+    const float inf = __int_as_float(0x7f800000);
+    return {-inf, -inf};
+  }
+  __device__ static complex64 max() {
+    const float inf = __int_as_float(0x7f800000);
+    return {inf, inf};
+  }
+};
+__device__ inline bool operator>(complex64 a, complex64 b) {
+  return a.re > b.re || (a.re == b.re && a.im > b.im);
+}
+__device__ inline bool operator<(complex64 a, complex64 b) {
+  return a.re < b.re || (a.re == b.re && a.im < b.im);
+}
+
 template <typename T>
 __device__ inline bool is_nan(T v) {
   if constexpr (is_same_v<T, float> || is_same_v<T, double>)
     return v != v;
   else if constexpr (is_half_v<T>)
     return float(v) != float(v);
+  else if constexpr (is_complex_v<T>)
+    return v.re != v.re || v.im != v.im;
   else
     return false;
 }
@@ -142,15 +164,27 @@ struct MinOp {
 struct LogAddExpOp {
   template <typename T>
   __device__ static T identity() {
-    return NumericLimits<T>::lowest();
+    if constexpr (is_complex_v<T>)
+      return complex64{-__int_as_float(0x7f800000), 0.0f};
+    else
+      return NumericLimits<T>::lowest();
   }
   template <typename T>
   __device__ static T apply(T a, T x) {
     if (is_nan(a) || is_nan(x)) return a + x;
-    const T m = a > x ? a : x;
-    // Equal infinities (and -inf with anything) are exact: their difference would be NaN.
-    if (m == NumericLimits<T>::lowest() || m == NumericLimits<T>::max()) return m;
-    return m + log1p(exp(a > x ? x - a : a - x));
+    if constexpr (is_complex_v<T>) {
+      // log(e^a + e^x) = m + log(1 + e^(o - m)), m the one with the larger real part.
+      const bool a_big = a.re >= x.re;
+      const complex64 m = a_big ? a : x, o = a_big ? x : a;
+      const float inf = __int_as_float(0x7f800000);
+      if (m.re == -inf || m.re == inf) return m;
+      return m + clog1p(cexp(o - m));
+    } else {
+      const T m = a > x ? a : x;
+      // Equal infinities (and -inf with anything) are exact: their difference would be NaN.
+      if (m == NumericLimits<T>::lowest() || m == NumericLimits<T>::max()) return m;
+      return m + log1p(exp(a > x ? x - a : a - x));
+    }
   }
 };
 

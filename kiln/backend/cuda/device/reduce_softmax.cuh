@@ -1,66 +1,100 @@
 // The fused Softmax over the last axis of a row-contiguous input, as the CPU computes it:
 // m = the NaN-propagating maximum of the row, s = sum(exp(x - m)), out = exp(x - m) / s,
-// half types in float and rounded once. A group of threads (a warp, or the whole block for
-// long rows) owns a row and reads it three times; the later reads hit the L1/L2 caches.
+// half types in float and rounded once.
+//
+// softmax_fwd: the row in registers (one read, one write; device/norm/rows.cuh's groups),
+//   for rows of whole aligned vectors that fit.
+// softmax_looped: any row: each thread keeps a running maximum and a sum rescaled to it
+//   (Milakov and Gimelshein, 2018, "Online normalizer calculation for softmax"), the group
+//   combines them, and a second read writes the output.
 #pragma once
 
-#include "kiln/backend/cuda/device/reduce.cuh"
+#include "kiln/backend/cuda/device/norm/rows.cuh"
 
 namespace kiln {
 
-template <typename Acc>
-__device__ inline Acc softmax_exp(Acc x) {
-  if constexpr (is_same_v<Acc, double>)
-    return exp(x);
-  else
-    return expf(x);
+template <typename T, int VPT>
+__global__ void __launch_bounds__(1024) softmax_fwd(const T* __restrict__ in, T* __restrict__ out,
+                                                    long long rows, long long n, int group) {
+  using A = rows::Acc<T>;
+  constexpr int N = rows::kVec<T>;
+  const rows::RowPos p = rows::row_pos(rows, group);
+  const T* x = in + (p.active ? p.row : 0) * n;
+  Vec<T, N> xv[VPT];
+  A m = -rows::infinity<A>();
+#pragma unroll
+  for (int v = 0; v < VPT; ++v) {
+    const long long e = (static_cast<long long>(v) * group + p.lane) * N;
+    xv[v] = rows::load_full<N>(x, p.active ? n : 0, e);
+    if (p.active && e < n)
+#pragma unroll
+      for (int k = 0; k < N; ++k) m = rows::nan_max(m, rows::to_acc<A>(xv[v].v[k]));
+  }
+  m = rows::group_max(m, group);
+  A s = 0;
+#pragma unroll
+  for (int v = 0; v < VPT; ++v) {
+    const long long e = (static_cast<long long>(v) * group + p.lane) * N;
+    if (p.active && e < n)
+#pragma unroll
+      for (int k = 0; k < N; ++k) s += rows::fast_exp(rows::to_acc<A>(xv[v].v[k]) - m);
+  }
+  s = rows::group_sum(s, group);
+  if (!p.active) return;
+  const A inv = A(1) / s;
+  T* y = out + p.row * n;
+#pragma unroll
+  for (int v = 0; v < VPT; ++v) {
+    const long long e = (static_cast<long long>(v) * group + p.lane) * N;
+    if (e >= n) break;
+    Vec<T, N> o;
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+      o.v[k] = rows::from_acc<T>(rows::fast_exp(rows::to_acc<A>(xv[v].v[k]) - m) * inv);
+    store_vec<N>(y + e, o);
+  }
 }
 
-/** T: float16, bfloat16, float32 or float64; Acc: float, or double for float64. */
-template <typename T, typename Acc>
-__global__ void __launch_bounds__(kReduceBlock)
-    softmax_rows(const T* __restrict__ in, T* __restrict__ out, long long rows, long long n,
-                 int group) {
-  using MaxP = ReducePolicy<MaxOp, Acc, Acc, Acc>;
-  using SumP = ReducePolicy<SumOp, Acc, Acc, Acc>;
-  const int lane = threadIdx.x % group;
-  const long long row =
-      static_cast<long long>(blockIdx.x) * (blockDim.x / group) + threadIdx.x / group;
-  if (row >= rows) return;
-  const T* x = in + row * n;
-  T* y = out + row * n;
-  __shared__ Acc shared_value;
-
-  Acc m = MaxP::init();
-  for (long long j = lane; j < n; j += group) m = MaxOp::apply(m, static_cast<Acc>(x[j]));
-  m = group_combine<MaxP>(m, group);
-  // Broadcast the group's result from its first thread.
-  if (group > 32) {
-    if (threadIdx.x == 0) shared_value = m;
-    __syncthreads();
-    m = shared_value;
-    __syncthreads();
-  } else {
-    m = __shfl_sync(0xffffffffu, m, 0);
+template <typename T>
+__global__ void __launch_bounds__(1024)
+    softmax_looped(const T* __restrict__ in, T* __restrict__ out, long long rows, long long n,
+                   int group, bool vec) {
+  using A = rows::Acc<T>;
+  constexpr int N = rows::kVec<T>;
+  const rows::RowPos p = rows::row_pos(rows, group);
+  const T* x = in + (p.active ? p.row : 0) * n;
+  const long long step = static_cast<long long>(group) * N;
+  const long long end = p.active ? n : 0;
+  A m = -rows::infinity<A>(), s = 0;
+  for (long long e = p.lane * N; e < end; e += step) {
+    const Vec<T, N> xv = rows::load_part<N>(x, n, e, vec, rows::zero<T>());
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      if (e + k >= n) break;
+      const A f = rows::to_acc<A>(xv.v[k]);
+      if (f > m) {
+        s = s * rows::fast_exp(m - f) + A(1);
+        m = f;
+      } else if (f != -rows::infinity<A>()) {
+        s += rows::fast_exp(f - m);  // NaN stays NaN
+      }
+    }
   }
-
-  Acc s = SumP::init();
-  for (long long j = lane; j < n; j += group) s += softmax_exp(static_cast<Acc>(x[j]) - m);
-  s = group_combine<SumP>(s, group);
-  if (group > 32) {
-    if (threadIdx.x == 0) shared_value = s;
-    __syncthreads();
-    s = shared_value;
-  } else {
-    s = __shfl_sync(0xffffffffu, s, 0);
-  }
-
-  for (long long j = lane; j < n; j += group) {
-    const Acc e = softmax_exp(static_cast<Acc>(x[j]) - m) / s;
-    if constexpr (is_half_v<T>)
-      y[j] = T(static_cast<float>(e));
-    else
-      y[j] = static_cast<T>(e);
+  const A row_max = rows::group_max(m, group);
+  // Each thread's sum rescaled to the row's maximum (0 for a thread that saw only -inf).
+  s = rows::group_sum(s == A(0) ? A(0) : s * rows::fast_exp(m - row_max), group);
+  if (!p.active) return;
+  // A row of -inf only: exp(-inf - -inf), NaN, as the formula.
+  if (row_max == -rows::infinity<A>()) s = row_max - row_max;
+  const A inv = A(1) / s;
+  T* y = out + p.row * n;
+  for (long long e = p.lane * N; e < end; e += step) {
+    const Vec<T, N> xv = rows::load_part<N>(x, n, e, vec, rows::zero<T>());
+    Vec<T, N> o;
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+      o.v[k] = rows::from_acc<T>(rows::fast_exp(rows::to_acc<A>(xv.v[k]) - row_max) * inv);
+    rows::store_part<N>(y, n, e, vec, o);
   }
 }
 

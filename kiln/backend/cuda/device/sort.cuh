@@ -6,10 +6,7 @@
 //
 // sort_block: a line of up to kSortTile elements sorted in shared memory by a bitonic network
 //   (padded to a power of two with sentinels that order last), read from the input's strides
-//   and written to the output directly.
-// Longer lines: sort_tiles sorts tiles of kSortTile into scratch, merge_pass merges pairs of
-//   sorted runs (each thread finds its start by a merge-path binary search, then merges
-//   kMergeItems outputs) until one run remains, and sort_write moves the result out.
+//   and written to the output directly. Longer lines: radix_sort.cuh.
 #pragma once
 
 #include "kiln/backend/cuda/device/indexing.cuh"
@@ -18,8 +15,6 @@ namespace kiln {
 
 /** Elements a block sorts in shared memory (a power of two). */
 constexpr int kSortTile = 2048;
-/** Outputs each thread of a merge pass produces. */
-constexpr int kMergeItems = 8;
 /** Marks padding: orders after every element. */
 constexpr unsigned int kSortSentinel = 0xffffffffu;
 
@@ -122,101 +117,6 @@ __global__ void sort_block(const T* __restrict__ in, T* __restrict__ out_values,
     if (out_values) out_values[dst + k * a.inner] = keys[k];
     if (out_indices) out_indices[dst + k * a.inner] = pos[k];
   }
-}
-
-/** Sorts each tile of kSortTile elements (block b: tile b % tiles of line b / tiles) into the
- * scratch pairs (line-major, n per line). */
-template <typename T>
-__global__ void sort_tiles(const T* __restrict__ in, T* __restrict__ keys_out,
-                           unsigned int* __restrict__ pos_out, long long tiles,
-                           const __grid_constant__ SortArgs a) {
-  T* keys;
-  unsigned int* pos;
-  sort_shared<T>(kSortTile, keys, pos);
-  const long long line = blockIdx.x / tiles;
-  const long long k0 = (blockIdx.x - line * tiles) * kSortTile;
-  const long long count = a.n - k0 < kSortTile ? a.n - k0 : kSortTile;
-  const T* src = in + elem_to_loc(line, a.rest_shape, a.rest_strides, a.rest_ndim);
-  for (int k = threadIdx.x; k < kSortTile; k += blockDim.x) {
-    if (k < count) {
-      keys[k] = src[(k0 + k) * a.stride];
-      pos[k] = static_cast<unsigned int>(k0 + k);
-    } else {
-      keys[k] = src[0];
-      pos[k] = kSortSentinel;
-    }
-  }
-  bitonic_sort(keys, pos, kSortTile);
-  const long long dst = line * a.n + k0;
-  for (int k = threadIdx.x; k < count; k += blockDim.x) {
-    keys_out[dst + k] = keys[k];
-    pos_out[dst + k] = pos[k];
-  }
-}
-
-/**
- * Merges pairs of sorted runs of `width` elements (the last ones shorter) in every line of
- * `n` elements, from (keys, pos) into (keys_out, pos_out). Thread t handles kMergeItems
- * outputs of one pair; `chunks` threads serve each pair.
- */
-template <typename T>
-__global__ void merge_pass(const T* __restrict__ keys, const unsigned int* __restrict__ pos,
-                           T* __restrict__ keys_out, unsigned int* __restrict__ pos_out,
-                           long long lines, long long n, long long width, long long pairs,
-                           long long chunks) {
-  const long long t = global_thread_x<long long>();
-  if (t >= lines * pairs * chunks) return;
-  const long long chunk = t % chunks;
-  const long long pair = (t / chunks) % pairs;
-  const long long line = t / (chunks * pairs);
-  const long long start = pair * 2 * width;
-  const long long la = n - start < width ? n - start : width;
-  const long long lb = n - start - la < width ? n - start - la : width;
-  const long long d0 = chunk * kMergeItems;
-  if (d0 >= la + lb) return;
-  const long long base = line * n + start;
-  const T* ka = keys + base;
-  const unsigned int* pa = pos + base;
-  const T* kb = ka + la;
-  const unsigned int* pb = pa + la;
-  // Merge path: the number i of A's elements among the first d0 outputs.
-  long long lo = d0 - lb > 0 ? d0 - lb : 0;
-  long long hi = d0 < la ? d0 : la;
-  while (lo < hi) {
-    const long long mid = (lo + hi) / 2;
-    const long long j = d0 - mid - 1;
-    if (pair_less(kb[j], pb[j], ka[mid], pa[mid]))
-      hi = mid;
-    else
-      lo = mid + 1;
-  }
-  long long i = lo, j = d0 - lo;
-  const long long d1 = d0 + kMergeItems < la + lb ? d0 + kMergeItems : la + lb;
-  for (long long d = d0; d < d1; ++d) {
-    const bool take_a = j >= lb || (i < la && pair_less(ka[i], pa[i], kb[j], pb[j]));
-    if (take_a) {
-      keys_out[base + d] = ka[i];
-      pos_out[base + d] = pa[i];
-      ++i;
-    } else {
-      keys_out[base + d] = kb[j];
-      pos_out[base + d] = pb[j];
-      ++j;
-    }
-  }
-}
-
-/** Moves sorted lines from scratch to the row-contiguous outputs (either may be null). */
-template <typename T>
-__global__ void sort_write(const T* __restrict__ keys, const unsigned int* __restrict__ pos,
-                           T* __restrict__ out_values, unsigned int* __restrict__ out_indices,
-                           const __grid_constant__ SortArgs a) {
-  const long long t = global_thread_x<long long>();
-  if (t >= a.lines * a.n) return;
-  const long long line = t / a.n, k = t - line * a.n;
-  const long long dst = sort_out_offset(a, line) + k * a.inner;
-  if (out_values) out_values[dst] = keys[t];
-  if (out_indices) out_indices[dst] = pos[t];
 }
 
 }  // namespace kiln

@@ -1,0 +1,226 @@
+// eval_cpu of rms_norm, layer_norm and their gradients. Rows of the last axis are spread
+// over the thread pool; each row is widened once into a buffer of the accumulation type
+// (float32, float64 for float64) and normalized there. The parameter gradients are summed
+// per chunk of rows, then the chunks' partial sums are added.
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "kiln/backend/cpu/fast_common.h"
+#include "kiln/backend/cpu/threading.h"
+#include "kiln/fast_primitives.h"
+
+namespace kiln::fast {
+
+namespace {
+
+using cpu::fast::Acc;
+
+/** The parameter `p` (1-d, n elements) as a dense vector of A, or `fill` when absent. */
+template <typename T, typename A>
+std::vector<A> param(const array* p, int64_t n, A fill) {
+  std::vector<A> v(n, fill);
+  if (p) {
+    array d = cpu::fast::dense(*p);
+    cpu::fast::load(d.data<T>(), v.data(), n);
+  }
+  return v;
+}
+
+/** Rows in chunks, each chunk on one thread with its own index (for partial sums). */
+template <typename F>
+void chunked_rows(int64_t rows, int64_t n, int64_t chunks, F&& f) {
+  const int64_t per = (rows + chunks - 1) / chunks;
+  cpu::parallel_for(chunks, 1, [&](size_t cb, size_t ce) {
+    for (size_t c = cb; c < ce; ++c) {
+      const int64_t b = c * per, e = std::min<int64_t>(rows, b + per);
+      if (b < e) f(static_cast<int64_t>(c), b, e);
+    }
+  });
+}
+
+int64_t chunk_count(int64_t rows, int64_t n) {
+  const int64_t work = rows * std::max<int64_t>(n, 1);
+  return std::clamp<int64_t>(work >> 15, 1, std::min<int64_t>(rows, 4 * cpu::num_threads()));
+}
+
+template <typename T>
+void rms_norm(const array& x_in, const array* w, array& out, float eps) {
+  using A = Acc<T>;
+  const array x = cpu::fast::dense(x_in);
+  const int64_t n = x.shape(-1), rows = x.size() / n;
+  const std::vector<A> wv = param<T, A>(w, n, A(1));
+  const T* xp = x.data<T>();
+  T* yp = out.data<T>();
+  cpu::parallel_for(rows, cpu::fast::row_grain(rows, n), [&](size_t b, size_t e) {
+    std::vector<A> buf(n);
+    for (size_t r = b; r < e; ++r) {
+      cpu::fast::load(xp + r * n, buf.data(), n);
+      const A inv = A(1) / std::sqrt(cpu::fast::dot(buf.data(), buf.data(), n) / A(n) + A(eps));
+      for (int64_t i = 0; i < n; ++i) buf[i] = buf[i] * inv * wv[i];
+      cpu::fast::store(buf.data(), yp + r * n, n);
+    }
+  });
+}
+
+/** Mean and 1 / sqrt(variance + eps) of the row in `buf` (two passes: exact for large means). */
+template <typename A>
+std::pair<A, A> moments(const A* buf, int64_t n, float eps) {
+  const A mu = cpu::fast::sum(buf, n) / A(n);
+  A p[16] = {};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (int j = 0; j < 16; ++j) p[j] += (buf[i + j] - mu) * (buf[i + j] - mu);
+  A v = 0;
+  for (; i < n; ++i) v += (buf[i] - mu) * (buf[i] - mu);
+  for (int j = 0; j < 16; ++j) v += p[j];
+  return {mu, A(1) / std::sqrt(v / A(n) + A(eps))};
+}
+
+template <typename T>
+void layer_norm(const array& x_in, const array* w, const array* bias, array& out, float eps) {
+  using A = Acc<T>;
+  const array x = cpu::fast::dense(x_in);
+  const int64_t n = x.shape(-1), rows = x.size() / n;
+  const std::vector<A> wv = param<T, A>(w, n, A(1)), bv = param<T, A>(bias, n, A(0));
+  const T* xp = x.data<T>();
+  T* yp = out.data<T>();
+  cpu::parallel_for(rows, cpu::fast::row_grain(rows, n), [&](size_t b, size_t e) {
+    std::vector<A> buf(n);
+    for (size_t r = b; r < e; ++r) {
+      cpu::fast::load(xp + r * n, buf.data(), n);
+      const auto [mu, inv] = moments(buf.data(), n, eps);
+      for (int64_t i = 0; i < n; ++i) buf[i] = (buf[i] - mu) * inv * wv[i] + bv[i];
+      cpu::fast::store(buf.data(), yp + r * n, n);
+    }
+  });
+}
+
+/** Adds the chunks' partial sums (chunks x n) into `out` (n elements of T). */
+template <typename T, typename A>
+void finish_param_grad(const std::vector<A>& partial, int64_t chunks, int64_t n, array& out) {
+  T* o = out.data<T>();
+  for (int64_t i = 0; i < n; ++i) {
+    A s = 0;
+    for (int64_t c = 0; c < chunks; ++c) s += partial[c * n + i];
+    o[i] = static_cast<T>(s);
+  }
+}
+
+template <typename T>
+void rms_norm_vjp(const array& x_in, const array* w, const array& g_in, std::vector<array>& outs,
+                  float eps) {
+  using A = Acc<T>;
+  const array x = cpu::fast::dense(x_in), g = cpu::fast::dense(g_in);
+  const int64_t n = x.shape(-1), rows = x.size() / n;
+  const std::vector<A> wv = param<T, A>(w, n, A(1));
+  const int64_t chunks = chunk_count(rows, n);
+  std::vector<A> dw(w ? chunks * n : 0, A(0));
+  const T* xp = x.data<T>();
+  const T* gp = g.data<T>();
+  T* dxp = outs[0].data<T>();
+  chunked_rows(rows, n, chunks, [&](int64_t c, int64_t b, int64_t e) {
+    std::vector<A> xb(n), gb(n);
+    A* dwc = w ? dw.data() + c * n : nullptr;
+    for (int64_t r = b; r < e; ++r) {
+      cpu::fast::load(xp + r * n, xb.data(), n);
+      cpu::fast::load(gp + r * n, gb.data(), n);
+      const A inv = A(1) / std::sqrt(cpu::fast::dot(xb.data(), xb.data(), n) / A(n) + A(eps));
+      if (dwc)
+        for (int64_t i = 0; i < n; ++i) dwc[i] += gb[i] * xb[i] * inv;
+      for (int64_t i = 0; i < n; ++i) gb[i] *= wv[i];
+      const A t = cpu::fast::dot(gb.data(), xb.data(), n) / A(n) * inv * inv * inv;
+      for (int64_t i = 0; i < n; ++i) xb[i] = gb[i] * inv - xb[i] * t;
+      cpu::fast::store(xb.data(), dxp + r * n, n);
+    }
+  });
+  if (w) finish_param_grad<T>(dw, chunks, n, outs[1]);
+}
+
+template <typename T>
+void layer_norm_vjp(const array& x_in, const array* w, const array& g_in, bool has_bias,
+                    std::vector<array>& outs, float eps) {
+  using A = Acc<T>;
+  const array x = cpu::fast::dense(x_in), g = cpu::fast::dense(g_in);
+  const int64_t n = x.shape(-1), rows = x.size() / n;
+  const std::vector<A> wv = param<T, A>(w, n, A(1));
+  const int64_t chunks = chunk_count(rows, n);
+  std::vector<A> dw(w ? chunks * n : 0, A(0)), db(has_bias ? chunks * n : 0, A(0));
+  const T* xp = x.data<T>();
+  const T* gp = g.data<T>();
+  T* dxp = outs[0].data<T>();
+  chunked_rows(rows, n, chunks, [&](int64_t c, int64_t b, int64_t e) {
+    std::vector<A> xb(n), gb(n);
+    A* dwc = w ? dw.data() + c * n : nullptr;
+    A* dbc = has_bias ? db.data() + c * n : nullptr;
+    for (int64_t r = b; r < e; ++r) {
+      cpu::fast::load(xp + r * n, xb.data(), n);
+      cpu::fast::load(gp + r * n, gb.data(), n);
+      const auto [mu, inv] = moments(xb.data(), n, eps);
+      for (int64_t i = 0; i < n; ++i) xb[i] = (xb[i] - mu) * inv;  // xhat
+      if (dwc)
+        for (int64_t i = 0; i < n; ++i) dwc[i] += gb[i] * xb[i];
+      if (dbc)
+        for (int64_t i = 0; i < n; ++i) dbc[i] += gb[i];
+      for (int64_t i = 0; i < n; ++i) gb[i] *= wv[i];
+      const A mean_wg = cpu::fast::sum(gb.data(), n) / A(n);
+      const A mean_wgx = cpu::fast::dot(gb.data(), xb.data(), n) / A(n);
+      for (int64_t i = 0; i < n; ++i) xb[i] = inv * (gb[i] - mean_wg - xb[i] * mean_wgx);
+      cpu::fast::store(xb.data(), dxp + r * n, n);
+    }
+  });
+  int k = 1;
+  if (w) finish_param_grad<T>(dw, chunks, n, outs[k++]);
+  if (has_bias) finish_param_grad<T>(db, chunks, n, outs[k++]);
+}
+
+/** Allocates every output; true when there is nothing to compute (empty x). */
+bool allocate(std::vector<array>& outputs) {
+  for (auto& o : outputs) o.set_data(Storage::host(o.nbytes()));
+  return outputs[0].size() == 0;
+}
+
+/** Fills the parameter gradients of an empty x with zeros. */
+void zero_params(std::vector<array>& outputs) {
+  for (size_t i = 1; i < outputs.size(); ++i)
+    std::memset(outputs[i].data<char>(), 0, outputs[i].nbytes());
+}
+
+}  // namespace
+
+void RMSNorm::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  if (allocate(outputs)) return;
+  cpu::fast::dispatch_float(inputs[0].dtype(), "RMSNorm::eval_cpu", [&](auto tag) {
+    using T = decltype(tag);
+    rms_norm<T>(inputs[0], has_weight_ ? &inputs[1] : nullptr, outputs[0], eps_);
+  });
+}
+
+void LayerNorm::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  if (allocate(outputs)) return;
+  cpu::fast::dispatch_float(inputs[0].dtype(), "LayerNorm::eval_cpu", [&](auto tag) {
+    using T = decltype(tag);
+    const array* w = has_weight_ ? &inputs[1] : nullptr;
+    const array* b = has_bias_ ? &inputs[has_weight_ ? 2 : 1] : nullptr;
+    layer_norm<T>(inputs[0], w, b, outputs[0], eps_);
+  });
+}
+
+void RMSNormVJP::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  if (allocate(outputs)) return zero_params(outputs);
+  cpu::fast::dispatch_float(inputs[0].dtype(), "RMSNormVJP::eval_cpu", [&](auto tag) {
+    using T = decltype(tag);
+    rms_norm_vjp<T>(inputs[0], has_weight_ ? &inputs[1] : nullptr, inputs.back(), outputs, eps_);
+  });
+}
+
+void LayerNormVJP::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  if (allocate(outputs)) return zero_params(outputs);
+  cpu::fast::dispatch_float(inputs[0].dtype(), "LayerNormVJP::eval_cpu", [&](auto tag) {
+    using T = decltype(tag);
+    layer_norm_vjp<T>(inputs[0], has_weight_ ? &inputs[1] : nullptr, inputs.back(), has_bias_,
+                      outputs, eps_);
+  });
+}
+
+}  // namespace kiln::fast

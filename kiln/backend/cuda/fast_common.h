@@ -1,0 +1,87 @@
+// Host helpers of the fused built-ins' GPU kernels (fast_*.cpp): dense inputs and the launch
+// shape of the row kernels of device/norm/rows.cuh.
+#pragma once
+
+#include <cuda.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "kiln/array.h"
+#include "kiln/backend/cuda/copy.h"
+#include "kiln/backend/cuda/elementwise.h"
+#include "kiln/backend/cuda/indexing.h"
+#include "kiln/backend/cuda/jit.h"
+#include "kiln/backend/cuda/launch.h"
+#include "kiln/backend/cuda/stream.h"
+
+namespace kiln::gpu::fast {
+
+/** Dtypes the fused built-ins run on. */
+inline constexpr Dtype kFloatDtypes[] = {float16, bfloat16, float32, float64};
+
+/** The device address of `a`'s elements in row-major order: `a` itself when row-contiguous,
+ * else a row-contiguous copy in scratch memory of `s`. */
+inline CUdeviceptr dense_address(const array& a, DeviceStream& s) {
+  if (a.flags().row_contiguous) return device_address(a);
+  const CUdeviceptr p = scratch(a.nbytes(), s);
+  copy_to_row_contiguous(a, p, s);
+  return p;
+}
+
+inline bool aligned16(CUdeviceptr p) {
+  return p % 16 == 0;
+}
+
+/** Elements per 16-byte vector of d. */
+inline int vec_elems(Dtype d) {
+  return 16 / static_cast<int>(d.size);
+}
+
+inline int64_t next_pow2(int64_t v) {
+  int64_t p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
+
+/** How a row kernel covers rows of n elements: `group` threads per row holding `vpt`
+ * vectors each, `block` threads per block; `looped` when the row does not fit in
+ * registers (then vpt is 0 and the kernel loops over the row). */
+struct RowPlan {
+  int group;
+  int vpt;
+  int block;
+  bool looped;
+  int64_t rows_per_block() const { return block / group; }
+};
+
+/** The plan for rows of n elements of d with at most `max_vpt` vectors per thread: the
+ * fewest threads that hold the row with max_vpt vectors each (at least a warp, at most
+ * 1024), then the fewest vectors per thread (a power of two) that cover it. max_vpt 0 asks
+ * for the looped kernel: a warp for short rows, up to 1024 threads for long ones. */
+inline RowPlan plan_rows(int64_t n, Dtype d, int max_vpt) {
+  const int64_t nv = std::max<int64_t>(1, (n + vec_elems(d) - 1) / vec_elems(d));
+  RowPlan p;
+  if (nv > 1024 * static_cast<int64_t>(max_vpt)) {
+    p.group = static_cast<int>(std::clamp<int64_t>(next_pow2((nv + 7) / 8), 32, 1024));
+    p.vpt = 0;
+    p.looped = true;
+  } else {
+    p.group =
+        static_cast<int>(std::clamp<int64_t>(next_pow2((nv + max_vpt - 1) / max_vpt), 32, 1024));
+    p.vpt = static_cast<int>(next_pow2((nv + p.group - 1) / p.group));
+    p.looped = false;
+  }
+  p.block = std::max(p.group, 256);
+  return p;
+}
+
+/** Blocks for `rows` rows under plan p. */
+inline Dim3 row_grid(int64_t rows, const RowPlan& p) {
+  const int64_t blocks = std::max<int64_t>(1, (rows + p.rows_per_block() - 1) / p.rows_per_block());
+  if (blocks > 0x7fffffff) throw std::runtime_error("[fast] Too many rows for one launch.");
+  return {static_cast<uint32_t>(blocks), 1, 1};
+}
+
+}  // namespace kiln::gpu::fast

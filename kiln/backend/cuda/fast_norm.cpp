@@ -1,0 +1,215 @@
+// eval_gpu of rms_norm, layer_norm and their gradients. Kernels: device/norm/norm.cuh, one
+// module per dtype.
+#include "kiln/backend/cuda/allocator.h"
+#include "kiln/backend/cuda/context.h"
+#include "kiln/backend/cuda/fast_common.h"
+#include "kiln/fast_primitives.h"
+#include "kiln/utils.h"
+
+namespace kiln::fast {
+
+namespace {
+
+using gpu::fast::RowPlan;
+
+// Mirrors device/norm/norm.cuh's NormArgs.
+struct NormArgs {
+  int64_t rows;
+  int64_t n;
+  int32_t group;
+  bool vec;
+  bool has_w;
+  bool has_b;
+  float eps;
+};
+static_assert(sizeof(NormArgs) == 32);
+
+// Vectors per thread kept in registers, at most 32 elements in the forward and 8 in the
+// backward (x, g and two gradient sums per element): more spills at 1024 threads (64
+// registers each).
+int fwd_max_vpt(Dtype d) {
+  return d.size == 4 ? 8 : 4;
+}
+int bwd_max_vpt(Dtype d) {
+  return d.size == 2 ? 1 : 2;
+}
+
+std::string tname(Dtype d) {
+  return gpu::device_type(d);
+}
+const char* layer(bool l) {
+  return l ? "true" : "false";
+}
+
+std::string fwd_name(Dtype d, int vpt, bool l) {
+  return "kiln::norm_fwd<" + tname(d) + ", " + std::to_string(vpt) + ", " + layer(l) + ">";
+}
+std::string fwd_looped_name(Dtype d, bool l) {
+  return "kiln::norm_fwd_looped<" + tname(d) + ", " + layer(l) + ">";
+}
+std::string vjp_name(Dtype d, int vpt, bool l) {
+  return "kiln::norm_vjp<" + tname(d) + ", " + std::to_string(vpt) + ", " + layer(l) + ">";
+}
+std::string vjp_looped_name(Dtype d, bool l) {
+  return "kiln::norm_vjp_looped<" + tname(d) + ", " + layer(l) + ">";
+}
+std::string param_grad_name(Dtype d, bool l) {
+  return "kiln::norm_param_grad<" + tname(d) + ", " + layer(l) + ">";
+}
+std::string sum_partials_name(Dtype d) {
+  return "kiln::sum_partials<" + tname(d) + ">";
+}
+
+// Two modules per dtype: the forward kernels, and the backward's (compiled on first use).
+std::string module_name(Dtype d, bool backward) {
+  return std::string(backward ? "fast_norm_bwd_" : "fast_norm_fwd_") + std::string(type_to_name(d));
+}
+
+gpu::ModuleSource norm_module(Dtype d, bool backward) {
+  gpu::ModuleSource m{
+      module_name(d, backward), "#include \"kiln/backend/cuda/device/norm/norm.cuh\"\n", {}};
+  for (bool l : {false, true}) {
+    if (!backward) {
+      for (int v = 1; v <= fwd_max_vpt(d); v *= 2) m.kernels.push_back(fwd_name(d, v, l));
+      m.kernels.push_back(fwd_looped_name(d, l));
+    } else {
+      for (int v = 1; v <= bwd_max_vpt(d); v *= 2) m.kernels.push_back(vjp_name(d, v, l));
+      m.kernels.push_back(vjp_looped_name(d, l));
+      m.kernels.push_back(param_grad_name(d, l));
+    }
+  }
+  if (backward) m.kernels.push_back(sum_partials_name(d));
+  return m;
+}
+
+const gpu::Module& norm_kernels(Dtype d, bool backward, gpu::DeviceStream& s) {
+  if (std::find(std::begin(gpu::fast::kFloatDtypes), std::end(gpu::fast::kFloatDtypes), d) ==
+      std::end(gpu::fast::kFloatDtypes)) {
+    throw std::invalid_argument(msg("[fast::norm] Unsupported dtype ", d, "."));
+  }
+  return gpu::get_module(s.context().index(), module_name(d, backward),
+                         [d, backward] { return norm_module(d, backward); });
+}
+
+void norm_forward(const Stream& st, bool layer_norm, const std::vector<array>& inputs, array& out,
+                  float eps, bool has_w, bool has_b) {
+  auto& s = gpu::device_stream(st);
+  out.set_data(gpu::new_device_storage(out.nbytes(), s));
+  if (out.size() == 0) return;
+  const Dtype d = out.dtype();
+  const gpu::Module& mod = norm_kernels(d, false, s);
+  const array& x = inputs[0];
+  NormArgs a;
+  a.n = x.shape(-1);
+  a.rows = static_cast<int64_t>(x.size()) / a.n;
+  a.has_w = has_w;
+  a.has_b = has_b;
+  a.eps = eps;
+  const CUdeviceptr xp = gpu::fast::dense_address(x, s);
+  const CUdeviceptr wp = has_w ? gpu::fast::dense_address(inputs[1], s) : 0;
+  const CUdeviceptr bp = has_b ? gpu::fast::dense_address(inputs[has_w ? 2 : 1], s) : 0;
+  const CUdeviceptr yp = gpu::device_address(out);
+  a.vec = a.n % gpu::fast::vec_elems(d) == 0 && gpu::fast::aligned16(xp) &&
+          gpu::fast::aligned16(yp) && gpu::fast::aligned16(wp) && gpu::fast::aligned16(bp);
+  // The register kernels read aligned rows of whole vectors; others loop.
+  RowPlan p = gpu::fast::plan_rows(a.n, d, fwd_max_vpt(d));
+  if (!a.vec) p = gpu::fast::plan_rows(a.n, d, 0);
+  a.group = p.group;
+  CUfunction f =
+      mod.function(p.looped ? fwd_looped_name(d, layer_norm) : fwd_name(d, p.vpt, layer_norm));
+  gpu::launch_kernel(f, gpu::fast::row_grid(a.rows, p), {static_cast<uint32_t>(p.block)}, 0, s, xp,
+                     wp, bp, yp, a);
+}
+
+// Inputs x, [w], g; outputs dx, [dw], [db].
+void norm_backward(const Stream& st, bool layer_norm, const std::vector<array>& inputs,
+                   std::vector<array>& outputs, float eps, bool has_w, bool want_b) {
+  auto& s = gpu::device_stream(st);
+  for (auto& o : outputs) o.set_data(gpu::new_device_storage(o.nbytes(), s));
+  const array& x = inputs[0];
+  const Dtype d = x.dtype();
+  const gpu::Module& mod = norm_kernels(d, true, s);
+  NormArgs a;
+  a.n = x.shape(-1);
+  if (a.n == 0) return;  // every output is empty
+  a.rows = static_cast<int64_t>(x.size()) / a.n;
+  a.has_w = has_w;
+  a.has_b = want_b;
+  a.eps = eps;
+  const size_t acc = d == float64 ? 8 : 4;
+  array* dw = has_w ? &outputs[1] : nullptr;
+  array* db = want_b ? &outputs[has_w ? 2 : 1] : nullptr;
+  const gpu::Dim3 col_grid{static_cast<uint32_t>((a.n + 31) / 32), 1, 1};
+  auto finish = [&](CUdeviceptr pw, CUdeviceptr pb, int64_t parts) {
+    CUfunction sum = mod.function(sum_partials_name(d));
+    if (dw)
+      gpu::launch_kernel(sum, col_grid, {32, 8}, 0, s, pw, gpu::device_address(*dw), parts, a.n);
+    if (db)
+      gpu::launch_kernel(sum, col_grid, {32, 8}, 0, s, pb, gpu::device_address(*db), parts, a.n);
+  };
+  if (a.rows == 0) return finish(0, 0, 0);  // zero gradients
+  const CUdeviceptr xp = gpu::fast::dense_address(x, s);
+  const CUdeviceptr wp = has_w ? gpu::fast::dense_address(inputs[1], s) : 0;
+  const CUdeviceptr gp = gpu::fast::dense_address(inputs.back(), s);
+  const CUdeviceptr dxp = gpu::device_address(outputs[0]);
+  a.vec = a.n % gpu::fast::vec_elems(d) == 0 && gpu::fast::aligned16(xp) &&
+          gpu::fast::aligned16(wp) && gpu::fast::aligned16(gp) && gpu::fast::aligned16(dxp);
+  RowPlan p = gpu::fast::plan_rows(a.n, d, bwd_max_vpt(d));
+  if (!a.vec) p = gpu::fast::plan_rows(a.n, d, 0);
+  a.group = p.group;
+  if (!p.looped) {
+    // Persistent groups: one wave, each summing its rows' parameter gradients.
+    CUfunction f = mod.function(vjp_name(d, p.vpt, layer_norm));
+    const int64_t resident = gpu::resident_blocks(s, f, p.block, 0);
+    const int64_t needed = (a.rows + p.rows_per_block() - 1) / p.rows_per_block();
+    const int64_t blocks = std::clamp<int64_t>(std::min(resident, needed), 1, 0x7fffffff);
+    const int64_t parts = blocks * p.rows_per_block();
+    const CUdeviceptr pw = dw ? gpu::scratch(parts * a.n * acc, s) : 0;
+    const CUdeviceptr pb = db ? gpu::scratch(parts * a.n * acc, s) : 0;
+    gpu::launch_kernel(f, {static_cast<uint32_t>(blocks), 1, 1}, {static_cast<uint32_t>(p.block)},
+                       0, s, xp, wp, gp, dxp, pw, pb, a);
+    return finish(pw, pb, parts);
+  }
+  const CUdeviceptr stats = gpu::scratch(a.rows * 2 * acc, s);
+  gpu::launch_kernel(mod.function(vjp_looped_name(d, layer_norm)), gpu::fast::row_grid(a.rows, p),
+                     {static_cast<uint32_t>(p.block)}, 0, s, xp, wp, gp, dxp, stats, a);
+  if (!dw && !db) return;
+  // Column strips over chunks of rows: enough blocks for two waves.
+  const int64_t target = 2 * gpu::resident_blocks(s);
+  const int64_t splits =
+      std::clamp<int64_t>(target / col_grid.x, 1, std::max<int64_t>(1, a.rows / 8));
+  const int64_t chunk = (a.rows + splits - 1) / splits;
+  const int64_t parts = (a.rows + chunk - 1) / chunk;
+  const CUdeviceptr pw = dw ? gpu::scratch(parts * a.n * acc, s) : 0;
+  const CUdeviceptr pb = db ? gpu::scratch(parts * a.n * acc, s) : 0;
+  gpu::launch_kernel(mod.function(param_grad_name(d, layer_norm)),
+                     {col_grid.x, static_cast<uint32_t>(parts), 1}, {32, 8}, 0, s, xp, gp, stats,
+                     pw, pb, a.rows, a.n, chunk, dw != nullptr, db != nullptr);
+  finish(pw, pb, parts);
+}
+
+}  // namespace
+
+void RMSNorm::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  norm_forward(stream(), false, inputs, outputs[0], eps_, has_weight_, false);
+}
+
+void LayerNorm::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  norm_forward(stream(), true, inputs, outputs[0], eps_, has_weight_, has_bias_);
+}
+
+void RMSNormVJP::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  norm_backward(stream(), false, inputs, outputs, eps_, has_weight_, false);
+}
+
+void LayerNormVJP::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  norm_backward(stream(), true, inputs, outputs, eps_, has_weight_, has_bias_);
+}
+
+KILN_GPU_MODULE_CATALOG(fast_norm, [](const gpu::ModuleSink& sink) {
+  for (Dtype d : gpu::fast::kFloatDtypes) {
+    for (bool backward : {false, true}) sink(module_name(d, backward), norm_module(d, backward));
+  }
+});
+
+}  // namespace kiln::fast

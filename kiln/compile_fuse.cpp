@@ -1,0 +1,218 @@
+// compile's fusion pass: connected groups of elementwise nodes of one shape become one
+// Compiled node each (one generated kernel; backend/{cpu,cuda}/compiled.cpp).
+//
+// Groups grow from a root (visited from the end of the graph) towards the inputs: a node
+// joins when it is elementwise, has the group's shape and stream, and every node using it is
+// already in the group (so no value leaves the group but the root and graph outputs, and the
+// group is convex: nothing outside depends on a member and feeds another). Candidates are
+// visited latest first, so a node's users are decided before it. Broadcasts feeding the
+// group are absorbed as views: the kernel reads their input with broadcast indexing (a
+// broadcast others also use stays for them). One-element constants become literals in the
+// kernel. A group of one elementwise node is left alone: its own kernel is as good.
+#include <algorithm>
+#include <queue>
+#include <typeinfo>
+#include <unordered_map>
+
+#include "kiln/compile_graph.h"
+#include "kiln/primitives.h"
+#include "kiln/primitives_compile.h"
+#include "kiln/utils.h"
+
+namespace kiln::compile_ir {
+
+namespace {
+
+// Bounds on one kernel: its size (and compile time) and its parameters (CUDA's 4 KB).
+constexpr size_t kMaxOps = 64;
+constexpr size_t kMaxInputs = 32;
+
+bool is_view(const Node& n) {
+  if (!n.is_op() || n.num_outputs() != 1) return false;
+  if (typeid(*n.prim) == typeid(Broadcast)) return true;
+  auto* b = dynamic_cast<const BroadcastLike*>(n.prim.get());
+  return b && b->ignore_last() == 0;  // a batch broadcast is not NumPy's broadcast to the group
+}
+
+bool is_elementwise(const Node& n) {
+  return n.is_op() && n.num_outputs() == 1 && detail::is_fusable_elementwise(*n.prim);
+}
+
+bool is_literal(const Node& n) {
+  return n.kind == Node::Kind::constant && !n.dead && n.value->size() == 1 &&
+         n.value->is_available() && !n.value->error() && n.value->has_storage();
+}
+
+}  // namespace
+
+void fuse(Graph& g) {
+  const int n = static_cast<int>(g.nodes.size());
+  std::vector<std::vector<int>> users(n);
+  for (int i = 0; i < n; ++i) {
+    if (g.nodes[i].dead) continue;
+    for (const Ref& r : g.nodes[i].inputs) users[r.node].push_back(i);
+  }
+  std::vector<bool> is_output(n, false);
+  for (const Ref& r : g.outputs) is_output[r.node] = true;
+
+  std::vector<int> group(n, -1);
+  // Per node and output, what replaces it (members become outputs of their Compiled node).
+  std::unordered_map<int, Ref> moved;
+
+  for (int root = n - 1; root >= 0; --root) {
+    const Node& rn = g.nodes[root];
+    if (!is_elementwise(rn) || group[root] != -1) continue;
+    const Shape shape = rn.shapes[0];
+    const Stream stream = rn.prim->stream();
+
+    // Grow the group.
+    std::vector<int> members{root};
+    group[root] = root;
+    std::priority_queue<int> candidates;
+    std::vector<int> seen;
+    for (const Ref& r : rn.inputs) candidates.push(r.node);
+    while (!candidates.empty() && members.size() < kMaxOps) {
+      const int c = candidates.top();
+      candidates.pop();
+      if (group[c] == root || std::find(seen.begin(), seen.end(), c) != seen.end()) continue;
+      seen.push_back(c);
+      const Node& cn = g.nodes[c];
+      if (!is_elementwise(cn) || group[c] != -1 || cn.shapes[0] != shape ||
+          cn.prim->stream() != stream) {
+        continue;
+      }
+      const bool all_in =
+          std::all_of(users[c].begin(), users[c].end(), [&](int u) { return group[u] == root; });
+      if (!all_in) continue;
+      group[c] = root;
+      members.push_back(c);
+      for (const Ref& r : cn.inputs) candidates.push(r.node);
+    }
+    if (members.size() < 2) {
+      group[root] = -1;
+      continue;
+    }
+    std::sort(members.begin(), members.end());
+
+    // The tape: inputs (through absorbed views), literals, then the members in order.
+    FusedTape tape;
+    std::vector<Ref> inputs;                // graph refs of the Compiled node's inputs
+    std::vector<Ref> literal_refs;          // graph refs of the literals
+    std::unordered_map<int, int> value_of;  // member node -> tape value (after inputs)
+    std::vector<std::vector<int>> args(members.size());
+    std::vector<int> views;  // absorbed broadcasts (for the name)
+    bool fixed = false;
+    auto add_input = [&](Ref r, bool shape_only) -> int {
+      for (size_t k = 0; k < inputs.size(); ++k) {
+        if (inputs[k] == r) {
+          if (!shape_only) tape.shape_only[k] = false;
+          return static_cast<int>(k);
+        }
+      }
+      inputs.push_back(r);
+      tape.input_dtypes.push_back(g.dtype(r));
+      tape.shape_only.push_back(shape_only);
+      return static_cast<int>(inputs.size() - 1);
+    };
+    // Resolves a member's operand: a member, a literal, or an input (through views).
+    // Literals are numbered after the inputs, members after the literals: encode them as
+    // negative placeholders first and renumber once the counts are known.
+    constexpr int kLiteral = -1000000, kMember = -2000000;
+    bool too_many = false;
+    for (size_t m = 0; m < members.size() && !too_many; ++m) {
+      for (Ref r : g.nodes[members[m]].inputs) {
+        if (group[r.node] == root) {
+          const int pos =
+              static_cast<int>(std::find(members.begin(), members.end(), r.node) - members.begin());
+          args[m].push_back(kMember - pos);
+          continue;
+        }
+        while (is_view(g.nodes[r.node]) && g.nodes[r.node].prim->stream() == stream) {
+          const Node& v = g.nodes[r.node];
+          if (std::find(views.begin(), views.end(), r.node) == views.end()) views.push_back(r.node);
+          if (typeid(*v.prim) == typeid(Broadcast)) fixed = true;
+          // Arrays read for their shape: members need no input (their shape is the group's).
+          for (size_t k = 1; k < v.inputs.size(); ++k)
+            if (group[v.inputs[k].node] != root) add_input(v.inputs[k], true);
+          r = v.inputs[0];
+        }
+        if (is_literal(g.nodes[r.node])) {
+          auto it = std::find(literal_refs.begin(), literal_refs.end(), r);
+          if (it == literal_refs.end()) {
+            literal_refs.push_back(r);
+            tape.literals.push_back(*g.nodes[r.node].value);
+            it = literal_refs.end() - 1;
+          }
+          args[m].push_back(kLiteral - static_cast<int>(it - literal_refs.begin()));
+        } else {
+          args[m].push_back(add_input(r, false));
+        }
+      }
+      too_many = inputs.size() > kMaxInputs;
+    }
+    if (too_many) {
+      for (int m : members) group[m] = -1;
+      continue;
+    }
+    const int ni = static_cast<int>(inputs.size()), nl = static_cast<int>(tape.literals.size());
+    for (size_t m = 0; m < members.size(); ++m) {
+      const Node& mn = g.nodes[members[m]];
+      FusedTape::Op op{mn.prim, {}, mn.dtypes[0]};
+      for (int a : args[m]) {
+        if (a <= kMember)
+          op.args.push_back(ni + nl + (kMember - a));
+        else if (a <= kLiteral)
+          op.args.push_back(ni + (kLiteral - a));
+        else
+          op.args.push_back(a);
+      }
+      tape.ops.push_back(std::move(op));
+    }
+    // Outputs: members used outside the group, or returned (the root always is one).
+    std::vector<int> out_members;
+    for (size_t m = 0; m < members.size(); ++m) {
+      const int id = members[m];
+      const bool outside =
+          std::any_of(users[id].begin(), users[id].end(), [&](int u) { return group[u] != root; });
+      if (id == root || outside || is_output[id]) {
+        out_members.push_back(id);
+        tape.outputs.push_back(ni + nl + static_cast<int>(m));
+      }
+    }
+
+    // The Compiled node replaces the root in place (its inputs all come before the root).
+    Node c;
+    c.kind = Node::Kind::op;
+    c.inputs = inputs;
+    std::vector<int> named = members;
+    named.insert(named.end(), views.begin(), views.end());
+    std::sort(named.begin(), named.end());
+    std::string label = "Compiled";
+    for (int id : named) label += g.nodes[id].prim->name();
+    c.prim = std::make_shared<Compiled>(
+        stream, std::move(tape), fixed || !g.shapeless ? std::optional<Shape>(shape) : std::nullopt,
+        std::move(label));
+    for (int id : out_members) {
+      c.shapes.push_back(shape);
+      c.dtypes.push_back(g.nodes[id].dtypes[0]);
+    }
+    for (size_t k = 0; k < out_members.size(); ++k)
+      moved[out_members[k]] = {root, static_cast<int>(k)};
+    for (int m : members)
+      if (m != root) g.nodes[m].dead = true;
+    g.nodes[root] = std::move(c);
+  }
+
+  auto remap = [&](Ref& r) {
+    if (auto it = moved.find(r.node); it != moved.end()) r = it->second;
+  };
+  for (auto& node : g.nodes) {
+    if (node.dead) continue;
+    for (auto& r : node.inputs) remap(r);
+  }
+  for (auto& r : g.outputs) remap(r);
+  g.remove_dead();
+  g.compact();
+}
+
+}  // namespace kiln::compile_ir

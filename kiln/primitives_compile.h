@@ -1,0 +1,217 @@
+// Primitives of compile (kiln/compile.h): the placeholders a function is traced on, the
+// broadcast whose target follows other arrays (shapeless traces), and Compiled, a fused
+// group of elementwise operations that runs as one generated kernel.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kiln/primitive.h"
+
+namespace kiln {
+
+/**
+ * A traced input of compile: a shape and a dtype, no data. Evaluating it (eval or item of
+ * an array computed from a compiled function's inputs while the function is traced) throws
+ * std::invalid_argument on every device. It has no inputs, so no transformation reaches it.
+ */
+class CompileInput : public UnaryPrimitive {
+ public:
+  explicit CompileInput(Stream stream) : UnaryPrimitive(stream) {}
+  KILN_PRIMITIVE_EVAL_UNARY()
+  KILN_PRIMITIVE_NAME(CompileInput)
+};
+
+/**
+ * inputs[0] broadcast (a view) to the NumPy broadcast of every input's shape; the other
+ * inputs are read for their shapes only (the op passes them through stop_gradient). With
+ * `ignore_last` = k, the last k axes take no part: they keep inputs[0]'s sizes, and only the
+ * axes before them broadcast (a matmul's batch axes). Shapeless traces record the broadcasts
+ * of elementwise ops, matmul and zeros_like/ones_like/full_like this way, so that a replay on
+ * other shapes broadcasts to the new ones.
+ */
+class BroadcastLike : public UnaryPrimitive {
+ public:
+  explicit BroadcastLike(Stream stream, int ignore_last = 0)
+      : UnaryPrimitive(stream), ignore_last_(ignore_last) {}
+  KILN_PRIMITIVE_EVAL_UNARY()
+  KILN_PRIMITIVE_GRADS()
+  KILN_PRIMITIVE_VMAP()
+  KILN_PRIMITIVE_NAME(BroadcastLike)
+  bool is_equivalent(const Primitive& other) const override;
+  std::vector<Shape> output_shapes(const std::vector<array>& inputs) override;
+  int ignore_last() const { return ignore_last_; }
+
+ private:
+  int ignore_last_;
+};
+
+/**
+ * The computation of a Compiled node. Values 0 .. inputs-1 are the node's inputs, each read
+ * with NumPy broadcasting to the node's shape (shape-only inputs are never read); then one
+ * value per literal (a one-element constant compiled into the kernel); then one per op, an
+ * elementwise primitive (unary, binary, Select, AsType) applied to earlier values.
+ */
+struct FusedTape {
+  struct Op {
+    std::shared_ptr<Primitive> prim;
+    std::vector<int> args;  // value indices
+    Dtype dtype;            // the op's output dtype
+  };
+  std::vector<Dtype> input_dtypes;
+  std::vector<bool> shape_only;
+  std::vector<array> literals;  // evaluated, one element each
+  std::vector<Op> ops;
+  std::vector<int> outputs;  // value indices of the node's outputs, in order
+
+  size_t num_inputs() const { return input_dtypes.size(); }
+  int first_op() const { return static_cast<int>(input_dtypes.size() + literals.size()); }
+  /** The dtype of value `v`. */
+  Dtype dtype(int v) const;
+};
+
+/**
+ * A fused group of elementwise operations (FusedTape), evaluated by one generated kernel:
+ * C++ compiled by the host compiler on the CPU (backend/cpu/compiled.cpp), CUDA compiled by
+ * NVRTC on the GPU (backend/cuda/compiled.cpp). Every output has the node's shape: a fixed
+ * one, or in shapeless traces the broadcast of the input shapes. A kernel that fails to
+ * compile falls back, with a warning, to evaluating the tape's primitives one by one.
+ * Transforms apply to the unfused tape.
+ */
+class Compiled : public Primitive {
+ public:
+  /** `label`: the name (empty: "Compiled" and the tape's primitives). */
+  Compiled(Stream stream, FusedTape tape, std::optional<Shape> fixed_shape, std::string label = "");
+  KILN_PRIMITIVE_EVAL_MULTI()
+  KILN_PRIMITIVE_GRADS()
+  KILN_PRIMITIVE_VMAP()
+  /** "Compiled" followed by the names of the fused primitives, absorbed broadcasts
+   * included, e.g. CompiledBroadcastMultiplyAdd (as MLX names them). */
+  const char* name() const override { return name_.c_str(); }
+  void print(std::ostream& os) override;
+  bool is_equivalent(const Primitive& other) const override;
+  std::vector<Shape> output_shapes(const std::vector<array>& inputs) override;
+
+  const FusedTape& tape() const { return tape_; }
+  /** A text that determines the generated code: ops, dtypes and literal bits. */
+  const std::string& code_key() const { return code_key_; }
+  /** The tape's primitives applied one by one to `inputs` (lazy arrays). */
+  std::vector<array> unfused(const std::vector<array>& inputs) const;
+  /** The same, evaluated now on evaluated `inputs` on this node's device (the fallback when
+   * the kernel cannot be compiled); returns the outputs. `keep` receives every intermediate
+   * result before it is dropped (the GPU keeps their buffers until its work completes). */
+  std::vector<array> run_unfused(const std::vector<array>& inputs, const Shape& shape,
+                                 const std::function<void(const array&)>& keep = {}) const;
+
+  /** Backend state (the loaded kernel), created on first use by each backend. */
+  template <typename T, typename Make>
+  std::shared_ptr<T> backend_state(int slot, Make make) {
+    std::lock_guard lk(mu_);
+    if (!state_[slot]) state_[slot] = make();
+    return std::static_pointer_cast<T>(state_[slot]);
+  }
+
+ private:
+  FusedTape tape_;
+  std::optional<Shape> fixed_shape_;
+  std::string name_;
+  std::string code_key_;
+  std::mutex mu_;
+  std::shared_ptr<void> state_[2];  // cpu, gpu
+};
+
+/**
+ * A compiled function lowered for replay: primitives applied in order to numbered values
+ * (the inputs, then the constants, then each step's outputs). compile.cpp builds it from a
+ * trace; every replay applies the same primitive objects to new arrays.
+ */
+struct ReplayProgram {
+  struct Step {
+    std::shared_ptr<Primitive> prim;
+    std::vector<int> in;
+    std::vector<Shape> shapes;
+    std::vector<Dtype> dtypes;
+  };
+  int num_inputs = 0;
+  std::vector<array> constants;
+  std::vector<Step> steps;
+  std::vector<int> outputs;
+  bool shapeless = false;
+
+  /** The steps' graph on `inputs` (lazy arrays); the outputs. Shapeless programs compute
+   * each step's shapes from its inputs (std::invalid_argument when they cannot). */
+  std::vector<array> build(const std::vector<array>& inputs) const;
+  /**
+   * Evaluates the steps now, on the CPU or the GPU, calling each primitive's eval directly:
+   * `values` are the evaluated inputs then the constants. Returns every value; `keep`
+   * receives each step's outputs (the GPU keeps their buffers until its work completes).
+   */
+  std::vector<array> run_now(std::vector<array> values, bool gpu,
+                             const std::function<void(const array&)>& keep = {}) const;
+  /** The shape and dtype of value `v`, a constant or a step's output (fixed shapes). */
+  std::pair<Shape, Dtype> value_info(int v) const;
+};
+
+/**
+ * A whole compiled function as one node: its inputs are the function's inputs and the
+ * program's constants, its outputs the program's outputs that steps compute. On a GPU stream
+ * the steps' work is captured into a CUDA graph on the second call and replayed from then on
+ * (backend/cuda/compiled_graph.cpp): one graph launch per call, the inputs staged into the
+ * graph's buffers and the outputs copied out of them. Used for replays when
+ * KILN_CUDA_GRAPHS=1 and the call moves at most KILN_CUDA_GRAPHS_MAX_BYTES (16 MiB) of inputs
+ * and outputs (launch-bound work); anything the capture cannot take runs uncaptured.
+ */
+class CompiledGraph : public Primitive {
+ public:
+  CompiledGraph(Stream stream, std::shared_ptr<const ReplayProgram> program,
+                std::vector<int> outputs);
+  KILN_PRIMITIVE_EVAL_MULTI()
+  KILN_PRIMITIVE_GRADS()
+  KILN_PRIMITIVE_VMAP()
+  KILN_PRIMITIVE_NAME(CompiledGraph)
+  std::vector<Shape> output_shapes(const std::vector<array>& inputs) override;
+
+  const ReplayProgram& program() const { return *program_; }
+  /** The value each output is (program value indices). */
+  const std::vector<int>& output_values() const { return outputs_; }
+  /** The node's outputs from the program's values (its inputs are the function's inputs
+   * followed by the constants). */
+  std::vector<array> unfused(const std::vector<array>& inputs) const;
+
+  /** The GPU backend's capture state. */
+  std::mutex& mutex() { return mu_; }
+  std::shared_ptr<void>& gpu_state() { return gpu_state_; }
+
+ private:
+  std::shared_ptr<const ReplayProgram> program_;
+  std::vector<int> outputs_;
+  std::mutex mu_;
+  std::shared_ptr<void> gpu_state_;
+};
+
+namespace detail {
+/** When replays use CompiledGraph: off, on GPU streams (KILN_CUDA_GRAPHS=1), or always
+ * (tests of the node on the CPU). */
+enum class GraphReplay { off, gpu, always };
+GraphReplay graph_replay();
+void set_graph_replay(GraphReplay mode);
+/** The most bytes of inputs and outputs a call may move to replay through a CUDA graph. */
+size_t graph_replay_max_bytes();
+/** The NumPy broadcast of `a` to `shape` as an evaluated view sharing a's buffer (a must be
+ * evaluated and broadcastable). */
+array broadcast_view(const array& a, const Shape& shape);
+/** Whether `p` is an elementwise primitive Compiled can fuse, and the name of its functor in
+ * the backends' op headers (unary_ops.h, binary_ops.h and their .cuh twins). */
+bool is_fusable_elementwise(const Primitive& p);
+/** The functor of `p` (an elementwise primitive): the primitive's name except where the
+ * backends name it otherwise (EqualNaN for Equal(equal_nan), AsType). */
+std::string fused_functor(const Primitive& p);
+/** KILN_DEBUG_COMPILE is set (not "" or "0"): print generated kernels and compiled graphs. */
+bool compile_debug();
+}  // namespace detail
+
+}  // namespace kiln
