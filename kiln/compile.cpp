@@ -335,10 +335,20 @@ std::shared_ptr<const Entry> trace(const detail::ArrayFnWithExtra& fun,
 std::optional<Stream> graph_stream(const Program& p, const std::vector<array>& inputs) {
   const auto mode = detail::graph_replay();
   if (mode == detail::GraphReplay::off || p.shapeless || p.steps.empty()) return std::nullopt;
+  auto refuse = [](const std::string& why) -> std::optional<Stream> {
+    if (detail::compile_debug())
+      std::fprintf(stderr, "[kiln compile] no graph replay: %s\n", why.c_str());
+    return std::nullopt;
+  };
   const Stream s = p.steps[0].prim->stream();
-  if (mode == detail::GraphReplay::gpu && s.device.type != Device::gpu) return std::nullopt;
+  if (mode == detail::GraphReplay::gpu && s.device.type != Device::gpu) {
+    return refuse(msg("the first step (", p.steps[0].prim->name(), ") runs on ", s.device));
+  }
   for (const auto& st : p.steps) {
-    if (!(st.prim->stream() == s)) return std::nullopt;
+    if (!(st.prim->stream() == s)) {
+      return refuse(msg("step ", st.prim->name(), " runs on stream ", st.prim->stream().index,
+                        " of ", st.prim->stream().device, ", not ", s.index));
+    }
   }
   size_t bytes = 0;
   for (const auto& in : inputs) bytes += in.nbytes();
@@ -348,7 +358,9 @@ std::optional<Stream> graph_stream(const Program& p, const std::vector<array>& i
     auto [shape, dtype] = p.value_info(o);
     bytes += shape_size(shape) * dtype.size;
   }
-  if (bytes > detail::graph_replay_max_bytes()) return std::nullopt;
+  if (bytes > detail::graph_replay_max_bytes()) {
+    return refuse(msg(bytes, " bytes in and out, over ", detail::graph_replay_max_bytes()));
+  }
   return s;
 }
 

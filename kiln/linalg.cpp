@@ -124,7 +124,8 @@ array matrix_norm_impl(const array& a, double ord, int r, int c, bool keepdims, 
   if (ord == 2.0 || ord == -2.0) {
     return singular_value_norm(
         a, r, c, keepdims,
-        [&](const array& sv) { return ord > 0 ? max(sv, -1, false, s) : min(sv, -1, false, s); }, s);
+        [&](const array& sv) { return ord > 0 ? max(sv, -1, false, s) : min(sv, -1, false, s); },
+        s);
   }
   std::ostringstream o;
   o << ord;
@@ -139,8 +140,7 @@ array matrix_norm_impl(const array& a, const std::string& ord, int r, int c, boo
     return singular_value_norm(
         a, r, c, keepdims, [&](const array& sv) { return sum(sv, -1, false, s); }, s);
   }
-  throw std::invalid_argument(
-      msg("[linalg::norm] Invalid ord value '", ord, "' for matrix norm."));
+  throw std::invalid_argument(msg("[linalg::norm] Invalid ord value '", ord, "' for matrix norm."));
 }
 
 std::vector<int> norm_axes(const array& a, const std::optional<std::vector<int>>& axis) {
@@ -165,9 +165,9 @@ std::vector<int> norm_axes(const array& a, const std::optional<std::vector<int>>
 // The solve family's checks (MLX's messages); returns the promoted dtype.
 Dtype check_solve(const char* op, const array& a, const array& b) {
   if (a.ndim() < 2) {
-    throw std::invalid_argument(
-        msg("[linalg::", op, "] First input must have >= 2 dimensions. Received array with ",
-            a.ndim(), " dimensions."));
+    throw std::invalid_argument(msg("[linalg::", op,
+                                    "] First input must have >= 2 dimensions. Received array with ",
+                                    a.ndim(), " dimensions."));
   }
   if (b.ndim() < 1) {
     throw std::invalid_argument(
@@ -237,9 +237,9 @@ array det_small(const array& a, const Stream& s) {
   auto minor = [&](int r0, int c0, int r1, int c1) {
     return subtract(multiply(e(r0, c0), e(r1, c1), s), multiply(e(r0, c1), e(r1, c0), s), s);
   };
-  return add(subtract(multiply(e(0, 0), minor(1, 1, 2, 2), s), multiply(e(0, 1), minor(1, 0, 2, 2), s),
-                      s),
-             multiply(e(0, 2), minor(1, 0, 2, 1), s), s);
+  return add(
+      subtract(multiply(e(0, 0), minor(1, 1, 2, 2), s), multiply(e(0, 1), minor(1, 0, 2, 2), s), s),
+      multiply(e(0, 2), minor(1, 0, 2, 1), s), s);
 }
 
 Dtype check_det(const char* op, const array& a) {
@@ -382,9 +382,19 @@ std::vector<array> svd(const array& a, bool compute_uv, StreamOrDevice s) {
   auto stream = to_stream(s);
   auto prim = std::make_shared<SVD>(stream, compute_uv);
   const Dtype r = real_of(a.dtype());
-  std::vector<Dtype> dtypes = compute_uv ? std::vector<Dtype>{a.dtype(), r, a.dtype()}
-                                         : std::vector<Dtype>{r};
-  return array::make_arrays(prim->output_shapes({a}), dtypes, prim, {a});
+  std::vector<Dtype> dtypes =
+      compute_uv ? std::vector<Dtype>{a.dtype(), r, a.dtype()} : std::vector<Dtype>{r};
+  auto out = array::make_arrays(prim->output_shapes({a}), dtypes, prim, {a});
+  if (stream.device.type == Device::gpu && a.size() > 0) {
+    // cuSOLVER's gesvdj converges on NaN input to finite values; LAPACK (and MLX) give NaN.
+    const int nd = static_cast<int>(a.ndim());
+    array has_nan = any(isnan(a, stream), {nd - 2, nd - 1}, true, stream);  // (..., 1, 1)
+    for (auto& o : out) {
+      array mask = o.ndim() == a.ndim() ? has_nan : squeeze(has_nan, {nd - 1}, stream);
+      o = where(mask, array(std::numeric_limits<float>::quiet_NaN(), o.dtype()), o, stream);
+    }
+  }
+  return out;
 }
 
 array pinv(const array& a, StreamOrDevice s) {
@@ -400,12 +410,13 @@ array pinv(const array& a, StreamOrDevice s) {
   stop[a.ndim() - 2] = k;
   stop[a.ndim() - 1] = n;
   array Vt = slice(usv[2], start, stop, stream);  // (..., k, n)
-  array S = expand_dims(usv[1], -2, stream);        // (..., 1, k)
+  array S = expand_dims(usv[1], -2, stream);      // (..., 1, k)
   const double eps = a.dtype() == float64 ? std::numeric_limits<double>::epsilon()
                                           : std::numeric_limits<float>::epsilon();
-  array cutoff = multiply(array(10.0 * std::max(m, n) * eps, a.dtype()),
-                          max(S, -1, true, stream), stream);
-  array rS = where(greater(S, cutoff, stream), reciprocal(S, stream), array(0.0, a.dtype()), stream);
+  array cutoff =
+      multiply(array(10.0 * std::max(m, n) * eps, a.dtype()), max(S, -1, true, stream), stream);
+  array rS =
+      where(greater(S, cutoff, stream), reciprocal(S, stream), array(0.0, a.dtype()), stream);
   // pinv = V diag(1/S) U^T
   return matmul(multiply(mT(Vt, stream), rS, stream), mT(U, stream), stream);
 }
@@ -415,13 +426,14 @@ array cross(const array& a, const array& b, int axis, StreamOrDevice s) {
   auto check = [&](const array& x) {
     const int nd = static_cast<int>(x.ndim());
     if (axis >= nd || axis < -nd) {
-      throw std::invalid_argument(msg("[linalg::cross] axis ", axis,
-                                      " invalid for array with ", nd, " dimensions."));
+      throw std::invalid_argument(
+          msg("[linalg::cross] axis ", axis, " invalid for array with ", nd, " dimensions."));
     }
     if (x.shape(axis) < 2 || x.shape(axis) > 3) {
-      throw std::invalid_argument(msg("[linalg::cross] The specified axis must have size 2 or 3; "
-                                      "got shape ",
-                                      shape_str(x.shape()), "."));
+      throw std::invalid_argument(
+          msg("[linalg::cross] The specified axis must have size 2 or 3; "
+              "got shape ",
+              shape_str(x.shape()), "."));
     }
   };
   check(a);
@@ -476,7 +488,8 @@ array eigvalsh(const array& a, const std::string& UPLO, StreamOrDevice s) {
 std::pair<array, array> eigh(const array& a, const std::string& UPLO, StreamOrDevice s) {
   char uplo = check_eig("eigh", a, &UPLO);
   auto prim = std::make_shared<Eigh>(to_stream(s), uplo, true);
-  auto out = array::make_arrays(prim->output_shapes({a}), {real_of(a.dtype()), a.dtype()}, prim, {a});
+  auto out =
+      array::make_arrays(prim->output_shapes({a}), {real_of(a.dtype()), a.dtype()}, prim, {a});
   return {out[0], out[1]};
 }
 

@@ -382,10 +382,23 @@ array logcumsumexp(const array& a, int axis, bool reverse, bool inclusive, Strea
 
 // ---------------------------------------------------------------- sort, argsort
 
+namespace {
+
+// Complex values order by real part, then imaginary part (NumPy, MLX): two stable sorts, the
+// minor key first.
+array complex_argsort(const array& a, int axis, const Stream& s) {
+  array by_imag = argsort(imag(a, s), axis, s);
+  array real_then = take_along_axis(real(a, s), by_imag, axis, s);
+  return take_along_axis(by_imag, argsort(real_then, axis, s), axis, s);
+}
+
+}  // namespace
+
 array sort(const array& a, int axis_in, StreamOrDevice s) {
   auto stream = to_stream(s);
-  check_real(a, "sort");
   int axis = normalize_axis(axis_in, static_cast<int>(a.ndim()), "sort");
+  if (is_complex(a.dtype()))
+    return take_along_axis(a, complex_argsort(a, axis, stream), axis, stream);
   return array(a.shape(), a.dtype(), std::make_shared<Sort>(stream, axis), {a});
 }
 
@@ -396,8 +409,8 @@ array sort(const array& a, StreamOrDevice s) {
 
 array argsort(const array& a, int axis_in, StreamOrDevice s) {
   auto stream = to_stream(s);
-  check_real(a, "argsort");
   int axis = normalize_axis(axis_in, static_cast<int>(a.ndim()), "argsort");
+  if (is_complex(a.dtype())) return complex_argsort(a, axis, stream);
   return array(a.shape(), uint32, std::make_shared<ArgSort>(stream, axis), {a});
 }
 

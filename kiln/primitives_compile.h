@@ -154,6 +154,13 @@ struct ReplayProgram {
                              const std::function<void(const array&)>& keep = {}) const;
   /** The shape and dtype of value `v`, a constant or a step's output (fixed shapes). */
   std::pair<Shape, Dtype> value_info(int v) const;
+
+  /** The GPU backend's CUDA graph of this program, shared by the nodes of every call. */
+  struct GraphSlot {
+    std::mutex mu;
+    std::shared_ptr<void> state;
+  };
+  std::shared_ptr<GraphSlot> graph_slot = std::make_shared<GraphSlot>();
 };
 
 /**
@@ -182,15 +189,13 @@ class CompiledGraph : public Primitive {
    * followed by the constants). */
   std::vector<array> unfused(const std::vector<array>& inputs) const;
 
-  /** The GPU backend's capture state. */
-  std::mutex& mutex() { return mu_; }
-  std::shared_ptr<void>& gpu_state() { return gpu_state_; }
+  /** The GPU backend's capture state: the program's, so that later calls replay it. */
+  std::mutex& mutex() { return program_->graph_slot->mu; }
+  std::shared_ptr<void>& gpu_state() { return program_->graph_slot->state; }
 
  private:
   std::shared_ptr<const ReplayProgram> program_;
   std::vector<int> outputs_;
-  std::mutex mu_;
-  std::shared_ptr<void> gpu_state_;
 };
 
 namespace detail {

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Fetches the Debian/Ubuntu packages of kiln's build-time libraries that a machine without
-# network may lack (nlohmann-json's headers, zlib's headers and library), and unpacks them
+# network may lack (nlohmann-json's headers, zlib's headers and library, KISS FFT), and unpacks them
 # into build/deps/ (or $1), which CMake searches after the system (KILN_DEPS_PREFIX).
 # Run it on a machine with network and the same distribution family; carry build/deps over.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dest=$(realpath -m "${1:-build/deps}")
-pkgs=(nlohmann-json3-dev zlib1g-dev zlib1g)
+pkgs=(nlohmann-json3-dev zlib1g-dev zlib1g libkissfft-dev libkissfft-float131)
 
 log() { echo "[fetch-deps] $*" >&2; }
 command -v apt-get >/dev/null || { log "apt-get is needed (Debian/Ubuntu)"; exit 1; }

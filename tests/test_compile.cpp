@@ -736,7 +736,9 @@ TEST_F(CompileGraphReplay, GpuCallsAfterTheCaptureLaunchOneGraph) {
     const uint64_t before = gpu::kernel_launches();
     array c = cfun({a, b})[0];
     eval(c);
-    if (call >= 2) EXPECT_EQ(gpu::kernel_launches() - before, 0u) << "call " << call;
+    // From the third call: the two inputs' staging copies, then one graph launch for the 24
+    // steps (which the launch counter does not count).
+    if (call >= 2) EXPECT_EQ(gpu::kernel_launches() - before, 2u) << "call " << call;
     expect_bitwise_equal(c, fun({a, b})[0], msg("call ", call));
   }
 }

@@ -115,6 +115,9 @@ TEST(CustomKernelTools, MathModes) {
       }
     }
   }
+  // A fast-math kernel's library must not switch the process to flush-to-zero (crtfastmath.o).
+  volatile float tiny = 1e-38f;
+  EXPECT_GT(tiny / 16.0f, 0.0f) << "subnormal results flushed to zero after loading a kernel";
 }
 
 // ---------------------------------------------------------------- printf and os_log
@@ -186,8 +189,8 @@ std::vector<OobCase> oob_cases() {
                 {float32},
                 {1},
                 {float32},
-                {"[cuda_kernel]", "gpu_oob_read", "'x'", "index 64", "64 elements", "block (1, 0, 0)",
-                 "thread (31, 0, 0)"},
+                {"[cuda_kernel]", "gpu_oob_read", "'x'", "index 64", "64 elements",
+                 "block (1, 0, 0)", "thread (31, 0, 0)"},
                 [](const fast::KernelFunction& k, Device dev) {
                   return k({test::random_array({64}, float32)}, {{64}}, {float32}, d1(64), d1(32),
                            {}, std::nullopt, false, dev);
@@ -236,19 +239,19 @@ std::vector<OobCase> oob_cases() {
                   return k({test::random_array({16}, float32)}, {{16}}, {float32}, d1(16), d1(16),
                            {}, std::nullopt, false, dev);
                 }});
-  cs.push_back({fast::metal_kernel("gpu_oob_atomic", {"idx"}, {"hist"}, R"(
+  cs.push_back(
+      {fast::metal_kernel("gpu_oob_atomic", {"idx"}, {"hist"}, R"(
       uint i = thread_position_in_grid.x;
       atomic_fetch_add_explicit(hist + idx[i], 1, memory_order_relaxed);
     )",
-                                   "", true, true),
-                {int32},
-                {1},
-                {int32},
-                {"gpu_oob_atomic", "'hist'", "index 8", "thread (3, 0, 0)"},
-                [](const fast::KernelFunction& k, Device dev) {
-                  return k({array({0, 3, 7, 8}, int32)}, {{8}}, {int32}, d1(4), d1(4), {}, 0.0f,
-                           false, dev);
-                }});
+                          "", true, true),
+       {int32},
+       {1},
+       {int32},
+       {"gpu_oob_atomic", "'hist'", "index 8", "thread (3, 0, 0)"},
+       [](const fast::KernelFunction& k, Device dev) {
+         return k({array({0, 3, 7, 8}, int32)}, {{8}}, {int32}, d1(4), d1(4), {}, 0.0f, false, dev);
+       }});
   cs.push_back({fast::cuda_kernel("gpu_oob_float4", {"x"}, {"out"}, R"(
       const int i = blockIdx.x * blockDim.x + threadIdx.x;
       float4 v = reinterpret_cast<const float4*>(x)[i];
@@ -311,8 +314,8 @@ TEST(CustomKernelTools, GpuCheckingModeReportsTheFirstViolation) {
                                "uint i = thread_position_in_grid.x;\nout[i] = x[i] * 2.0f;\n");
   array x = test::random_array({40}, float32);
   auto out = ok({x}, {{40}}, {float32}, d1(40), d1(32), {}, std::nullopt, false, Device::gpu)[0];
-  test::expect_allclose(out, {40}, test::map_ref(test::to_double(x), [](double v) { return 2 * v; }),
-                        0.0);
+  test::expect_allclose(out, {40},
+                        test::map_ref(test::to_double(x), [](double v) { return 2 * v; }), 0.0);
   EXPECT_EQ(test::to_double(kept).size(), 16u);
 }
 
@@ -325,16 +328,16 @@ TEST(CustomKernelTools, ColdEvalCompilesItsKernelsInParallel) {
   const std::string tag = random_tag();
   std::vector<fast::KernelFunction> ks;
   for (int i = 0; i < 4; ++i) {
-    ks.push_back(fast::metal_kernel(
-        "parallel_" + std::to_string(i), {"x"}, {"y"},
-        "// " + tag + "\nuint i = thread_position_in_grid.x;\ny[i] = x[i] * " +
-            std::to_string(i + 2) + ".0f;\n"));
+    ks.push_back(fast::metal_kernel("parallel_" + std::to_string(i), {"x"}, {"y"},
+                                    "// " + tag +
+                                        "\nuint i = thread_position_in_grid.x;\ny[i] = x[i] * " +
+                                        std::to_string(i + 2) + ".0f;\n"));
   }
   array x = test::random_array({32}, float32);
   std::vector<array> outs;
   for (auto& k : ks)
-    outs.push_back(k({x}, {{32}}, {float32}, d1(32), d1(32), {}, std::nullopt, false,
-                     Device::cpu)[0]);
+    outs.push_back(
+        k({x}, {{32}}, {float32}, d1(32), d1(32), {}, std::nullopt, false, Device::cpu)[0]);
   cpu_rt::reset_kernel_cache_stats();
   eval(outs);
   const auto stats = cpu_rt::kernel_cache_stats();
@@ -359,8 +362,10 @@ TEST(CustomKernelTools, NvrtcCompilesInParallel) {
   for (int i = 0; i < 4; ++i) {
     threads.emplace_back([&, i] {
       auto k = fast::metal_kernel("nvrtc_parallel_" + std::to_string(i), {"x"}, {"y"},
-                                  "// " + tag + "\nuint i = thread_position_in_grid.x;\n"
-                                  "y[i] = metal::exp(x[i]) * " + std::to_string(i) + ";\n");
+                                  "// " + tag +
+                                      "\nuint i = thread_position_in_grid.x;\n"
+                                      "y[i] = metal::exp(x[i]) * " +
+                                      std::to_string(i) + ";\n");
       k.compile({float16}, {1}, {float16}, {}, "sm_90");
     });
   }
@@ -373,10 +378,12 @@ TEST(CustomKernelTools, NvrtcCompilesInParallel) {
     array x = test::random_array({32}, float32);
     for (int i = 0; i < 4; ++i) {
       auto k = fast::metal_kernel("gpu_parallel_" + std::to_string(i), {"x"}, {"y"},
-                                  "// " + tag + "\nuint i = thread_position_in_grid.x;\n"
-                                  "y[i] = x[i] + " + std::to_string(i) + ";\n");
-      outs.push_back(k({x}, {{32}}, {float32}, d1(32), d1(32), {}, std::nullopt, false,
-                       Device::gpu)[0]);
+                                  "// " + tag +
+                                      "\nuint i = thread_position_in_grid.x;\n"
+                                      "y[i] = x[i] + " +
+                                      std::to_string(i) + ";\n");
+      outs.push_back(
+          k({x}, {{32}}, {float32}, d1(32), d1(32), {}, std::nullopt, false, Device::gpu)[0]);
     }
     eval(outs);
     EXPECT_GE(gpu::jit_stats().max_concurrent, 2u);
@@ -434,21 +441,23 @@ TEST(CustomKernelTools, PrecompiledImagesAreCheckedAtTheCall) {
   array x = test::random_array({100}, float32);
   auto call = [&](const std::string& img, const std::string& name,
                   const std::vector<fast::ScalarArg>& scalars, Device dev) {
-    return fast::precompiled_cuda_kernel(name, img, {x}, {{100}}, {float32}, scalars,
-                                         {100, 1, 1}, {64, 1, 1}, 0, std::nullopt, false, dev);
+    return fast::precompiled_cuda_kernel(name, img, {x}, {{100}}, {float32}, scalars, {100, 1, 1},
+                                         {64, 1, 1}, 0, std::nullopt, false, dev);
   };
   const std::vector<fast::ScalarArg> good = {100, 1.5f, true};
-  expect_throw_with<std::invalid_argument>([&] { call("not a kernel", "add_scaled", good, Device::cpu); },
-                                           {"[precompiled_cuda_kernel]", "neither PTX"});
+  expect_throw_with<std::invalid_argument>(
+      [&] { call("not a kernel", "add_scaled", good, Device::cpu); },
+      {"[precompiled_cuda_kernel]", "neither PTX"});
   expect_throw_with<std::invalid_argument>([&] { call(ptx, "add_one", good, Device::cpu); },
                                            {"no kernel named 'add_one'", "'add_scaled'"});
   expect_throw_with<std::invalid_argument>([&] { call(cubin, "add_one", good, Device::cpu); },
                                            {"cubin has no kernel named 'add_one'"});
+  expect_throw_with<std::invalid_argument>([&] { call(ptx, "add_scaled", {100}, Device::cpu); },
+                                           {"takes 5 parameters", "the call passes 3"});
   expect_throw_with<std::invalid_argument>(
-      [&] { call(ptx, "add_scaled", {100}, Device::cpu); },
-      {"takes 5 parameters", "the call passes 3"});
-  expect_throw_with<std::invalid_argument>(
-      [&] { call(cubin, "add_scaled", {100, 1.5f}, Device::cpu); },
+      [&] {
+        call(cubin, "add_scaled", {100, 1.5f}, Device::cpu);
+      },
       {"takes 5 parameters", "the call passes 4"});
   expect_throw_with<std::invalid_argument>([&] { call(ptx, "add_scaled", good, Device::cpu); },
                                            {"GPU streams only"});
@@ -456,9 +465,8 @@ TEST(CustomKernelTools, PrecompiledImagesAreCheckedAtTheCall) {
     // A cubin for another architecture than this GPU's.
     const int cc = kernels::gpu_compute_capability(0);
     const std::string other = nvrtc_image(cc / 10 == 8 ? "sm_90" : "sm_80");
-    expect_throw_with<std::invalid_argument>(
-        [&] { call(other, "add_scaled", good, Device::gpu); },
-        {"cannot run on this GPU", "cubin was built for"});
+    expect_throw_with<std::invalid_argument>([&] { call(other, "add_scaled", good, Device::gpu); },
+                                             {"cannot run on this GPU", "cubin was built for"});
   }
 #endif
 }
@@ -473,12 +481,11 @@ TEST(CustomKernelTools, PrecompiledKernelsRunOnGpu) {
     SCOPED_TRACE(target);
     const std::string img = nvrtc_image(target);
     array x = test::random_array({100}, float32);
-    auto out = fast::precompiled_cuda_kernel("add_scaled", img, {x}, {{100}}, {float32},
-                                             {100, 1.5f, true}, {100, 1, 1}, {64, 1, 1}, 0,
-                                             -1.0f, false, Device::gpu)[0];
-    test::expect_allclose(out, {100},
-                          test::map_ref(test::to_double(x), [](double v) { return v * 1.5 + 2; }),
-                          1e-6);
+    auto out =
+        fast::precompiled_cuda_kernel("add_scaled", img, {x}, {{100}}, {float32}, {100, 1.5f, true},
+                                      {100, 1, 1}, {64, 1, 1}, 0, -1.0f, false, Device::gpu)[0];
+    test::expect_allclose(
+        out, {100}, test::map_ref(test::to_double(x), [](double v) { return v * 1.5 + 2; }), 1e-6);
   }
 #endif
 }
@@ -492,11 +499,14 @@ TEST(CustomKernelTools, UnsupportedMetalFeaturesAreNamed) {
     std::vector<std::string> expect;
   };
   const Case cases[] = {
-      {"texture2d<float, access::read> t;\nout[0] = x[0];", "",
+      {"texture2d<float, access::read> t;\nout[0] = x[0];",
+       "",
        {"[metal_kernel]", "Metal textures", "`texture2d` at source line 1", "buffers"}},
-      {"out[0] = x[0];", "\n\nfloat f(sampler s) { return 0; }",
+      {"out[0] = x[0];",
+       "\n\nfloat f(sampler s) { return 0; }",
        {"Metal samplers", "`sampler` at header line 3"}},
-      {"out[0] = x[0];\nintersector<triangle_data> i;", "",
+      {"out[0] = x[0];\nintersector<triangle_data> i;",
+       "",
        {"ray tracing", "`intersector` at source line 2"}},
       {"imageblock<float> b;\nout[0] = x[0];", "", {"imageblocks", "`imageblock`"}},
   };
@@ -511,8 +521,8 @@ TEST(CustomKernelTools, UnsupportedMetalFeaturesAreNamed) {
   // A variable named like a feature is no use of it.
   auto k = fast::metal_kernel("not_refused", {"x"}, {"out"},
                               "float sampler = x[0];\nout[0] = sampler * 2.0f;");
-  auto out = k({array({1.5f})}, {{1}}, {float32}, d1(1), d1(1), {}, std::nullopt, false,
-               Device::cpu)[0];
+  auto out =
+      k({array({1.5f})}, {{1}}, {float32}, d1(1), d1(1), {}, std::nullopt, false, Device::cpu)[0];
   EXPECT_EQ(test::to_double(out)[0], 3.0);
   // What the layer refuses on purpose is summarized before the compiler's messages.
   auto sync = fast::cuda_kernel("grid_sync", {"x"}, {"out"},
@@ -568,7 +578,8 @@ TEST(CustomKernelTools, MetalSupportTableMatchesTheHeaders) {
   // Names the Metal layer defines: function templates and functions of namespace metal
   // (KILN_MATH1/2 lists, declarations `KILN_HD ... name(`), the simd/quad functions.
   std::set<std::string> defined_names;
-  const std::regex macro_list("KILN_(?:MATH1|MATH2|VMAP1|VMAP2|VMAP3|FAST|QUAD_REDUCE|SIMD_REDUCE)\\(([a-z_0-9]+)");
+  const std::regex macro_list(
+      "KILN_(?:MATH1|MATH2|VMAP1|VMAP2|VMAP3|FAST|QUAD_REDUCE|SIMD_REDUCE)\\(([a-z_0-9]+)");
   const std::regex decl("\\n(?:template <[^\\n]*>\\n)?KILN_HD [^\\n(]*?\\b([a-z][a-z_0-9]*)\\(");
   for (const auto& h : kernels::embedded_headers()) {
     const std::string path(h.path), text(h.text);
@@ -582,17 +593,50 @@ TEST(CustomKernelTools, MetalSupportTableMatchesTheHeaders) {
       defined_names.insert((*it)[1]);
   }
   // Internal helpers, not Metal names.
-  for (const char* internal :
-       {"lane_id", "shuffle", "reduce", "inclusive_scan", "exclusive_scan", "cas_small", "cas_rmw",
-        "native_ptr", "native_value", "mat_row", "mat_col", "mat_lane", "mma_shuffle", "mma_tensor",
-        "mma_m16n8k8", "rsqrt_f", "rsqrt_d", "exp10_f", "exp10_d", "sinpi_f", "cospi_f", "tanpi_f",
-        "sinpi_d", "cospi_d", "tanpi_d", "fract_f", "fract_d", "powr_f", "float_to_half_bits",
-        "half_bits_to_float", "float_to_bfloat_bits", "bfloat_bits_to_float", "from_bits",
-        "quad_fold", "int_max", "int_min", "decltype", "add_overflow", "sub_overflow"}) {
+  for (const char* internal : {"lane_id",
+                               "shuffle",
+                               "reduce",
+                               "inclusive_scan",
+                               "exclusive_scan",
+                               "cas_small",
+                               "cas_rmw",
+                               "native_ptr",
+                               "native_value",
+                               "mat_row",
+                               "mat_col",
+                               "mat_lane",
+                               "mma_shuffle",
+                               "mma_tensor",
+                               "mma_m16n8k8",
+                               "rsqrt_f",
+                               "rsqrt_d",
+                               "exp10_f",
+                               "exp10_d",
+                               "sinpi_f",
+                               "cospi_f",
+                               "tanpi_f",
+                               "sinpi_d",
+                               "cospi_d",
+                               "tanpi_d",
+                               "fract_f",
+                               "fract_d",
+                               "powr_f",
+                               "float_to_half_bits",
+                               "half_bits_to_float",
+                               "float_to_bfloat_bits",
+                               "bfloat_bits_to_float",
+                               "from_bits",
+                               "quad_fold",
+                               "int_max",
+                               "int_min",
+                               "decltype",
+                               "add_overflow",
+                               "sub_overflow"}) {
     defined_names.erase(internal);
   }
   for (const auto& name : defined_names)
-    EXPECT_TRUE(listed.count(name)) << "metal::" << name << " is defined but not in docs/metal_support.md";
+    EXPECT_TRUE(listed.count(name))
+        << "metal::" << name << " is defined but not in docs/metal_support.md";
 
   // A header included on demand lists what brings it in ("// kiln-on-demand: ..."): each
   // function it defines must match one of its patterns, or a body naming it would not
@@ -609,10 +653,10 @@ TEST(CustomKernelTools, MetalSupportTableMatchesTheHeaders) {
         const bool lead = p.front() == '*', trail = p.back() == '*';
         const std::string core = p.substr(lead, p.size() - lead - trail);
         if (lead && trail ? name.find(core) != std::string::npos
-            : trail      ? name.rfind(core, 0) == 0
-            : lead       ? name.size() >= core.size() &&
+            : trail       ? name.rfind(core, 0) == 0
+            : lead        ? name.size() >= core.size() &&
                          name.compare(name.size() - core.size(), core.size(), core) == 0
-                         : name == core)
+                   : name == core)
           return true;
       }
       return false;
@@ -627,7 +671,8 @@ TEST(CustomKernelTools, MetalSupportTableMatchesTheHeaders) {
       if (std::string(h.path).ends_with("cuda/complex.h") &&
           (name == "abs" || name == "exp" || name == "log" || name == "sqrt"))
         continue;
-      EXPECT_TRUE(matches(name)) << name << " of " << h.path << " matches no kiln-on-demand pattern";
+      EXPECT_TRUE(matches(name)) << name << " of " << h.path
+                                 << " matches no kiln-on-demand pattern";
     }
   }
 }

@@ -254,7 +254,7 @@ std::vector<Row> unary_rows() {
       UNARY(exp, -3, 3, kInexact),
       row("exp", "large", FN1(exp(a)), {T({1 << 20}, -5, 5)}).types({float32, bfloat16}),
       row("exp", "int", FN1(exp(a)), {T({30}, -5, 5)}).types({int32, int8}),
-      UNARY(expm1, -2, 2, kInexact),
+      UNARY(expm1, -2, 2, kFloats),
       UNARY(log, 0.1, 3, kInexact),
       UNARY(log1p, -0.5, 2, kInexact),
       UNARY(log2, 0.1, 3, kInexact),
@@ -278,7 +278,7 @@ std::vector<Row> unary_rows() {
       row("arccos", "complex_plane", FN1(arccos(a)), {T({40}, -3, 3)}).types({complex64}),
       UNARY(erf, -2, 2, kFloats),
       UNARY(erfinv, -0.99, 0.99, kFloats),
-      UNARY(sigmoid, -4, 4, kInexact),
+      UNARY(sigmoid, -4, 4, kFloats),
       UNARY(floor, -3, 3, kReal),
       UNARY(ceil, -3, 3, kReal),
       row("round", "", FN1(round(a)), {T({4, 33}, -4, 4)}).types(kReal),
@@ -528,7 +528,12 @@ std::vector<Row> random_rows() {
       row("random::split", "", FN0(random::split(random::key(2), 5)), {}),
       row("random::uniform", "", FN0(random::uniform({1000}, t, random::key(3))), {})
           .types(kFloats),
-      row("random::normal", "", FN0(random::normal({1000}, t, random::key(4))), {}).types(kFloats),
+      row("random::normal", "", FN0(random::normal({1000}, t, random::key(4))), {})
+          .types({float32, float16, bfloat16}),
+      // Samples come from a float32 erfinv (as MLX's), whose fma use differs by device.
+      row("random::normal", "wide", FN0(random::normal({1000}, t, random::key(4))), {})
+          .types({float64})
+          .tol(1e-6),
       row("random::randint", "", FN0(random::randint(-5, 100, {1000}, t, random::key(5))), {})
           .types({int32, int8, int64}),
       row("random::bernoulli", "", FN1(random::bernoulli(a, random::key(6))), {T({1000}, 0, 1)}),
@@ -694,7 +699,8 @@ std::vector<Row> factor_fft_rows() {
       row("linalg::pinv", "", FN1(linalg::pinv(a)), {T({5, 3})}),
       row("linalg::norm", "nuc", FN1(linalg::norm(a, std::string("nuc"))), {T({4, 5})}),
       row("fft::fft", "odd_padded", FN1(fft::fft(a, 9)), {D({3, 7}, complex64)}),
-      row("fft::fft", "bluestein", FN1(fft::fft(a)), {D({2, 4097}, complex64)}),
+      // A prime length: the chirp-z transforms of both libraries round differently.
+      row("fft::fft", "bluestein", FN1(fft::fft(a)), {D({2, 4097}, complex64)}).tol(1e-4),
       row("fft::ifftn", "ortho", FN1(fft::ifftn(a, {0, 2}, fft::FFTNorm::Ortho)),
           {D({4, 3, 6}, complex64)}),
       row("fft::rfft", "", FN1(fft::rfft(a)), {L(T({4, 1000}), Layout::strided)}),

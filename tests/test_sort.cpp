@@ -131,8 +131,35 @@ TEST(Sort, EmptyArraysAndErrors) {
   array x = zeros({2, 3});
   expect_tag([&] { sort(x, 2); }, "[sort]");
   expect_tag([&] { argsort(x, -3); }, "[argsort]");
-  expect_tag([&] { sort(zeros({3}, complex64)); }, "[sort]");
-  expect_tag([&] { argsort(zeros({3}, complex64), 0); }, "[argsort]");
+}
+
+// Complex values sort by real part, then imaginary part, stably (NumPy, MLX), NaN last.
+TEST(Sort, ComplexOrdersByRealThenImag) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  array re = astype(test::random_array({4, 9}, int32, -2, 3), float32);
+  array im = astype(test::random_array({4, 9}, int32, -2, 3), float32);
+  array z = add(astype(re, complex64), multiply(astype(im, complex64), array(complex64_t(0, 1))));
+  z = where(equal(re, array(2.0f)), array(complex64_t(nan, 1)), z);
+  z.eval();
+  array idx = argsort(z, 1), sorted = sort(z, 1);
+  eval(idx, sorted);
+  const complex64_t* v = z.data<complex64_t>();
+  auto lnl = [](float a, float b) { return !std::isnan(a) && (std::isnan(b) || a < b); };
+  for (int r = 0; r < 4; ++r) {
+    std::vector<uint32_t> ref(9);
+    std::iota(ref.begin(), ref.end(), 0u);
+    std::stable_sort(ref.begin(), ref.end(), [&](uint32_t i, uint32_t j) {
+      complex64_t a = v[r * 9 + i], b = v[r * 9 + j];
+      if (lnl(a.real(), b.real())) return true;
+      if (lnl(b.real(), a.real())) return false;
+      return lnl(a.imag(), b.imag());
+    });
+    for (int k = 0; k < 9; ++k) {
+      EXPECT_EQ(idx.data<uint32_t>()[r * 9 + k], ref[k]) << "row " << r << " position " << k;
+      complex64_t got = sorted.data<complex64_t>()[r * 9 + k], want = v[r * 9 + ref[k]];
+      EXPECT_TRUE(got == want || (std::isnan(got.real()) && std::isnan(want.real())));
+    }
+  }
 }
 
 TEST(SortGrad, CotangentsReturnToTheirElements) {

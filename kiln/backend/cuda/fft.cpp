@@ -10,6 +10,7 @@
 #include <cufft.h>
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <array>
 #include <map>
 #include <mutex>
@@ -32,9 +33,10 @@ namespace kiln {
 
 namespace {
 
-#define KILN_CUFFT_FUNCTIONS(X)                                                                 \
-  X(cufftCreate) X(cufftSetAutoAllocation) X(cufftMakePlanMany64) X(cufftSetWorkArea)          \
-  X(cufftSetStream) X(cufftExecC2C) X(cufftExecR2C) X(cufftExecC2R)
+#define KILN_CUFFT_FUNCTIONS(X)                                                          \
+  X(cufftCreate)                                                                         \
+  X(cufftSetAutoAllocation) X(cufftMakePlanMany64) X(cufftSetWorkArea) X(cufftSetStream) \
+      X(cufftExecC2C) X(cufftExecR2C) X(cufftExecC2R)
 
 struct Cufft {
 #define KILN_MEMBER(name) decltype(&::name) name = nullptr;
@@ -47,14 +49,14 @@ const Cufft& lib() {
   static const Cufft* l = [] {
     auto* c = new Cufft;
     std::string why;
-    void* h = gpu::open_library({"libcufft.so.12", "libcufft.so.11", "libcufft.so"}, "KILN_CUFFT_PATH",
-                                gpu::nvidia_wheel_lib_dirs("cufft"), why);
+    void* h = gpu::open_library({"libcufft.so.12", "libcufft.so.11", "libcufft.so"},
+                                "KILN_CUFFT_PATH", gpu::nvidia_wheel_lib_dirs("cufft"), why);
     if (!h) {
       c->error = "cuFFT (libcufft.so) is not available: " + why;
       return c;
     }
-#define KILN_RESOLVE(name)                                                  \
-  c->name = reinterpret_cast<decltype(&::name)>(dlsym(h, #name));           \
+#define KILN_RESOLVE(name)                                        \
+  c->name = reinterpret_cast<decltype(&::name)>(dlsym(h, #name)); \
   if (!c->name && c->error.empty()) c->error = "libcufft.so lacks " #name;
     KILN_CUFFT_FUNCTIONS(KILN_RESOLVE)
 #undef KILN_RESOLVE
@@ -80,8 +82,9 @@ struct Plan {
 
 // A cached plan for `batch` lines of length n: input elements istride apart, lines idist
 // apart (likewise for the output). The caller holds the returned lock while using it.
-std::pair<const Plan*, std::unique_lock<std::mutex>> plan(int device, Kind kind, int64_t n, int64_t istride,
-                                                          int64_t idist, int64_t ostride, int64_t odist,
+std::pair<const Plan*, std::unique_lock<std::mutex>> plan(int device, Kind kind, int64_t n,
+                                                          int64_t istride, int64_t idist,
+                                                          int64_t ostride, int64_t odist,
                                                           int64_t batch) {
   using Key = std::tuple<int, int, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
   static std::mutex mu;
@@ -96,9 +99,11 @@ std::pair<const Plan*, std::unique_lock<std::mutex>> plan(int device, Kind kind,
     long long len = n;
     long long inembed = kind == Kind::c2r ? n / 2 + 1 : n;
     long long onembed = kind == Kind::r2c ? n / 2 + 1 : n;
-    const cufftType type = kind == Kind::c2c ? CUFFT_C2C : kind == Kind::r2c ? CUFFT_R2C : CUFFT_C2R;
-    KILN_CUFFT(cufftMakePlanMany64, p.handle, 1, &len, &inembed, istride, idist, &onembed, ostride, odist,
-               type, batch, &p.work);
+    const cufftType type = kind == Kind::c2c   ? CUFFT_C2C
+                           : kind == Kind::r2c ? CUFFT_R2C
+                                               : CUFFT_C2R;
+    KILN_CUFFT(cufftMakePlanMany64, p.handle, 1, &len, &inembed, istride, idist, &onembed, ostride,
+               odist, type, batch, &p.work);
     it = cache->emplace(key, p).first;
   }
   return {&it->second, std::move(lk)};
@@ -126,8 +131,20 @@ void transform_axis(gpu::DeviceStream& s, Kind kind, bool inverse, CUdeviceptr i
   if (p->work) {
     KILN_CUFFT(cufftSetWorkArea, p->handle, reinterpret_cast<void*>(gpu::scratch(p->work, s)));
   }
+  // cuFFT refuses real data not aligned as complex (CUFFT_INVALID_VALUE): slabs of an odd
+  // number of floats go through an aligned staging buffer.
+  const size_t in_bytes = n_in * inner * ies, out_bytes = n_out * inner * oes;
+  const bool stage =
+      calls > 1 && ((kind == Kind::r2c && in_bytes % 8) || (kind == Kind::c2r && out_bytes % 8));
+  const CUdeviceptr staging = stage ? gpu::scratch(std::max(in_bytes, out_bytes), s) : 0;
   for (int64_t o = 0; o < calls; ++o) {
-    const CUdeviceptr i_ptr = in + o * n_in * inner * ies, o_ptr = out + o * n_out * inner * oes;
+    CUdeviceptr i_ptr = in + o * in_bytes, o_ptr = out + o * out_bytes;
+    const CUdeviceptr o_final = o_ptr;
+    if (stage && kind == Kind::r2c && i_ptr % 8) {
+      KILN_CU(cuMemcpyDtoDAsync, staging, i_ptr, in_bytes, s.handle());
+      i_ptr = staging;
+    }
+    if (stage && kind == Kind::c2r && o_ptr % 8) o_ptr = staging;
     switch (kind) {
       case Kind::c2c:
         KILN_CUFFT(cufftExecC2C, p->handle, reinterpret_cast<cufftComplex*>(i_ptr),
@@ -142,11 +159,13 @@ void transform_axis(gpu::DeviceStream& s, Kind kind, bool inverse, CUdeviceptr i
                    reinterpret_cast<cufftReal*>(o_ptr));
         break;
     }
+    if (o_ptr != o_final) KILN_CU(cuMemcpyDtoDAsync, o_final, o_ptr, out_bytes, s.handle());
   }
 }
 
 gpu::ModuleSource scale_module() {
-  return {"fft_scale", "#include \"kiln/backend/cuda/device/linalg.cuh\"\n", {"kiln::scale_floats"}};
+  return {
+      "fft_scale", "#include \"kiln/backend/cuda/device/linalg.cuh\"\n", {"kiln::scale_floats"}};
 }
 
 }  // namespace
@@ -169,7 +188,8 @@ void FFT::eval_gpu(const std::vector<array>& inputs, array& out) {
     gpu::copy_to_row_contiguous(in, x, s);
     // R2C lines: the axis lengths differ between input and output but the inner sizes agree.
     transform_axis(s, Kind::r2c, false, x, dst, in.shape(), last, in.shape(last));
-    for (int ax : others) transform_axis(s, Kind::c2c, false, dst, dst, out.shape(), ax, out.shape(ax));
+    for (int ax : others)
+      transform_axis(s, Kind::c2c, false, dst, dst, out.shape(), ax, out.shape(ax));
   } else {
     const CUdeviceptr z = gpu::scratch(in.nbytes(), s);
     gpu::copy_to_row_contiguous(in, z, s);
@@ -178,12 +198,14 @@ void FFT::eval_gpu(const std::vector<array>& inputs, array& out) {
   }
   if (scale_ != 1.0) {
     const int64_t count = static_cast<int64_t>(out.size()) * (out.dtype() == complex64 ? 2 : 1);
-    CUfunction f = gpu::get_kernel(s.context().index(), "fft_scale", scale_module, "kiln::scale_floats");
-    gpu::launch_kernel(f, gpu::grid_1d(count, gpu::kElementwiseBlock), {gpu::kElementwiseBlock}, 0, s, dst,
-                       count, static_cast<float>(scale_));
+    CUfunction f =
+        gpu::get_kernel(s.context().index(), "fft_scale", scale_module, "kiln::scale_floats");
+    gpu::launch_kernel(f, gpu::grid_1d(count, gpu::kElementwiseBlock), {gpu::kElementwiseBlock}, 0,
+                       s, dst, count, static_cast<float>(scale_));
   }
 }
 
-KILN_GPU_MODULE_CATALOG(fft, [](const gpu::ModuleSink& sink) { sink("fft_scale", scale_module()); });
+KILN_GPU_MODULE_CATALOG(fft,
+                        [](const gpu::ModuleSink& sink) { sink("fft_scale", scale_module()); });
 
 }  // namespace kiln

@@ -17,7 +17,8 @@ std::vector<EmbeddedHeader> gpu_kernel_headers() {
   for (const auto& h : embedded_headers()) {
     if (h.path.starts_with("kiln/backend/kernels/metal/") ||
         h.path.starts_with("kiln/backend/kernels/cuda/") ||
-        h.path.starts_with("kiln/backend/kernels/cuda_gpu"))
+        h.path.starts_with("kiln/backend/kernels/cuda_gpu") ||
+        h.path == "kiln/backend/kernels/gpu_check.h")  // checking mode's translation units
       out.push_back(h);
   }
   return out;

@@ -101,13 +101,14 @@ const std::string& headers_hash() {
 std::vector<std::string> flags(const kernels::HostCompiler& cc, fast::MathMode mode) {
   std::vector<std::string> f = {"-std=c++20",      "-O2",   "-fPIC", "-fvisibility=hidden",
                                 "-fno-math-errno", "-pipe", "-g0"};
-  // MLX's math modes (kiln/fast.h).
-  if (mode == fast::MathMode::relaxed) {
+  // MLX's math modes (kiln/fast.h), spelled out: -ffast-math (and
+  // -funsafe-math-optimizations) link crtfastmath.o, which would turn on flush-to-zero for the
+  // whole process when the kernel's library loads.
+  if (mode != fast::MathMode::safe) {
     f.insert(f.end(), {"-fno-signed-zeros", "-fno-trapping-math", "-fassociative-math",
                        "-freciprocal-math"});
-  } else if (mode == fast::MathMode::fast) {
-    f.push_back("-ffast-math");
   }
+  if (mode == fast::MathMode::fast) f.insert(f.end(), {"-ffinite-math-only", "-fcx-limited-range"});
   if (const char* extra = std::getenv("KILN_CXXFLAGS")) {
     std::string word;
     for (const char* c = extra;; ++c) {

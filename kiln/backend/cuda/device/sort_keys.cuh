@@ -75,8 +75,8 @@ __device__ __forceinline__ U to_key(U bits) {
   }
 }
 
-/** The bits of the element whose key is `key` (NaN comes back as a positive quiet NaN, and
- * with CANON keys -0.0 as +0.0). */
+/** The bits of the element whose key is `key` (NaN comes back as the positive quiet NaN
+ * NumPy and the CPU write, and with CANON keys -0.0 as +0.0). */
 template <typename U, int KIND>
 __device__ __forceinline__ U from_key(U key) {
   if constexpr (KIND == kComplex) {
@@ -88,6 +88,9 @@ __device__ __forceinline__ U from_key(U key) {
   } else if constexpr (KIND == kSigned) {
     return static_cast<U>(key ^ kTopBit<U>);
   } else {
+    constexpr U inf = kInfBits<U, KIND>;
+    constexpr U quiet_nan = static_cast<U>(inf | ((inf & static_cast<U>(~(inf << 1))) >> 1));
+    if (key == static_cast<U>(~static_cast<U>(0))) return quiet_nan;
     return (key & kTopBit<U>) ? static_cast<U>(key & static_cast<U>(~kTopBit<U>))
                               : static_cast<U>(~key);
   }
