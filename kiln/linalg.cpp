@@ -402,6 +402,11 @@ array pinv(const array& a, StreamOrDevice s) {
   check_matrix("pinv", a);
   auto stream = to_stream(s);
   const int m = a.shape(-2), n = a.shape(-1), k = std::min(m, n);
+  if (a.size() == 0) {  // NumPy: zeros of the transposed shape
+    Shape t = a.shape();
+    std::swap(t[a.ndim() - 2], t[a.ndim() - 1]);
+    return zeros(t, a.dtype(), stream);
+  }
   auto usv = svd(a, true, stream);
   Shape start(a.ndim(), 0), stop = a.shape();
   stop[a.ndim() - 2] = m;

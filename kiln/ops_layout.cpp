@@ -379,9 +379,12 @@ array concatenate(std::vector<array> arrays, int axis, StreamOrDevice s) {
                                         "."));
       }
     }
-    shape[ax] = checked_dim(static_cast<int64_t>(shape[ax]) + a.shape()[ax], "concatenate", ax);
     dtype = promote_types(dtype, a.dtype());
   }
+  // The whole length in 64 bits, so that the error names it (not a partial sum).
+  int64_t total = 0;
+  for (const auto& a : arrays) total += a.shape()[ax];
+  shape[ax] = checked_dim(total, "concatenate", ax);
   if (arrays.size() == 1) return astype(std::move(arrays[0]), dtype, s);
   auto stream = to_stream(s);
   for (auto& a : arrays) a = astype(std::move(a), dtype, stream);

@@ -925,6 +925,8 @@ TEST(Layout, ConcatenateErrors) {
   expect_invalid([&] { concatenate({a, a}, -3); }, "[concatenate]");
   array wide = broadcast_to(array(1.0f), {1, 1 << 30});
   expect_overflow([&] { concatenate({wide, wide}, 1); }, "[concatenate]");
+  // The message names the whole length (2^30 * 3), not the partial sum that overflowed.
+  expect_overflow([&] { concatenate({wide, wide, wide}, 1); }, "3221225472 elements");
 }
 
 TEST(Layout, Stack) {

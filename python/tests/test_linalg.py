@@ -390,3 +390,11 @@ def test_vmap_matches_batch(rng):
     np.testing.assert_allclose(mx.vmap(mx.linalg.inv)(marr(a)), np.linalg.inv(a), rtol=1e-10)
     w = mx.vmap(lambda m: mx.linalg.eigvalsh(m + m.T))(marr(a))
     np.testing.assert_allclose(w, np.linalg.eigvalsh(a + np.swapaxes(a, -1, -2)), rtol=1e-10)
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (0, 3), (3, 0), (2, 0, 0), (0, 4, 3)])
+def test_pinv_of_empty_matrices(shape):
+    a = np.zeros(shape, np.float32)
+    got = mx.linalg.pinv(mx.array(a))
+    assert got.shape == np.linalg.pinv(a).shape
+    assert got.dtype == mx.float32

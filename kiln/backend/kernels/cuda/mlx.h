@@ -2,8 +2,8 @@
 // kiln (names and signatures as in MLX's mlx/backend/cuda/device/utils.cuh and config.h, so
 // MLX bodies compile unchanged): MAX_NDIM and WARP_SIZE, the Shape and Strides parameter
 // types, elem_to_loc and friends (with tuple forms for two and three arrays; offsets are
-// signed, see metal/utils_core.h; the tuple forms are in cuda/tuple.h), vectorized loads and stores (AlignedVector),
-// Limits<T> and LoopedElemToLoc, and MLX's `inf`.
+// signed, see metal/utils_core.h; the tuple forms are in cuda/tuple.h), vectorized loads and stores
+// (AlignedVector), Limits<T> and LoopedElemToLoc, and MLX's `inf`.
 //
 // Limits<T>::max etc. are constants that are also callable (Limits<T>::max()): MLX's CUDA
 // backend spells them as functions, its Metal utilities (and earlier kiln bodies) as values.
@@ -87,8 +87,8 @@ KILN_HD AlignedVector<T, N> load_vector(const T* ptr, uint32_t offset, SizeT siz
 
 /** The same over elements `stride` apart. */
 template <int N, typename T, typename SizeT>
-KILN_HD AlignedVector<T, N> load_vector(const T* ptr, uint32_t offset, SizeT size,
-                                        int64_t stride, T fallback) {
+KILN_HD AlignedVector<T, N> load_vector(const T* ptr, uint32_t offset, SizeT size, int64_t stride,
+                                        T fallback) {
   if (is_aligned<N>(ptr) && stride == 1 && (offset + 1) * N <= size)
     return reinterpret_cast<const AlignedVector<T, N>*>(ptr)[offset];
   AlignedVector<T, N> v;
@@ -165,88 +165,8 @@ struct Limits<T, cuda::std::enable_if_t<cuda::std::is_floating_point_v<T>>> {
 using kiln_utils::elem_to_loc;
 using kiln_utils::elem_to_loc_nd;
 
-/**
- * The offset of consecutive elements of a strided array, updated by `next()` as the index
- * moves on (MLX's LoopedElemToLoc): DIM levels, the innermost an exact stride walk.
- */
+/** MLX's CUDA LoopedElemToLoc (parameters DIM, General, OffsetT; kiln_utils has it). */
 template <int DIM, bool General = true, typename OffsetT = size_t>
-struct LoopedElemToLoc {
-  int dim;
-  LoopedElemToLoc<DIM - 1, General, OffsetT> inner_looper;
-  OffsetT offset{0};
-  int index{0};
-
-  KILN_HD LoopedElemToLoc(int d) : dim(d), inner_looper(d - 1) {}
-
-  KILN_HD void next(const int* shape, const int64_t* strides) {
-    if (dim == 0) return;
-    index++;
-    offset += OffsetT(strides[dim - 1]);
-    if (index >= shape[dim - 1]) {
-      index = 0;
-      inner_looper.next(shape, strides);
-      offset = inner_looper.offset;
-    }
-  }
-
-  KILN_HD void next(int n, const int* shape, const int64_t* strides) {
-    if (dim == 0) return;
-    index += n;
-    offset += n * OffsetT(strides[dim - 1]);
-    if (index >= shape[dim - 1]) {
-      int extra = index - shape[dim - 1];
-      if (extra >= shape[dim - 1]) {
-        inner_looper.next(1 + extra / shape[dim - 1], shape, strides);
-        extra = extra % shape[dim - 1];
-      } else {
-        inner_looper.next(shape, strides);
-      }
-      index = 0;
-      offset = inner_looper.offset;
-      if (extra > 0) next(extra, shape, strides);
-    }
-  }
-
-  KILN_HD OffsetT location() { return offset; }
-};
-
-template <typename OffsetT>
-struct LoopedElemToLoc<1, true, OffsetT> {
-  int dim;
-  OffsetT offset{0};
-  int index{0};
-
-  KILN_HD LoopedElemToLoc(int d) : dim(d) {}
-
-  KILN_HD void next(const int* shape, const int64_t* strides) {
-    index++;
-    if (dim > 1)
-      offset = elem_to_loc<OffsetT>(index, shape, strides, dim);
-    else
-      offset += OffsetT(strides[0]);
-  }
-
-  KILN_HD void next(int n, const int* shape, const int64_t* strides) {
-    index += n;
-    if (dim > 1)
-      offset = elem_to_loc<OffsetT>(index, shape, strides, dim);
-    else
-      offset = index * OffsetT(strides[0]);
-  }
-
-  KILN_HD OffsetT location() { return offset; }
-};
-
-template <typename OffsetT>
-struct LoopedElemToLoc<1, false, OffsetT> {
-  OffsetT offset{0};
-
-  KILN_HD LoopedElemToLoc(int) {}
-  KILN_HD void next(const int*, const int64_t* strides) { offset += OffsetT(strides[0]); }
-  KILN_HD void next(int n, const int*, const int64_t* strides) {
-    offset += n * OffsetT(strides[0]);
-  }
-  KILN_HD OffsetT location() { return offset; }
-};
+using LoopedElemToLoc = kiln_utils::LoopedElemToLocImpl<DIM, General, OffsetT, int>;
 
 }  // namespace kiln_cuda

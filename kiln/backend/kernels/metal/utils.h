@@ -47,10 +47,9 @@ template <typename IdxT = int64_t>
 KILN_HD metal::vec<IdxT, 2> elem_to_loc_2_nd(metal::uint3 elem, const int32_t* shape,
                                              const int64_t* a_strides, const int64_t* b_strides,
                                              int ndim) {
-  metal::vec<IdxT, 2> loc(IdxT(elem.x * IdxT(a_strides[ndim - 1]) +
-                               IdxT(elem.y) * IdxT(a_strides[ndim - 2])),
-                          IdxT(elem.x * IdxT(b_strides[ndim - 1]) +
-                               elem.y * IdxT(b_strides[ndim - 2])));
+  metal::vec<IdxT, 2> loc(
+      IdxT(elem.x * IdxT(a_strides[ndim - 1]) + IdxT(elem.y) * IdxT(a_strides[ndim - 2])),
+      IdxT(elem.x * IdxT(b_strides[ndim - 1]) + elem.y * IdxT(b_strides[ndim - 2])));
   for (int d = ndim - 3; d >= 0; --d) {
     metal::uint l = elem.z % shape[d];
     loc.x += l * IdxT(a_strides[d]);
@@ -84,8 +83,8 @@ KILN_HD metal::vec<IdxT, 3> elem_to_loc_3_nd(metal::uint3 elem, const int32_t* s
 /** What only the Metal flavour sees (MLX's Metal spellings). */
 namespace kiln_metal_utils {
 
-using metal::uint;
 using kiln_utils::elem_to_loc;
+using metal::uint;
 
 // MLX's defines.h.
 constexpr int MAX_REDUCE_SPECIALIZED_DIMS = 4;
@@ -169,93 +168,15 @@ struct Limits<metal::complex64_t> {
 };
 
 /** Offsets of consecutive elements of a strided array (MLX's Metal LoopedElemToLoc; its
- * parameters are in Metal's order: DIM, OffsetT, General). */
+ * parameters are in Metal's order: DIM, OffsetT, General; kiln_utils has it). */
 template <int DIM, typename OffsetT = size_t, bool General = true>
-struct LoopedElemToLoc {
-  int dim;
-  LoopedElemToLoc<DIM - 1, OffsetT, General> inner_looper;
-  OffsetT offset{0};
-  int index{0};
-
-  KILN_HD LoopedElemToLoc(int d) : dim(d), inner_looper(d - 1) {}
-
-  KILN_HD void next(const int* shape, const int64_t* strides) {
-    if (dim == 0) return;
-    index++;
-    offset += OffsetT(strides[dim - 1]);
-    if (index >= shape[dim - 1]) {
-      index = 0;
-      inner_looper.next(shape, strides);
-      offset = inner_looper.offset;
-    }
-  }
-
-  KILN_HD void next(int n, const int* shape, const int64_t* strides) {
-    if (dim == 0) return;
-    index += n;
-    offset += n * OffsetT(strides[dim - 1]);
-    if (index >= shape[dim - 1]) {
-      int extra = index - shape[dim - 1];
-      if (extra >= shape[dim - 1]) {
-        inner_looper.next(1 + extra / shape[dim - 1], shape, strides);
-        extra = extra % shape[dim - 1];
-      } else {
-        inner_looper.next(shape, strides);
-      }
-      index = 0;
-      offset = inner_looper.offset;
-      if (extra > 0) next(extra, shape, strides);
-    }
-  }
-
-  KILN_HD OffsetT location() { return offset; }
-};
-
-template <typename OffsetT>
-struct LoopedElemToLoc<1, OffsetT, true> {
-  int dim;
-  OffsetT offset{0};
-  uint index{0};
-
-  KILN_HD LoopedElemToLoc(int d) : dim(d) {}
-
-  KILN_HD void next(const int* shape, const int64_t* strides) {
-    index++;
-    if (dim > 1)
-      offset = elem_to_loc<OffsetT>(index, shape, strides, dim);
-    else
-      offset += OffsetT(strides[0]);
-  }
-
-  KILN_HD void next(int n, const int* shape, const int64_t* strides) {
-    index += n;
-    if (dim > 1)
-      offset = elem_to_loc<OffsetT>(index, shape, strides, dim);
-    else
-      offset = index * OffsetT(strides[0]);
-  }
-
-  KILN_HD OffsetT location() { return offset; }
-};
-
-template <typename OffsetT>
-struct LoopedElemToLoc<1, OffsetT, false> {
-  OffsetT offset{0};
-
-  KILN_HD LoopedElemToLoc(int) {}
-  KILN_HD void next(const int*, const int64_t* strides) { offset += OffsetT(strides[0]); }
-  KILN_HD void next(int n, const int*, const int64_t* strides) {
-    offset += n * OffsetT(strides[0]);
-  }
-  KILN_HD OffsetT location() { return offset; }
-};
+using LoopedElemToLoc = kiln_utils::LoopedElemToLocImpl<DIM, General, OffsetT, uint>;
 
 /** log(1 + x), accurate near 0 (MLX's formula, from Goldberg); float and bfloat16 (a
  * template, so that the toolkit's log1p(float) is not ambiguous with it). */
 template <typename T>
-KILN_HD metal::detail::enable_if_t<metal::detail::is_same_v<T, float> ||
-                                       metal::detail::is_same_v<T, metal::bfloat>,
-                                   T>
+KILN_HD metal::detail::enable_if_t<
+    metal::detail::is_same_v<T, float> || metal::detail::is_same_v<T, metal::bfloat>, T>
 log1p(T x) {
   const float xf = static_cast<float>(x);
   const float xp1 = 1.0f + xf;
