@@ -67,9 +67,11 @@ def test_affine_roundtrip_matches_reference(bits, gs):
     ref = ref_dequantize(wq, s, b, gs, bits, "affine")
     d = mx.dequantize(wq, s, b, gs, bits)
     np.testing.assert_allclose(np.array(d), ref, rtol=1e-6, atol=1e-6)
-    # Round trip: within half a step of the group's scale (plus the clipping at the edges).
+    # Round trip: within a step. Inside the grid the error is at most half a step; MLX moves
+    # the grid onto the group's larger edge, so the other edge may clip by up to one step.
     step = np.repeat(np.abs(np.array(s)), gs, -1)
-    assert np.all(np.abs(np.array(d) - np.array(w)) <= step * 0.5 + 1e-5)
+    bound = step * (1 + 2.0**-bits) + 1e-5
+    assert np.all(np.abs(np.array(d) - np.array(w)) <= bound)
 
 
 @pytest.mark.parametrize("mode", list(FP_MODES))
@@ -276,4 +278,6 @@ def test_bit_exact_with_mlx():
         np.testing.assert_array_equal(np_of(d), np.array(r["d"], np.float32), err_msg=tag)
         x = mx.array(np.array(c["x"], np.float32))
         y = mx.quantized_matmul(x, out[0], out[1], bb, True, c["gs"], c["bits"], c["mode"])
-        np.testing.assert_allclose(np_of(y), np.array(r["y"]), rtol=2e-5, atol=2e-5, err_msg=tag)
+        yr = np.array(r["y"])
+        tol = 2e-5 if c["dtype"] == "float32" else 1e-2
+        np.testing.assert_allclose(np_of(y), yr, rtol=tol, atol=tol * np.abs(yr).max(), err_msg=tag)

@@ -112,36 +112,31 @@ array dense_matrices(const array& a) {
 
 // ---------------------------------------------------------------- quantize
 
+// The e8m0 scale 2^ceil(log2(x)): the smallest power of two that keeps the block's largest
+// element within the element format (MLX).
 uint8_t e8m0_of(float x) {
   if (!std::isfinite(x)) return 0xff;
-  if (x < 0.0f) return 0;
-  int n = static_cast<int>(std::round(std::log2(x)));
+  if (x <= 0.0f) return 0;
+  int e;
+  const float m = std::frexp(x, &e);  // x = m 2^e, m in [0.5, 1)
+  int n = m == 0.5f ? e - 1 : e;
   n = std::clamp(n, -127, 127);
   return static_cast<uint8_t>(n + 127);
 }
 
+// The e2m1 code nearest to x: the first of kFP4 at the least distance, as MLX's argmin
+// (ties toward the smaller magnitude, zero as +0).
 uint8_t fp4_of(float x) {
-  if (std::isnan(x)) return 0x7;
-  const uint8_t sign = std::signbit(x) ? 0x8 : 0x0;
-  x = std::fabs(x);
-  uint8_t b;
-  if (x > 5.0f)
-    b = 7;
-  else if (x >= 3.5f)
-    b = 6;
-  else if (x > 2.5f)
-    b = 5;
-  else if (x >= 1.75f)
-    b = 4;
-  else if (x > 1.25f)
-    b = 3;
-  else if (x >= 0.75f)
-    b = 2;
-  else if (x > 0.25f)
-    b = 1;
-  else
-    b = 0;
-  return b | sign;
+  uint8_t best = 0;
+  float d = std::fabs(x - kFP4[0]);
+  for (uint8_t i = 1; i < 16; ++i) {
+    const float di = std::fabs(x - kFP4[i]);
+    if (di < d) {
+      d = di;
+      best = i;
+    }
+  }
+  return best;
 }
 
 template <typename T>
@@ -166,15 +161,18 @@ void quantize_rows(const array& w_in, const array* global, std::vector<array>& o
           hi = std::max(hi, v);
           lo = std::min(lo, v);
         }
-        const bool mask = std::fabs(lo) > std::fabs(hi);
-        float scale = std::max((hi - lo) / n_bins, 1e-7f);
-        scale = mask ? scale : -scale;
-        const float edge = mask ? lo : hi;
-        const float q0 = std::nearbyint(edge / scale);
-        float bias = 0.0f;
-        if (q0 != 0.0f) {
-          scale = edge / q0;
-          bias = edge;
+        float scale = std::max((hi - lo) / n_bins, 1e-7f), bias = lo;
+        if (bits > 1) {
+          // Move the grid so that the larger edge is exact (MLX); 1 bit keeps min and max.
+          const bool mask = std::fabs(lo) > std::fabs(hi);
+          scale = mask ? scale : -scale;
+          const float edge = mask ? lo : hi;
+          const float q0 = std::nearbyint(edge / scale);
+          bias = 0.0f;
+          if (q0 != 0.0f) {
+            scale = edge / q0;
+            bias = edge;
+          }
         }
         for (int j = 0; j < gs; ++j) {
           float c = std::nearbyint((static_cast<float>(x[j]) - bias) / scale);

@@ -64,36 +64,29 @@ __device__ inline float quant_value(unsigned int c, const T* scales, const T* bi
 
 // ---------------------------------------------------------------- quantize
 
+// 2^ceil(log2(x)) as e8m0 (as the CPU).
 __device__ inline unsigned char quant_e8m0(float x) {
   if (!isfinite(x)) return 0xff;
-  if (x < 0.0f) return 0;
-  int n = static_cast<int>(round(log2(static_cast<double>(x))));
+  if (x <= 0.0f) return 0;
+  int e;
+  const float m = frexpf(x, &e);
+  int n = m == 0.5f ? e - 1 : e;
   n = n < -127 ? -127 : (n > 127 ? 127 : n);
   return static_cast<unsigned char>(n + 127);
 }
 
+// The nearest e2m1 code, ties toward the smaller magnitude, zero as +0 (as the CPU).
 __device__ inline unsigned int quant_to_fp4(float x) {
-  if (x != x) return 0x7;
-  const unsigned int sign = (__float_as_uint(x) >> 31) ? 0x8 : 0x0;
-  x = fabsf(x);
-  unsigned int b;
-  if (x > 5.0f)
-    b = 7;
-  else if (x >= 3.5f)
-    b = 6;
-  else if (x > 2.5f)
-    b = 5;
-  else if (x >= 1.75f)
-    b = 4;
-  else if (x > 1.25f)
-    b = 3;
-  else if (x >= 0.75f)
-    b = 2;
-  else if (x > 0.25f)
-    b = 1;
-  else
-    b = 0;
-  return b | sign;
+  unsigned int best = 0;
+  float d = fabsf(x);
+  for (unsigned int i = 1; i < 16; ++i) {
+    const float di = fabsf(__fsub_rn(x, quant_fp4(i)));
+    if (di < d) {
+      d = di;
+      best = i;
+    }
+  }
+  return best;
 }
 
 template <typename T, int MODE, int BITS, int GS>
@@ -111,15 +104,17 @@ __global__ void quant_quantize(const T* w, unsigned int* out, T* scales, T* bias
       hi = fmaxf(hi, v);
       lo = fminf(lo, v);
     }
-    const bool mask = fabsf(lo) > fabsf(hi);
-    float scale = fmaxf(__fdiv_rn(__fsub_rn(hi, lo), n_bins), 1e-7f);
-    scale = mask ? scale : -scale;
-    const float edge = mask ? lo : hi;
-    const float q0 = rintf(__fdiv_rn(edge, scale));
-    float bias = 0.0f;
-    if (q0 != 0.0f) {
-      scale = __fdiv_rn(edge, q0);
-      bias = edge;
+    float scale = fmaxf(__fdiv_rn(__fsub_rn(hi, lo), n_bins), 1e-7f), bias = lo;
+    if (BITS > 1) {
+      const bool mask = fabsf(lo) > fabsf(hi);
+      scale = mask ? scale : -scale;
+      const float edge = mask ? lo : hi;
+      const float q0 = rintf(__fdiv_rn(edge, scale));
+      bias = 0.0f;
+      if (q0 != 0.0f) {
+        scale = __fdiv_rn(edge, q0);
+        bias = edge;
+      }
     }
     for (int j = 0; j < GS; ++j) {
       float c = rintf(__fdiv_rn(__fsub_rn(static_cast<float>(x[j]), bias), scale));
