@@ -129,6 +129,14 @@ void check_scales(const char* tag, const array& w, const array& scales,
   }
 }
 
+// MLX's implied bias: a 0-d `biases` f stands for scales * T(f) (T the scales' dtype), with
+// f held constant under every transform.
+std::optional<array> implied_bias(const array& scales, const std::optional<array>& biases,
+                                  const QuantParams& p, const Stream& s) {
+  if (!biases || biases->ndim() != 0 || p.mode != QuantMode::affine) return biases;
+  return multiply(scales, stop_gradient(astype(*biases, scales.dtype(), s), s), s);
+}
+
 Shape with_last(Shape s, int v) {
   s.back() = v;
   return s;
@@ -219,12 +227,13 @@ std::pair<std::vector<array>, std::vector<int>> Quantize::vmap(const std::vector
 
 // ---------------------------------------------------------------- dequantize
 
-array dequantize(const array& w, const array& scales, const std::optional<array>& biases,
+array dequantize(const array& w, const array& scales, const std::optional<array>& biases_in,
                  std::optional<int> group_size, std::optional<int> bits, const std::string& mode,
                  const std::optional<array>& global_scale, std::optional<Dtype> dtype,
                  StreamOrDevice sd) {
   const Stream s = to_stream(sd);
   const QuantParams p = quant_params("dequantize", mode, group_size, bits);
+  const std::optional<array> biases = implied_bias(scales, biases_in, p, s);
   check_global_scale("dequantize", p, global_scale);
   if (w.dtype() != uint32) {
     throw std::invalid_argument(
@@ -466,8 +475,9 @@ array quantized_matmul(const array& x, const array& w, const array& scales,
         msg("[quantized_matmul] Only real floating types are supported but x has type ",
             x.dtype(), "."));
   }
-  check_scales("quantized_matmul", w, scales, biases, p);
-  return quantized_matmul_impl(x, w, scales, biases, std::nullopt, transpose, p, s);
+  const std::optional<array> b = implied_bias(scales, biases, p, s);
+  check_scales("quantized_matmul", w, scales, b, p);
+  return quantized_matmul_impl(x, w, scales, b, std::nullopt, transpose, p, s);
 }
 
 bool QuantizedMatmul::is_equivalent(const Primitive& other) const {
@@ -607,7 +617,7 @@ std::pair<std::vector<array>, std::vector<int>> QuantizedMatmul::vmap(
 // ---------------------------------------------------------------- gather_qmm
 
 array gather_qmm(const array& x, const array& w, const array& scales,
-                 const std::optional<array>& biases, std::optional<array> lhs_indices,
+                 const std::optional<array>& biases_in, std::optional<array> lhs_indices,
                  std::optional<array> rhs_indices, bool transpose, std::optional<int> group_size,
                  std::optional<int> bits, const std::string& mode,
                  const std::optional<array>& global_scale, bool /*sorted_indices*/,
@@ -615,6 +625,7 @@ array gather_qmm(const array& x, const array& w, const array& scales,
   const Stream s = to_stream(sd);
   const QuantParams p = quant_params("gather_qmm", mode, group_size, bits);
   check_global_scale("gather_qmm", p, global_scale);
+  const std::optional<array> biases = implied_bias(scales, biases_in, p, s);
   if (!is_floating_point(x.dtype())) {
     throw std::invalid_argument(
         msg("[gather_qmm] Only real floating types are supported but x has type ", x.dtype(), "."));

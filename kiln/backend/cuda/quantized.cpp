@@ -32,10 +32,11 @@ struct QmvArgs {
   int64_t out_batch;
   int32_t splits;
   float global;
+  int32_t vec16;
 };
 
 constexpr Dtype kQuantDtypes[] = {float16, bfloat16, float32};
-constexpr int kMmax[] = {1, 2, 4, 8, 16};
+constexpr int kMmax[] = {1, 4, 16};
 
 std::string t(Dtype d) {
   return gpu::device_type(d);
@@ -79,10 +80,10 @@ std::string module_name(Dtype d, const QuantParams& p, Kind k) {
          std::to_string(p.group_size);
 }
 
-std::string qmv_kernel(Dtype d, const QuantParams& p, int mmax, bool vec16) {
+std::string qmv_kernel(Dtype d, const QuantParams& p, int mmax) {
   return "kiln::quant_qmv<" + t(d) + ", float, " + std::to_string(mode_int(p.mode)) + ", " +
          std::to_string(p.bits) + ", " + std::to_string(p.group_size) + ", " +
-         std::to_string(mmax) + ", " + (vec16 ? "true" : "false") + ">";
+         std::to_string(mmax) + ">";
 }
 
 std::string qvm_kernel(Dtype d, const QuantParams& p, int mmax) {
@@ -115,10 +116,7 @@ gpu::ModuleSource quant_module(Dtype d, const QuantParams& p, Kind k) {
       kernels.push_back(dequantize_kernel(d, p));
       break;
     case Kind::qmv:
-      for (int m : kMmax) {
-        kernels.push_back(qmv_kernel(d, p, m, true));
-        kernels.push_back(qmv_kernel(d, p, m, false));
-      }
+      for (int m : kMmax) kernels.push_back(qmv_kernel(d, p, m));
       kernels.push_back(sum_kernel(d));
       break;
     case Kind::qvm:
@@ -268,11 +266,11 @@ void QuantizedMatmul::eval_gpu(const std::vector<array>& inputs, array& out) {
     while (row_blocks * batch * splits < 1024 && splits < 32 && steps / (splits * 2) >= 4)
       splits *= 2;
     const CUdeviceptr partials = gpu::scratch(sizeof(float) * batch * splits * M * N, s);
-    QmvArgs a{M, N, K, wpr, gpr, xb, wb, sb, splits * M * N, splits, global};
+    const bool vec16 = wp % 16 == 0 && wb % 4 == 0;
+    QmvArgs a{M, N, K, wpr, gpr, xb, wb, sb, splits * M * N, splits, global, vec16 ? 1 : 0};
     if (transpose_) {
-      const bool vec16 = wp % 16 == 0 && wb % 4 == 0;
       const gpu::Module& mod = module(s, d, p_, Kind::qmv);
-      gpu::launch_kernel(mod.function(qmv_kernel(d, p_, mmax, vec16)),
+      gpu::launch_kernel(mod.function(qmv_kernel(d, p_, mmax)),
                          {static_cast<uint32_t>((N + 7) / 8), static_cast<uint32_t>(splits),
                           static_cast<uint32_t>(batch)},
                          {256}, 0, s, xp, wp, affine ? scp : 0, bip, affine ? 0 : scp, partials, a);

@@ -197,6 +197,7 @@ struct QmvArgs {
   long long out_batch;  // of the output (or partials)
   int splits;           // blockIdx.y count
   float global;         // nvfp4 tensor scale / (448 * 6), else 1
+  int vec16;            // rows 16-byte aligned: read them with 16-byte loads
 };
 
 template <int BITS>
@@ -239,7 +240,7 @@ __device__ inline void qmv_codes(const unsigned int* row, long long chunk, unsig
 
 // out[m, n] (or partial split y) = sum_k x[m, k] * W[n, k]. Block: 8 warps, one row each.
 // P is the output type (T, or float for split-K partials).
-template <typename T, typename P, int MODE, int BITS, int GS, int MMAX, bool VEC16>
+template <typename T, typename P, int MODE, int BITS, int GS, int MMAX>
 __global__ void quant_qmv(const T* x, const unsigned int* w, const T* scales, const T* biases,
                           const unsigned char* fscales, P* out, QmvArgs a) {
   constexpr int E = QmvLoad<BITS>::kElems;
@@ -259,7 +260,10 @@ __global__ void quant_qmv(const T* x, const unsigned int* w, const T* scales, co
   for (int m = 0; m < MMAX; ++m) acc[m] = 0.0f;
   for (long long c = c0 + lane; c < c1; c += 32) {
     unsigned int codes[E];
-    qmv_codes<BITS, VEC16>(row, c, codes);
+    if (a.vec16)
+      qmv_codes<BITS, true>(row, c, codes);
+    else
+      qmv_codes<BITS, false>(row, c, codes);
     const long long k0 = c * E;
     // E and GS are powers of two (or E = 8 <= GS): a step lies in one group or spans several.
     constexpr int SUB = E < GS ? E : GS;
