@@ -672,4 +672,49 @@ array gather_qmm(const array& x, const array& w, const array& scales,
   return quantized_matmul_impl(xs, ws, ss, bs, g, transpose, p, s);
 }
 
+
+// ---------------------------------------------------------------- qqmm
+
+array qqmm(const array& x, const array& w, const std::optional<array>& scales,
+           std::optional<int> group_size, std::optional<int> bits, const std::string& mode,
+           const std::optional<array>& global_scale_x, const std::optional<array>& global_scale_w,
+           StreamOrDevice sd) {
+  const Stream s = to_stream(sd);
+  const QuantParams p = quant_params("qqmm", mode, group_size, bits);
+  if (p.mode == QuantMode::affine) {
+    throw std::invalid_argument("[qqmm] Only the 'nvfp4', 'mxfp8' and 'mxfp4' modes are supported; "
+                                "got 'affine'.");
+  }
+  check_global_scale("qqmm", p, global_scale_x);
+  check_global_scale("qqmm", p, global_scale_w);
+  if (!is_floating_point(x.dtype()) || x.ndim() < 2) {
+    throw std::invalid_argument(msg("[qqmm] x must be a floating array of at least 2 dimensions; "
+                                    "got ",
+                                    x.dtype(), " of shape ", shape_str(x.shape()), "."));
+  }
+  const std::string name = quant_mode_name(p.mode);
+  // Straight through: the value of the rounded array, the derivative of the original.
+  auto rounded = [&](const array& a, const std::optional<array>& g) {
+    auto q = quantize(a, p.group_size, p.bits, name, g, s);
+    array d = dequantize(q[0], q[1], std::nullopt, p.group_size, p.bits, name, g, a.dtype(), s);
+    return add(a, stop_gradient(subtract(d, a, s), s), s);
+  };
+  array xh = rounded(x, global_scale_x);
+  if (w.dtype() == uint32) {
+    if (!scales) {
+      throw std::invalid_argument("[qqmm] Scales must be provided for a quantized w.");
+    }
+    check_scales("qqmm", w, *scales, std::nullopt, p);
+    std::optional<array> g;
+    if (global_scale_w) g = astype(reshape(*global_scale_w, {}, s), float32, s);
+    return quantized_matmul_impl(xh, w, *scales, std::nullopt, g, true, p, s);
+  }
+  if (scales) throw std::invalid_argument("[qqmm] Scales are only used with a quantized w.");
+  if (!is_floating_point(w.dtype())) {
+    throw std::invalid_argument(
+        msg("[qqmm] w must be floating or packed uint32; got ", w.dtype(), "."));
+  }
+  return matmul(xh, swapaxes(astype(rounded(w, global_scale_w), x.dtype(), s), -1, -2, s), s);
+}
+
 }  // namespace kiln

@@ -49,4 +49,13 @@ array gather_qmm(const array& x, const array& w, const array& scales,
                  bool sorted_indices = false, StreamOrDevice s = {});
 
 
+/** x @ w.T with x quantized on the fly (quantize then dequantize in `mode`) and w used as
+ * is when packed (uint32, with `scales`), else quantized on the fly too (MLX's qqmm; fp
+ * modes). Gradients pass straight through the rounding of x (and of a float w). */
+array qqmm(const array& x, const array& w, const std::optional<array>& scales = std::nullopt,
+           std::optional<int> group_size = std::nullopt, std::optional<int> bits = std::nullopt,
+           const std::string& mode = "nvfp4",
+           const std::optional<array>& global_scale_x = std::nullopt,
+           const std::optional<array>& global_scale_w = std::nullopt, StreamOrDevice s = {});
+
 }  // namespace kiln

@@ -80,6 +80,21 @@ void init_ops_quantized(py::module_& m) {
     :func:`quantized_matmul` of the matrices of ``x`` and ``w`` picked by flat indices into
     their batch axes (``lhs_indices``, ``rhs_indices``), as :func:`gather_mm`.
   )doc");
+  m.def(
+      "qqmm",
+      [](const array& x, const array& w, std::optional<array> scales,
+         std::optional<int> group_size, std::optional<int> bits, const std::string& mode,
+         std::optional<array> gx, std::optional<array> gw, StreamOrDevice s) {
+        return qqmm(x, w, scales, group_size, bits, mode, gx, gw, s);
+      },
+      py::arg("x"), py::arg("w"), py::arg("scales") = py::none(),
+      py::arg("group_size") = py::none(), py::arg("bits") = py::none(),
+      py::arg("mode") = "nvfp4", py::arg("global_scale_x") = py::none(),
+      py::arg("global_scale_w") = py::none(), py::kw_only(), stream, R"doc(
+    ``x @ w.T`` with ``x`` quantized on the fly in ``mode`` (``"nvfp4"``, ``"mxfp8"`` or
+    ``"mxfp4"``); ``w`` is used as is when packed (uint32, with ``scales``) and quantized on
+    the fly otherwise. Gradients pass straight through the rounding.
+  )doc");
 }
 
 }  // namespace kiln::python

@@ -281,3 +281,23 @@ def test_bit_exact_with_mlx():
         yr = np.array(r["y"])
         tol = 2e-5 if c["dtype"] == "float32" else 1e-2
         np.testing.assert_allclose(np_of(y), yr, rtol=tol, atol=tol * np.abs(yr).max(), err_msg=tag)
+
+
+@pytest.mark.parametrize("mode", ["nvfp4", "mxfp8", "mxfp4"])
+def test_qqmm(mode):
+    gs, bits = FP_MODES[mode]
+    x = mx.array(RNG.normal(size=(3, 4 * gs)).astype(np.float32))
+    w = mx.array(RNG.normal(size=(2 * gs, 4 * gs)).astype(np.float32))
+    xq = mx.quantize(x, mode=mode)
+    x_hat = ref_dequantize(xq[0], xq[1], None, gs, bits, mode)
+    wq, s = mx.quantize(w, mode=mode)
+    w_hat = ref_dequantize(wq, s, None, gs, bits, mode)
+    ref = x_hat @ w_hat.T
+    for y in (mx.qqmm(x, wq, s, mode=mode), mx.qqmm(x, w, mode=mode)):
+        np.testing.assert_allclose(np.array(y), ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+    # Straight-through gradient w.r.t. x: the cotangent times the rounded w.
+    c = mx.array(RNG.normal(size=(3, 2 * gs)).astype(np.float32))
+    _, (dx,) = mx.vjp(lambda x: mx.qqmm(x, wq, s, mode=mode), [x], [c])
+    np.testing.assert_allclose(np.array(dx), np.array(c) @ w_hat, rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match="qqmm"):
+        mx.qqmm(x, w, mode="affine")
