@@ -5,8 +5,8 @@
 #include <numeric>
 
 #include "kiln/ops.h"
-#include "kiln/quantized.h"
 #include "kiln/primitives_quantized.h"
+#include "kiln/quantized.h"
 #include "kiln/utils.h"
 
 namespace kiln {
@@ -70,7 +70,8 @@ QuantParams quant_params(const char* tag, const std::string& mode_name,
 void check_global_scale(const char* tag, const QuantParams& p, const std::optional<array>& g) {
   if (!g) return;
   if (p.mode != QuantMode::nvfp4) {
-    throw std::invalid_argument(msg("[", tag, "] Global scale is only supported for 'nvfp4' mode; "
+    throw std::invalid_argument(msg("[", tag,
+                                    "] Global scale is only supported for 'nvfp4' mode; "
                                     "got mode '",
                                     quant_mode_name(p.mode), "'."));
   }
@@ -123,9 +124,9 @@ void check_scales(const char* tag, const array& w, const array& scales,
     throw std::invalid_argument(msg("[", tag,
                                     "] The shapes of the weight and scales are incompatible based "
                                     "on bits and group_size. w.shape() == ",
-                                    shape_str(w.shape()), " and scales.shape() == ",
-                                    shape_str(scales.shape()), " with group_size=", p.group_size,
-                                    " and bits=", p.bits));
+                                    shape_str(w.shape()),
+                                    " and scales.shape() == ", shape_str(scales.shape()),
+                                    " with group_size=", p.group_size, " and bits=", p.bits));
   }
 }
 
@@ -150,16 +151,15 @@ array quantized_matmul_impl(array x, array w, array scales, std::optional<array>
 
 // ---------------------------------------------------------------- quantize
 
-std::vector<array> quantize(const array& w, std::optional<int> group_size,
-                            std::optional<int> bits, const std::string& mode,
-                            const std::optional<array>& global_scale, StreamOrDevice sd) {
+std::vector<array> quantize(const array& w, std::optional<int> group_size, std::optional<int> bits,
+                            const std::string& mode, const std::optional<array>& global_scale,
+                            StreamOrDevice sd) {
   const Stream s = to_stream(sd);
   const QuantParams p = quant_params("quantize", mode, group_size, bits);
   check_global_scale("quantize", p, global_scale);
   if (!is_floating_point(w.dtype())) {
-    throw std::invalid_argument(
-        msg("[quantize] Only real floating types can be quantized but w has type ", w.dtype(),
-            "."));
+    throw std::invalid_argument(msg(
+        "[quantize] Only real floating types can be quantized but w has type ", w.dtype(), "."));
   }
   if (w.ndim() < 2) {
     throw std::invalid_argument(
@@ -167,15 +167,16 @@ std::vector<array> quantize(const array& w, std::optional<int> group_size,
             w.ndim(), "."));
   }
   if (w.shape(-1) % p.group_size != 0) {
-    throw std::invalid_argument(msg(
-        "[quantize] The last dimension of the matrix needs to be divisible by the quantization "
-        "group size ",
-        p.group_size, ". However the provided  matrix has shape ", shape_str(w.shape())));
+    throw std::invalid_argument(
+        msg("[quantize] The last dimension of the matrix needs to be divisible by the quantization "
+            "group size ",
+            p.group_size, ". However the provided  matrix has shape ", shape_str(w.shape())));
   }
   std::vector<array> inputs{w};
   if (global_scale) inputs.push_back(astype(reshape(*global_scale, {}, s), float32, s));
   const int k = w.shape(-1);
-  const Shape packed = with_last(w.shape(), static_cast<int>(static_cast<int64_t>(k) * p.bits / 32));
+  const Shape packed =
+      with_last(w.shape(), static_cast<int>(static_cast<int64_t>(k) * p.bits / 32));
   const Shape groups = with_last(w.shape(), k / p.group_size);
   auto prim = std::make_shared<Quantize>(s, p);
   if (p.mode == QuantMode::affine) {
@@ -193,7 +194,8 @@ bool Quantize::is_equivalent(const Primitive& other) const {
 std::vector<Shape> Quantize::output_shapes(const std::vector<array>& inputs) {
   const array& w = inputs[0];
   const int k = w.shape(-1);
-  const Shape packed = with_last(w.shape(), static_cast<int>(static_cast<int64_t>(k) * p_.bits / 32));
+  const Shape packed =
+      with_last(w.shape(), static_cast<int>(static_cast<int64_t>(k) * p_.bits / 32));
   const Shape groups = with_last(w.shape(), k / p_.group_size);
   if (p_.mode == QuantMode::affine) return {packed, groups, groups};
   return {packed, groups};
@@ -253,16 +255,16 @@ array dequantize(const array& w, const array& scales, const std::optional<array>
     if (p.mode == QuantMode::affine && biases && biases->shape() == scales.shape() &&
         is_floating_point(scales.dtype()) && is_floating_point(biases->dtype()) &&
         w.dtype() == uint32) {
-      throw std::invalid_argument(msg(
-          "[dequantize] Shape of scales and biases does not match the matrix given the "
-          "quantization parameters. Provided matrix of shape ",
-          shape_str(w.shape()), " and scales/biases of shape ", shape_str(sb.shape()),
-          " with group_size=", p.group_size, " and bits=", p.bits, "."));
+      throw std::invalid_argument(
+          msg("[dequantize] Shape of scales and biases does not match the matrix given the "
+              "quantization parameters. Provided matrix of shape ",
+              shape_str(w.shape()), " and scales/biases of shape ", shape_str(sb.shape()),
+              " with group_size=", p.group_size, " and bits=", p.bits, "."));
     }
     throw;
   }
-  Dtype out = dtype.value_or(p.mode == QuantMode::affine ? promote_types(scales.dtype(), biases->dtype())
-                                                         : bfloat16);
+  Dtype out = dtype.value_or(
+      p.mode == QuantMode::affine ? promote_types(scales.dtype(), biases->dtype()) : bfloat16);
   if (!is_floating_point(out)) {
     throw std::invalid_argument(
         msg("[dequantize] The output dtype must be floating; got ", out, "."));
@@ -276,7 +278,8 @@ array dequantize(const array& w, const array& scales, const std::optional<array>
   }
   if (global_scale) inputs.push_back(astype(reshape(*global_scale, {}, s), float32, s));
   Shape shape = with_last(w.shape(), static_cast<int>(k));
-  return array(std::move(shape), out, std::make_shared<Dequantize>(s, p, global_scale.has_value(), out),
+  return array(std::move(shape), out,
+               std::make_shared<Dequantize>(s, p, global_scale.has_value(), out),
                std::move(inputs));
 }
 
@@ -381,8 +384,8 @@ std::pair<std::vector<array>, std::vector<int>> Dequantize::vmap(const std::vect
   if (nq == 3) biases = in[2];
   std::optional<array> g;
   if (global_) g = inputs[nq];
-  array out = dequantize(in[0], in[1], biases, p_.group_size, p_.bits, quant_mode_name(p_.mode),
-                         g, out_, s);
+  array out = dequantize(in[0], in[1], biases, p_.group_size, p_.bits, quant_mode_name(p_.mode), g,
+                         out_, s);
   return {{out}, {0}};
 }
 
@@ -399,11 +402,11 @@ array quantized_matmul_impl(array x, array w, array scales, std::optional<array>
   const int K = transpose ? static_cast<int>(wk) : w.shape(-2);
   const int N = transpose ? w.shape(-2) : static_cast<int>(wk);
   if (x.shape(-1) != K) {
-    throw std::invalid_argument(msg(
-        "[quantized_matmul] Last dimension of first input with shape (..., ", x.shape(-1),
-        ") does not match the expanded quantized matrix (", K, ", ", N,
-        ") computed from shape ", shape_str(w.shape()), " with group_size=", p.group_size,
-        ", bits=", p.bits, " and transpose=", transpose ? "true" : "false"));
+    throw std::invalid_argument(
+        msg("[quantized_matmul] Last dimension of first input with shape (..., ", x.shape(-1),
+            ") does not match the expanded quantized matrix (", K, ", ", N,
+            ") computed from shape ", shape_str(w.shape()), " with group_size=", p.group_size,
+            ", bits=", p.bits, " and transpose=", transpose ? "true" : "false"));
   }
   const Dtype out_dtype =
       p.mode == QuantMode::affine
@@ -463,17 +466,18 @@ array quantized_matmul(const array& x, const array& w, const array& scales,
         msg("[quantized_matmul] The weight matrix should be uint32 but received ", w.dtype()));
   }
   if (w.ndim() < 2) {
-    throw std::invalid_argument(msg("[quantized_matmul] The quantized weight must have at least 2 "
-                                    "dimensions; got shape ",
-                                    shape_str(w.shape()), "."));
+    throw std::invalid_argument(
+        msg("[quantized_matmul] The quantized weight must have at least 2 "
+            "dimensions; got shape ",
+            shape_str(w.shape()), "."));
   }
   if (x.ndim() < 1) {
     throw std::invalid_argument("[quantized_matmul] The input must have at least 1 dimension.");
   }
   if (!is_floating_point(x.dtype())) {
     throw std::invalid_argument(
-        msg("[quantized_matmul] Only real floating types are supported but x has type ",
-            x.dtype(), "."));
+        msg("[quantized_matmul] Only real floating types are supported but x has type ", x.dtype(),
+            "."));
   }
   const std::optional<array> b = implied_bias(scales, biases, p, s);
   check_scales("quantized_matmul", w, scales, b, p);
@@ -489,8 +493,8 @@ std::vector<Shape> QuantizedMatmul::output_shapes(const std::vector<array>& inpu
   const array& x = inputs[0];
   const array& w = inputs[1];
   Shape o = x.shape();
-  o.back() = transpose_ ? w.shape(-2)
-                        : static_cast<int>(static_cast<int64_t>(w.shape(-1)) * 32 / p_.bits);
+  o.back() =
+      transpose_ ? w.shape(-2) : static_cast<int>(static_cast<int64_t>(w.shape(-1)) * 32 / p_.bits);
   return {o};
 }
 
@@ -515,8 +519,8 @@ std::vector<array> QuantizedMatmul::vjp(const std::vector<array>& primals,
   std::vector<array> out;
   for (int a : argnums) {
     if (a == 0) {
-      out.push_back(quantized_matmul_impl(g, primals[1], primals[2], biases, global, !transpose_,
-                                          p_, s));
+      out.push_back(
+          quantized_matmul_impl(g, primals[1], primals[2], biases, global, !transpose_, p_, s));
     } else if (affine && (a == 2 || a == 3)) {
       // d(dequantized w): g^T x (transpose) or x^T g, then reduced per group.
       array dw = transpose_ ? matmul(swapaxes(g, -1, -2, s), primals[0], s)
@@ -524,8 +528,7 @@ std::vector<array> QuantizedMatmul::vjp(const std::vector<array>& primals,
       if (a == 2) dw = multiply(dw, affine_codes(primals[1], p_, dw.dtype(), s), s);
       out.push_back(astype(group_sum(dw, p_.group_size, s), primals[a].dtype(), s));
     } else {
-      throw std::invalid_argument(
-          "[QuantizedMatmul::vjp] no gradient wrt the quantized weights.");
+      throw std::invalid_argument("[QuantizedMatmul::vjp] no gradient wrt the quantized weights.");
     }
   }
   return out;
@@ -554,8 +557,7 @@ std::vector<array> QuantizedMatmul::jvp(const std::vector<array>& primals,
                               primals[0].dtype(), s);
         return matmul(primals[0], transpose_ ? swapaxes(dw, -1, -2, s) : dw, s);
       }
-      throw std::invalid_argument(
-          "[QuantizedMatmul::jvp] no gradient wrt the quantized weights.");
+      throw std::invalid_argument("[QuantizedMatmul::jvp] no gradient wrt the quantized weights.");
     }();
     acc = acc ? add(*acc, t, s) : t;
   }
@@ -672,7 +674,6 @@ array gather_qmm(const array& x, const array& w, const array& scales,
   return quantized_matmul_impl(xs, ws, ss, bs, g, transpose, p, s);
 }
 
-
 // ---------------------------------------------------------------- qqmm
 
 array qqmm(const array& x, const array& w, const std::optional<array>& scales,
@@ -682,15 +683,17 @@ array qqmm(const array& x, const array& w, const std::optional<array>& scales,
   const Stream s = to_stream(sd);
   const QuantParams p = quant_params("qqmm", mode, group_size, bits);
   if (p.mode == QuantMode::affine) {
-    throw std::invalid_argument("[qqmm] Only the 'nvfp4', 'mxfp8' and 'mxfp4' modes are supported; "
-                                "got 'affine'.");
+    throw std::invalid_argument(
+        "[qqmm] Only the 'nvfp4', 'mxfp8' and 'mxfp4' modes are supported; "
+        "got 'affine'.");
   }
   check_global_scale("qqmm", p, global_scale_x);
   check_global_scale("qqmm", p, global_scale_w);
   if (!is_floating_point(x.dtype()) || x.ndim() < 2) {
-    throw std::invalid_argument(msg("[qqmm] x must be a floating array of at least 2 dimensions; "
-                                    "got ",
-                                    x.dtype(), " of shape ", shape_str(x.shape()), "."));
+    throw std::invalid_argument(
+        msg("[qqmm] x must be a floating array of at least 2 dimensions; "
+            "got ",
+            x.dtype(), " of shape ", shape_str(x.shape()), "."));
   }
   const std::string name = quant_mode_name(p.mode);
   // Straight through: the value of the rounded array, the derivative of the original.

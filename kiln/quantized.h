@@ -48,7 +48,6 @@ array gather_qmm(const array& x, const array& w, const array& scales,
                  const std::optional<array>& global_scale = std::nullopt,
                  bool sorted_indices = false, StreamOrDevice s = {});
 
-
 /** x @ w.T with x quantized on the fly (quantize then dequantize in `mode`) and w used as
  * is when packed (uint32, with `scales`), else quantized on the fly too (MLX's qqmm; fp
  * modes). Gradients pass straight through the rounding of x (and of a float w). */

@@ -109,9 +109,8 @@ TEST(Quantized, MatmulMatchesDequantizeThenMatmulInFloat64) {
     for (Dtype dt : {float32, float16, bfloat16}) {
       for (bool tr : {true, false}) {
         for (int M : {1, 3, 16, 17, 40}) {
-          SCOPED_TRACE(c.mode + " bits " + std::to_string(c.bits) + " gs " +
-                       std::to_string(c.gs) + " M " + std::to_string(M) + " tr " +
-                       std::to_string(tr));
+          SCOPED_TRACE(c.mode + " bits " + std::to_string(c.bits) + " gs " + std::to_string(c.gs) +
+                       " M " + std::to_string(M) + " tr " + std::to_string(tr));
           const int K = 2 * std::max(c.gs, 64), N = 3 * c.gs;
           array w = astype(random_array(tr ? Shape{N, K} : Shape{K, N}, float32), dt);
           auto q = quantize(w, c.gs, c.bits, c.mode);
@@ -126,15 +125,15 @@ TEST(Quantized, MatmulMatchesDequantizeThenMatmulInFloat64) {
           for (int m = 0; m < M; ++m)
             for (int n = 0; n < N; ++n) {
               double acc = 0;
-              for (int k = 0; k < K; ++k) acc += xv[m * K + k] * (tr ? wd[n * K + k] : wd[k * N + n]);
+              for (int k = 0; k < K; ++k)
+                acc += xv[m * K + k] * (tr ? wd[n * K + k] : wd[k * N + n]);
               ref[m * N + n] = acc;
             }
           auto yv = to_double(y);
           double scale = 1e-30;
           for (double r : ref) scale = std::max(scale, std::abs(r));
           const double tol = dt == float32 ? 1e-5 : 2e-2;
-          for (size_t i = 0; i < ref.size(); ++i)
-            ASSERT_NEAR(yv[i], ref[i], tol * scale) << i;
+          for (size_t i = 0; i < ref.size(); ++i) ASSERT_NEAR(yv[i], ref[i], tol * scale) << i;
         }
       }
     }
@@ -160,9 +159,11 @@ TEST(Quantized, VjpWithRespectToX) {
   array w = random_array({32, 64}, float32);
   auto q = quantize(w, 32, 4);
   array x = random_array({3, 64}, float32), c = random_array({3, 32}, float32);
-  auto [out, g] = vjp([&](const std::vector<array>& in) {
-    return std::vector<array>{quantized_matmul(in[0], q[0], q[1], q[2], true, 32, 4)};
-  }, {x}, {c});
+  auto [out, g] = vjp(
+      [&](const std::vector<array>& in) {
+        return std::vector<array>{quantized_matmul(in[0], q[0], q[1], q[2], true, 32, 4)};
+      },
+      {x}, {c});
   array ref = matmul(c, dequantize(q[0], q[1], q[2], 32, 4));
   test::expect_allclose(g[0], {3, 64}, to_double(ref), 1e-5);
 }

@@ -78,7 +78,9 @@ def time_mlx(fn, rounds):
 def time_torch(fn, rounds, min_batch_s=0.03):
     fn()
     torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(
+        enable_timing=True
+    )
     start.record()
     fn()
     end.record()
@@ -138,7 +140,9 @@ def main():
         cases.append((14336, 4096, M, "affine", 64, 4))
     results = []
     for N, K, M, mode, gs, bits in cases:
-        w = kx.array(rng.standard_normal((N, K), dtype=np.float32) * 0.02).astype(kx.bfloat16)
+        w = kx.array(rng.standard_normal((N, K), dtype=np.float32) * 0.02).astype(
+            kx.bfloat16
+        )
         q = kx.quantize(w, gs, bits, mode=mode)
         x = kx.array(rng.standard_normal((M, K), dtype=np.float32)).astype(kx.bfloat16)
         biases = q[2] if mode == "affine" else None
@@ -146,7 +150,8 @@ def main():
         del w
         row = {"N": N, "K": K, "M": M, "mode": mode, "group_size": gs, "bits": bits}
         t = time_kiln(
-            lambda: kx.quantized_matmul(x, q[0], q[1], biases, True, gs, bits, mode), rounds
+            lambda: kx.quantized_matmul(x, q[0], q[1], biases, True, gs, bits, mode),
+            rounds,
         )
         row["kiln_s"] = t
         nbytes = bytes_read(N, K, M, bits, gs, mode)
@@ -162,15 +167,17 @@ def main():
             del tw, tx
         if mlx is not None:
             try:
-                mw = mlx.array(rng.standard_normal((N, K), dtype=np.float32) * 0.02).astype(
-                    mlx.bfloat16
-                )
+                mw = mlx.array(
+                    rng.standard_normal((N, K), dtype=np.float32) * 0.02
+                ).astype(mlx.bfloat16)
                 mq = mlx.quantize(mw, gs, bits, mode=mode)
                 mxx = mlx.array(np.array(x.astype(kx.float32))).astype(mlx.bfloat16)
                 mb = mq[2] if mode == "affine" else None
                 mlx.eval(mq, mxx)
                 tm = time_mlx(
-                    lambda: mlx.quantized_matmul(mxx, mq[0], mq[1], mb, True, gs, bits, mode),
+                    lambda: mlx.quantized_matmul(
+                        mxx, mq[0], mq[1], mb, True, gs, bits, mode
+                    ),
                     rounds,
                 )
                 row["mlx_s"] = tm
@@ -182,7 +189,11 @@ def main():
             f"{mode:6s} N={N:5d} K={K:5d} M={M:4d}: kiln {t * 1e6:9.1f} us "
             f"{row['kiln_GBps']:7.0f} GB/s ({100 * row['kiln_copy_fraction']:.0f}% of copy) "
             f"{row['kiln_TFLOPs']:6.1f} TFLOP/s"
-            + (f"; torch bf16 {row['torch_bf16_s'] * 1e6:9.1f} us" if "torch_bf16_s" in row else "")
+            + (
+                f"; torch bf16 {row['torch_bf16_s'] * 1e6:9.1f} us"
+                if "torch_bf16_s" in row
+                else ""
+            )
             + (f"; mlx {row['mlx_s'] * 1e6:9.1f} us" if "mlx_s" in row else "")
         )
     date = datetime.date.today().isoformat()

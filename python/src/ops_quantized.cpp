@@ -5,8 +5,8 @@
 
 #include "convert.h"
 #include "helpers.h"
-#include "ops_common.h"
 #include "kiln/quantized.h"
+#include "ops_common.h"
 
 namespace kiln::python {
 
@@ -41,9 +41,9 @@ void init_ops_quantized(py::module_& m) {
         return dequantize(w, scales, biases, group_size, bits, mode, global_scale, dtype, s);
       },
       py::arg("w"), py::pos_only(), py::arg("scales"), py::arg("biases") = py::none(),
-      py::arg("group_size") = py::none(), py::arg("bits") = py::none(),
-      py::arg("mode") = "affine", py::arg("global_scale") = py::none(),
-      py::arg("dtype") = py::none(), py::kw_only(), stream, R"doc(
+      py::arg("group_size") = py::none(), py::arg("bits") = py::none(), py::arg("mode") = "affine",
+      py::arg("global_scale") = py::none(), py::arg("dtype") = py::none(), py::kw_only(), stream,
+      R"doc(
     Dequantize ``w`` packed by :func:`quantize`: ``scale * q + bias`` for ``"affine"``, the
     e2m1/e4m3 value times its group's scale otherwise. ``dtype`` defaults to the scales'
     dtype for ``"affine"`` and to bfloat16 for the other modes.
@@ -55,9 +55,8 @@ void init_ops_quantized(py::module_& m) {
          const std::string& mode, StreamOrDevice s) {
         return quantized_matmul(x, w, scales, biases, transpose, group_size, bits, mode, s);
       },
-      py::arg("x"), py::arg("w"), py::pos_only(), py::arg("scales"),
-      py::arg("biases") = py::none(), py::arg("transpose") = true,
-      py::arg("group_size") = py::none(), py::arg("bits") = py::none(),
+      py::arg("x"), py::arg("w"), py::pos_only(), py::arg("scales"), py::arg("biases") = py::none(),
+      py::arg("transpose") = true, py::arg("group_size") = py::none(), py::arg("bits") = py::none(),
       py::arg("mode") = "affine", py::kw_only(), stream, R"doc(
     ``x @ dequantize(w).T`` (``transpose=True``) or ``x @ dequantize(w)`` without forming the
     dequantized matrix. Batch axes broadcast.
@@ -71,10 +70,9 @@ void init_ops_quantized(py::module_& m) {
         return gather_qmm(x, w, scales, biases, lhs, rhs, transpose, group_size, bits, mode,
                           global_scale, sorted, s);
       },
-      py::arg("x"), py::arg("w"), py::pos_only(), py::arg("scales"),
-      py::arg("biases") = py::none(), py::arg("lhs_indices") = py::none(),
-      py::arg("rhs_indices") = py::none(), py::arg("transpose") = true,
-      py::arg("group_size") = py::none(), py::arg("bits") = py::none(),
+      py::arg("x"), py::arg("w"), py::pos_only(), py::arg("scales"), py::arg("biases") = py::none(),
+      py::arg("lhs_indices") = py::none(), py::arg("rhs_indices") = py::none(),
+      py::arg("transpose") = true, py::arg("group_size") = py::none(), py::arg("bits") = py::none(),
       py::arg("mode") = "affine", py::arg("global_scale") = py::none(), py::kw_only(),
       py::arg("sorted_indices") = false, stream, R"doc(
     :func:`quantized_matmul` of the matrices of ``x`` and ``w`` picked by flat indices into
@@ -82,15 +80,14 @@ void init_ops_quantized(py::module_& m) {
   )doc");
   m.def(
       "qqmm",
-      [](const array& x, const array& w, std::optional<array> scales,
-         std::optional<int> group_size, std::optional<int> bits, const std::string& mode,
-         std::optional<array> gx, std::optional<array> gw, StreamOrDevice s) {
-        return qqmm(x, w, scales, group_size, bits, mode, gx, gw, s);
-      },
+      [](const array& x, const array& w, std::optional<array> scales, std::optional<int> group_size,
+         std::optional<int> bits, const std::string& mode, std::optional<array> gx,
+         std::optional<array> gw,
+         StreamOrDevice s) { return qqmm(x, w, scales, group_size, bits, mode, gx, gw, s); },
       py::arg("x"), py::arg("w"), py::arg("scales") = py::none(),
-      py::arg("group_size") = py::none(), py::arg("bits") = py::none(),
-      py::arg("mode") = "nvfp4", py::arg("global_scale_x") = py::none(),
-      py::arg("global_scale_w") = py::none(), py::kw_only(), stream, R"doc(
+      py::arg("group_size") = py::none(), py::arg("bits") = py::none(), py::arg("mode") = "nvfp4",
+      py::arg("global_scale_x") = py::none(), py::arg("global_scale_w") = py::none(), py::kw_only(),
+      stream, R"doc(
     ``x @ w.T`` with ``x`` quantized on the fly in ``mode`` (``"nvfp4"``, ``"mxfp8"`` or
     ``"mxfp4"``); ``w`` is used as is when packed (uint32, with ``scales``) and quantized on
     the fly otherwise. Gradients pass straight through the rounding.

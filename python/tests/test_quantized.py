@@ -12,7 +12,9 @@ import pytest
 
 import kiln.core as mx
 
-FP4 = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6], np.float64)
+FP4 = np.array(
+    [0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6], np.float64
+)
 AFFINE = [(b, g) for b in (1, 2, 3, 4, 5, 6, 8) for g in (32, 64, 128)]
 FP_MODES = {"mxfp4": (32, 4), "mxfp8": (32, 8), "nvfp4": (16, 4)}
 MLX_PYTHON = os.environ.get("KILN_MLX_PYTHON", "/work/mlxenv/bin/python")
@@ -22,7 +24,9 @@ RNG = np.random.default_rng()
 def codes(wq, bits, k):
     """The codes of packed rows (little-endian bit stream of `bits`-wide codes)."""
     wq = np.asarray(wq, np.uint32)
-    bitsarr = np.unpackbits(wq.view(np.uint8).reshape(*wq.shape[:-1], -1), axis=-1, bitorder="little")
+    bitsarr = np.unpackbits(
+        wq.view(np.uint8).reshape(*wq.shape[:-1], -1), axis=-1, bitorder="little"
+    )
     bitsarr = bitsarr[..., : k * bits].reshape(*wq.shape[:-1], k, bits)
     return (bitsarr.astype(np.int64) << np.arange(bits)).sum(-1)
 
@@ -55,7 +59,11 @@ def ref_dequantize(wq, scales, biases, gs, bits, mode, global_scale=None):
 
 
 def np_of(a):
-    return np.array(a.astype(mx.float32)) if a.dtype in (mx.bfloat16, mx.float16) else np.array(a)
+    return (
+        np.array(a.astype(mx.float32))
+        if a.dtype in (mx.bfloat16, mx.float16)
+        else np.array(a)
+    )
 
 
 @pytest.mark.parametrize("bits,gs", AFFINE)
@@ -86,7 +94,10 @@ def test_fp_modes_match_reference(mode):
     # Relative error of the block formats: fp4 values are within 1/4 of the block maximum.
     amax = np.repeat(np.abs(np.array(w)).reshape(5, 4, gs).max(-1), gs, -1)
     tol = 0.26 if bits == 4 else 0.07
-    assert np.all(np.abs(np.array(d) - np.array(w)) <= tol * amax * (1.5 if mode != "nvfp4" else 1))
+    assert np.all(
+        np.abs(np.array(d) - np.array(w))
+        <= tol * amax * (1.5 if mode != "nvfp4" else 1)
+    )
     assert mx.dequantize(wq, s, mode=mode).dtype == mx.bfloat16
 
 
@@ -114,7 +125,9 @@ def test_quantized_matmul_affine(dtype, transpose, M):
         wd = ref_dequantize(wq, np_of(s), np_of(b), gs, bits, "affine")
         ref = np_of(x).astype(np.float64) @ (wd.T if transpose else wd)
         tol = 1e-4 if dtype == mx.float32 else 3e-2
-        np.testing.assert_allclose(np_of(y), ref, rtol=tol, atol=tol * np.abs(ref).max())
+        np.testing.assert_allclose(
+            np_of(y), ref, rtol=tol, atol=tol * np.abs(ref).max()
+        )
 
 
 @pytest.mark.parametrize("mode", list(FP_MODES))
@@ -129,7 +142,9 @@ def test_quantized_matmul_fp(mode, transpose):
         y = mx.quantized_matmul(x, wq, s, transpose=transpose, mode=mode)
         wd = ref_dequantize(wq, s, None, gs, bits, mode)
         ref = np.array(x).astype(np.float64) @ (wd.T if transpose else wd)
-        np.testing.assert_allclose(np.array(y), ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+        np.testing.assert_allclose(
+            np.array(y), ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max()
+        )
 
 
 def test_batched_broadcast_and_views():
@@ -182,8 +197,12 @@ def test_vjp_jvp_and_vmap():
         return mx.quantized_matmul(x, wq, s, b, True, 32)
 
     _, (dx, ds, db) = mx.vjp(f, [x, s, b], [c])
-    _, (rx, rs, rb) = mx.vjp(lambda x, s, b: x @ mx.dequantize(wq, s, b, 32).T, [x, s, b], [c])
-    np.testing.assert_allclose(np.array(dx), np.array(c) @ np.array(wd), rtol=1e-4, atol=1e-4)
+    _, (rx, rs, rb) = mx.vjp(
+        lambda x, s, b: x @ mx.dequantize(wq, s, b, 32).T, [x, s, b], [c]
+    )
+    np.testing.assert_allclose(
+        np.array(dx), np.array(c) @ np.array(wd), rtol=1e-4, atol=1e-4
+    )
     np.testing.assert_allclose(np.array(ds), np.array(rs), rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(np.array(db), np.array(rb), rtol=1e-4, atol=1e-4)
     _, (tx,) = mx.jvp(lambda x: f(x, s, b), [x], [x])
@@ -194,7 +213,12 @@ def test_vjp_jvp_and_vmap():
     ws = mx.array(RNG.normal(size=(2, 32, 64)).astype(np.float32))
     qs = mx.quantize(ws, 32)
     y = mx.vmap(lambda q, s, b: mx.quantized_matmul(x, q, s, b, True, 32))(*qs)
-    ref = np.stack([np.array(mx.quantized_matmul(x, *[a[i] for a in qs], True, 32)) for i in (0, 1)])
+    ref = np.stack(
+        [
+            np.array(mx.quantized_matmul(x, *[a[i] for a in qs], True, 32))
+            for i in (0, 1)
+        ]
+    )
     np.testing.assert_allclose(np.array(y), ref, rtol=1e-5, atol=1e-5)
 
 
@@ -247,7 +271,9 @@ def test_bit_exact_with_mlx():
     if not os.path.exists(MLX_PYTHON):
         pytest.skip("MLX's CPU build is not installed")
     try:
-        subprocess.run([MLX_PYTHON, "-c", "import mlx.core"], check=True, capture_output=True)
+        subprocess.run(
+            [MLX_PYTHON, "-c", "import mlx.core"], check=True, capture_output=True
+        )
     except Exception:
         pytest.skip("mlx is not importable")
     cases = []
@@ -258,10 +284,17 @@ def test_bit_exact_with_mlx():
         for dtype in ("float32", "bfloat16", "float16"):
             cases.append(dict(mode=mode, bits=bits, gs=gs, dtype=dtype))
     for c in cases:
-        c["w"] = (RNG.normal(size=(8, 2 * c["gs"])) * RNG.uniform(0.01, 10)).astype(np.float32).tolist()
+        c["w"] = (
+            (RNG.normal(size=(8, 2 * c["gs"])) * RNG.uniform(0.01, 10))
+            .astype(np.float32)
+            .tolist()
+        )
         c["x"] = RNG.normal(size=(3, 2 * c["gs"])).astype(np.float32).tolist()
     res = subprocess.run(
-        [MLX_PYTHON, "-c", MLX_SCRIPT], input=json.dumps(cases), capture_output=True, text=True
+        [MLX_PYTHON, "-c", MLX_SCRIPT],
+        input=json.dumps(cases),
+        capture_output=True,
+        text=True,
     )
     assert res.returncode == 0, res.stderr
     ref = json.loads(res.stdout)
@@ -269,18 +302,30 @@ def test_bit_exact_with_mlx():
         w = mx.array(np.array(c["w"], np.float32)).astype(getattr(mx, c["dtype"]))
         out = mx.quantize(w, c["gs"], c["bits"], mode=c["mode"])
         tag = f'{c["mode"]} bits={c["bits"]} gs={c["gs"]} {c["dtype"]}'
-        np.testing.assert_array_equal(np.array(out[0]), np.array(r["q"], np.uint32), err_msg=tag)
-        np.testing.assert_array_equal(np_of(out[1]), np.array(r["s"]).astype(np_of(out[1]).dtype), err_msg=tag)
+        np.testing.assert_array_equal(
+            np.array(out[0]), np.array(r["q"], np.uint32), err_msg=tag
+        )
+        np.testing.assert_array_equal(
+            np_of(out[1]), np.array(r["s"]).astype(np_of(out[1]).dtype), err_msg=tag
+        )
         if r["b"] is not None:
-            np.testing.assert_array_equal(np_of(out[2]), np.array(r["b"], np.float32), err_msg=tag)
+            np.testing.assert_array_equal(
+                np_of(out[2]), np.array(r["b"], np.float32), err_msg=tag
+            )
         bb = out[2] if len(out) > 2 else None
         d = mx.dequantize(out[0], out[1], bb, c["gs"], c["bits"], c["mode"])
-        np.testing.assert_array_equal(np_of(d), np.array(r["d"], np.float32), err_msg=tag)
+        np.testing.assert_array_equal(
+            np_of(d), np.array(r["d"], np.float32), err_msg=tag
+        )
         x = mx.array(np.array(c["x"], np.float32))
-        y = mx.quantized_matmul(x, out[0], out[1], bb, True, c["gs"], c["bits"], c["mode"])
+        y = mx.quantized_matmul(
+            x, out[0], out[1], bb, True, c["gs"], c["bits"], c["mode"]
+        )
         yr = np.array(r["y"])
         tol = 2e-5 if c["dtype"] == "float32" else 1e-2
-        np.testing.assert_allclose(np_of(y), yr, rtol=tol, atol=tol * np.abs(yr).max(), err_msg=tag)
+        np.testing.assert_allclose(
+            np_of(y), yr, rtol=tol, atol=tol * np.abs(yr).max(), err_msg=tag
+        )
 
 
 @pytest.mark.parametrize("mode", ["nvfp4", "mxfp8", "mxfp4"])
@@ -294,7 +339,9 @@ def test_qqmm(mode):
     w_hat = ref_dequantize(wq, s, None, gs, bits, mode)
     ref = x_hat @ w_hat.T
     for y in (mx.qqmm(x, wq, s, mode=mode), mx.qqmm(x, w, mode=mode)):
-        np.testing.assert_allclose(np.array(y), ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+        np.testing.assert_allclose(
+            np.array(y), ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max()
+        )
     # Straight-through gradient w.r.t. x: the cotangent times the rounded w.
     c = mx.array(RNG.normal(size=(3, 2 * gs)).astype(np.float32))
     _, (dx,) = mx.vjp(lambda x: mx.qqmm(x, wq, s, mode=mode), [x], [c])

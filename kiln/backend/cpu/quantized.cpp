@@ -43,7 +43,8 @@ void codes_t(const uint32_t* row, int64_t k0, int n, float* out) {
     const uint32_t* p = row + k0 / per;  // k0 is a multiple of the group size
     for (int i = 0; i < n / per; ++i) {
       const uint32_t word = p[i];
-      for (int j = 0; j < per; ++j) out[i * per + j] = static_cast<float>((word >> (j * B)) & ((1u << B) - 1u));
+      for (int j = 0; j < per; ++j)
+        out[i * per + j] = static_cast<float>((word >> (j * B)) & ((1u << B) - 1u));
     }
   } else {
     for (int i = 0; i < n; ++i) out[i] = static_cast<float>(code_at(row, k0 + i, B));
@@ -240,7 +241,8 @@ void dequantize_rows(const array& w_in, const array& s_in, const array* b_in, co
       if (p.mode == QuantMode::affine) {
         codes(row, g * gs, gs, p.bits, buf.data());
         const T s = sc.data<T>()[i], bb = bi.data<T>()[i];
-        for (int j = 0; j < gs; ++j) dst[j] = static_cast<T>(static_cast<T>(s * static_cast<T>(buf[j])) + bb);
+        for (int j = 0; j < gs; ++j)
+          dst[j] = static_cast<T>(static_cast<T>(s * static_cast<T>(buf[j])) + bb);
       } else {
         fp_values(row, g * gs, gs, p.mode, buf.data());
         float s = fp_scale(sc.data<uint8_t>()[i], p.mode);
@@ -309,7 +311,8 @@ void qmm_t(const float* x, int64_t M, int64_t N, int64_t K, const QMatrix& q, fl
       for (int64_t i = 0; i < nn; ++i) q.row<T>(n0 + i, 0, K, wt.data() + i * K);
       if (M <= kSmallM) {
         for (int64_t m = 0; m < M; ++m)
-          for (int64_t i = 0; i < nn; ++i) out[m * N + n0 + i] = dot(x + m * K, wt.data() + i * K, K);
+          for (int64_t i = 0; i < nn; ++i)
+            out[m * N + n0 + i] = dot(x + m * K, wt.data() + i * K, K);
       } else {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(M),
                     static_cast<int>(nn), static_cast<int>(K), 1.0f, x, static_cast<int>(K),

@@ -207,8 +207,8 @@ void Quantize::eval_gpu(const std::vector<array>& inputs, std::vector<array>& ou
   const CUdeviceptr fp = affine ? 0 : gpu::device_address(outputs[1]);
   const CUdeviceptr gp = inputs.size() > 1 ? gpu::device_address(inputs[1]) : 0;
   const gpu::Module& mod = module(s, w.dtype(), p_, Kind::quantize);
-  gpu::launch_kernel(mod.function(quantize_kernel(w.dtype(), p_)), gpu::grid_1d(groups, 128),
-                     {128}, 0, s, wp, outp, sp, bp, fp, gp, groups);
+  gpu::launch_kernel(mod.function(quantize_kernel(w.dtype(), p_)), gpu::grid_1d(groups, 128), {128},
+                     0, s, wp, outp, sp, bp, fp, gp, groups);
 }
 
 void Dequantize::eval_gpu(const std::vector<array>& inputs, array& out) {
@@ -258,7 +258,8 @@ void QuantizedMatmul::eval_gpu(const std::vector<array>& inputs, array& out) {
   const int64_t wpr = w.shape(-1), gpr = inputs[2].shape(-1);
   const bool small = M <= 16 && (!transpose_ || K % qmv_elems(p_.bits) == 0) && !global_;
   if (small) {
-    const int mmax = *std::find_if(std::begin(kMmax), std::end(kMmax), [&](int m) { return m >= M; });
+    const int mmax =
+        *std::find_if(std::begin(kMmax), std::end(kMmax), [&](int m) { return m >= M; });
     // Split K until there are enough blocks to fill the GPU (~132 SMs x 8 blocks).
     const int64_t row_blocks = transpose_ ? (N + 7) / 8 : (N + 127) / 128;
     int splits = 1;

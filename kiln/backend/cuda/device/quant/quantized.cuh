@@ -173,9 +173,9 @@ __global__ void quant_dequantize(const unsigned int* w, const S* scales, const S
     const S s = scales[i], b = biases[i];
     for (int j = 0; j < GS; ++j) {
       const S c = static_cast<S>(static_cast<float>(quant_code<BITS>(row, g * GS + j)));
-      dst[j] = static_cast<T>(static_cast<float>(static_cast<S>(static_cast<float>(s) *
-                                                                static_cast<float>(c))) +
-                              static_cast<float>(b));
+      dst[j] = static_cast<T>(
+          static_cast<float>(static_cast<S>(static_cast<float>(s) * static_cast<float>(c))) +
+          static_cast<float>(b));
     }
   } else {
     const float gs = global ? global[0] / (448.0f * 6.0f) : 1.0f;
@@ -234,7 +234,8 @@ __device__ inline void qmv_codes(const unsigned int* row, long long chunk, unsig
 #pragma unroll
     for (int i = 0; i < BITS; ++i) v |= static_cast<unsigned long long>(b[i]) << (8 * i);
 #pragma unroll
-    for (int j = 0; j < 8; ++j) c[j] = static_cast<unsigned int>(v >> (j * BITS)) & ((1u << BITS) - 1u);
+    for (int j = 0; j < 8; ++j)
+      c[j] = static_cast<unsigned int>(v >> (j * BITS)) & ((1u << BITS) - 1u);
   }
 }
 
