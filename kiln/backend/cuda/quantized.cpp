@@ -56,7 +56,7 @@ bool pow2(int b) {
 }
 
 int qmv_elems(int bits) {
-  return pow2(bits) ? 128 / bits : 8;
+  return pow2(bits) ? (bits >= 4 ? 128 / bits : 32 / bits) : 8;
 }
 
 enum class Kind { quantize, dequantize, qmv, qvm };

@@ -4,9 +4,9 @@
 // - quant_quantize: one thread per group, the CPU's float32 steps (so MLX's bits exactly).
 // - quant_dequantize: one thread per group of output elements.
 // - quant_qmv: x (M <= 16 rows) @ W^T. One warp per weight row streams the packed row with
-//   16-byte loads (4-byte for rows not a multiple of 16 bytes, byte packs for 3/5/6 bits),
-//   dequantizes in registers and keeps M float sums; blockIdx.y splits K when rows are few
-//   (float partials, summed by quant_splitk_sum).
+//   16-byte loads (4-byte ones for unaligned rows and for 1 and 2 bits, byte packs for
+//   3/5/6 bits), dequantizes in registers and keeps M float sums; blockIdx.y splits K when
+//   rows are few (float partials, summed by quant_splitk_sum).
 // - quant_qvm: x (M <= 16 rows) @ W (not transposed): one thread per output column, K split
 //   over blockIdx.y.
 // Larger batches dequantize tiles with quant_dequantize and multiply with cuBLASLt.
@@ -202,31 +202,33 @@ struct QmvArgs {
 
 template <int BITS>
 struct QmvLoad {
-  // Elements each lane handles per step and how they are read.
+  // What each lane reads per step: 16 bytes for 4 and 8 bits, one word for 1 and 2 bits
+  // (fewer codes in registers), 8 codes in BITS bytes for 3, 5 and 6 bits.
   static constexpr bool kPow2 = (BITS & (BITS - 1)) == 0;
-  static constexpr int kElems = kPow2 ? 128 / BITS : 8;  // a 16-byte vector, or an 8-code pack
+  static constexpr int kWords = BITS >= 4 ? 4 : 1;
+  static constexpr int kElems = kPow2 ? kWords * 32 / BITS : 8;
 };
 
-// Decodes the codes of one step of a lane: VEC16 reads 16 bytes at word index `wi`.
+// Decodes the codes of one step of a lane; VEC16 reads its 4 words as one 16-byte vector.
 template <int BITS, bool VEC16>
 __device__ inline void qmv_codes(const unsigned int* row, long long chunk, unsigned int* c) {
   if (QmvLoad<BITS>::kPow2) {
-    constexpr int per = 32 / BITS;
-    if (VEC16) {
+    constexpr int per = 32 / BITS, nw = QmvLoad<BITS>::kWords;
+    unsigned int ws[nw];
+    if (VEC16 && nw == 4) {
       const uint4 v = reinterpret_cast<const uint4*>(row)[chunk];
-      const unsigned int ws[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-#pragma unroll
-        for (int j = 0; j < per; ++j) c[i * per + j] = (ws[i] >> (j * BITS)) & ((1u << BITS) - 1u);
+      ws[0] = v.x;
+      ws[nw > 1 ? 1 : 0] = v.y;
+      ws[nw > 2 ? 2 : 0] = v.z;
+      ws[nw > 3 ? 3 : 0] = v.w;
     } else {
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const unsigned int wv = row[chunk * 4 + i];
-#pragma unroll
-        for (int j = 0; j < per; ++j) c[i * per + j] = (wv >> (j * BITS)) & ((1u << BITS) - 1u);
-      }
+      for (int i = 0; i < nw; ++i) ws[i] = row[chunk * nw + i];
     }
+#pragma unroll
+    for (int i = 0; i < nw; ++i)
+#pragma unroll
+      for (int j = 0; j < per; ++j) c[i * per + j] = (ws[i] >> (j * BITS)) & ((1u << BITS) - 1u);
   } else {
     // 8 codes in BITS bytes.
     const unsigned char* b = reinterpret_cast<const unsigned char*>(row) + chunk * BITS;
