@@ -168,6 +168,8 @@ std::string binary_doc(const BinaryOp& op) {
 
 }  // namespace
 
+void init_ops_quantized(py::module_& m);  // ops_quantized.cpp
+
 void init_ops(py::module_& m) {
   for (const auto& op : kUnaryOps) {
     m.def(
@@ -316,6 +318,7 @@ void init_ops(py::module_& m) {
   init_ops_numpy(m);
   init_ops_conv(m);
   init_ops_sort(m);
+  init_ops_quantized(m);
 }
 
 }  // namespace kiln::python

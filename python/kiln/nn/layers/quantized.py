@@ -1,9 +1,6 @@
 """Quantized layers (``QuantizedLinear``, ``QuantizedEmbedding``, ``QQLinear``) and
 ``quantize`` to swap a model's layers for them, over ``mx.quantize``, ``mx.dequantize``,
 ``mx.quantized_matmul`` and ``mx.qqmm``.
-
-They need kiln.core's quantization ops; until those land, constructing one raises a
-``RuntimeError`` from the missing op.
 """
 
 import math

@@ -1,0 +1,326 @@
+// eval_gpu of the quantization family. Kernels: device/quant/quantized.cuh, one module per
+// (dtype, mode, bits, group size, kernel kind).
+//
+// QuantizedMatmul: up to 16 rows of x take the matvec kernels (quant_qmv streaming the
+// packed weights, or quant_qvm when not transposed), split over K when the weight has few
+// rows, float partials summed and rounded by quant_splitk_sum. More rows dequantize the
+// weight (a tile of rows at a time) into scratch and multiply with cuBLASLt (a first,
+// correct version; a tensor-core kernel dequantizing into shared memory would skip the
+// round trip through memory).
+#include <algorithm>
+#include <string>
+
+#include "kiln/backend/cuda/allocator.h"
+#include "kiln/backend/cuda/blas.h"
+#include "kiln/backend/cuda/context.h"
+#include "kiln/backend/cuda/fast_common.h"
+#include "kiln/primitives_quantized.h"
+#include "kiln/utils.h"
+
+namespace kiln {
+
+namespace {
+
+// Mirrors device/quant/quantized.cuh's QmvArgs.
+struct QmvArgs {
+  int64_t M, N, K;
+  int64_t wpr;
+  int64_t gpr;
+  int64_t x_batch;
+  int64_t w_batch;
+  int64_t s_batch;
+  int64_t out_batch;
+  int32_t splits;
+  float global;
+  int32_t vec16;
+};
+
+constexpr Dtype kQuantDtypes[] = {float16, bfloat16, float32};
+constexpr int kMmax[] = {1, 4, 16};
+
+std::string t(Dtype d) {
+  return gpu::device_type(d);
+}
+
+int mode_int(QuantMode m) {
+  return static_cast<int>(m);
+}
+
+std::string params_str(Dtype d, const QuantParams& p) {
+  return t(d) + ", " + std::to_string(mode_int(p.mode)) + ", " + std::to_string(p.bits) + ", " +
+         std::to_string(p.group_size);
+}
+
+bool pow2(int b) {
+  return (b & (b - 1)) == 0;
+}
+
+int qmv_elems(int bits) {
+  return pow2(bits) ? (bits >= 4 ? 128 / bits : 32 / bits) : 8;
+}
+
+enum class Kind { quantize, dequantize, qmv, qvm };
+
+const char* kind_name(Kind k) {
+  switch (k) {
+    case Kind::quantize:
+      return "quantize";
+    case Kind::dequantize:
+      return "dequantize";
+    case Kind::qmv:
+      return "qmv";
+    default:
+      return "qvm";
+  }
+}
+
+std::string module_name(Dtype d, const QuantParams& p, Kind k) {
+  return std::string("quant_") + kind_name(k) + "_" + std::string(type_to_name(d)) + "_" +
+         quant_mode_name(p.mode) + "_b" + std::to_string(p.bits) + "_g" +
+         std::to_string(p.group_size);
+}
+
+std::string qmv_kernel(Dtype d, const QuantParams& p, int mmax) {
+  return "kiln::quant_qmv<" + t(d) + ", float, " + std::to_string(mode_int(p.mode)) + ", " +
+         std::to_string(p.bits) + ", " + std::to_string(p.group_size) + ", " +
+         std::to_string(mmax) + ">";
+}
+
+std::string qvm_kernel(Dtype d, const QuantParams& p, int mmax) {
+  return "kiln::quant_qvm<" + t(d) + ", float, " + std::to_string(mode_int(p.mode)) + ", " +
+         std::to_string(p.bits) + ", " + std::to_string(p.group_size) + ", " +
+         std::to_string(mmax) + ">";
+}
+
+std::string sum_kernel(Dtype d) {
+  return "kiln::quant_splitk_sum<" + t(d) + ">";
+}
+
+std::string quantize_kernel(Dtype d, const QuantParams& p) {
+  return "kiln::quant_quantize<" + params_str(d, p) + ">";
+}
+
+// Output type T, scale storage S (affine: T; fp: T unused).
+std::string dequantize_kernel(Dtype d, const QuantParams& p) {
+  return "kiln::quant_dequantize<" + t(d) + ", " + t(d) + ", " + std::to_string(mode_int(p.mode)) +
+         ", " + std::to_string(p.bits) + ", " + std::to_string(p.group_size) + ">";
+}
+
+gpu::ModuleSource quant_module(Dtype d, const QuantParams& p, Kind k) {
+  std::vector<std::string> kernels;
+  switch (k) {
+    case Kind::quantize:
+      kernels.push_back(quantize_kernel(d, p));
+      break;
+    case Kind::dequantize:
+      kernels.push_back(dequantize_kernel(d, p));
+      break;
+    case Kind::qmv:
+      for (int m : kMmax) kernels.push_back(qmv_kernel(d, p, m));
+      kernels.push_back(sum_kernel(d));
+      break;
+    case Kind::qvm:
+      for (int m : kMmax) kernels.push_back(qvm_kernel(d, p, m));
+      kernels.push_back(sum_kernel(d));
+      break;
+  }
+  return {module_name(d, p, k), "#include \"kiln/backend/cuda/device/quant/quantized.cuh\"\n",
+          std::move(kernels)};
+}
+
+const gpu::Module& module(gpu::DeviceStream& s, Dtype d, const QuantParams& p, Kind k) {
+  return gpu::get_module(s.context().index(), module_name(d, p, k),
+                         [d, p, k] { return quant_module(d, p, k); });
+}
+
+std::vector<QuantParams> all_params() {
+  std::vector<QuantParams> v;
+  for (int b : {1, 2, 3, 4, 5, 6, 8})
+    for (int g : {32, 64, 128}) v.push_back({QuantMode::affine, g, b});
+  v.push_back({QuantMode::mxfp4, 32, 4});
+  v.push_back({QuantMode::mxfp8, 32, 8});
+  v.push_back({QuantMode::nvfp4, 16, 4});
+  return v;
+}
+
+void check_dtype(Dtype d, const char* op) {
+  if (std::find(std::begin(kQuantDtypes), std::end(kQuantDtypes), d) == std::end(kQuantDtypes)) {
+    throw std::invalid_argument(
+        msg("[", op, "] The GPU supports float16, bfloat16 and float32; got ", d, "."));
+  }
+}
+
+// Element offset between consecutive matrices of `a` (..., R, C) when its batch axes
+// collapse to one stride (0 for broadcast); -1 otherwise.
+int64_t batch_stride(const array& a) {
+  const int nd = static_cast<int>(a.ndim());
+  int64_t stride = -1;
+  int64_t expect = -1;
+  for (int i = nd - 3; i >= 0; --i) {
+    if (a.shape(i) == 1) continue;
+    const int64_t st = a.strides()[i];
+    if (stride < 0) {
+      stride = st;
+      expect = st * a.shape(i);
+    } else if (st != expect || stride == 0) {
+      if (!(st == 0 && stride == 0)) return -1;
+    } else {
+      expect = st * a.shape(i);
+    }
+  }
+  return stride < 0 ? 0 : stride;
+}
+
+bool dense_last2(const array& a) {
+  const int nd = static_cast<int>(a.ndim());
+  return (a.strides()[nd - 1] == 1 || a.shape(-1) == 1) &&
+         (a.strides()[nd - 2] == a.shape(-1) || a.shape(-2) == 1);
+}
+
+// The device address of `a` with dense matrices and one batch stride; copies when needed.
+CUdeviceptr matrices_address(const array& a, int64_t& bstride, gpu::DeviceStream& s) {
+  if (a.ndim() >= 2 && dense_last2(a)) {
+    const int64_t b = batch_stride(a);
+    if (b >= 0) {
+      bstride = b;
+      return gpu::device_address(a);
+    }
+  }
+  bstride = a.ndim() >= 2 ? static_cast<int64_t>(a.shape(-1)) * a.shape(-2) : 0;
+  return gpu::fast::dense_address(a, s);
+}
+
+}  // namespace
+
+void Quantize::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  auto& s = gpu::device_stream(stream());
+  for (auto& o : outputs) o.set_data(gpu::new_device_storage(o.nbytes(), s));
+  const array& w = inputs[0];
+  if (w.size() == 0) return;
+  check_dtype(w.dtype(), "quantize");
+  const CUdeviceptr wp = gpu::fast::dense_address(w, s);
+  const int64_t groups = static_cast<int64_t>(w.size()) / p_.group_size;
+  const CUdeviceptr outp = gpu::device_address(outputs[0]);
+  const bool affine = p_.mode == QuantMode::affine;
+  const CUdeviceptr sp = affine ? gpu::device_address(outputs[1]) : 0;
+  const CUdeviceptr bp = affine ? gpu::device_address(outputs[2]) : 0;
+  const CUdeviceptr fp = affine ? 0 : gpu::device_address(outputs[1]);
+  const CUdeviceptr gp = inputs.size() > 1 ? gpu::device_address(inputs[1]) : 0;
+  const gpu::Module& mod = module(s, w.dtype(), p_, Kind::quantize);
+  gpu::launch_kernel(mod.function(quantize_kernel(w.dtype(), p_)), gpu::grid_1d(groups, 128), {128},
+                     0, s, wp, outp, sp, bp, fp, gp, groups);
+}
+
+void Dequantize::eval_gpu(const std::vector<array>& inputs, array& out) {
+  auto& s = gpu::device_stream(stream());
+  out.set_data(gpu::new_device_storage(out.nbytes(), s));
+  if (out.size() == 0) return;
+  check_dtype(out.dtype(), "dequantize");
+  const bool affine = p_.mode == QuantMode::affine;
+  const CUdeviceptr wp = gpu::fast::dense_address(inputs[0], s);
+  const CUdeviceptr sp = affine ? gpu::fast::dense_address(inputs[1], s) : 0;
+  const CUdeviceptr bp = affine ? gpu::fast::dense_address(inputs[2], s) : 0;
+  const CUdeviceptr fp = affine ? 0 : gpu::fast::dense_address(inputs[1], s);
+  const CUdeviceptr gp = global_ ? gpu::device_address(inputs[affine ? 3 : 2]) : 0;
+  const int64_t K = out.shape(-1), gpr = K / p_.group_size, wpr = inputs[0].shape(-1);
+  const int64_t groups = static_cast<int64_t>(out.size()) / p_.group_size;
+  const gpu::Module& mod = module(s, out.dtype(), p_, Kind::dequantize);
+  gpu::launch_kernel(mod.function(dequantize_kernel(out.dtype(), p_)), gpu::grid_1d(groups, 128),
+                     {128}, 0, s, wp, sp, bp, fp, gp, gpu::device_address(out), groups, gpr, wpr);
+}
+
+void QuantizedMatmul::eval_gpu(const std::vector<array>& inputs, array& out) {
+  auto& s = gpu::device_stream(stream());
+  out.set_data(gpu::new_device_storage(out.nbytes(), s));
+  if (out.size() == 0) return;
+  const Dtype d = out.dtype();
+  check_dtype(d, "quantized_matmul");
+  const bool affine = p_.mode == QuantMode::affine;
+  const array& x = inputs[0];
+  const array& w = inputs[1];
+  const int64_t M = x.shape(-2), K = x.shape(-1), N = out.shape(-1);
+  const int64_t batch = static_cast<int64_t>(out.size()) / (M * N);
+  if (K == 0) throw std::invalid_argument("[quantized_matmul] K = 0 is not supported on the GPU.");
+  int64_t xb, wb, sb, bb = 0;
+  const CUdeviceptr xp = matrices_address(x, xb, s);
+  const CUdeviceptr wp = matrices_address(w, wb, s);
+  CUdeviceptr scp = matrices_address(inputs[2], sb, s);
+  CUdeviceptr bip = affine ? matrices_address(inputs[3], bb, s) : 0;
+  if (affine && bb != sb) {
+    // The kernels read scales and biases with one batch stride.
+    scp = gpu::fast::dense_address(inputs[2], s);
+    bip = gpu::fast::dense_address(inputs[3], s);
+    sb = bb = static_cast<int64_t>(inputs[2].shape(-1)) * inputs[2].shape(-2);
+  }
+  float global = 1.0f;
+  CUdeviceptr gp = 0;
+  if (global_) gp = gpu::device_address(inputs[affine ? 4 : 3]);
+  const int64_t wpr = w.shape(-1), gpr = inputs[2].shape(-1);
+  const bool small = M <= 16 && (!transpose_ || K % qmv_elems(p_.bits) == 0) && !global_;
+  if (small) {
+    const int mmax =
+        *std::find_if(std::begin(kMmax), std::end(kMmax), [&](int m) { return m >= M; });
+    // Split K until there are enough blocks to fill the GPU (~132 SMs x 8 blocks).
+    const int64_t row_blocks = transpose_ ? (N + 7) / 8 : (N + 127) / 128;
+    int splits = 1;
+    const int64_t steps = transpose_ ? K / qmv_elems(p_.bits) / 32 : K;
+    while (row_blocks * batch * splits < 1024 && splits < 32 && steps / (splits * 2) >= 4)
+      splits *= 2;
+    const CUdeviceptr partials = gpu::scratch(sizeof(float) * batch * splits * M * N, s);
+    const bool vec16 = wp % 16 == 0 && wb % 4 == 0;
+    QmvArgs a{M, N, K, wpr, gpr, xb, wb, sb, splits * M * N, splits, global, vec16 ? 1 : 0};
+    if (transpose_) {
+      const gpu::Module& mod = module(s, d, p_, Kind::qmv);
+      gpu::launch_kernel(mod.function(qmv_kernel(d, p_, mmax)),
+                         {static_cast<uint32_t>((N + 7) / 8), static_cast<uint32_t>(splits),
+                          static_cast<uint32_t>(batch)},
+                         {256}, 0, s, xp, wp, affine ? scp : 0, bip, affine ? 0 : scp, partials, a);
+      gpu::launch_kernel(mod.function(sum_kernel(d)), gpu::grid_1d(batch * M * N, 256), {256}, 0, s,
+                         partials, gpu::device_address(out), M * N, splits, batch * M * N);
+    } else {
+      const gpu::Module& mod = module(s, d, p_, Kind::qvm);
+      gpu::launch_kernel(mod.function(qvm_kernel(d, p_, mmax)),
+                         {static_cast<uint32_t>((N + 127) / 128), static_cast<uint32_t>(splits),
+                          static_cast<uint32_t>(batch)},
+                         {128}, 0, s, xp, wp, affine ? scp : 0, bip, affine ? 0 : scp, partials, a);
+      gpu::launch_kernel(mod.function(sum_kernel(d)), gpu::grid_1d(batch * M * N, 256), {256}, 0, s,
+                         partials, gpu::device_address(out), M * N, splits, batch * M * N);
+    }
+    return;
+  }
+  // Larger batches: dequantize each weight matrix into scratch, then cuBLASLt.
+  const int64_t wrows = w.shape(-2), wk = wpr * 32 / p_.bits;
+  const CUdeviceptr deq = gpu::scratch(d.size * wrows * wk, s);
+  const gpu::Module& dm = module(s, d, p_, Kind::dequantize);
+  const int64_t groups = wrows * wk / p_.group_size;
+  for (int64_t b = 0; b < batch; ++b) {
+    const CUdeviceptr wbp = wp + 4 * b * wb;
+    const CUdeviceptr sbp = scp + (affine ? d.size : 1) * b * sb;
+    const CUdeviceptr bbp = affine ? bip + d.size * b * bb : 0;
+    gpu::launch_kernel(dm.function(dequantize_kernel(d, p_)), gpu::grid_1d(groups, 128), {128}, 0,
+                       s, wbp, affine ? sbp : 0, bbp, affine ? 0 : sbp, gp, deq, groups,
+                       wk / p_.group_size, wpr);
+    gpu::GemmArgs g;
+    g.dtype = d;
+    g.transpose_b = transpose_;
+    g.m = M;
+    g.n = N;
+    g.k = K;
+    g.a = xp + d.size * b * xb;
+    g.lda = K;
+    g.b = deq;
+    g.ldb = transpose_ ? K : N;
+    g.c = gpu::device_address(out) + d.size * b * M * N;
+    g.ldc = N;
+    gpu::gemm(g, s);
+  }
+}
+
+KILN_GPU_MODULE_CATALOG(quantized, [](const gpu::ModuleSink& sink) {
+  for (Dtype d : kQuantDtypes)
+    for (const QuantParams& p : all_params())
+      for (Kind k : {Kind::quantize, Kind::dequantize, Kind::qmv, Kind::qvm})
+        sink(module_name(d, p, k), quant_module(d, p, k));
+});
+
+}  // namespace kiln

@@ -1,0 +1,193 @@
+// Quantization: quantize / dequantize / quantized_matmul / gather_qmm against a float64 loop
+// over MLX's packed layout (every mode, bits and group size, transposed and not, batch sizes
+// 1, 3, 16, 17 and more, float32/float16/bfloat16), round-trip bounds, and argument errors.
+// Runs on the default device (KILN_DEVICE=gpu for the GPU kernels).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "kiln/kiln.h"
+#include "kiln/quantized.h"
+#include "test_utils.h"
+
+namespace kiln {
+namespace {
+
+using test::random_array;
+using test::to_double;
+
+constexpr double kFP4[16] = {0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6};
+
+double fp8(uint32_t c) {
+  const int e = (c >> 3) & 15, m = c & 7;
+  double v = e == 0 ? std::ldexp(m / 8.0, -6) : std::ldexp(1 + m / 8.0, e - 7);
+  return (c & 0x80) ? -v : v;
+}
+
+// Dequantized rows of (rows, K) from the packed words, as float64 (the reference).
+std::vector<double> ref_dequantize(const array& wq, const array& scales,
+                                   const std::optional<array>& biases, int gs, int bits,
+                                   const std::string& mode) {
+  array w = astype(wq, uint64);
+  std::vector<double> words = to_double(wq);
+  std::vector<double> s = to_double(scales);
+  std::vector<double> b = biases ? to_double(*biases) : std::vector<double>{};
+  const int64_t wpr = wq.shape(-1), K = wpr * 32 / bits, rows = wq.size() / wpr;
+  std::vector<double> out(rows * K);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t k = 0; k < K; ++k) {
+      uint64_t code = 0;
+      for (int i = 0; i < bits; ++i) {
+        const int64_t bit = k * bits + i;
+        const uint64_t word = static_cast<uint64_t>(words[r * wpr + bit / 32]);
+        code |= ((word >> (bit % 32)) & 1u) << i;
+      }
+      const int64_t g = r * (K / gs) + k / gs;
+      double v;
+      if (mode == "affine") {
+        v = s[g] * static_cast<double>(code) + b[g];
+      } else {
+        const double sc = mode == "nvfp4" ? fp8(static_cast<uint32_t>(s[g]))
+                                          : std::ldexp(1.0, static_cast<int>(s[g]) - 127);
+        v = (mode == "mxfp8" ? fp8(static_cast<uint32_t>(code)) : kFP4[code]) * sc;
+      }
+      out[r * K + k] = v;
+    }
+  }
+  return out;
+}
+
+struct Case {
+  std::string mode;
+  int gs, bits;
+};
+
+std::vector<Case> all_cases() {
+  std::vector<Case> v;
+  for (int b : {1, 2, 3, 4, 5, 6, 8})
+    for (int g : {32, 64, 128}) v.push_back({"affine", g, b});
+  v.push_back({"mxfp4", 32, 4});
+  v.push_back({"mxfp8", 32, 8});
+  v.push_back({"nvfp4", 16, 4});
+  return v;
+}
+
+TEST(Quantized, RoundTripMatchesTheReferenceForEveryMode) {
+  for (const Case& c : all_cases()) {
+    SCOPED_TRACE(c.mode + " bits " + std::to_string(c.bits) + " gs " + std::to_string(c.gs));
+    array w = random_array({5, 3 * c.gs}, float32, -3, 3);
+    auto q = quantize(w, c.gs, c.bits, c.mode);
+    ASSERT_EQ(q.size(), c.mode == "affine" ? 3u : 2u);
+    EXPECT_EQ(q[0].dtype(), uint32);
+    EXPECT_EQ(q[0].shape(), (Shape{5, 3 * c.gs * c.bits / 32}));
+    EXPECT_EQ(q[1].shape(), (Shape{5, 3}));
+    std::optional<array> b;
+    if (q.size() > 2) b = q[2];
+    array d = dequantize(q[0], q[1], b, c.gs, c.bits, c.mode, std::nullopt, float32);
+    auto ref = ref_dequantize(q[0], q[1], b, c.gs, c.bits, c.mode);
+    test::expect_allclose(d, {5, 3 * c.gs}, ref, 1e-6);
+    // Round trip within half a step (affine) or a quarter of the block maximum (fp4).
+    auto wv = to_double(w), dv = to_double(d);
+    auto sv = to_double(q[1]);
+    for (size_t i = 0; i < wv.size(); ++i) {
+      const size_t g = i / c.gs;
+      double bound;
+      if (c.mode == "affine") {
+        bound = std::abs(sv[g]) * 1.5 + 1e-5;  // a step, plus the edge clip (see the Python test)
+      } else {
+        double amax = 0;
+        for (int j = 0; j < c.gs; ++j) amax = std::max(amax, std::abs(wv[g * c.gs + j]));
+        bound = amax * (c.bits == 4 ? 0.4 : 0.1);
+      }
+      ASSERT_LE(std::abs(dv[i] - wv[i]), bound) << i;
+    }
+  }
+}
+
+TEST(Quantized, MatmulMatchesDequantizeThenMatmulInFloat64) {
+  for (const Case& c : all_cases()) {
+    for (Dtype dt : {float32, float16, bfloat16}) {
+      for (bool tr : {true, false}) {
+        for (int M : {1, 3, 16, 17, 40}) {
+          SCOPED_TRACE(c.mode + " bits " + std::to_string(c.bits) + " gs " + std::to_string(c.gs) +
+                       " M " + std::to_string(M) + " tr " + std::to_string(tr));
+          const int K = 2 * std::max(c.gs, 64), N = 3 * c.gs;
+          array w = astype(random_array(tr ? Shape{N, K} : Shape{K, N}, float32), dt);
+          auto q = quantize(w, c.gs, c.bits, c.mode);
+          std::optional<array> b;
+          if (q.size() > 2) b = q[2];
+          array x = astype(random_array({M, K}, float32), dt);
+          array y = quantized_matmul(x, q[0], q[1], b, tr, c.gs, c.bits, c.mode);
+          EXPECT_EQ(y.dtype(), dt);
+          auto wd = ref_dequantize(q[0], q[1], b, c.gs, c.bits, c.mode);
+          auto xv = to_double(x);
+          std::vector<double> ref(M * N, 0.0);
+          for (int m = 0; m < M; ++m)
+            for (int n = 0; n < N; ++n) {
+              double acc = 0;
+              for (int k = 0; k < K; ++k)
+                acc += xv[m * K + k] * (tr ? wd[n * K + k] : wd[k * N + n]);
+              ref[m * N + n] = acc;
+            }
+          auto yv = to_double(y);
+          double scale = 1e-30;
+          for (double r : ref) scale = std::max(scale, std::abs(r));
+          const double tol = dt == float32 ? 1e-5 : 2e-2;
+          for (size_t i = 0; i < ref.size(); ++i) ASSERT_NEAR(yv[i], ref[i], tol * scale) << i;
+        }
+      }
+    }
+  }
+}
+
+TEST(Quantized, BatchedAndGathered) {
+  array w = random_array({3, 32, 64}, float32);
+  auto q = quantize(w, 32, 4);
+  array x = random_array({2, 1, 5, 64}, float32);
+  array y = quantized_matmul(x, q[0], q[1], q[2], true, 32, 4);
+  EXPECT_EQ(y.shape(), (Shape{2, 3, 5, 32}));
+  array ref = matmul(x, swapaxes(dequantize(q[0], q[1], q[2], 32, 4), -1, -2));
+  test::expect_allclose(y, y.shape(), to_double(ref), 1e-5);
+  array lhs = array({1, 0, 1}, {3}, uint32), rhs = array({2, 2, 0}, {3}, uint32);
+  array xs = random_array({2, 4, 64}, float32);
+  array g = gather_qmm(xs, q[0], q[1], q[2], lhs, rhs, true, 32, 4);
+  array gref = gather_mm(xs, swapaxes(dequantize(q[0], q[1], q[2], 32, 4), -1, -2), lhs, rhs);
+  test::expect_allclose(g, {3, 4, 32}, to_double(gref), 1e-5);
+}
+
+TEST(Quantized, VjpWithRespectToX) {
+  array w = random_array({32, 64}, float32);
+  auto q = quantize(w, 32, 4);
+  array x = random_array({3, 64}, float32), c = random_array({3, 32}, float32);
+  auto [out, g] = vjp(
+      [&](const std::vector<array>& in) {
+        return std::vector<array>{quantized_matmul(in[0], q[0], q[1], q[2], true, 32, 4)};
+      },
+      {x}, {c});
+  array ref = matmul(c, dequantize(q[0], q[1], q[2], 32, 4));
+  test::expect_allclose(g[0], {3, 64}, to_double(ref), 1e-5);
+}
+
+TEST(Quantized, BadArgumentsThrowTaggedErrors) {
+  array w = random_array({32, 256}, float32);
+  EXPECT_THROW(quantize(w, 48, 4), std::invalid_argument);
+  EXPECT_THROW(quantize(w, 64, 7), std::invalid_argument);
+  EXPECT_THROW(quantize(w, 64, 4, "foo"), std::invalid_argument);
+  EXPECT_THROW(quantize(random_array({32, 100}, float32), 64, 4), std::invalid_argument);
+  EXPECT_THROW(quantize(random_array({256}, float32), 64, 4), std::invalid_argument);
+  EXPECT_THROW(quantize(w, 64, 4, "mxfp4"), std::invalid_argument);
+  auto q = quantize(w);
+  array x = random_array({2, 256}, float32);
+  EXPECT_THROW(quantized_matmul(x, q[0], q[1]), std::invalid_argument);
+  EXPECT_THROW(quantized_matmul(x, q[0], q[1], q[2], true, 32), std::invalid_argument);
+  EXPECT_THROW(quantized_matmul(random_array({2, 100}, float32), q[0], q[1], q[2]),
+               std::invalid_argument);
+  try {
+    quantize(w, 48, 4);
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("[quantize]"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace kiln
