@@ -68,18 +68,6 @@ std::string int_str(const IntValue& v) {
   throw py::error_already_set();
 }
 
-[[noreturn]] void throw_index_value_error(const std::string& text) {
-  static PyObject* cls = [] {
-    PyObject* bases = PyTuple_Pack(2, PyExc_IndexError, PyExc_ValueError);
-    PyObject* c = PyErr_NewException("kiln.core.IndexValueError", bases, nullptr);
-    Py_XDECREF(bases);
-    return c;  // kept for the life of the process
-  }();
-  if (!cls) throw py::index_error(text);
-  PyErr_SetString(cls, text.c_str());
-  throw py::error_already_set();
-}
-
 // IntegerRangeError when `v` does not fit the integer dtype `d`.
 void check_int_range(const IntValue& v, Dtype d) {
   if (!is_integral(d) || d == bool_) return;
@@ -534,6 +522,19 @@ void format_dim(std::ostream& os, const T* base, const array& a, size_t dim, siz
 }  // namespace
 
 // ---------------------------------------------------------------- public functions
+
+[[noreturn]] void throw_index_value_error(const std::string& text) {
+  static PyObject* cls = [] {
+    PyObject* bases = PyTuple_Pack(2, PyExc_IndexError, PyExc_ValueError);
+    PyObject* c = PyErr_NewException("kiln.core.IndexValueError", bases, nullptr);
+    Py_XDECREF(bases);
+    return c;  // kept for the life of the process
+  }();
+  if (!cls) throw py::index_error(text);
+  PyErr_SetString(cls, text.c_str());
+  throw py::error_already_set();
+}
+
 
 int print_precision() {
   return g_print_precision.load();

@@ -455,7 +455,7 @@ py::object CustomFunction::call(const py::tuple& args, const py::dict& kwargs) c
     size_t next = 0;
     py::tuple a = replace_args(state->args, state->which, xs, next);
     if (a.size() == 1) return a[0];
-    return std::move(a);
+    return a;
   };
   std::optional<CustomVjpFn> vjp_rule;
   if (vjp_) {
