@@ -502,8 +502,9 @@ void format_dim(std::ostream& os, const T* base, const array& a, size_t dim, siz
   }
   int32_t n = a.shape()[dim];
   std::string sep = ",";
+  // One line per row at every depth (MLX's layout; NumPy adds blank lines between blocks).
   if (dim + 1 < a.ndim())
-    sep += std::string(a.ndim() - dim - 1, '\n') + std::string(indent + dim + 1, ' ');
+    sep += "\n" + std::string(indent + dim + 1, ' ');
   else
     sep += " ";
   os << "[";

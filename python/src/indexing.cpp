@@ -226,7 +226,7 @@ Plan parse(const array& a, py::handle index, const char* op) {
     if (e.kind == Kind::integer) {
       int32_t n = a.shape()[e.axis];
       if (e.value < -n || e.value >= n) {
-        index_error(msg("[", op, "] Index ", e.value, " is out of bounds for axis ", e.axis,
+        throw_index_value_error(msg("[", op, "] Index ", e.value, " is out of bounds for axis ", e.axis,
                         " with size ", n, "."));
       }
       if (e.value < 0) e.value += n;
@@ -306,7 +306,7 @@ array prepare_index(const Entry& e, int32_t n, const char* op) {
         auto v = static_cast<int64_t>(
             base[elem_to_loc(static_cast<int64_t>(i), idx.shape(), idx.strides())]);
         if (v < -static_cast<int64_t>(n) || v >= n) {
-          index_error(msg("[", op, "] Index ", v, " is out of bounds for axis ", e.axis,
+          throw_index_value_error(msg("[", op, "] Index ", v, " is out of bounds for axis ", e.axis,
                           " with size ", n, "."));
         }
         ok_as_is &= v >= 0;

@@ -60,7 +60,7 @@ std::vector<int> all_positions(size_t n) {
 
 struct GradSpec {
   std::vector<int> argnums;
-  bool single = false;     // argnums was an int (or defaulted): one gradient tree, not a tuple
+  bool single = false;     // one argnum (an int or a 1-sequence): one gradient tree, no tuple
   bool positional = true;  // false when only argnames were given: positional gradients are None
   std::vector<std::string> argnames;
 };
@@ -96,6 +96,7 @@ GradSpec grad_spec(py::object argnums, const std::vector<std::string>& argnames,
       g.argnums.push_back(k);
     }
     g.positional = !g.argnums.empty() || argnames.empty();
+    g.single = g.argnums.size() == 1;  // as MLX: one argnum gives its gradient, not a 1-tuple
   }
   std::set<std::string> names(argnames.begin(), argnames.end());
   if (names.size() != argnames.size())
@@ -251,8 +252,8 @@ const char* kGradArgs = R"doc(
             element is the loss and the rest auxiliary values (returned, not
             differentiated).
         argnums (int or Sequence[int], optional): The positional arguments to differentiate
-            (negative counts from the end). An int gives one gradient, a sequence a tuple of
-            them. Defaults to 0 when ``argnames`` is empty.
+            (negative counts from the end). One argnum (an int or a sequence of one) gives
+            its gradient, several a tuple of them. Defaults to 0 when ``argnames`` is empty.
         argnames (str or Sequence[str], optional): Keyword arguments to differentiate; their
             gradients come as a dict after the positional ones: ``(positional, keywords)``
             (``positional`` is None when only ``argnames`` is given).

@@ -45,8 +45,8 @@ def test_grad_argnames_only_gives_none_positional(rng):
         pos, kw = mx.grad(f, **spec)(x, b=y)
         assert pos is None and set(kw) == {"b"}
         assert_close(kw["b"], xn, rtol=RTOL)
-    pos, kw = mx.grad(f, argnums=[0], argnames=["b"])(x, b=y)
-    assert_close(pos[0], yn, rtol=RTOL)
+    pos, kw = mx.grad(f, argnums=[0], argnames=["b"])(x, b=y)  # one argnum: no 1-tuple
+    assert_close(pos, yn, rtol=RTOL)
     assert_close(kw["b"], xn, rtol=RTOL)
 
 
@@ -310,6 +310,9 @@ def test_index_errors_are_index_and_value_errors():
         with pytest.raises(exc, match="Boolean index did not match"):
             m = mx.arange(8).reshape(2, 2, 2)
             m[np.zeros((1, 2, 2), dtype=bool)] = 0
+        with pytest.raises(exc, match="out of bounds for axis 1"):
+            z = mx.zeros((4, 3, 4))
+            z[mx.array([2, 3]), None, mx.array([2, 3])] = mx.arange(2)
     assert x[: 2**31 - 1].tolist() == [0, 1, 2]
 
 
