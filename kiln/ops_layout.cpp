@@ -338,7 +338,7 @@ array concatenate(std::vector<array> arrays, int axis, StreamOrDevice s) {
   }
   int ax = normalize_axis(axis, static_cast<int>(first.ndim()), "concatenate");
   Shape shape = first.shape();
-  shape[ax] = 0;
+  int64_t total = 0;  // summed in 64 bits, so an overflow reports the full size
   Dtype dtype = first.dtype();
   for (const auto& a : arrays) {
     if (a.ndim() != first.ndim()) {
@@ -353,9 +353,10 @@ array concatenate(std::vector<array> arrays, int axis, StreamOrDevice s) {
                                         "."));
       }
     }
-    shape[ax] = checked_dim(static_cast<int64_t>(shape[ax]) + a.shape()[ax], "concatenate", ax);
+    total += a.shape()[ax];
     dtype = promote_types(dtype, a.dtype());
   }
+  shape[ax] = checked_dim(total, "concatenate", ax);
   if (arrays.size() == 1) return astype(std::move(arrays[0]), dtype, s);
   auto stream = to_stream(s);
   for (auto& a : arrays) a = astype(std::move(a), dtype, stream);

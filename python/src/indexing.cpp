@@ -171,7 +171,7 @@ Plan parse(const array& a, py::handle index, const char* op) {
       ++ellipses;
   }
   if (ellipses > 1)
-    index_error(msg("[", op, "] An index can only have a single ellipsis ('...')."));
+    throw_index_value_error(msg("[", op, "] An index can only have a single ellipsis ('...')."));
   if (consumed > ndim) {
     throw_index_value_error(msg("[", op, "] Too many indices for array: array is ", ndim,
                                 "-dimensional, but ", consumed, " were indexed."));

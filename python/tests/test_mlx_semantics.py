@@ -313,7 +313,16 @@ def test_index_errors_are_index_and_value_errors():
         with pytest.raises(exc, match="out of bounds for axis 1"):
             z = mx.zeros((4, 3, 4))
             z[mx.array([2, 3]), None, mx.array([2, 3])] = mx.arange(2)
+        with pytest.raises(exc, match="single ellipsis"):
+            x[..., ...] = 1
     assert x[: 2**31 - 1].tolist() == [0, 1, 2]
+
+
+def test_concatenate_overflow_reports_the_full_size():
+    big = mx.zeros(2**30)  # lazy: nothing of this size is allocated
+    for parts in (3, 5):
+        with pytest.raises(OverflowError, match=str(2**30 * parts)):
+            mx.concatenate([big] * parts)
 
 
 def test_at_without_index():
