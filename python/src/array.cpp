@@ -265,9 +265,10 @@ void init_array(py::module_& m) {
              if (spec.empty()) return py::str(array_repr(a));
              // As MLX: a format spec needs a single element (TypeError otherwise).
              if (a.size() != 1) {
-               throw py::type_error(msg("[format] A format spec applies to arrays of one "
-                                        "element; got shape ",
-                                        shape_str(a.shape()), "."));
+               throw py::type_error(
+                   msg("[format] A format spec applies to arrays of one "
+                       "element; got shape ",
+                       shape_str(a.shape()), "."));
              }
              return py::module_::import("builtins")
                  .attr("format")(scalar_or_error(a, "format"), spec);

@@ -83,7 +83,8 @@ void check_int_range(const IntValue& v, Dtype d) {
     }
     return true;
   });
-  if (!fits) throw_int_range(msg("[array] Python integer ", int_str(v), " is out of range for ", d, "."));
+  if (!fits)
+    throw_int_range(msg("[array] Python integer ", int_str(v), " is out of range for ", d, "."));
 }
 
 // int32 when it fits (MLX's default integer), else int64, else uint64.
@@ -328,8 +329,7 @@ class ListReader {
       if (is_numpy_scalar(h)) return numpy_to_array(py::array::ensure(h), std::nullopt);
       // ValueError, as MLX (the list's contents, not its type, are wrong).
       throw std::invalid_argument("[array] Cannot convert a list element of type " +
-                                  std::string(Py_TYPE(h.ptr())->tp_name) +
-                                  " to an array element.");
+                                  std::string(Py_TYPE(h.ptr())->tp_name) + " to an array element.");
     }();
     Shape rest(shape_.begin() + static_cast<std::ptrdiff_t>(std::min(depth, shape_.size())),
                shape_.end());
@@ -535,7 +535,6 @@ void format_dim(std::ostream& os, const T* base, const array& a, size_t dim, siz
   PyErr_SetString(cls, text.c_str());
   throw py::error_already_set();
 }
-
 
 int print_precision() {
   return g_print_precision.load();

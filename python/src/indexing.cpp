@@ -195,9 +195,10 @@ Plan parse(const array& a, py::handle index, const char* op) {
       const array& m = *e.arr;
       for (size_t d = 0; d < m.ndim(); ++d) {
         if (m.shape()[d] != a.shape()[axis + d]) {
-          throw_index_value_error(msg("[", op, "] Boolean index did not match indexed array along axis ",
-                          axis + d, "; size of axis is ", a.shape()[axis + d],
-                          " but size of corresponding boolean axis is ", m.shape()[d], "."));
+          throw_index_value_error(
+              msg("[", op, "] Boolean index did not match indexed array along axis ", axis + d,
+                  "; size of axis is ", a.shape()[axis + d],
+                  " but size of corresponding boolean axis is ", m.shape()[d], "."));
         }
       }
       for (auto& coords : nonzero(m)) {
@@ -226,8 +227,8 @@ Plan parse(const array& a, py::handle index, const char* op) {
     if (e.kind == Kind::integer) {
       int32_t n = a.shape()[e.axis];
       if (e.value < -n || e.value >= n) {
-        throw_index_value_error(msg("[", op, "] Index ", e.value, " is out of bounds for axis ", e.axis,
-                        " with size ", n, "."));
+        throw_index_value_error(msg("[", op, "] Index ", e.value, " is out of bounds for axis ",
+                                    e.axis, " with size ", n, "."));
       }
       if (e.value < 0) e.value += n;
       if (!p.advanced) {
@@ -307,7 +308,7 @@ array prepare_index(const Entry& e, int32_t n, const char* op) {
             base[elem_to_loc(static_cast<int64_t>(i), idx.shape(), idx.strides())]);
         if (v < -static_cast<int64_t>(n) || v >= n) {
           throw_index_value_error(msg("[", op, "] Index ", v, " is out of bounds for axis ", e.axis,
-                          " with size ", n, "."));
+                                      " with size ", n, "."));
         }
         ok_as_is &= v >= 0;
         vals[i] = static_cast<int32_t>(v < 0 ? v + n : v);

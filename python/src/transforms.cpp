@@ -9,8 +9,8 @@
 #include <algorithm>
 #include <fstream>
 #include <numeric>
-#include <sstream>
 #include <set>
+#include <sstream>
 
 #include "bindings.h"
 #include "convert.h"
@@ -103,8 +103,9 @@ GradSpec grad_spec(py::object argnums, const std::vector<std::string>& argnames,
     throw std::invalid_argument(msg("[", op, "] Repeated argnames."));
   if (g.argnums.empty() && argnames.empty()) {
     throw std::invalid_argument(
-        msg("[", op, "] Gradient with respect to no argument requested (argnums and argnames "
-                     "are both empty)."));
+        msg("[", op,
+            "] Gradient with respect to no argument requested (argnums and argnames "
+            "are both empty)."));
   }
   return g;
 }
@@ -126,8 +127,7 @@ struct GradState {
 // tree) are returned but not differentiated.
 std::vector<array> loss_and_aux(const py::object& out, bool with_value, const char* op) {
   if (is_array(out)) return {array_ref(out)};
-  if (with_value && PyTuple_Check(out.ptr()) && py::len(out) > 0 &&
-      is_array(py::tuple(out)[0])) {
+  if (with_value && PyTuple_Check(out.ptr()) && py::len(out) > 0 && is_array(py::tuple(out)[0])) {
     auto seq = py::reinterpret_borrow<py::tuple>(out);
     std::vector<array> v = {array_ref(seq[0])};
     for (size_t i = 1; i < seq.size(); ++i) {
@@ -137,10 +137,9 @@ std::vector<array> loss_and_aux(const py::object& out, bool with_value, const ch
     return v;
   }
   if (!with_value) {
-    throw std::invalid_argument(msg("[", op,
-                                    "] The function must return a scalar array (the loss); got ",
-                                    Py_TYPE(out.ptr())->tp_name,
-                                    ". Use value_and_grad for auxiliary outputs."));
+    throw std::invalid_argument(
+        msg("[", op, "] The function must return a scalar array (the loss); got ",
+            Py_TYPE(out.ptr())->tp_name, ". Use value_and_grad for auxiliary outputs."));
   }
   throw std::invalid_argument(msg("[", op,
                                   "] The function must return an array (the loss) or a tuple "
@@ -215,8 +214,9 @@ py::object value_and_grad_call(const py::function& fun, const GradSpec& spec, bo
     tree_restore(state->kwargs, state->tracers, state->originals);
     auto res = loss_and_aux(state->out, with_value, op);
     if (res[0].ndim() != 0) {
-      throw std::invalid_argument(msg("[", op, "] The function must return a scalar array (the "
-                                               "loss, of shape ()); got shape ",
+      throw std::invalid_argument(msg("[", op,
+                                      "] The function must return a scalar array (the "
+                                      "loss, of shape ()); got shape ",
                                       shape_str(res[0].shape()), "."));
     }
     return res;
@@ -347,8 +347,8 @@ py::object vmap_call(const py::function& fun, const py::object& in_axes, const p
   std::vector<std::optional<int>> axes;
   // As MLX, the spec of a one-argument call describes that argument (a one-element
   // sequence also matches the argument list).
-  bool one_seq = (PyTuple_Check(in_axes.ptr()) || PyList_Check(in_axes.ptr())) &&
-                 py::len(in_axes) == 1;
+  bool one_seq =
+      (PyTuple_Check(in_axes.ptr()) || PyList_Check(in_axes.ptr())) && py::len(in_axes) == 1;
   if (args.size() == 1 && !one_seq) {
     tree_expand_axes(in_axes, args[0], axes, op);
   } else {
@@ -619,9 +619,10 @@ void init_transforms(py::module_& m) {
         } else if (py::hasattr(file, "write")) {
           file.attr("write")(os.str());
         } else {
-          throw py::type_error(msg("[export_to_dot] file must be a path or have a write method; "
-                                   "got ",
-                                   Py_TYPE(file.ptr())->tp_name, "."));
+          throw py::type_error(
+              msg("[export_to_dot] file must be a path or have a write method; "
+                  "got ",
+                  Py_TYPE(file.ptr())->tp_name, "."));
         }
       },
       py::arg("file"), R"doc(
@@ -646,10 +647,10 @@ void init_transforms(py::module_& m) {
       py::arg("argnums"), py::arg("argnames"), py::arg("with_value"));
   m.def(
       "_grad_call",
-      [](py::function fun, const GradSpec& spec, bool with_value, py::tuple args,
-         py::dict kwargs) { return value_and_grad_call(fun, spec, with_value, args, kwargs); },
-      py::arg("fun"), py::arg("spec"), py::arg("with_value"), py::arg("args"),
-      py::arg("kwargs"));
+      [](py::function fun, const GradSpec& spec, bool with_value, py::tuple args, py::dict kwargs) {
+        return value_and_grad_call(fun, spec, with_value, args, kwargs);
+      },
+      py::arg("fun"), py::arg("spec"), py::arg("with_value"), py::arg("args"), py::arg("kwargs"));
   m.def(
       "_custom_function_call",
       [](py::function fun, py::object vjp, py::object jvp, py::object vmap, py::tuple args,

@@ -98,7 +98,8 @@ void restore(py::handle h, const std::vector<py::object>& tracers,
       }
     }
   } else if (PyTuple_Check(h.ptr())) {
-    for (auto item : py::reinterpret_borrow<py::tuple>(h)) restore(item, tracers, originals, depth + 1);
+    for (auto item : py::reinterpret_borrow<py::tuple>(h))
+      restore(item, tracers, originals, depth + 1);
   } else if (PyDict_Check(h.ptr())) {
     auto d = py::reinterpret_borrow<py::dict>(h);
     py::list keys(d.attr("keys")());
