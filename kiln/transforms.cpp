@@ -342,17 +342,18 @@ std::vector<int> check_argnums(const std::vector<int>& argnums, const std::vecto
   return out;
 }
 
-// The cotangent 1 of grad's loss, after checking it is a scalar (shape (), as MLX; integer
-// losses and arguments are differentiated too, giving integer gradients as in MLX).
+// The cotangent 1 of grad's loss, after checking it has one element (Python's grad, as
+// MLX's, also requires shape ()); integer losses and arguments are differentiated too,
+// giving integer gradients as in MLX.
 std::vector<array> loss_seed(const std::vector<array>& outputs) {
   if (outputs.empty()) {
     throw std::invalid_argument(
         "[grad] The function returned no outputs; its first output must be the loss.");
   }
   const array& loss = outputs[0];
-  if (loss.ndim() != 0) {
+  if (loss.size() != 1) {
     throw std::invalid_argument(
-        msg("[grad] The function must return a scalar loss (shape ()) "
+        msg("[grad] The function must return a scalar loss (one element) "
             "as its first output; got shape ",
             shape_str(loss.shape()), "."));
   }
