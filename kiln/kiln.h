@@ -17,3 +17,4 @@
 #include "kiln/fft.h"
 #include "kiln/linalg.h"
 #include "kiln/quantized.h"
+#include "kiln/graph_dot.h"

@@ -364,7 +364,7 @@ array degrees(const array& a, StreamOrDevice s = {});
 array radians(const array& a, StreamOrDevice s = {});
 /** Logical exclusive or of the truthiness of `a` and `b` (bool result). */
 array logical_xor(const array& a, const array& b, StreamOrDevice s = {});
-/** (floor_divide(a, b), remainder(a, b)). */
+/** (floor_divide(a, b), remainder(a, b)); both have zero derivatives, as MLX's divmod. */
 std::vector<array> divmod(const array& a, const array& b, StreamOrDevice s = {});
 /** NaN replaced by `nan`, +inf by `posinf` and -inf by `neginf` (default: the largest and
  * lowest finite values of the dtype). Non-floating inputs are returned unchanged. */

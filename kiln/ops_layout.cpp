@@ -364,7 +364,7 @@ array concatenate(std::vector<array> arrays, int axis, StreamOrDevice s) {
   }
   int ax = normalize_axis(axis, static_cast<int>(first.ndim()), "concatenate");
   Shape shape = first.shape();
-  shape[ax] = 0;
+  int64_t total = 0;  // summed in 64 bits, so an overflow reports the full size
   Dtype dtype = first.dtype();
   for (const auto& a : arrays) {
     if (a.ndim() != first.ndim()) {
@@ -379,11 +379,9 @@ array concatenate(std::vector<array> arrays, int axis, StreamOrDevice s) {
                                         "."));
       }
     }
+    total += a.shape()[ax];
     dtype = promote_types(dtype, a.dtype());
   }
-  // The whole length in 64 bits, so that the error names it (not a partial sum).
-  int64_t total = 0;
-  for (const auto& a : arrays) total += a.shape()[ax];
   shape[ax] = checked_dim(total, "concatenate", ax);
   if (arrays.size() == 1) return astype(std::move(arrays[0]), dtype, s);
   auto stream = to_stream(s);

@@ -58,7 +58,9 @@ array logical_xor(const array& a, const array& b, StreamOrDevice s) {
 
 std::vector<array> divmod(const array& a, const array& b, StreamOrDevice s) {
   auto stream = to_stream(s);
-  return {floor_divide(a, b, stream), remainder(a, b, stream)};
+  // As MLX's DivMod, both outputs are piecewise constant for the transformations (the
+  // remainder's tangent is zero too), so MLX programs get the same gradients.
+  return {floor_divide(a, b, stream), stop_gradient(remainder(a, b, stream), stream)};
 }
 
 array nan_to_num(const array& a, float nan, std::optional<float> posinf,

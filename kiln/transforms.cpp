@@ -148,6 +148,16 @@ void check_transformed(const char* what, const array& node, const std::vector<ar
   }
 }
 
+// Whether the arrays being differentiated are all integers (and at least one is).
+bool integer_mode(const std::vector<Dtype>& dtypes) {
+  bool any = false;
+  for (Dtype d : dtypes) {
+    if (is_inexact(d)) return false;
+    any = any || d != bool_;
+  }
+  return any;
+}
+
 std::vector<int> iota(size_t n) {
   std::vector<int> v(n);
   for (size_t i = 0; i < n; ++i) v[i] = static_cast<int>(i);
@@ -167,12 +177,21 @@ std::pair<std::vector<array>, std::vector<array>> vjp_impl(const ArrayFn& fun,
 
   // The tape: nodes that receive a cotangent, with the inputs to differentiate. Cotangents
   // flow from differentiated primals through floating-point arrays, cut at stop_gradient.
+  // When every differentiated primal is an integer array, cotangents flow through integer
+  // arrays too (MLX's grad of an integer function gives integer gradients); otherwise only
+  // floating-point arrays carry them.
+  const bool ints = integer_mode([&] {
+    std::vector<Dtype> d;
+    for (int a : argnums) d.push_back(primals[a].dtype());
+    return d;
+  }());
+  auto flows = [ints](Dtype d) { return is_inexact(d) || (ints && d != bool_); };
   NodeSet needs;
   for (int a : argnums) {
-    if (is_inexact(primals[a].dtype())) needs.insert(t.inputs[a].graph_node());
+    if (flows(primals[a].dtype())) needs.insert(t.inputs[a].graph_node());
   }
   auto carries = [&](const array& x) {
-    return is_inexact(x.dtype()) && needs.count(x.graph_node()) > 0;
+    return flows(x.dtype()) && needs.count(x.graph_node()) > 0;
   };
   std::vector<std::pair<array, std::vector<int>>> tape;
   for (const auto& a : t.nodes) {
@@ -194,7 +213,7 @@ std::pair<std::vector<array>, std::vector<array>> vjp_impl(const ArrayFn& fun,
   };
   for (size_t i = 0; i < cotangents.size(); ++i) {
     const array& out = t.outputs[i];
-    if (is_inexact(out.dtype())) accumulate(out, cotangents[i], stream_of(out));
+    if (flows(out.dtype())) accumulate(out, cotangents[i], stream_of(out));
   }
   for (auto it = tape.rbegin(); it != tape.rend(); ++it) {
     auto& [a, args] = *it;
@@ -215,6 +234,13 @@ std::pair<std::vector<array>, std::vector<array>> vjp_impl(const ArrayFn& fun,
       }
     }
     auto vjps = a.primitive().vjp(a.inputs(), cts, args, outs);
+    if (ints) {
+      // Integer inputs mixed with floats (x_int * w): the cotangent takes the input's dtype.
+      for (size_t j = 0; j < args.size(); ++j) {
+        Dtype d = a.inputs()[args[j]].dtype();
+        if (vjps[j].dtype() != d) vjps[j] = astype(vjps[j], d, s);
+      }
+    }
     check_transformed("vjp", a, vjps, a.inputs(), args);
     for (size_t j = 0; j < args.size(); ++j) accumulate(a.inputs()[args[j]], vjps[j], s);
   }
@@ -236,10 +262,18 @@ std::pair<std::vector<array>, std::vector<array>> jvp_impl(const ArrayFn& fun,
                                                            const std::vector<array>& tangents) {
   Trace t = trace(fun, primals);
 
-  // Tangents travel only through floating-point arrays; integer and bool ones have none.
+  // Tangents travel only through floating-point arrays (bool ones never have any), and
+  // through integer ones too when every primal is an integer array (as MLX, so the jvp of
+  // an integer sum is the sum of the integer tangents).
+  const bool ints = integer_mode([&] {
+    std::vector<Dtype> d;
+    for (auto& p : primals) d.push_back(p.dtype());
+    return d;
+  }());
+  auto flows = [ints](Dtype d) { return is_inexact(d) || (ints && d != bool_); };
   std::unordered_map<uintptr_t, array> tan;
   for (size_t i = 0; i < primals.size(); ++i) {
-    if (is_inexact(primals[i].dtype())) tan.try_emplace(t.inputs[i].id(), tangents[i]);
+    if (flows(primals[i].dtype())) tan.try_emplace(t.inputs[i].id(), tangents[i]);
   }
   for (const auto& a : t.nodes) {
     if (!t.depends_on_inputs(a) || is_stop_gradient(a)) continue;
@@ -254,13 +288,19 @@ std::pair<std::vector<array>, std::vector<array>> jvp_impl(const ArrayFn& fun,
     }
     if (args.empty()) continue;
     auto outs = a.outputs();
-    if (std::none_of(outs.begin(), outs.end(), [](auto& o) { return is_inexact(o.dtype()); })) {
+    if (std::none_of(outs.begin(), outs.end(), [&](auto& o) { return flows(o.dtype()); })) {
       continue;
     }
     auto jvps = a.primitive().jvp(ins, ts, args);
+    if (ints) {
+      for (size_t j = 0; j < outs.size(); ++j) {
+        if (jvps[j].dtype() != outs[j].dtype())
+          jvps[j] = astype(jvps[j], outs[j].dtype(), a.primitive().stream());
+      }
+    }
     check_transformed("jvp", a, jvps, outs, iota(outs.size()));
     for (size_t j = 0; j < outs.size(); ++j) {
-      if (is_inexact(outs[j].dtype())) tan.try_emplace(outs[j].id(), std::move(jvps[j]));
+      if (flows(outs[j].dtype())) tan.try_emplace(outs[j].id(), std::move(jvps[j]));
     }
   }
 
@@ -297,18 +337,14 @@ std::vector<int> check_argnums(const std::vector<int>& argnums, const std::vecto
                                       " selects argument ", a, " (shape ",
                                       shape_str(inputs[a].shape()), ") a second time."));
     }
-    if (!is_inexact(inputs[a].dtype())) {
-      throw std::invalid_argument(msg("[grad] argnums[", i, "] selects argument ", a, " of dtype ",
-                                      inputs[a].dtype(), " and shape ",
-                                      shape_str(inputs[a].shape()),
-                                      "; only floating-point and complex arrays have gradients."));
-    }
     out.push_back(a);
   }
   return out;
 }
 
-// The cotangent 1 of grad's loss, after checking it is a floating scalar.
+// The cotangent 1 of grad's loss, after checking it has one element (Python's grad, as
+// MLX's, also requires shape ()); integer losses and arguments are differentiated too,
+// giving integer gradients as in MLX.
 std::vector<array> loss_seed(const std::vector<array>& outputs) {
   if (outputs.empty()) {
     throw std::invalid_argument(
@@ -320,10 +356,6 @@ std::vector<array> loss_seed(const std::vector<array>& outputs) {
         msg("[grad] The function must return a scalar loss (one element) "
             "as its first output; got shape ",
             shape_str(loss.shape()), "."));
-  }
-  if (!is_inexact(loss.dtype())) {
-    throw std::invalid_argument(
-        msg("[grad] The loss must be floating-point or complex; got dtype ", loss.dtype(), "."));
   }
   return {broadcast_to(array(1.0, loss.dtype()), loss.shape(), stream_of(loss))};
 }

@@ -94,11 +94,12 @@ std::pair<array, array> jvp(const UnaryFn& fun, const array& primal, const array
 
 /**
  * Returns a function computing `fun`'s outputs and the gradient of its first output, which
- * must hold a single element of a floating-point or complex dtype (the loss), with respect
- * to the arguments in `argnums` (negative counts from the end), in the order of `argnums`.
- * Further outputs are returned as values but not differentiated (auxiliary outputs).
- * Throws [grad] for empty or repeated argnums, an argnum out of range or selecting an
- * integer or bool argument, and a first output that is not a floating scalar.
+ * must hold a single element (the loss), with respect to the arguments in `argnums`
+ * (negative counts from the end), in the order of `argnums`. Further outputs are returned
+ * as values but not differentiated (auxiliary outputs). As in MLX, integer losses and
+ * arguments are allowed (their gradients have the integer dtype).
+ * Throws [grad] for empty or repeated argnums, an argnum out of range, and a first output
+ * of more than one element.
  */
 ValueAndGradFn value_and_grad(const ArrayFn& fun, const std::vector<int>& argnums);
 ValueAndGradFn value_and_grad(const ArrayFn& fun, int argnum = 0);

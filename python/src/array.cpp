@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <sstream>
+#include <string_view>
 
 #include "bindings.h"
 #include "convert.h"
@@ -26,22 +27,44 @@ py::object not_implemented() {
 // `a op b`, `b op a` and `a op= b` for an operator whose other operand may be a Python
 // scalar (weakly typed against `a`). Unsupported operands give NotImplemented so Python can
 // try the other side.
+bool is_container_or_str(py::handle b) {
+  return PyList_Check(b.ptr()) || PyTuple_Check(b.ptr()) || PyUnicode_Check(b.ptr());
+}
+
+// As MLX, an operator refuses lists, tuples and strings as the other operand (ValueError)
+// rather than converting them; NumPy arrays and scalars are converted.
+void reject_container(py::handle b, const char* name) {
+  if (is_container_or_str(b)) {
+    throw std::invalid_argument(msg("[", name, "] Cannot apply the operator to an array and a ",
+                                    Py_TYPE(b.ptr())->tp_name,
+                                    "; convert it with array(...) first."));
+  }
+}
+
 template <BinaryFn fn>
 void def_arithmetic(py::class_<array>& cls, const char* name, const char* rname,
                     const char* iname) {
-  cls.def(name, [](const array& a, py::object b) -> py::object {
+  cls.def(name, [name](const array& a, py::object b) -> py::object {
+    reject_container(b, name);
     if (!is_operand(b)) return not_implemented();
     return py::cast(fn(a, to_array(b, a.dtype()), {}));
   });
-  cls.def(rname, [](const array& a, py::object b) -> py::object {
+  cls.def(rname, [rname](const array& a, py::object b) -> py::object {
+    reject_container(b, rname);
     if (!is_operand(b)) return not_implemented();
     return py::cast(fn(to_array(b, a.dtype()), a, {}));
   });
   // In-place forms compute a new array and rebind this Python object to it (MLX does the
   // same); views taken earlier keep the old values.
-  cls.def(iname, [](py::object self, py::object b) -> py::object {
+  cls.def(iname, [iname](py::object self, py::object b) -> py::object {
+    reject_container(b, iname);
     if (!is_operand(b)) return not_implemented();
     array& a = self.cast<array&>();
+    // As MLX: `a /= b` on an integer or bool array would change its dtype.
+    if (std::string_view(iname) == "__itruediv__" && !is_inexact(a.dtype())) {
+      throw std::invalid_argument(msg("[", iname, "] In-place division of an array of dtype ",
+                                      a.dtype(), " would need a floating-point result."));
+    }
     a = fn(a, to_array(b, a.dtype()), {});
     return self;
   });
@@ -49,8 +72,12 @@ void def_arithmetic(py::class_<array>& cls, const char* name, const char* rname,
 
 template <BinaryFn fn>
 void def_comparison(py::class_<array>& cls, const char* name, std::optional<bool> otherwise) {
-  cls.def(name, [otherwise](const array& a, py::object b) -> py::object {
-    if (!is_operand(b)) return otherwise ? py::bool_(*otherwise) : not_implemented();
+  cls.def(name, [name, otherwise](const array& a, py::object b) -> py::object {
+    // As MLX: == and != against a list, tuple or any non-operand are False and True;
+    // ordering against a list, tuple or str is a ValueError.
+    if (otherwise && (is_container_or_str(b) || !is_operand(b))) return py::bool_(*otherwise);
+    reject_container(b, name);
+    if (!is_operand(b)) return not_implemented();
     return py::cast(fn(a, to_array(b, a.dtype()), {}));
   });
 }
@@ -134,13 +161,22 @@ void init_array(py::module_& m) {
       });
   // `x.at[index].add(value)` and friends.
   py::class_<ArrayAtIndex> at_index(m, "_ArrayAtIndex");
-  py::class_<ArrayAt>(m, "ArrayAt").def("__getitem__", [](const ArrayAt& at, py::object index) {
+  py::class_<ArrayAt> at_cls(m, "ArrayAt");
+  at_cls.def("__getitem__", [](const ArrayAt& at, py::object index) {
     return ArrayAtIndex{at.a, std::move(index)};
   });
   auto def_at = [&](const char* name, AtOp op, const char* doc) {
     at_index.def(
         name, [op](const ArrayAtIndex& at, py::handle v) { return at.update(v, op); },
         py::arg("value"), doc);
+    // `x.at.add(v)` without an index is a mistake MLX reports as ValueError.
+    at_cls.def(
+        name,
+        [name](const ArrayAt&, py::handle) -> array {
+          throw std::invalid_argument(
+              msg("[at] Index first: x.at[index].", name, "(value), not x.at.", name, "(value)."));
+        },
+        py::arg("value"));
   };
   def_at("add", AtOp::add,
          "``x`` with ``value`` added at the index (repeated indices add repeatedly).");
@@ -195,7 +231,7 @@ void init_array(py::module_& m) {
       .def(
           "astype",
           [](const array& a, Dtype dtype, StreamOrDevice s) { return astype(a, dtype, s); },
-          py::arg("dtype"), py::kw_only(), py::arg("stream") = py::none(), R"doc(
+          py::arg("dtype"), py::arg("stream") = py::none(), R"doc(
     The array converted to ``dtype`` (NumPy casting: float to int truncates, x to bool is
     ``x != 0``, complex to real keeps the real part).
   )doc")
@@ -227,6 +263,13 @@ void init_array(py::module_& m) {
       .def("__format__",
            [](array& a, const std::string& spec) -> py::object {
              if (spec.empty()) return py::str(array_repr(a));
+             // As MLX: a format spec needs a single element (TypeError otherwise).
+             if (a.size() != 1) {
+               throw py::type_error(
+                   msg("[format] A format spec applies to arrays of one "
+                       "element; got shape ",
+                       shape_str(a.shape()), "."));
+             }
              return py::module_::import("builtins")
                  .attr("format")(scalar_or_error(a, "format"), spec);
            })

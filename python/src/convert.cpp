@@ -32,6 +32,8 @@ struct IntValue {
   uint64_t u = 0;
 };
 
+[[noreturn]] void throw_int_range(const std::string& text);
+
 IntValue read_int(py::handle h) {
   int overflow = 0;
   long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
@@ -44,15 +46,29 @@ IntValue read_int(py::handle h) {
     if (!PyErr_Occurred()) return {true, 0, u};
     PyErr_Clear();
   }
-  throw std::overflow_error("[array] Python integer " + py::str(h).cast<std::string>() +
-                            " is out of range for int64 and uint64.");
+  throw_int_range("[array] Python integer " + py::str(h).cast<std::string>() +
+                  " is out of range for int64 and uint64.");
 }
 
 std::string int_str(const IntValue& v) {
   return v.big ? std::to_string(v.u) : std::to_string(v.i);
 }
 
-// OverflowError when `v` does not fit the integer dtype `d` (NumPy 2 raises too).
+// An integer that does not fit its dtype: NumPy 2 raises OverflowError, MLX ValueError, so
+// kiln raises an error that is both (kiln.core.IntegerRangeError), caught by either.
+[[noreturn]] void throw_int_range(const std::string& text) {
+  static PyObject* cls = [] {
+    PyObject* bases = PyTuple_Pack(2, PyExc_OverflowError, PyExc_ValueError);
+    PyObject* c = PyErr_NewException("kiln.core.IntegerRangeError", bases, nullptr);
+    Py_XDECREF(bases);
+    return c;  // kept for the life of the process
+  }();
+  if (!cls) throw std::overflow_error(text);
+  PyErr_SetString(cls, text.c_str());
+  throw py::error_already_set();
+}
+
+// IntegerRangeError when `v` does not fit the integer dtype `d`.
 void check_int_range(const IntValue& v, Dtype d) {
   if (!is_integral(d) || d == bool_) return;
   bool fits = dispatch_dtype(d, [&](auto tag) {
@@ -67,10 +83,8 @@ void check_int_range(const IntValue& v, Dtype d) {
     }
     return true;
   });
-  if (!fits) {
-    throw std::overflow_error(
-        msg("[array] Python integer ", int_str(v), " is out of range for ", d, "."));
-  }
+  if (!fits)
+    throw_int_range(msg("[array] Python integer ", int_str(v), " is out of range for ", d, "."));
 }
 
 // int32 when it fits (MLX's default integer), else int64, else uint64.
@@ -313,8 +327,9 @@ class ListReader {
         return numpy_to_array(py::reinterpret_borrow<py::array>(h), std::nullopt);
       }
       if (is_numpy_scalar(h)) return numpy_to_array(py::array::ensure(h), std::nullopt);
-      throw py::type_error("[array] Cannot convert a list element of type " +
-                           std::string(Py_TYPE(h.ptr())->tp_name) + " to an array element.");
+      // ValueError, as MLX (the list's contents, not its type, are wrong).
+      throw std::invalid_argument("[array] Cannot convert a list element of type " +
+                                  std::string(Py_TYPE(h.ptr())->tp_name) + " to an array element.");
     }();
     Shape rest(shape_.begin() + static_cast<std::ptrdiff_t>(std::min(depth, shape_.size())),
                shape_.end());
@@ -474,8 +489,8 @@ void format_element(std::ostream& os, T v) {
   }
 }
 
-// NumPy's summarization: arrays above this many elements show `kEdge` items at each end.
-constexpr size_t kSummarizeAbove = 1000;
+// MLX's summarization: any axis longer than 2 * kEdge shows `kEdge` items at each end
+// (NumPy waits for 1000 elements; MLX programs compare printed arrays, so kiln prints as MLX).
 constexpr int32_t kEdge = 3;
 
 template <typename T>
@@ -487,8 +502,9 @@ void format_dim(std::ostream& os, const T* base, const array& a, size_t dim, siz
   }
   int32_t n = a.shape()[dim];
   std::string sep = ",";
+  // One line per row at every depth (MLX's layout; NumPy adds blank lines between blocks).
   if (dim + 1 < a.ndim())
-    sep += std::string(a.ndim() - dim - 1, '\n') + std::string(indent + dim + 1, ' ');
+    sep += "\n" + std::string(indent + dim + 1, ' ');
   else
     sep += " ";
   os << "[";
@@ -507,6 +523,18 @@ void format_dim(std::ostream& os, const T* base, const array& a, size_t dim, siz
 }  // namespace
 
 // ---------------------------------------------------------------- public functions
+
+[[noreturn]] void throw_index_value_error(const std::string& text) {
+  static PyObject* cls = [] {
+    PyObject* bases = PyTuple_Pack(2, PyExc_IndexError, PyExc_ValueError);
+    PyObject* c = PyErr_NewException("kiln.core.IndexValueError", bases, nullptr);
+    Py_XDECREF(bases);
+    return c;  // kept for the life of the process
+  }();
+  if (!cls) throw py::index_error(text);
+  PyErr_SetString(cls, text.c_str());
+  throw py::error_already_set();
+}
 
 int print_precision() {
   return g_print_precision.load();
@@ -577,7 +605,12 @@ array array_from_python(py::handle obj, std::optional<Dtype> dtype) {
     return numpy_to_array(py::reinterpret_borrow<py::array>(obj), dtype);
   }
   if (is_numpy_scalar(obj)) return numpy_to_array(py::array::ensure(obj), dtype);
-  bool array_like = !PyUnicode_Check(obj.ptr()) && !PyBytes_Check(obj.ptr()) &&
+  if (PyBytes_Check(obj.ptr())) {
+    // Raw bytes are a uint8 vector (as MLX and bytearray), not NumPy's one-string array.
+    py::array arr = py::module_::import("numpy").attr("frombuffer")(obj, "uint8");
+    return numpy_to_array(std::move(arr), dtype);
+  }
+  bool array_like = !PyUnicode_Check(obj.ptr()) &&
                     (py::hasattr(obj, "__array__") || py::hasattr(obj, "__array_interface__") ||
                      PyObject_CheckBuffer(obj.ptr()));
   if (array_like) {
@@ -699,7 +732,7 @@ std::string array_repr(array& a) {
   os << "array(";
   dispatch_dtype(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    format_dim(os, a.data<T>(), a, 0, /*indent=*/6, a.size() > kSummarizeAbove);
+    format_dim(os, a.data<T>(), a, 0, /*indent=*/6, /*summarize=*/true);
   });
   os << ", dtype=" << dtype_name(a.dtype()) << ")";
   return os.str();

@@ -36,6 +36,14 @@ bool is_python_scalar(py::handle obj);
 /** Whether `obj` is a NumPy scalar (an instance of numpy.generic). */
 bool is_numpy_scalar(py::handle obj);
 
+/**
+ * Raises kiln.core.IndexValueError (a subclass of both IndexError and ValueError) with
+ * `text`: indexing mistakes NumPy reports as IndexError and MLX as ValueError (too many
+ * indices, out-of-bounds indices, a boolean mask of the wrong shape, indices beyond 32 bits), so
+ * code written for either catches it.
+ */
+[[noreturn]] void throw_index_value_error(const std::string& text);
+
 /** Whether `obj` can be an operand of an op (see ScalarOrArray). */
 bool is_operand(py::handle obj);
 

@@ -5,7 +5,10 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <sys/utsname.h>
+
 #include <atomic>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -85,6 +88,30 @@ struct ThreadLocalStream {
 };
 
 std::atomic<uint64_t> next_thread_local_id{1};
+
+// The processor's model name from /proc/cpuinfo ("model name", or "Hardware"/"CPU part" on
+// some ARM kernels); "cpu" where the file says nothing usable.
+std::string cpu_model_name() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string key = line.substr(0, line.find_last_not_of(" \t", colon - 1) + 1);
+    if (key == "model name" || key == "Hardware") {
+      auto start = line.find_first_not_of(" \t", colon + 1);
+      if (start != std::string::npos) return line.substr(start);
+    }
+  }
+  return "cpu";
+}
+
+// The machine architecture as `uname -m` prints it.
+std::string cpu_architecture() {
+  struct utsname u;
+  if (uname(&u) == 0) return u.machine;
+  return "unknown";
+}
 
 }  // namespace
 
@@ -235,7 +262,8 @@ void init_device(py::module_& m) {
         Device dev = d ? *d : default_device();
         py::dict info;
         if (dev.type == Device::cpu) {
-          info["device_name"] = "cpu";
+          info["device_name"] = cpu_model_name();
+          info["architecture"] = cpu_architecture();
           info["threads"] = cpu::num_threads();
           return info;
         }
@@ -254,7 +282,8 @@ void init_device(py::module_& m) {
       py::arg("device") = py::none(), R"doc(
     A dict describing ``device`` (default: the default device). For a GPU: ``device_name``,
     ``memory_size`` (bytes), ``compute_capability`` ("9.0"), ``architecture`` (what NVRTC
-    compiles for, "sm_90") and ``sm_count``; for the CPU: ``device_name`` and ``threads``.
+    compiles for, "sm_90") and ``sm_count``; for the CPU: ``device_name`` (the processor's model name), ``architecture`` (as
+    ``uname -m``: "x86_64", "aarch64") and ``threads``.
     ValueError for a GPU that is not available.
   )doc");
   m.def(

@@ -17,6 +17,15 @@ namespace {
   throw py::index_error(m);
 }
 
+// Indices and slice bounds are 32-bit in kiln (shapes are int32), as in MLX; PySlice_Unpack
+// clamps larger bounds to PY_SSIZE_T_MAX/MIN, which are out of range here too.
+void check_int32_index(Py_ssize_t v, const char* op) {
+  if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
+    throw_index_value_error(
+        msg("[", op, "] Indices and slice bounds must be 32-bit integers; got ", v, "."));
+  }
+}
+
 // One component of an index tuple, resolved against the array's axes.
 struct Entry {
   enum class Kind { integer, slice, newaxis, ellipsis, index_array, mask, bool_scalar };
@@ -82,6 +91,7 @@ Entry classify(py::handle h, const char* op) {
     Entry e{Kind::integer};
     e.value = PyNumber_AsSsize_t(o, PyExc_IndexError);
     if (e.value == -1 && PyErr_Occurred()) throw py::error_already_set();
+    check_int32_index(e.value, op);
     return e;
   }
   if (PyList_Check(o) || PyTuple_Check(o) || py::isinstance<py::array>(h) || is_numpy_scalar(h)) {
@@ -121,6 +131,13 @@ void resolve_slice(Entry& e, int32_t n) {
   if (e.slice && PySlice_Unpack(e.slice.ptr(), &start, &stop, &step) < 0) {
     throw py::error_already_set();
   }
+  if (e.slice) {
+    // Bounds given explicitly must fit 32 bits, as MLX requires (None stays unbounded).
+    auto* sl = reinterpret_cast<PySliceObject*>(e.slice.ptr());
+    if (sl->start != Py_None) check_int32_index(start, "slice");
+    if (sl->stop != Py_None) check_int32_index(stop, "slice");
+    if (sl->step != Py_None) check_int32_index(step, "slice");
+  }
   Py_ssize_t len = PySlice_AdjustIndices(n, &start, &stop, step);
   e.step = static_cast<int32_t>(std::clamp<Py_ssize_t>(step, -n - 1, n + 1));
   e.length = static_cast<int32_t>(len);
@@ -154,10 +171,10 @@ Plan parse(const array& a, py::handle index, const char* op) {
       ++ellipses;
   }
   if (ellipses > 1)
-    index_error(msg("[", op, "] An index can only have a single ellipsis ('...')."));
+    throw_index_value_error(msg("[", op, "] An index can only have a single ellipsis ('...')."));
   if (consumed > ndim) {
-    index_error(msg("[", op, "] Too many indices for array: array is ", ndim, "-dimensional, but ",
-                    consumed, " were indexed."));
+    throw_index_value_error(msg("[", op, "] Too many indices for array: array is ", ndim,
+                                "-dimensional, but ", consumed, " were indexed."));
   }
 
   Plan p;
@@ -178,9 +195,10 @@ Plan parse(const array& a, py::handle index, const char* op) {
       const array& m = *e.arr;
       for (size_t d = 0; d < m.ndim(); ++d) {
         if (m.shape()[d] != a.shape()[axis + d]) {
-          index_error(msg("[", op, "] Boolean index did not match indexed array along axis ",
-                          axis + d, "; size of axis is ", a.shape()[axis + d],
-                          " but size of corresponding boolean axis is ", m.shape()[d], "."));
+          throw_index_value_error(
+              msg("[", op, "] Boolean index did not match indexed array along axis ", axis + d,
+                  "; size of axis is ", a.shape()[axis + d],
+                  " but size of corresponding boolean axis is ", m.shape()[d], "."));
         }
       }
       for (auto& coords : nonzero(m)) {
@@ -209,8 +227,8 @@ Plan parse(const array& a, py::handle index, const char* op) {
     if (e.kind == Kind::integer) {
       int32_t n = a.shape()[e.axis];
       if (e.value < -n || e.value >= n) {
-        index_error(msg("[", op, "] Index ", e.value, " is out of bounds for axis ", e.axis,
-                        " with size ", n, "."));
+        throw_index_value_error(msg("[", op, "] Index ", e.value, " is out of bounds for axis ",
+                                    e.axis, " with size ", n, "."));
       }
       if (e.value < 0) e.value += n;
       if (!p.advanced) {
@@ -289,8 +307,8 @@ array prepare_index(const Entry& e, int32_t n, const char* op) {
         auto v = static_cast<int64_t>(
             base[elem_to_loc(static_cast<int64_t>(i), idx.shape(), idx.strides())]);
         if (v < -static_cast<int64_t>(n) || v >= n) {
-          index_error(msg("[", op, "] Index ", v, " is out of bounds for axis ", e.axis,
-                          " with size ", n, "."));
+          throw_index_value_error(msg("[", op, "] Index ", v, " is out of bounds for axis ", e.axis,
+                                      " with size ", n, "."));
         }
         ok_as_is &= v >= 0;
         vals[i] = static_cast<int32_t>(v < 0 ? v + n : v);

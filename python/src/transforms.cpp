@@ -7,11 +7,14 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <fstream>
 #include <numeric>
 #include <set>
+#include <sstream>
 
 #include "bindings.h"
 #include "convert.h"
+#include "kiln/graph_dot.h"
 #include "kiln/transforms.h"
 #include "trees.h"
 
@@ -57,10 +60,13 @@ std::vector<int> all_positions(size_t n) {
 
 struct GradSpec {
   std::vector<int> argnums;
-  bool single = false;  // argnums was an int (or defaulted): one gradient tree, not a tuple
+  bool single = false;     // one argnum (an int or a 1-sequence): one gradient tree, no tuple
+  bool positional = true;  // false when only argnames were given: positional gradients are None
   std::vector<std::string> argnames;
 };
 
+// Checked when the transformation is created, as MLX does: argnums are ints (TypeError
+// otherwise), without repeats, and something is differentiated.
 GradSpec grad_spec(py::object argnums, const std::vector<std::string>& argnames, const char* op) {
   GradSpec g;
   g.argnames = argnames;
@@ -68,16 +74,39 @@ GradSpec grad_spec(py::object argnums, const std::vector<std::string>& argnames,
     if (argnames.empty()) {
       g.argnums = {0};
       g.single = true;
+    } else {
+      g.positional = false;
     }
   } else if (PyLong_Check(argnums.ptr())) {
     g.argnums = {argnums.cast<int>()};
     g.single = true;
   } else {
-    g.argnums = argnums.cast<std::vector<int>>();
+    if (!PyList_Check(argnums.ptr()) && !PyTuple_Check(argnums.ptr())) {
+      throw py::type_error(msg("[", op, "] argnums must be an int or a sequence of ints; got ",
+                               Py_TYPE(argnums.ptr())->tp_name, "."));
+    }
+    for (auto a : py::reinterpret_borrow<py::sequence>(argnums)) {
+      if (!PyLong_Check(a.ptr())) {
+        throw py::type_error(msg("[", op, "] argnums must be ints; got an element of type ",
+                                 Py_TYPE(a.ptr())->tp_name, "."));
+      }
+      int k = a.cast<int>();
+      if (std::find(g.argnums.begin(), g.argnums.end(), k) != g.argnums.end())
+        throw std::invalid_argument(msg("[", op, "] Repeated argnums ", k, "."));
+      g.argnums.push_back(k);
+    }
+    g.positional = !g.argnums.empty() || argnames.empty();
+    g.single = g.argnums.size() == 1;  // as MLX: one argnum gives its gradient, not a 1-tuple
   }
   std::set<std::string> names(argnames.begin(), argnames.end());
   if (names.size() != argnames.size())
     throw std::invalid_argument(msg("[", op, "] Repeated argnames."));
+  if (g.argnums.empty() && argnames.empty()) {
+    throw std::invalid_argument(
+        msg("[", op,
+            "] Gradient with respect to no argument requested (argnums and argnames "
+            "are both empty)."));
+  }
   return g;
 }
 
@@ -88,15 +117,18 @@ struct GradState {
   std::vector<int> argnums;
   std::vector<std::string> argnames;
   py::object out;  // what the traced call returned
+  // The Python arrays put into the caller's containers for the traced call, and the
+  // originals they replaced: restored afterwards where the function did not overwrite them.
+  std::vector<py::object> tracers, originals;
 };
 
-// The arrays a function returns for value_and_grad: the loss first, then the arrays among
-// any auxiliary outputs.
-std::vector<array> loss_and_aux(const py::object& out, const char* op) {
+// The arrays a function returns: for grad the loss only; for value_and_grad the loss, or a
+// tuple whose first element is the loss and whose other elements (auxiliary values, any
+// tree) are returned but not differentiated.
+std::vector<array> loss_and_aux(const py::object& out, bool with_value, const char* op) {
   if (is_array(out)) return {array_ref(out)};
-  if ((PyTuple_Check(out.ptr()) || PyList_Check(out.ptr())) && py::len(out) > 0 &&
-      is_array(py::sequence(out)[0])) {
-    auto seq = py::reinterpret_borrow<py::sequence>(out);
+  if (with_value && PyTuple_Check(out.ptr()) && py::len(out) > 0 && is_array(py::tuple(out)[0])) {
+    auto seq = py::reinterpret_borrow<py::tuple>(out);
     std::vector<array> v = {array_ref(seq[0])};
     for (size_t i = 1; i < seq.size(); ++i) {
       auto aux = tree_arrays(seq[i]);
@@ -104,9 +136,14 @@ std::vector<array> loss_and_aux(const py::object& out, const char* op) {
     }
     return v;
   }
+  if (!with_value) {
+    throw std::invalid_argument(
+        msg("[", op, "] The function must return a scalar array (the loss); got ",
+            Py_TYPE(out.ptr())->tp_name, ". Use value_and_grad for auxiliary outputs."));
+  }
   throw std::invalid_argument(msg("[", op,
                                   "] The function must return an array (the loss) or a tuple "
-                                  "or list whose first element is the loss; got ",
+                                  "whose first element is the loss; got ",
                                   Py_TYPE(out.ptr())->tp_name, "."));
 }
 
@@ -117,7 +154,6 @@ py::object rebuild_value(const py::object& out, const std::vector<array>& values
   items.append(py::cast(values[0]));
   size_t next = 1;
   for (size_t i = 1; i < seq.size(); ++i) items.append(tree_replace_arrays(seq[i], values, next));
-  if (PyList_Check(out.ptr())) return items;
   return py::tuple(items);
 }
 
@@ -154,22 +190,44 @@ py::object value_and_grad_call(const py::function& fun, const GradSpec& spec, bo
     throw std::invalid_argument(msg("[", op, "] The differentiated arguments hold no arrays."));
   }
 
-  auto state = gil_safe(new GradState{fun, args, kwargs, nums, spec.argnames, py::none()});
-  ArrayFn inner = [state, op](const std::vector<array>& xs) {
+  auto state = gil_safe(new GradState{fun, args, kwargs, nums, spec.argnames, py::none(), {}, {}});
+  ArrayFn inner = [state, op, with_value](const std::vector<array>& xs) {
     py::gil_scoped_acquire gil;
+    // As MLX, the function sees the caller's own lists and dicts with the traced arrays in
+    // place, so updates it makes to them (model[1] = ...) persist after the call.
     size_t next = 0;
-    py::tuple a = replace_args(state->args, state->argnums, xs, next);
+    auto put = [&](py::handle tree) {
+      return tree_fill_inplace(tree, xs, next, state->tracers, state->originals);
+    };
+    py::list a(state->args);
+    for (int k : state->argnums) a[k] = put(state->args[k]);
     py::dict kw(state->kwargs);
-    for (auto& name : state->argnames)
-      kw[name.c_str()] = tree_replace_arrays(state->kwargs[name.c_str()], xs, next);
-    state->out = state->fun(*a, **kw);
-    return loss_and_aux(state->out, op);
+    for (auto& name : state->argnames) kw[name.c_str()] = put(state->kwargs[name.c_str()]);
+    try {
+      state->out = state->fun(*py::tuple(a), **kw);
+    } catch (...) {
+      tree_restore(state->args, state->tracers, state->originals);
+      tree_restore(state->kwargs, state->tracers, state->originals);
+      throw;
+    }
+    tree_restore(state->args, state->tracers, state->originals);
+    tree_restore(state->kwargs, state->tracers, state->originals);
+    auto res = loss_and_aux(state->out, with_value, op);
+    if (res[0].ndim() != 0) {
+      throw std::invalid_argument(msg("[", op,
+                                      "] The function must return a scalar array (the "
+                                      "loss, of shape ()); got shape ",
+                                      shape_str(res[0].shape()), "."));
+    }
+    return res;
   };
   auto [values, grads] = value_and_grad(inner, all_positions(flat.size()))(flat);
 
   size_t next = 0;
   py::object pos_grads;
-  if (spec.single) {
+  if (!spec.positional) {
+    pos_grads = py::none();
+  } else if (spec.single) {
     pos_grads = tree_replace_arrays(args[nums[0]], grads, next);
   } else {
     py::list g;
@@ -190,21 +248,28 @@ py::object value_and_grad_call(const py::function& fun, const GradSpec& spec, bo
 const char* kGradArgs = R"doc(
     Args:
         fun (Callable): A function of arrays and trees of arrays returning a scalar loss
-            (an array of one floating element), or a tuple or list whose first element is
-            the loss and the rest auxiliary values (not differentiated).
+            (an array of shape ``()``); for ``value_and_grad`` also a tuple whose first
+            element is the loss and the rest auxiliary values (returned, not
+            differentiated).
         argnums (int or Sequence[int], optional): The positional arguments to differentiate
-            (negative counts from the end). An int gives one gradient, a sequence a tuple of
-            them. Defaults to 0 when ``argnames`` is empty.
+            (negative counts from the end). One argnum (an int or a sequence of one) gives
+            its gradient, several a tuple of them. Defaults to 0 when ``argnames`` is empty.
         argnames (str or Sequence[str], optional): Keyword arguments to differentiate; their
-            gradients come as a dict after the positional ones: ``(positional, keywords)``.
+            gradients come as a dict after the positional ones: ``(positional, keywords)``
+            (``positional`` is None when only ``argnames`` is given).
+
+    The function sees the caller's own lists and dicts with traced arrays in place of the
+    differentiated ones; those are put back afterwards, so only the function's own
+    updates to the containers remain.
 
     The gradient of an argument has the argument's structure (a tree of arrays of the same
     shapes and dtypes).
 
     Raises:
-        ValueError: An argnum out of range or repeated, a differentiated argument holding
-            something other than arrays, a missing keyword argument, or a loss that is not
-            a floating scalar.
+        ValueError: An argnum out of range or repeated, nothing to differentiate, a
+            differentiated argument holding something other than arrays, a missing keyword
+            argument, or a loss that is not a scalar array.
+        TypeError: argnums that are not ints.
 )doc";
 
 std::vector<std::string> names_arg(py::object argnames) {
@@ -262,6 +327,13 @@ std::pair<py::list, py::list> forward_or_reverse(const py::function& fun, const 
   if (reverse) {
     for (auto arg : args) res.append(tree_replace_arrays(arg, results, next));
   } else {
+    // As MLX, a bool output (a comparison) has a zero tangent in the tangents' dtype, so
+    // arithmetic on it keeps working.
+    if (!vecs.empty()) {
+      for (auto& r : results) {
+        if (r.dtype() == bool_) r = zeros(r.shape(), vecs[0].dtype());
+      }
+    }
     res = as_list(state->out, results);
   }
   return {outputs, res};
@@ -273,7 +345,15 @@ py::object vmap_call(const py::function& fun, const py::object& in_axes, const p
                      const py::tuple& args, const py::dict& kwargs) {
   const char* op = "vmap";
   std::vector<std::optional<int>> axes;
-  tree_expand_axes(in_axes, args, axes, op);
+  // As MLX, the spec of a one-argument call describes that argument (a one-element
+  // sequence also matches the argument list).
+  bool one_seq =
+      (PyTuple_Check(in_axes.ptr()) || PyList_Check(in_axes.ptr())) && py::len(in_axes) == 1;
+  if (args.size() == 1 && !one_seq) {
+    tree_expand_axes(in_axes, args[0], axes, op);
+  } else {
+    tree_expand_axes(in_axes, args, axes, op);
+  }
   auto flat = tree_arrays(args);
   std::vector<int> in(flat.size());
   for (size_t i = 0; i < flat.size(); ++i) {
@@ -289,7 +369,13 @@ py::object vmap_call(const py::function& fun, const py::object& in_axes, const p
   auto outs = vmap(traced(state, op), in)(flat);  // mapped axes first
 
   std::vector<std::optional<int>> oax;
-  tree_expand_axes(out_axes, state->out, oax, op);
+  // A one-element sequence of out_axes describes a single array output (as MLX).
+  if (is_array(state->out) && (PyTuple_Check(out_axes.ptr()) || PyList_Check(out_axes.ptr())) &&
+      py::len(out_axes) == 1) {
+    tree_expand_axes(py::reinterpret_borrow<py::sequence>(out_axes)[0], state->out, oax, op);
+  } else {
+    tree_expand_axes(out_axes, state->out, oax, op);
+  }
   for (size_t j = 0; j < outs.size(); ++j) {
     if (!oax[j])
       throw std::invalid_argument("[vmap] out_axes cannot be None: every output is mapped.");
@@ -365,9 +451,12 @@ py::object CustomFunction::call(const py::tuple& args, const py::dict& kwargs) c
     state->out = state->fun(*a, **state->kwargs);
     return tree_arrays_strict(state->out, op, "The function's output");
   };
-  auto primals_of = [state](const std::vector<array>& xs) {
+  // As MLX, the rules see a single positional argument as itself, several as a tuple.
+  auto primals_of = [state](const std::vector<array>& xs) -> py::object {
     size_t next = 0;
-    return replace_args(state->args, state->which, xs, next);
+    py::tuple a = replace_args(state->args, state->which, xs, next);
+    if (a.size() == 1) return a[0];
+    return a;
   };
   std::optional<CustomVjpFn> vjp_rule;
   if (vjp_) {
@@ -405,6 +494,7 @@ py::object CustomFunction::call(const py::tuple& args, const py::dict& kwargs) c
         int a = axes[next++];
         return a < 0 ? py::none() : py::object(py::int_(a));
       });
+      if (state->args.size() == 1) ax = py::tuple(ax)[0];
       py::object r = (*state->vmap_fn)(primals_of(inputs), ax);
       if (!(PyTuple_Check(r.ptr()) || PyList_Check(r.ptr())) || py::len(r) != 2) {
         throw std::invalid_argument(
@@ -512,6 +602,80 @@ void init_transforms(py::module_& m) {
           .c_str());
 
   m.def(
+      "export_to_dot",
+      [](py::object file, py::args args, py::kwargs kwargs) {
+        std::vector<array> outs = tree_arrays(args);
+        for (auto item : kwargs) {
+          auto v = tree_arrays(item.second);
+          outs.insert(outs.end(), v.begin(), v.end());
+        }
+        std::ostringstream os;
+        export_to_dot(os, outs);
+        if (PyUnicode_Check(file.ptr()) || py::hasattr(file, "__fspath__")) {
+          std::string path = py::str(py::module_::import("os").attr("fspath")(file));
+          std::ofstream f(path);
+          if (!f) throw std::invalid_argument(msg("[export_to_dot] Cannot open ", path, "."));
+          f << os.str();
+        } else if (py::hasattr(file, "write")) {
+          file.attr("write")(os.str());
+        } else {
+          throw py::type_error(
+              msg("[export_to_dot] file must be a path or have a write method; "
+                  "got ",
+                  Py_TYPE(file.ptr())->tp_name, "."));
+        }
+      },
+      py::arg("file"), R"doc(
+    export_to_dot(file, *args, **kwargs)
+
+    Writes the graph computing the arrays in ``args`` and ``kwargs`` (arrays or trees of
+    arrays) as Graphviz DOT text to ``file``: a path, or an object with ``write`` (such as
+    ``io.StringIO``). Arrays are boxes (shape and dtype; the outputs filled), primitives
+    ellipses (name and parameters). Nothing is evaluated. Render with ``dot -Tsvg``.
+  )doc");
+
+  // Entry points of kiln.core's Python wrappers (kiln/core/_transforms.py): a wrapper made
+  // in Python is tracked by Python's garbage collector, so a function that refers back to
+  // its own transformed version (a reference cycle) is freed; a C++ closure holding the
+  // function would keep it alive forever.
+  py::class_<GradSpec>(m, "_GradSpec");
+  m.def(
+      "_grad_spec",
+      [](py::object argnums, py::object argnames, bool with_value) {
+        return grad_spec(argnums, names_arg(argnames), with_value ? "value_and_grad" : "grad");
+      },
+      py::arg("argnums"), py::arg("argnames"), py::arg("with_value"));
+  m.def(
+      "_grad_call",
+      [](py::function fun, const GradSpec& spec, bool with_value, py::tuple args, py::dict kwargs) {
+        return value_and_grad_call(fun, spec, with_value, args, kwargs);
+      },
+      py::arg("fun"), py::arg("spec"), py::arg("with_value"), py::arg("args"), py::arg("kwargs"));
+  m.def(
+      "_custom_function_call",
+      [](py::function fun, py::object vjp, py::object jvp, py::object vmap, py::tuple args,
+         py::dict kwargs) {
+        CustomFunction f(fun);
+        if (!vjp.is_none()) f.vjp_ = vjp.cast<py::function>();
+        if (!jvp.is_none()) f.jvp_ = jvp.cast<py::function>();
+        if (!vmap.is_none()) f.vmap_ = vmap.cast<py::function>();
+        return f.call(args, kwargs);
+      },
+      py::arg("fun"), py::arg("vjp"), py::arg("jvp"), py::arg("vmap"), py::arg("args"),
+      py::arg("kwargs"));
+  m.def(
+      "_checkpoint_call",
+      [](py::function fun, py::tuple args, py::dict kwargs) {
+        std::vector<int> which;
+        for (size_t k = 0; k < args.size(); ++k) which.push_back(static_cast<int>(k));
+        auto state = gil_safe(new TraceState{fun, args, which, kwargs, py::none()});
+        auto outs = checkpoint(traced(state, "checkpoint"))(tree_arrays(args));
+        size_t next = 0;
+        return tree_replace_arrays(state->out, outs, next);
+      },
+      py::arg("fun"), py::arg("args"), py::arg("kwargs"));
+
+  m.def(
       "vjp",
       [](py::function fun, py::object primals, py::object cotangents) {
         return forward_or_reverse(fun, primals, cotangents, true);
@@ -600,8 +764,10 @@ void init_transforms(py::module_& m) {
         ...         y = y.swapaxes(ay, ax)
         ...     return sin(x) * y, (ax if ax is not None else ay)
 
-    The vjp rule receives ``(primals, cotangents, outputs)`` with cotangents and outputs in
-    the structure of the function's output, and returns one gradient per positional
+    ``primals`` (and ``tangents``, ``axes``) below are the positional argument itself when
+    the function takes one, else a tuple of them. The vjp rule receives ``(primals,
+    cotangents, outputs)`` with cotangents and outputs in the structure of the function's
+    output, and returns one gradient per positional
     argument (a single value for a single argument; None means zeros). The jvp rule
     receives ``(primals, tangents)`` and returns the output tangents. The vmap rule receives
     ``(inputs, axes)`` (None for unmapped inputs) and returns ``(outputs, out_axes)``.

@@ -31,6 +31,19 @@ py::object tree_map_arrays(py::handle tree, const std::function<py::object(const
 py::object tree_replace_arrays(py::handle tree, const std::vector<array>& arrays, size_t& next);
 
 /**
+ * Puts `arrays[next++]` in place of each array leaf of `tree`, modifying its lists and dicts
+ * in place (tuples are rebuilt); returns the tree (the same object unless it is a tuple or
+ * an array). Each new Python array and the one it replaced are appended to `tracers` and
+ * `originals`.
+ */
+py::object tree_fill_inplace(py::handle tree, const std::vector<array>& arrays, size_t& next,
+                             std::vector<py::object>& tracers, std::vector<py::object>& originals);
+
+/** Puts `originals[i]` back wherever a list or dict inside `tree` still holds `tracers[i]`. */
+void tree_restore(py::handle tree, const std::vector<py::object>& tracers,
+                  const std::vector<py::object>& originals);
+
+/**
  * One axis per array leaf of `tree` from `spec`, a prefix of the tree (as JAX's and MLX's
  * in_axes): an int or None applies to every array below it, a list, tuple or dict recurses
  * into the matching container. None gives nullopt. ValueError when the spec does not match.

@@ -29,6 +29,8 @@ def check_grad(fn, args, rng, directions=3, eps=1e-6, rtol=1e-6, atol=1e-8):
     """
     args = tuple(args)
     grads = mx.grad(fn, argnums=tuple(range(len(args))))(*args)
+    if len(args) == 1:
+        grads = (grads,)  # one argnum gives its gradient itself, as MLX
     flat_grads = [g for _, g in tree_flatten(list(grads))]
     for _ in range(directions):
         direction = tree_map(lambda a: f64(rng.standard_normal(a.shape)), list(args))

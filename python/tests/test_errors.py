@@ -38,7 +38,8 @@ CASES = [
     (lambda: mx.zeros((2,), dtype="float32"), TypeError, r"incompatible function arguments"),
     (lambda: mx.sum(A, axes=0), TypeError, r"incompatible function arguments"),
     (lambda: mx.add(A), TypeError, r"incompatible function arguments"),
-    (lambda: A + "x", TypeError, r"unsupported operand"),
+    (lambda: A + "x", ValueError, r"\[__add__\] Cannot apply"),
+        (lambda: A + object(), TypeError, r"unsupported operand"),
     (lambda: mx.from_dlpack(3), TypeError, r"\[from_dlpack\]"),
     (lambda: memoryview(mx.array([1.0], dtype=mx.bfloat16)), BufferError, r"buffer"),
 ]

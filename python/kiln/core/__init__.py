@@ -18,3 +18,6 @@ del _name
 from kiln.core._compat import *  # noqa: E402,F401,F403
 from kiln.core import cuda, metal  # noqa: E402,F401
 from kiln.core._compile import compile, disable_compile, enable_compile  # noqa: E402,F401
+from kiln.core._array_api import __array_namespace_info__  # noqa: E402,F401
+from kiln.core._transforms import checkpoint, custom_function  # noqa: E402,F401
+from kiln.core._transforms import grad, value_and_grad  # noqa: E402,F401

@@ -43,12 +43,13 @@ def asarray(a, dtype=None, *, copy=None):
     ``copy=True``; anything the :class:`array` constructor takes is converted.
 
     Raises:
-        ValueError: ``copy=False`` and a copy or conversion is needed.
+        ValueError: ``copy=False`` and a copy or conversion is needed; as MLX, also for a
+            kiln array (whose import path copies).
     """
     if isinstance(a, _core.array):
+        if copy is False:
+            raise ValueError("[asarray] Unable to avoid a copy of an array with copy=False.")
         if dtype is not None and a.dtype != dtype:
-            if copy is False:
-                raise ValueError("[asarray] Changing the dtype needs a copy but copy=False.")
             return a.astype(dtype)
         return _core.copy(a) if copy else a
     if hasattr(a, "__dlpack__") and dtype is None and copy is not True:
