@@ -19,5 +19,6 @@ void init_dlpack(py::module_& m);      // dlpack.cpp
 void init_io(py::module_& m);          // io.cpp
 void init_linalg(py::module_& m);      // linalg.cpp
 void init_fft(py::module_& m);         // fft.cpp
+void init_distributed(py::module_& m); // distributed.cpp
 
 }  // namespace kiln::python

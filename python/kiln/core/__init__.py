@@ -17,3 +17,8 @@ del _name
 
 from kiln.core._compat import *  # noqa: E402,F401,F403
 from kiln.core import cuda, metal  # noqa: E402,F401
+
+# kiln.core.distributed (import kiln.core.distributed as dist).
+if hasattr(_core, "distributed"):
+    distributed = _core.distributed
+    _sys.modules[f"{__name__}.distributed"] = _core.distributed
