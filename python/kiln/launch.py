@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shlex
 import shutil
 import signal
@@ -32,7 +31,6 @@ import sys
 import threading
 import time
 
-_TAG = re.compile(rb"^\[\d+,(\d+)\]<(stdout|stderr)>:")
 
 
 def _gpu_count() -> int:
@@ -80,7 +78,7 @@ def mpirun_command(args, command: list[str]) -> list[str]:
             "kiln.launch: mpirun was not found (Debian/Ubuntu: apt-get install openmpi-bin "
             "libopenmpi-dev); CPU arrays communicate through MPI, whose processes mpirun starts"
         )
-    cmd = [mpirun, "--tag-output"]
+    cmd = [mpirun]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-run-as-root")
     if args.hosts:
@@ -97,7 +95,28 @@ def mpirun_command(args, command: list[str]) -> list[str]:
             cmd += ["-x", var]
     for var in args.env or []:
         cmd += ["-x", var]
-    return cmd + command
+    # Each rank runs under this module's wrapper, which prefixes its lines with the rank.
+    wrap = [command[0], "-m", "kiln.launch", "--rank-wrapper"] if not args.no_prefix else []
+    return cmd + wrap + command
+
+
+def _wrap(command: list[str]) -> int:
+    """Runs `command`, copying its output with each line prefixed by the MPI rank."""
+    rank = os.environ.get("OMPI_COMM_WORLD_RANK", os.environ.get("PMIX_RANK", "?"))
+    env = os.environ.copy()
+    # One GPU per process on each machine (NCCL refuses two ranks on one GPU).
+    local = os.environ.get("OMPI_COMM_WORLD_LOCAL_RANK")
+    if local is not None and "CUDA_VISIBLE_DEVICES" not in env:
+        gpus = _gpu_count()
+        if gpus > 1:
+            env["CUDA_VISIBLE_DEVICES"] = str(int(local) % gpus)
+    lock = threading.Lock()
+    p, threads = _spawn(command, env, lock, rank, True, new_session=False)
+    signal.signal(signal.SIGTERM, lambda *_: p.terminate())
+    rc = p.wait()
+    for t in threads:
+        t.join(timeout=2)
+    return rc if rc >= 0 else 128 - rc
 
 
 class _Prefixer(threading.Thread):
@@ -110,12 +129,10 @@ class _Prefixer(threading.Thread):
     def run(self):
         for line in iter(self.stream.readline, b""):
             rank = self.rank
-            m = _TAG.match(line)
-            if m:
-                rank = int(m.group(1))
-                line = line[m.end() :]
             head = f"[{rank}] ".encode() if self.prefix and rank is not None else b""
-            with self.lock:
+            if not line.endswith(b"\n"):
+                line += b"\n"
+            with self.lock:  # one write per line, so lines of different ranks never mix
                 self.out.buffer.write(head + line)
                 self.out.flush()
 
@@ -172,13 +189,13 @@ def _supervise(procs: list[subprocess.Popen], timeout: float | None, names: list
     return 0
 
 
-def _spawn(cmd, env, lock, rank, prefix):
+def _spawn(cmd, env, lock, rank, prefix, new_session=True):
     p = subprocess.Popen(
         cmd,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        start_new_session=True,  # its own process group, so _stop reaches its children
+        start_new_session=new_session,  # its own process group, so _stop reaches its children
     )
     threads = [
         _Prefixer(p.stdout, rank, sys.stdout, lock, prefix),
@@ -196,6 +213,9 @@ def _resolve_backend(backend: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--rank-wrapper"]:
+        return _wrap(argv[1:])
     parser = argparse.ArgumentParser(
         prog="python -m kiln.launch",
         description="Run a kiln program on several processes (see docs/distributed.md).",

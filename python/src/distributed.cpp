@@ -59,8 +59,18 @@ void init_distributed(py::module_& parent) {
       backend (str, optional): ``"any"``, ``"mpi"`` or ``"nccl"``. Default: ``"any"``.
   )doc");
 
-  m.def("init", &dist::init, py::arg("strict") = false, py::arg("backend") = "any",
-        py::call_guard<py::gil_scoped_release>(), R"doc(
+  m.def(
+      "init",
+      [](bool strict, const std::string& backend) {
+        dist::Group g = [&] {
+          py::gil_scoped_release release;
+          return dist::init(strict, backend);
+        }();
+        // An uncaught exception must end a rank without waiting for the others (MPI_Finalize).
+        if (g.size() > 1) py::module_::import("kiln.core._distributed").attr("install_abort_hook")();
+        return g;
+      },
+      py::arg("strict") = false, py::arg("backend") = "any", R"doc(
     Initialize the communication backend and create the global communication group.
 
     Under ``mpirun`` the group is MPI's world (with an NCCL communicator too when a GPU and
