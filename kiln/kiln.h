@@ -16,3 +16,4 @@
 #include "kiln/io.h"
 #include "kiln/fft.h"
 #include "kiln/linalg.h"
+#include "kiln/distributed/distributed.h"
