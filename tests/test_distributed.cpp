@@ -49,7 +49,8 @@ int free_port() {
 
 // A launch by KILN_RANK & co. would make init connect; these tests need none.
 bool launched() {
-  return std::getenv("KILN_WORLD_SIZE") || std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("WORLD_SIZE");
+  return std::getenv("KILN_WORLD_SIZE") || std::getenv("OMPI_COMM_WORLD_SIZE") ||
+         std::getenv("WORLD_SIZE");
 }
 
 }  // namespace
@@ -62,7 +63,8 @@ TEST(Distributed, SingletonGroupAndIdentities) {
   auto sub = g.split(3);
   EXPECT_EQ(sub.size(), 1);
   array x = random_array({3, 5}, float32);
-  for (auto f : {&dist::all_sum, &dist::all_max, &dist::all_min, &dist::all_gather, &dist::sum_scatter}) {
+  for (auto f :
+       {&dist::all_sum, &dist::all_max, &dist::all_min, &dist::all_gather, &dist::sum_scatter}) {
     array y = f(x, g, {});
     expect_allclose(y, x.shape(), to_double(x));
   }
@@ -75,12 +77,17 @@ TEST(Distributed, ArgumentErrors) {
   expect_throw<std::invalid_argument>([&] { (void)dist::send(x, 1, g); }, "[send]");
   expect_throw<std::invalid_argument>([&] { (void)dist::recv({4}, float32, 0, g); }, "[recv]");
   expect_throw<std::invalid_argument>([&] { (void)dist::recv_like(x, 2, g); }, "[recv]");
-  expect_throw<std::invalid_argument>([&] { (void)dist::sum_scatter(array(1.0f), g); }, "[sum_scatter]");
-  expect_throw<std::invalid_argument>([&] { (void)dist::all_max(astype(x, complex64), g); }, "[all_max]");
-  expect_throw<std::invalid_argument>([&] { (void)dist::all_min(astype(x, complex64), g); }, "[all_min]");
+  expect_throw<std::invalid_argument>([&] { (void)dist::sum_scatter(array(1.0f), g); },
+                                      "[sum_scatter]");
+  expect_throw<std::invalid_argument>([&] { (void)dist::all_max(astype(x, complex64), g); },
+                                      "[all_max]");
+  expect_throw<std::invalid_argument>([&] { (void)dist::all_min(astype(x, complex64), g); },
+                                      "[all_min]");
   expect_throw<std::invalid_argument>([&] { (void)g.split(-1); }, "[split]");
-  expect_throw<std::invalid_argument>([&] { (void)dist::init(false, "gloo"); }, "[distributed.init]");
-  expect_throw<std::invalid_argument>([&] { (void)dist::is_available("ring"); }, "[distributed.is_available]");
+  expect_throw<std::invalid_argument>([&] { (void)dist::init(false, "gloo"); },
+                                      "[distributed.init]");
+  expect_throw<std::invalid_argument>([&] { (void)dist::is_available("ring"); },
+                                      "[distributed.is_available]");
   // Whatever is installed, the answers are booleans and "any" is their or.
   EXPECT_EQ(dist::is_available("any"), dist::is_available("mpi") || dist::is_available("nccl"));
 }
@@ -111,7 +118,8 @@ TEST(Distributed, TcpRendezvousWithThreads) {
   for (int r = 0; r < n; ++r) {
     ASSERT_TRUE(errors[r].empty()) << "rank " << r << ": " << errors[r];
     ASSERT_EQ(got[r].size(), static_cast<size_t>(n));
-    for (int q = 0; q < n; ++q) EXPECT_EQ(got[r][q], std::string(q + 1, static_cast<char>('a' + q)));
+    for (int q = 0; q < n; ++q)
+      EXPECT_EQ(got[r][q], std::string(q + 1, static_cast<char>('a' + q)));
   }
 }
 
@@ -122,5 +130,6 @@ TEST(Distributed, TcpRendezvousTimesOutNamingMissingRanks) {
   env.host = "127.0.0.1";
   env.port = free_port();
   env.timeout_s = 0.5;
-  expect_throw<std::runtime_error>([&] { (void)dist::detail::tcp_all_gather(env, "x"); }, "rank(s) 1, 2");
+  expect_throw<std::runtime_error>([&] { (void)dist::detail::tcp_all_gather(env, "x"); },
+                                   "rank(s) 1, 2");
 }

@@ -90,11 +90,17 @@ def torch_setup(rank, size):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--quick", action="store_true", help="up to 256 MiB, fewer rounds")
     p.add_argument("--rounds", type=int, default=None)
     p.add_argument("--out-dir", default=str(ROOT / "benchmarks" / "results"))
-    p.add_argument("--cpu", action="store_true", help="smoke test of this script on CPUs (MPI, no PyTorch)")
+    p.add_argument(
+        "--cpu",
+        action="store_true",
+        help="smoke test of this script on CPUs (MPI, no PyTorch)",
+    )
     args = p.parse_args()
     rounds = args.rounds or (5 if args.quick else 10)
 
@@ -103,8 +109,12 @@ def main():
     group = mx.distributed.init(strict=True, backend="mpi" if args.cpu else "nccl")
     rank, n = group.rank(), group.size()
     if n < 2:
-        sys.exit("launch with python -m kiln.launch -n 2 (or more) on a machine with GPUs")
-    torch, why_no_torch = (None, "not measured (--cpu)") if args.cpu else torch_setup(rank, n)
+        sys.exit(
+            "launch with python -m kiln.launch -n 2 (or more) on a machine with GPUs"
+        )
+    torch, why_no_torch = (
+        (None, "not measured (--cpu)") if args.cpu else torch_setup(rank, n)
+    )
     if torch is not None:
         import torch.distributed as tdist
 
@@ -115,12 +125,17 @@ def main():
         mx.eval(x)
         batch = batch_for(nbytes)
         row = {"bytes": nbytes}
-        for op, fn in (("all_sum", mx.distributed.all_sum), ("all_gather", mx.distributed.all_gather)):
+        for op, fn in (
+            ("all_sum", mx.distributed.all_sum),
+            ("all_gather", mx.distributed.all_gather),
+        ):
             # all_gather: `nbytes` is the output; each rank contributes nbytes / n.
             xin = x if op == "all_sum" else x[: count // n]
             t = kiln_seconds(fn, xin, group, batch, rounds)
             row[f"kiln_{op}_us"] = t * 1e6
-            row[f"kiln_{op}_busbw"] = bus_bw(op, nbytes if op == "all_sum" else nbytes // n, t, n)
+            row[f"kiln_{op}_busbw"] = bus_bw(
+                op, nbytes if op == "all_sum" else nbytes // n, t, n
+            )
         if torch is not None:
             xt = torch.randn(count, device="cuda")
             t = torch_seconds(torch, lambda: tdist.all_reduce(xt), batch, rounds)
@@ -128,7 +143,9 @@ def main():
             row["torch_all_sum_busbw"] = bus_bw("all_sum", nbytes, t, n)
             part = xt[: count // n].contiguous()
             out = torch.empty(count // n * n, device="cuda")
-            t = torch_seconds(torch, lambda: tdist.all_gather_into_tensor(out, part), batch, rounds)
+            t = torch_seconds(
+                torch, lambda: tdist.all_gather_into_tensor(out, part), batch, rounds
+            )
             row["torch_all_gather_us"] = t * 1e6
             row["torch_all_gather_busbw"] = bus_bw("all_gather", nbytes // n, t, n)
             del xt, part, out
@@ -179,7 +196,13 @@ def main():
             )
     text = "\n".join(lines) + "\n"
     print(text)
-    report = {"device": device, "gpus": n, "date": date, "rows": rows, "torch": why_no_torch or "ok"}
+    report = {
+        "device": device,
+        "gpus": n,
+        "date": date,
+        "rows": rows,
+        "torch": why_no_torch or "ok",
+    }
     save_results(args.out_dir, "gpu-distributed", device, date, report, text)
 
 

@@ -29,7 +29,11 @@ import kiln.optimizers as optim
 class MLP(nn.Module):
     def __init__(self, dims, hidden, classes):
         super().__init__()
-        self.layers = [nn.Linear(dims, hidden), nn.Linear(hidden, hidden), nn.Linear(hidden, classes)]
+        self.layers = [
+            nn.Linear(dims, hidden),
+            nn.Linear(hidden, hidden),
+            nn.Linear(hidden, classes),
+        ]
 
     def __call__(self, x):
         for layer in self.layers[:-1]:
@@ -59,7 +63,9 @@ def loss_fn(model, x, y):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--steps", type=int, default=100)
     p.add_argument("--global-batch", type=int, default=512)
     p.add_argument("--dims", type=int, default=256)
@@ -67,13 +73,17 @@ def main():
     p.add_argument("--classes", type=int, default=10)
     p.add_argument("--lr", type=float, default=0.05)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--check", action="store_true", help="compare with a single-process run")
+    p.add_argument(
+        "--check", action="store_true", help="compare with a single-process run"
+    )
     args = p.parse_args()
 
     group = mx.distributed.init()
     rank, size = group.rank(), group.size()
     if args.global_batch % size:
-        sys.exit(f"--global-batch {args.global_batch} must be divisible by the {size} processes")
+        sys.exit(
+            f"--global-batch {args.global_batch} must be divisible by the {size} processes"
+        )
     local = args.global_batch // size
     x_all, y_all = make_data(args.global_batch * 8, args.dims, args.classes)
 
@@ -111,13 +121,23 @@ def main():
     if rank == 0 and start is not None:
         seconds = time.perf_counter() - start
         rate = (args.steps - 2) * args.global_batch / seconds
-        print(f"{size} process(es), device {mx.default_device()}: {rate:,.0f} samples/s", flush=True)
+        print(
+            f"{size} process(es), device {mx.default_device()}: {rate:,.0f} samples/s",
+            flush=True,
+        )
     if args.check:
-        print(f"rank {rank}: largest |loss - single-process loss| = {worst:.2e}", flush=True)
+        print(
+            f"rank {rank}: largest |loss - single-process loss| = {worst:.2e}",
+            flush=True,
+        )
         if worst > 1e-4 * max(1.0, abs(losses[0])):
-            sys.exit(f"rank {rank}: the data-parallel losses differ from the single-process run")
+            sys.exit(
+                f"rank {rank}: the data-parallel losses differ from the single-process run"
+            )
     if losses[-1] >= losses[0]:
-        sys.exit(f"rank {rank}: the loss did not decrease ({losses[0]:.4f} -> {losses[-1]:.4f})")
+        sys.exit(
+            f"rank {rank}: the loss did not decrease ({losses[0]:.4f} -> {losses[-1]:.4f})"
+        )
 
 
 if __name__ == "__main__":

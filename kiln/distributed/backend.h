@@ -62,8 +62,8 @@ bool nccl_available(std::string* why = nullptr);
  * called on every rank with rank 0's unique id (128 bytes; empty elsewhere) and must return
  * rank 0's id (through MPI or the TCP rendezvous).
  */
-std::shared_ptr<GpuComm> nccl_create(int rank, int size,
-                                     const std::function<std::string(const std::string&)>& share_id);
+std::shared_ptr<GpuComm> nccl_create(
+    int rank, int size, const std::function<std::string(const std::string&)>& share_id);
 
 /** Where the processes of a launch without mpirun meet (KILN_* or torchrun's variables). */
 struct LaunchEnv {
@@ -87,7 +87,7 @@ class GroupImpl {
  public:
   int rank = 0;
   int size = 1;
-  std::shared_ptr<MpiComm> mpi;  // CPU streams
+  std::shared_ptr<MpiComm> mpi;   // CPU streams
   std::shared_ptr<GpuComm> nccl;  // GPU streams
 };
 

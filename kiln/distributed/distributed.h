@@ -82,7 +82,8 @@ array sum_scatter(const array& x, std::optional<Group> group = std::nullopt, Str
 /** Sends `x` to rank `dst` when evaluated; returns an array equal to `x`. Throws
  * std::invalid_argument ([send]) for dst outside [0, size) or equal to this rank, and for a
  * group of one. */
-array send(const array& x, int dst, std::optional<Group> group = std::nullopt, StreamOrDevice s = {});
+array send(const array& x, int dst, std::optional<Group> group = std::nullopt,
+           StreamOrDevice s = {});
 /** Receives an array of `shape` and `dtype` from rank `src` (the matching send). Errors
  * as send's ([recv]); a message of another size raises std::runtime_error. */
 array recv(Shape shape, Dtype dtype, int src, std::optional<Group> group = std::nullopt,

@@ -11,8 +11,12 @@ namespace kiln::distributed {
 
 using detail::GroupImpl;
 
-int Group::rank() const { return impl_->rank; }
-int Group::size() const { return impl_->size; }
+int Group::rank() const {
+  return impl_->rank;
+}
+int Group::size() const {
+  return impl_->size;
+}
 
 std::string Group::backend() const {
   std::string s;
@@ -51,12 +55,15 @@ namespace {
 
 void check_backend_name(const std::string& b, const char* op) {
   if (b != "any" && b != "mpi" && b != "nccl") {
-    throw std::invalid_argument(msg("[", op, "] Unknown backend '", b,
-                                    "': kiln has 'mpi' (CPU arrays), 'nccl' (GPU arrays) and 'any'."));
+    throw std::invalid_argument(
+        msg("[", op, "] Unknown backend '", b,
+            "': kiln has 'mpi' (CPU arrays), 'nccl' (GPU arrays) and 'any'."));
   }
 }
 
-std::shared_ptr<GroupImpl> singleton() { return std::make_shared<GroupImpl>(); }
+std::shared_ptr<GroupImpl> singleton() {
+  return std::make_shared<GroupImpl>();
+}
 
 // Starts the requested engines; throws std::runtime_error naming what is missing.
 std::shared_ptr<GroupImpl> start(const std::string& backend, bool strict) {
@@ -99,21 +106,24 @@ std::shared_ptr<GroupImpl> start(const std::string& backend, bool strict) {
       return g;
     }
     // Processes started without mpirun cannot form an MPI world.
-    throw std::runtime_error(msg(
-        "[distributed.init] KILN_WORLD_SIZE=", env->size, " (rank ", env->rank,
-        ") but no backend can connect these processes: ",
-        want_nccl ? (nccl_why.empty() ? std::string("NCCL was not requested") : nccl_why)
-                  : std::string("backend='mpi' needs mpirun"),
-        ". CPU arrays communicate through MPI: launch with mpirun, or python -m kiln.launch "
-        "--backend mpi."));
+    throw std::runtime_error(
+        msg("[distributed.init] KILN_WORLD_SIZE=", env->size, " (rank ", env->rank,
+            ") but no backend can connect these processes: ",
+            want_nccl ? (nccl_why.empty() ? std::string("NCCL was not requested") : nccl_why)
+                      : std::string("backend='mpi' needs mpirun"),
+            ". CPU arrays communicate through MPI: launch with mpirun, or python -m kiln.launch "
+            "--backend mpi."));
   }
 
   // Nothing launched: one process.
   if (strict) {
-    if (backend == "mpi" && !have_mpi) throw std::runtime_error("[distributed.init] " + mpi_why + ".");
-    if (backend == "nccl" && !have_nccl) throw std::runtime_error("[distributed.init] " + nccl_why + ".");
+    if (backend == "mpi" && !have_mpi)
+      throw std::runtime_error("[distributed.init] " + mpi_why + ".");
+    if (backend == "nccl" && !have_nccl)
+      throw std::runtime_error("[distributed.init] " + nccl_why + ".");
     if (backend == "any" && !have_mpi && !detail::nccl_available(&nccl_why)) {
-      throw std::runtime_error(msg("[distributed.init] No backend is available: ", mpi_why, "; ", nccl_why, "."));
+      throw std::runtime_error(
+          msg("[distributed.init] No backend is available: ", mpi_why, "; ", nccl_why, "."));
     }
   }
   return g;
@@ -143,7 +153,8 @@ Group init(bool strict, const std::string& backend) {
   } catch (const std::invalid_argument&) {
     throw;
   } catch (const std::exception&) {
-    if (strict || detail::launched_by_mpirun() || (detail::launch_env() && detail::launch_env()->size > 1)) {
+    if (strict || detail::launched_by_mpirun() ||
+        (detail::launch_env() && detail::launch_env()->size > 1)) {
       throw;
     }
     return Group(singleton());

@@ -51,8 +51,7 @@ struct Mpi {
   int (*Error_string)(int, char*, int*) = nullptr;
 
   Handle comm_world = nullptr, errors_return = nullptr, byte = nullptr;
-  Handle op_sum = nullptr, op_max = nullptr, op_min = nullptr, op_lor = nullptr,
-         op_land = nullptr;
+  Handle op_sum = nullptr, op_max = nullptr, op_min = nullptr, op_lor = nullptr, op_land = nullptr;
   Handle types[Dtype::num_types] = {};
   // float16/bfloat16: 2-byte types and our reductions (index: 0 float16, 1 bfloat16).
   Handle half_types[2] = {};
@@ -85,8 +84,10 @@ Mpi& lib() {
       tried += (tried.empty() ? "" : "; ") + n + (why ? std::string(" (") + why + ")" : "");
     }
     if (!g_lib) {
-      m->error = "MPI (Open MPI's libmpi.so.40; Debian/Ubuntu: apt-get install libopenmpi-dev "
-                 "openmpi-bin, or set KILN_MPI_PATH) is not available: tried " + tried;
+      m->error =
+          "MPI (Open MPI's libmpi.so.40; Debian/Ubuntu: apt-get install libopenmpi-dev "
+          "openmpi-bin, or set KILN_MPI_PATH) is not available: tried " +
+          tried;
       return m;
     }
     auto sym = [&](const char* name) {
@@ -97,14 +98,15 @@ Mpi& lib() {
       return p;
     };
 #define KILN_MPI_FN(name) m->name = reinterpret_cast<decltype(m->name)>(sym("MPI_" #name));
-    KILN_MPI_FN(Init_thread) KILN_MPI_FN(Initialized) KILN_MPI_FN(Finalized)
-    KILN_MPI_FN(Finalize) KILN_MPI_FN(Comm_rank) KILN_MPI_FN(Comm_size) KILN_MPI_FN(Comm_split)
-    KILN_MPI_FN(Comm_set_errhandler) KILN_MPI_FN(Allreduce) KILN_MPI_FN(Allgather)
-    KILN_MPI_FN(Reduce_scatter_block) KILN_MPI_FN(Send) KILN_MPI_FN(Recv) KILN_MPI_FN(Get_count)
-    KILN_MPI_FN(Bcast) KILN_MPI_FN(Type_contiguous) KILN_MPI_FN(Type_commit)
-    KILN_MPI_FN(Op_create) KILN_MPI_FN(Error_string)
+    KILN_MPI_FN(Init_thread)
+    KILN_MPI_FN(Initialized) KILN_MPI_FN(Finalized) KILN_MPI_FN(Finalize) KILN_MPI_FN(Comm_rank)
+        KILN_MPI_FN(Comm_size) KILN_MPI_FN(Comm_split) KILN_MPI_FN(Comm_set_errhandler)
+            KILN_MPI_FN(Allreduce) KILN_MPI_FN(Allgather) KILN_MPI_FN(Reduce_scatter_block)
+                KILN_MPI_FN(Send) KILN_MPI_FN(Recv) KILN_MPI_FN(Get_count) KILN_MPI_FN(Bcast)
+                    KILN_MPI_FN(Type_contiguous) KILN_MPI_FN(Type_commit) KILN_MPI_FN(Op_create)
+                        KILN_MPI_FN(Error_string)
 #undef KILN_MPI_FN
-    m->comm_world = sym("ompi_mpi_comm_world");
+                            m->comm_world = sym("ompi_mpi_comm_world");
     m->errors_return = sym("ompi_mpi_errors_return");
     m->byte = sym("ompi_mpi_byte");
     m->op_sum = sym("ompi_mpi_op_sum");
@@ -139,7 +141,8 @@ std::string error_string(int code) {
 
 void check(const char* op, const char* call, int code) {
   if (code != 0) {
-    throw std::runtime_error(msg("[", op, "] ", call, " failed: ", error_string(code), " (", code, ")."));
+    throw std::runtime_error(
+        msg("[", op, "] ", call, " failed: ", error_string(code), " (", code, ")."));
   }
 }
 
@@ -210,8 +213,8 @@ Mpi& initialized() {
 
 int to_int(size_t n, const char* op, const char* what) {
   if (n > static_cast<size_t>(INT_MAX)) {
-    throw std::invalid_argument(msg("[", op, "] ", what, " ", n, " exceeds MPI's count limit (",
-                                    INT_MAX, ")."));
+    throw std::invalid_argument(
+        msg("[", op, "] ", what, " ", n, " exceeds MPI's count limit (", INT_MAX, ")."));
   }
   return static_cast<int>(n);
 }
@@ -249,8 +252,8 @@ class MpiCommImpl : public MpiComm {
     {
       Mpi& m = initialized();
       auto lk = lock(m);
-      check(op, "MPI_Allgather", m.Allgather(mine, sizeof(mine), m.byte, all.data(), sizeof(mine),
-                                             m.byte, comm_));
+      check(op, "MPI_Allgather",
+            m.Allgather(mine, sizeof(mine), m.byte, all.data(), sizeof(mine), m.byte, comm_));
     }
     bool ok = true;
     for (int r = 1; r < size_ && ok; ++r) {
@@ -309,7 +312,8 @@ class MpiCommImpl : public MpiComm {
     do {
       size_t n = std::min(chunk, nbytes - done);
       check("send", "MPI_Send",
-            m.Send(static_cast<const char*>(data) + done, static_cast<int>(n), m.byte, dst, 0, comm_));
+            m.Send(static_cast<const char*>(data) + done, static_cast<int>(n), m.byte, dst, 0,
+                   comm_));
       done += n;
     } while (done < nbytes);
   }
@@ -325,9 +329,9 @@ class MpiCommImpl : public MpiComm {
       int rc = m.Recv(static_cast<char*>(data) + done, static_cast<int>(n), m.byte, src, 0, comm_,
                       status);
       if (rc != 0) {
-        throw std::runtime_error(msg("[recv] MPI_Recv from rank ", src, " of ", nbytes,
-                                     " bytes failed (was the matching send larger?): ",
-                                     error_string(rc), "."));
+        throw std::runtime_error(
+            msg("[recv] MPI_Recv from rank ", src, " of ", nbytes,
+                " bytes failed (was the matching send larger?): ", error_string(rc), "."));
       }
       int got = 0;
       m.Get_count(status, m.byte, &got);
@@ -370,7 +374,8 @@ class MpiCommImpl : public MpiComm {
     if (op == ReduceOp::sum && m.small_int_sum[static_cast<int>(dtype.val)]) {
       return {t, m.small_int_sum[static_cast<int>(dtype.val)]};
     }
-    if (!t) throw std::invalid_argument(msg("[", name, "] Unsupported dtype ", dtype_name(dtype), "."));
+    if (!t)
+      throw std::invalid_argument(msg("[", name, "] Unsupported dtype ", dtype_name(dtype), "."));
     return {t, op == ReduceOp::sum ? m.op_sum : op == ReduceOp::max ? m.op_max : m.op_min};
   }
 

@@ -12,21 +12,25 @@ using detail::ReduceOp;
 
 namespace {
 
-Group to_group(const std::optional<Group>& g) { return g ? *g : init(); }
+Group to_group(const std::optional<Group>& g) {
+  return g ? *g : init();
+}
 
 // The stream of the op, checked against the engines the group holds.
 Stream comm_stream(const Group& g, StreamOrDevice s, const char* op) {
   Stream st = to_stream(s);
   if (st.device.type == Device::gpu && !g.impl()->nccl) {
     throw std::invalid_argument(msg("[", op, "] The array is on a GPU stream but the group (",
-                                    g.backend(), ") has no NCCL communicator: init with "
+                                    g.backend(),
+                                    ") has no NCCL communicator: init with "
                                     "backend='nccl' or 'any' on a machine with NCCL, or pass "
                                     "stream=kiln.cpu."));
   }
   if (st.device.type == Device::cpu && !g.impl()->mpi) {
-    throw std::invalid_argument(msg("[", op, "] The array is on a CPU stream but the group (",
-                                    g.backend(), ") has no MPI communicator: launch with mpirun "
-                                    "(or python -m kiln.launch --backend mpi), or use GPU arrays."));
+    throw std::invalid_argument(
+        msg("[", op, "] The array is on a CPU stream but the group (", g.backend(),
+            ") has no MPI communicator: launch with mpirun "
+            "(or python -m kiln.launch --backend mpi), or use GPU arrays."));
   }
   return st;
 }
@@ -40,7 +44,8 @@ array all_reduce(const array& x, const std::optional<Group>& group_, StreamOrDev
                  const char* name) {
   auto group = to_group(group_);
   if (op != ReduceOp::sum && x.dtype() == complex64) {
-    throw std::invalid_argument(msg("[", name, "] complex64 arrays have no ", reduce_op_name(op), "."));
+    throw std::invalid_argument(
+        msg("[", name, "] complex64 arrays have no ", reduce_op_name(op), "."));
   }
   if (group.size() == 1) return x;
   Stream st = comm_stream(group, s, name);
@@ -56,12 +61,12 @@ void check_peer(const Group& group, int peer, const char* op, const char* what) 
     throw std::invalid_argument(msg("[", op, "] Cannot ", op, " within a group of one process."));
   }
   if (peer < 0 || peer >= group.size()) {
-    throw std::invalid_argument(msg("[", op, "] Invalid ", what, " rank ", peer, " for a group of size ",
-                                    group.size(), "."));
+    throw std::invalid_argument(msg("[", op, "] Invalid ", what, " rank ", peer,
+                                    " for a group of size ", group.size(), "."));
   }
   if (peer == group.rank()) {
-    throw std::invalid_argument(msg("[", op, "] The ", what, " rank ", peer,
-                                    " is this process's own rank."));
+    throw std::invalid_argument(
+        msg("[", op, "] The ", what, " rank ", peer, " is this process's own rank."));
   }
 }
 
@@ -94,7 +99,8 @@ array all_gather(const array& x, std::optional<Group> group_, StreamOrDevice s) 
 array sum_scatter(const array& x, std::optional<Group> group_, StreamOrDevice s) {
   auto group = to_group(group_);
   if (x.ndim() == 0) {
-    throw std::invalid_argument("[sum_scatter] Cannot scatter a scalar: the input needs an axis 0.");
+    throw std::invalid_argument(
+        "[sum_scatter] Cannot scatter a scalar: the input needs an axis 0.");
   }
   if (group.size() == 1) return x;
   if (x.shape(0) % group.size() != 0) {
@@ -116,14 +122,17 @@ array send(const array& x, int dst, std::optional<Group> group_, StreamOrDevice 
   auto group = to_group(group_);
   check_peer(group, dst, "send", "destination");
   Stream st = comm_stream(group, s, "send");
-  return array(x.shape(), x.dtype(), std::make_shared<Send>(st, group, dst), {contiguous(x, false, st)});
+  return array(x.shape(), x.dtype(), std::make_shared<Send>(st, group, dst),
+               {contiguous(x, false, st)});
 }
 
 array recv(Shape shape, Dtype dtype, int src, std::optional<Group> group_, StreamOrDevice s) {
   auto group = to_group(group_);
   check_peer(group, src, "recv", "source");
   for (auto d : shape) {
-    if (d < 0) throw std::invalid_argument(msg("[recv] Negative dimension in shape ", shape_str(shape), "."));
+    if (d < 0)
+      throw std::invalid_argument(
+          msg("[recv] Negative dimension in shape ", shape_str(shape), "."));
   }
   Stream st = comm_stream(group, s, "recv");
   return array(std::move(shape), dtype, std::make_shared<Recv>(st, group, src), {});

@@ -11,22 +11,26 @@ using detail::ReduceOp;
 namespace {
 
 array reduce_like(const array& x, const Group& g, ReduceOp op, const Stream& s) {
-  return op == ReduceOp::sum ? all_sum(x, g, s) : op == ReduceOp::max ? all_max(x, g, s) : all_min(x, g, s);
+  return op == ReduceOp::sum   ? all_sum(x, g, s)
+         : op == ReduceOp::max ? all_max(x, g, s)
+                               : all_min(x, g, s);
 }
 
 }  // namespace
 
 // ---------------------------------------------------------------- AllReduce
 
-void AllReduce::print(std::ostream& os) { os << "AllReduce(" << detail::reduce_op_name(op_) << ")"; }
+void AllReduce::print(std::ostream& os) {
+  os << "AllReduce(" << detail::reduce_op_name(op_) << ")";
+}
 
 bool AllReduce::is_equivalent(const Primitive& other) const {
   auto* o = dynamic_cast<const AllReduce*>(&other);
   return o && o->op_ == op_ && o->group().impl() == group().impl();
 }
 
-std::vector<array> AllReduce::jvp(const std::vector<array>& primals, const std::vector<array>& tangents,
-                                  const std::vector<int>&) {
+std::vector<array> AllReduce::jvp(const std::vector<array>& primals,
+                                  const std::vector<array>& tangents, const std::vector<int>&) {
   if (op_ == ReduceOp::sum) return {all_sum(tangents[0], group(), stream())};
   // The tangent of the rank(s) holding the extremum, averaged over ties.
   const array& x = primals[0];
@@ -36,8 +40,9 @@ std::vector<array> AllReduce::jvp(const std::vector<array>& primals, const std::
   return {divide(all_sum(t, group(), stream()), n, stream())};
 }
 
-std::vector<array> AllReduce::vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
-                                  const std::vector<int>&, const std::vector<array>& outputs) {
+std::vector<array> AllReduce::vjp(const std::vector<array>& primals,
+                                  const std::vector<array>& cotangents, const std::vector<int>&,
+                                  const std::vector<array>& outputs) {
   if (op_ == ReduceOp::sum) return {cotangents[0]};
   array mask = equal(primals[0], outputs[0], stream());
   return {where(mask, cotangents[0], zeros_like(cotangents[0], stream()), stream())};
@@ -62,8 +67,9 @@ std::vector<array> AllGather::jvp(const std::vector<array>&, const std::vector<a
   return {all_gather(tangents[0], group(), stream())};
 }
 
-std::vector<array> AllGather::vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
-                                  const std::vector<int>&, const std::vector<array>&) {
+std::vector<array> AllGather::vjp(const std::vector<array>& primals,
+                                  const std::vector<array>& cotangents, const std::vector<int>&,
+                                  const std::vector<array>&) {
   const array& x = primals[0];
   const array& c = cotangents[0];
   const int r = group().rank();
@@ -97,13 +103,14 @@ std::vector<array> ReduceScatter::jvp(const std::vector<array>&, const std::vect
   return {sum_scatter(tangents[0], group(), stream())};
 }
 
-std::vector<array> ReduceScatter::vjp(const std::vector<array>&, const std::vector<array>& cotangents,
-                                      const std::vector<int>&, const std::vector<array>&) {
+std::vector<array> ReduceScatter::vjp(const std::vector<array>&,
+                                      const std::vector<array>& cotangents, const std::vector<int>&,
+                                      const std::vector<array>&) {
   return {all_gather(cotangents[0], group(), stream())};
 }
 
-std::pair<std::vector<array>, std::vector<int>> ReduceScatter::vmap(const std::vector<array>& inputs,
-                                                                    const std::vector<int>& axes) {
+std::pair<std::vector<array>, std::vector<int>> ReduceScatter::vmap(
+    const std::vector<array>& inputs, const std::vector<int>& axes) {
   if (axes[0] < 0) return {{sum_scatter(inputs[0], group(), stream())}, {-1}};
   // Scatter along the unbatched axis 0: move the batch axis last.
   array x = moveaxis(inputs[0], axes[0], -1, stream());
@@ -113,13 +120,17 @@ std::pair<std::vector<array>, std::vector<int>> ReduceScatter::vmap(const std::v
 
 // ---------------------------------------------------------------- Send, Recv
 
-void Send::print(std::ostream& os) { os << "Send(dst=" << dst_ << ")"; }
+void Send::print(std::ostream& os) {
+  os << "Send(dst=" << dst_ << ")";
+}
 
 std::pair<std::vector<array>, std::vector<int>> Send::vmap(const std::vector<array>& inputs,
                                                            const std::vector<int>& axes) {
   return {{send(inputs[0], dst_, group(), stream())}, axes};
 }
 
-void Recv::print(std::ostream& os) { os << "Recv(src=" << src_ << ")"; }
+void Recv::print(std::ostream& os) {
+  os << "Recv(src=" << src_ << ")";
+}
 
 }  // namespace kiln::distributed

@@ -30,8 +30,8 @@ int parse_int(const char* name, const char* value) {
   char* end = nullptr;
   long v = std::strtol(value, &end, 10);
   if (!*value || *end || v < 0 || v > (1 << 24)) {
-    throw std::invalid_argument(msg("[distributed.init] ", name, "='", value,
-                                    "' is not a non-negative integer."));
+    throw std::invalid_argument(
+        msg("[distributed.init] ", name, "='", value, "' is not a non-negative integer."));
   }
   return static_cast<int>(v);
 }
@@ -68,10 +68,13 @@ bool wait_fd(int fd, short events, Clock::time_point deadline) {
 void write_all(int fd, const void* data, size_t n, Clock::time_point deadline, const char* what) {
   const char* p = static_cast<const char*>(data);
   while (n) {
-    if (!wait_fd(fd, POLLOUT, deadline)) throw std::runtime_error(msg("[distributed.init] Timed out sending ", what, "."));
+    if (!wait_fd(fd, POLLOUT, deadline))
+      throw std::runtime_error(msg("[distributed.init] Timed out sending ", what, "."));
     ssize_t k = ::send(fd, p, n, MSG_NOSIGNAL);
     if (k < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-    if (k <= 0) throw std::runtime_error(msg("[distributed.init] Sending ", what, " failed: ", std::strerror(errno), "."));
+    if (k <= 0)
+      throw std::runtime_error(
+          msg("[distributed.init] Sending ", what, " failed: ", std::strerror(errno), "."));
     p += k;
     n -= static_cast<size_t>(k);
   }
@@ -80,11 +83,17 @@ void write_all(int fd, const void* data, size_t n, Clock::time_point deadline, c
 void read_all(int fd, void* data, size_t n, Clock::time_point deadline, const char* what) {
   char* p = static_cast<char*>(data);
   while (n) {
-    if (!wait_fd(fd, POLLIN, deadline)) throw std::runtime_error(msg("[distributed.init] Timed out receiving ", what, "."));
+    if (!wait_fd(fd, POLLIN, deadline))
+      throw std::runtime_error(msg("[distributed.init] Timed out receiving ", what, "."));
     ssize_t k = ::recv(fd, p, n, 0);
     if (k < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-    if (k == 0) throw std::runtime_error(msg("[distributed.init] The peer closed the connection while sending ", what, " (did it fail?)."));
-    if (k < 0) throw std::runtime_error(msg("[distributed.init] Receiving ", what, " failed: ", std::strerror(errno), "."));
+    if (k == 0)
+      throw std::runtime_error(
+          msg("[distributed.init] The peer closed the connection while sending ", what,
+              " (did it fail?)."));
+    if (k < 0)
+      throw std::runtime_error(
+          msg("[distributed.init] Receiving ", what, " failed: ", std::strerror(errno), "."));
     p += k;
     n -= static_cast<size_t>(k);
   }
@@ -99,7 +108,8 @@ void write_blob(int fd, const std::string& s, Clock::time_point deadline, const 
 std::string read_blob(int fd, Clock::time_point deadline, const char* what) {
   uint64_t n = 0;
   read_all(fd, &n, 8, deadline, what);
-  if (n > (1u << 24)) throw std::runtime_error(msg("[distributed.init] Malformed ", what, " (", n, " bytes)."));
+  if (n > (1u << 24))
+    throw std::runtime_error(msg("[distributed.init] Malformed ", what, " (", n, " bytes)."));
   std::string s(n, '\0');
   read_all(fd, s.data(), n, deadline, what);
   return s;
@@ -114,8 +124,8 @@ addrinfo* resolve(const LaunchEnv& env, bool passive) {
   std::string port = std::to_string(env.port);
   int rc = ::getaddrinfo(passive ? nullptr : env.host.c_str(), port.c_str(), &hints, &res);
   if (rc != 0 || !res) {
-    throw std::runtime_error(msg("[distributed.init] Cannot resolve the coordinator ", env.host, ":",
-                                 env.port, ": ", gai_strerror(rc), "."));
+    throw std::runtime_error(msg("[distributed.init] Cannot resolve the coordinator ", env.host,
+                                 ":", env.port, ": ", gai_strerror(rc), "."));
   }
   return res;
 }
@@ -142,13 +152,15 @@ std::optional<LaunchEnv> launch_env() {
     port_s = p ? p : "";
   } else {
     if (!rank || !size) {
-      throw std::invalid_argument("[distributed.init] KILN_RANK and KILN_WORLD_SIZE must be set together.");
+      throw std::invalid_argument(
+          "[distributed.init] KILN_RANK and KILN_WORLD_SIZE must be set together.");
     }
     if (coord) {
       std::string c(coord);
       auto colon = c.rfind(':');
       if (colon == std::string::npos) {
-        throw std::invalid_argument(msg("[distributed.init] KILN_COORDINATOR='", c, "' is not host:port."));
+        throw std::invalid_argument(
+            msg("[distributed.init] KILN_COORDINATOR='", c, "' is not host:port."));
       }
       host = c.substr(0, colon);
       port_s = c.substr(colon + 1);
@@ -158,13 +170,14 @@ std::optional<LaunchEnv> launch_env() {
   env.rank = parse_int("the rank", rank);
   env.size = parse_int("the world size", size);
   if (env.size < 1 || env.rank >= env.size) {
-    throw std::invalid_argument(msg("[distributed.init] Rank ", env.rank, " is out of range for a world of size ",
-                                    env.size, "."));
+    throw std::invalid_argument(msg("[distributed.init] Rank ", env.rank,
+                                    " is out of range for a world of size ", env.size, "."));
   }
   if (env.size > 1) {
     if (port_s.empty()) {
-      throw std::invalid_argument("[distributed.init] A launch of several processes needs KILN_COORDINATOR=host:port "
-                                  "(or MASTER_ADDR and MASTER_PORT).");
+      throw std::invalid_argument(
+          "[distributed.init] A launch of several processes needs KILN_COORDINATOR=host:port "
+          "(or MASTER_ADDR and MASTER_PORT).");
     }
     env.port = parse_int("the coordinator's port", port_s.c_str());
   }
@@ -187,8 +200,8 @@ std::vector<std::string> tcp_all_gather(const LaunchEnv& env, const std::string&
     int rc = ::bind(lsock.fd, res->ai_addr, res->ai_addrlen);
     ::freeaddrinfo(res);
     if (rc != 0) {
-      throw std::runtime_error(msg("[distributed.init] Rank 0 cannot listen on port ", env.port, ": ",
-                                   std::strerror(errno), "."));
+      throw std::runtime_error(msg("[distributed.init] Rank 0 cannot listen on port ", env.port,
+                                   ": ", std::strerror(errno), "."));
     }
     ::listen(lsock.fd, env.size);
     std::vector<Fd> peers(env.size);
@@ -199,7 +212,8 @@ std::vector<std::string> tcp_all_gather(const LaunchEnv& env, const std::string&
           if (peers[r].fd < 0) missing += msg(missing.empty() ? "" : ", ", r);
         }
         throw std::runtime_error(msg("[distributed.init] Timed out after ", env.timeout_s,
-                                     " s waiting for rank(s) ", missing, " at port ", env.port, "."));
+                                     " s waiting for rank(s) ", missing, " at port ", env.port,
+                                     "."));
       }
       Fd c(::accept(lsock.fd, nullptr, nullptr));
       if (c.fd < 0) continue;
@@ -207,10 +221,11 @@ std::vector<std::string> tcp_all_gather(const LaunchEnv& env, const std::string&
       read_all(c.fd, &m, sizeof(m), deadline, "a peer's greeting");
       if (m.magic != Magic{}.magic) continue;  // not ours
       if (m.size != env.size || m.rank <= 0 || m.rank >= env.size || peers[m.rank].fd >= 0) {
-        throw std::runtime_error(msg("[distributed.init] A peer claims rank ", m.rank, " of ", m.size,
-                                     " but this launch has ", env.size, " ranks",
-                                     peers[m.rank > 0 && m.rank < env.size ? m.rank : 0].fd >= 0 ? " (duplicate rank)" : "",
-                                     "."));
+        throw std::runtime_error(msg(
+            "[distributed.init] A peer claims rank ", m.rank, " of ", m.size,
+            " but this launch has ", env.size, " ranks",
+            peers[m.rank > 0 && m.rank < env.size ? m.rank : 0].fd >= 0 ? " (duplicate rank)" : "",
+            "."));
       }
       all[m.rank] = read_blob(c.fd, deadline, "a peer's payload");
       peers[m.rank] = std::move(c);
@@ -244,9 +259,9 @@ std::vector<std::string> tcp_all_gather(const LaunchEnv& env, const std::string&
     }
     last_error = std::strerror(errno);
     if (seconds_left(deadline) <= 0) {
-      throw std::runtime_error(msg("[distributed.init] Rank ", env.rank, " timed out after ", env.timeout_s,
-                                   " s connecting to rank 0 at ", env.host, ":", env.port, " (",
-                                   last_error, ")."));
+      throw std::runtime_error(msg("[distributed.init] Rank ", env.rank, " timed out after ",
+                                   env.timeout_s, " s connecting to rank 0 at ", env.host, ":",
+                                   env.port, " (", last_error, ")."));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
@@ -261,10 +276,12 @@ std::vector<std::string> tcp_all_gather(const LaunchEnv& env, const std::string&
   size_t pos = 0;
   for (int r = 0; r < env.size; ++r) {
     uint64_t n = 0;
-    if (pos + 8 > packed.size()) throw std::runtime_error("[distributed.init] Malformed payloads from rank 0.");
+    if (pos + 8 > packed.size())
+      throw std::runtime_error("[distributed.init] Malformed payloads from rank 0.");
     std::memcpy(&n, packed.data() + pos, 8);
     pos += 8;
-    if (pos + n > packed.size()) throw std::runtime_error("[distributed.init] Malformed payloads from rank 0.");
+    if (pos + n > packed.size())
+      throw std::runtime_error("[distributed.init] Malformed payloads from rank 0.");
     all[r] = packed.substr(pos, n);
     pos += n;
   }

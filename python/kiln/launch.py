@@ -32,7 +32,6 @@ import threading
 import time
 
 
-
 def _gpu_count() -> int:
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     if visible is not None:
@@ -41,7 +40,9 @@ def _gpu_count() -> int:
     if not smi:
         return 0
     try:
-        out = subprocess.run([smi, "-L"], capture_output=True, timeout=30, text=True).stdout
+        out = subprocess.run(
+            [smi, "-L"], capture_output=True, timeout=30, text=True
+        ).stdout
     except (OSError, subprocess.SubprocessError):
         return 0
     return sum(1 for line in out.splitlines() if line.startswith("GPU "))
@@ -90,13 +91,23 @@ def mpirun_command(args, command: list[str]) -> list[str]:
     else:
         cmd += ["-np", str(args.n or 1), "--oversubscribe"]
     # Forward what kiln and Python read (local children inherit it anyway).
-    for var in ("PYTHONPATH", "KILN_DEVICE", "KILN_CACHE_DIR", "LD_LIBRARY_PATH", "NCCL_NVLS_ENABLE"):
+    for var in (
+        "PYTHONPATH",
+        "KILN_DEVICE",
+        "KILN_CACHE_DIR",
+        "LD_LIBRARY_PATH",
+        "NCCL_NVLS_ENABLE",
+    ):
         if var in os.environ:
             cmd += ["-x", var]
     for var in args.env or []:
         cmd += ["-x", var]
     # Each rank runs under this module's wrapper, which prefixes its lines with the rank.
-    wrap = [command[0], "-m", "kiln.launch", "--rank-wrapper"] if not args.no_prefix else []
+    wrap = (
+        [command[0], "-m", "kiln.launch", "--rank-wrapper"]
+        if not args.no_prefix
+        else []
+    )
     return cmd + wrap + command
 
 
@@ -122,9 +133,17 @@ def _wrap(command: list[str]) -> int:
 class _Prefixer(threading.Thread):
     """Copies a child's output to ours line by line, prefixed with its rank."""
 
-    def __init__(self, stream, rank: int | None, out, lock: threading.Lock, prefix: bool):
+    def __init__(
+        self, stream, rank: int | None, out, lock: threading.Lock, prefix: bool
+    ):
         super().__init__(daemon=True)
-        self.stream, self.rank, self.out, self.lock, self.prefix = stream, rank, out, lock, prefix
+        self.stream, self.rank, self.out, self.lock, self.prefix = (
+            stream,
+            rank,
+            out,
+            lock,
+            prefix,
+        )
 
     def run(self):
         for line in iter(self.stream.readline, b""):
@@ -156,7 +175,9 @@ def _stop(procs: list[subprocess.Popen], grace: float = 3.0) -> None:
             p.wait()
 
 
-def _supervise(procs: list[subprocess.Popen], timeout: float | None, names: list[str]) -> int:
+def _supervise(
+    procs: list[subprocess.Popen], timeout: float | None, names: list[str]
+) -> int:
     """Waits for every process; stops the rest at the first failure or at the timeout."""
     start = time.monotonic()
     remaining = set(range(len(procs)))
@@ -220,8 +241,12 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m kiln.launch",
         description="Run a kiln program on several processes (see docs/distributed.md).",
     )
-    parser.add_argument("-n", "--nproc", dest="n", type=int, default=None, help="number of processes")
-    parser.add_argument("--hosts", default=None, help="machines, e.g. host1,host2 or host1:4,host2:4")
+    parser.add_argument(
+        "-n", "--nproc", dest="n", type=int, default=None, help="number of processes"
+    )
+    parser.add_argument(
+        "--hosts", default=None, help="machines, e.g. host1,host2 or host1:4,host2:4"
+    )
     parser.add_argument(
         "--backend",
         choices=("any", "nccl", "mpi"),
@@ -229,11 +254,21 @@ def main(argv: list[str] | None = None) -> int:
         help="nccl: one process per GPU, TCP rendezvous; mpi: through mpirun (default: nccl "
         "when GPUs exist, else mpi)",
     )
-    parser.add_argument("--timeout", type=float, default=None, help="stop everything after S seconds")
-    parser.add_argument("--print-command", action="store_true", help="print the mpirun command and exit")
-    parser.add_argument("--no-prefix", action="store_true", help="do not prefix output lines with ranks")
-    parser.add_argument("-x", "--env", action="append", help="extra environment variable for mpirun -x")
-    parser.add_argument("--python", default=sys.executable, help="interpreter for the script")
+    parser.add_argument(
+        "--timeout", type=float, default=None, help="stop everything after S seconds"
+    )
+    parser.add_argument(
+        "--print-command", action="store_true", help="print the mpirun command and exit"
+    )
+    parser.add_argument(
+        "--no-prefix", action="store_true", help="do not prefix output lines with ranks"
+    )
+    parser.add_argument(
+        "-x", "--env", action="append", help="extra environment variable for mpirun -x"
+    )
+    parser.add_argument(
+        "--python", default=sys.executable, help="interpreter for the script"
+    )
     parser.add_argument("script", help="the Python script (or -m module)")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
     args = parser.parse_args(argv)
@@ -271,9 +306,17 @@ def main(argv: list[str] | None = None) -> int:
     n = args.n or max(1, _gpu_count())
     gpus = _gpu_count()
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    devices = [d.strip() for d in visible.split(",")] if visible else [str(i) for i in range(gpus)]
+    devices = (
+        [d.strip() for d in visible.split(",")]
+        if visible
+        else [str(i) for i in range(gpus)]
+    )
     if gpus and n > gpus:
-        print(f"kiln.launch: {n} processes share {gpus} GPU(s)", file=sys.stderr, flush=True)
+        print(
+            f"kiln.launch: {n} processes share {gpus} GPU(s)",
+            file=sys.stderr,
+            flush=True,
+        )
     coordinator = f"127.0.0.1:{_free_port()}"
     procs, threads = [], []
     for rank in range(n):

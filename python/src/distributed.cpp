@@ -41,8 +41,9 @@ void init_distributed(py::module_& parent) {
       color (int): A value to group processes into subgroups.
       key (int, optional): A key to optionally change the rank ordering of the processes.
   )doc")
-      .def_property_readonly("backend", &dist::Group::backend,
-                             "The engines the group holds: 'mpi', 'nccl', 'mpi+nccl' or 'singleton'.")
+      .def_property_readonly(
+          "backend", &dist::Group::backend,
+          "The engines the group holds: 'mpi', 'nccl', 'mpi+nccl' or 'singleton'.")
       .def("__repr__", [](const dist::Group& g) {
         return "Group(rank=" + std::to_string(g.rank()) + ", size=" + std::to_string(g.size()) +
                ", backend=" + g.backend() + ")";
@@ -67,7 +68,8 @@ void init_distributed(py::module_& parent) {
           return dist::init(strict, backend);
         }();
         // An uncaught exception must end a rank without waiting for the others (MPI_Finalize).
-        if (g.size() > 1) py::module_::import("kiln.core._distributed").attr("install_abort_hook")();
+        if (g.size() > 1)
+          py::module_::import("kiln.core._distributed").attr("install_abort_hook")();
         return g;
       },
       py::arg("strict") = false, py::arg("backend") = "any", R"doc(
@@ -90,7 +92,8 @@ void init_distributed(py::module_& parent) {
   auto group = py::arg("group") = py::none();
   auto stream = py::arg("stream") = py::none();
 
-  m.def("all_sum", &dist::all_sum, py::arg("x"), py::pos_only(), py::kw_only(), group, stream, R"doc(
+  m.def("all_sum", &dist::all_sum, py::arg("x"), py::pos_only(), py::kw_only(), group, stream,
+        R"doc(
     All reduce sum: the sum of ``x`` over every process of the group, on every process.
 
     Args:
@@ -101,7 +104,8 @@ void init_distributed(py::module_& parent) {
     Returns:
       array: The sum of all ``x`` arrays.
   )doc");
-  m.def("all_max", &dist::all_max, py::arg("x"), py::pos_only(), py::kw_only(), group, stream, R"doc(
+  m.def("all_max", &dist::all_max, py::arg("x"), py::pos_only(), py::kw_only(), group, stream,
+        R"doc(
     All reduce max: the elementwise maximum of ``x`` over the group (not for complex64).
 
     Args:
@@ -112,7 +116,8 @@ void init_distributed(py::module_& parent) {
     Returns:
       array: The maximum of all ``x`` arrays.
   )doc");
-  m.def("all_min", &dist::all_min, py::arg("x"), py::pos_only(), py::kw_only(), group, stream, R"doc(
+  m.def("all_min", &dist::all_min, py::arg("x"), py::pos_only(), py::kw_only(), group, stream,
+        R"doc(
     All reduce min: the elementwise minimum of ``x`` over the group (not for complex64).
 
     Args:
@@ -136,7 +141,8 @@ void init_distributed(py::module_& parent) {
     Returns:
       array: The concatenation of all ``x`` arrays.
   )doc");
-  m.def("sum_scatter", &dist::sum_scatter, py::arg("x"), py::pos_only(), py::kw_only(), group, stream,
+  m.def("sum_scatter", &dist::sum_scatter, py::arg("x"), py::pos_only(), py::kw_only(), group,
+        stream,
         R"doc(
     Sum ``x`` over the group and scatter the result along axis 0: rank ``r`` gets the
     ``r``-th of ``size`` equal blocks. The size of axis 0 must be divisible by the group size.
@@ -163,9 +169,8 @@ void init_distributed(py::module_& parent) {
   )doc");
   m.def(
       "recv",
-      [](const ShapeArg& shape, Dtype dtype, int src, std::optional<dist::Group> g, StreamOrDevice s) {
-        return dist::recv(to_shape(shape), dtype, src, std::move(g), s);
-      },
+      [](const ShapeArg& shape, Dtype dtype, int src, std::optional<dist::Group> g,
+         StreamOrDevice s) { return dist::recv(to_shape(shape), dtype, src, std::move(g), s); },
       py::arg("shape"), py::arg("dtype"), py::arg("src"), py::kw_only(), group, stream, R"doc(
     Recv an array with shape ``shape`` and dtype ``dtype`` from process with rank ``src``.
 

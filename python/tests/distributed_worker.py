@@ -64,17 +64,23 @@ def rank_data(r, shape, dtype, salt=0):
     if dtype == mx.bool_:
         return rng.random(shape) < 0.5
     if dtype == mx.complex64:
-        return (rng.integers(-50, 50, shape) + 1j * rng.integers(-50, 50, shape)).astype(np.complex64)
+        return (
+            rng.integers(-50, 50, shape) + 1j * rng.integers(-50, 50, shape)
+        ).astype(np.complex64)
     if dtype in (mx.float16, mx.bfloat16, mx.float32, mx.float64):
         # Small integers and halves: sums are exact in every float type.
-        return (rng.integers(-60, 60, shape) / 2).astype(np.float32 if dtype == mx.bfloat16 else NP[dtype])
+        return (rng.integers(-60, 60, shape) / 2).astype(
+            np.float32 if dtype == mx.bfloat16 else NP[dtype]
+        )
     info = np.iinfo(NP[dtype])
     lo, hi = max(info.min, -100), min(info.max, 100)
     return rng.integers(lo, hi, shape).astype(NP[dtype])
 
 
 def as_mx(a, dtype):
-    return mx.array(a).astype(dtype) if dtype == mx.bfloat16 else mx.array(a, dtype=dtype)
+    return (
+        mx.array(a).astype(dtype) if dtype == mx.bfloat16 else mx.array(a, dtype=dtype)
+    )
 
 
 def to_np(x):
@@ -90,7 +96,9 @@ def expect(got, want, what):
     if got.dtype == np.bool_ or np.issubdtype(got.dtype, np.integer):
         ok = np.array_equal(got, want.astype(got.dtype))
     else:
-        ok = np.allclose(got.astype(np.complex128), want.astype(np.complex128), rtol=1e-6, atol=1e-6)
+        ok = np.allclose(
+            got.astype(np.complex128), want.astype(np.complex128), rtol=1e-6, atol=1e-6
+        )
     assert ok, f"{what}: got {got!r}, want {want!r}"
 
 
@@ -109,7 +117,13 @@ def check_reductions(g):
         for shape in [(5, 3), (), (0, 4), (2, 3, 4)]:
             xs = [rank_data(q, shape, dtype) for q in range(n)]
             x = as_mx(xs[r], dtype)
-            ref = np.sum([a.astype(np.complex128 if dtype == mx.complex64 else np.float64) for a in xs], axis=0)
+            ref = np.sum(
+                [
+                    a.astype(np.complex128 if dtype == mx.complex64 else np.float64)
+                    for a in xs
+                ],
+                axis=0,
+            )
             if dtype == mx.bool_:
                 ref = np.any(xs, axis=0)
             elif np.issubdtype(NP[dtype], np.integer):
@@ -118,15 +132,31 @@ def check_reductions(g):
             assert out.dtype == dtype and out.shape == x.shape
             expect(out, wrap(ref, dtype), f"all_sum {dtype} {shape}")
             if dtype != mx.complex64:
-                expect(dist.all_max(x, group=g), np.max(xs, axis=0), f"all_max {dtype} {shape}")
-                expect(dist.all_min(x, group=g), np.min(xs, axis=0), f"all_min {dtype} {shape}")
+                expect(
+                    dist.all_max(x, group=g),
+                    np.max(xs, axis=0),
+                    f"all_max {dtype} {shape}",
+                )
+                expect(
+                    dist.all_min(x, group=g),
+                    np.min(xs, axis=0),
+                    f"all_min {dtype} {shape}",
+                )
     # Non-contiguous and broadcast inputs.
     xs = [rank_data(q, (6, 8), mx.float32, 1) for q in range(n)]
     x = mx.array(xs[r])
     expect(dist.all_sum(x.T, group=g), np.sum(xs, axis=0).T, "all_sum transposed")
-    expect(dist.all_sum(x[::2, 1::3], group=g), np.sum(xs, axis=0)[::2, 1::3], "all_sum strided")
+    expect(
+        dist.all_sum(x[::2, 1::3], group=g),
+        np.sum(xs, axis=0)[::2, 1::3],
+        "all_sum strided",
+    )
     b = mx.broadcast_to(mx.array(xs[r][0]), (3, 8))
-    expect(dist.all_max(b, group=g), np.broadcast_to(np.max(xs, axis=0)[0], (3, 8)), "all_max broadcast")
+    expect(
+        dist.all_max(b, group=g),
+        np.broadcast_to(np.max(xs, axis=0)[0], (3, 8)),
+        "all_max broadcast",
+    )
 
 
 def check_gather_scatter(g):
@@ -150,7 +180,11 @@ def check_gather_scatter(g):
     xs = [rank_data(q, (3, n * 2), mx.float32, 4) for q in range(n)]
     out = dist.sum_scatter(mx.array(xs[r]).T, group=g)
     expect(out, np.sum(xs, axis=0).T[2 * r : 2 * r + 2], "sum_scatter transposed")
-    expect(dist.all_gather(mx.array(xs[r])[:, ::2], group=g), np.concatenate([a[:, ::2] for a in xs]), "all_gather strided")
+    expect(
+        dist.all_gather(mx.array(xs[r])[:, ::2], group=g),
+        np.concatenate([a[:, ::2] for a in xs]),
+        "all_gather strided",
+    )
 
 
 def check_send_recv(g):
@@ -188,12 +222,24 @@ def check_split(g):
     assert sub.size() == len(members), (sub.size(), members)
     assert sub.rank() == members.index(r)
     xs = [rank_data(q, (4,), mx.float32, 7) for q in range(n)]
-    expect(dist.all_sum(mx.array(xs[r]), group=sub), np.sum([xs[q] for q in members], axis=0), "split all_sum")
-    expect(dist.all_gather(mx.array(xs[r]), group=sub), np.concatenate([xs[q] for q in members]), "split all_gather")
+    expect(
+        dist.all_sum(mx.array(xs[r]), group=sub),
+        np.sum([xs[q] for q in members], axis=0),
+        "split all_sum",
+    )
+    expect(
+        dist.all_gather(mx.array(xs[r]), group=sub),
+        np.concatenate([xs[q] for q in members]),
+        "split all_gather",
+    )
     # Keys reverse the order.
     rev = g.split(0, key=n - r)
     assert rev.size() == n and rev.rank() == n - 1 - r, (rev.size(), rev.rank())
-    expect(dist.all_gather(mx.array([float(r)]), group=rev), np.arange(n)[::-1], "split key order")
+    expect(
+        dist.all_gather(mx.array([float(r)]), group=rev),
+        np.arange(n)[::-1],
+        "split key order",
+    )
 
 
 def check_transforms(g):
@@ -219,7 +265,10 @@ def check_transforms(g):
     expect(gx, np.concatenate(ws), "grad sum_scatter")
     # all_max: the cotangent where this rank holds the maximum.
     xm = mx.array(np.arange(6, dtype=np.float32) * (1 if r == 0 else -1) + r)
-    out = np.max([np.arange(6, dtype=np.float32) * (1 if q == 0 else -1) + q for q in range(n)], axis=0)
+    out = np.max(
+        [np.arange(6, dtype=np.float32) * (1 if q == 0 else -1) + q for q in range(n)],
+        axis=0,
+    )
     gx = mx.grad(lambda a: dist.all_max(a, group=g).sum())(xm)
     expect(gx, (np.array(xm) == out).astype(np.float32), "grad all_max")
     # vmap: a batch of all_sums and all_gathers, batch axis anywhere.
@@ -227,11 +276,23 @@ def check_transforms(g):
     out = mx.vmap(lambda a: dist.all_sum(a, group=g), in_axes=1)(mx.array(xb[r]))
     expect(out, np.sum(xb, axis=0).T, "vmap all_sum")
     out = mx.vmap(lambda a: dist.all_gather(a, group=g))(mx.array(xb[r]))
-    expect(out, np.stack([np.concatenate([b[i] for b in xb]) for i in range(5)]), "vmap all_gather")
+    expect(
+        out,
+        np.stack([np.concatenate([b[i] for b in xb]) for i in range(5)]),
+        "vmap all_gather",
+    )
     out = mx.vmap(lambda a: dist.all_gather(a, group=g), in_axes=1)(mx.array(xb[r]))
-    expect(out, np.stack([np.concatenate([b[:, i] for b in xb]) for i in range(3)]), "vmap all_gather axis 1")
+    expect(
+        out,
+        np.stack([np.concatenate([b[:, i] for b in xb]) for i in range(3)]),
+        "vmap all_gather axis 1",
+    )
     out = mx.vmap(lambda a: dist.all_gather(a[0], group=g))(mx.array(xb[r]))
-    expect(out, np.stack([np.array([b[i, 0] for b in xb]) for i in range(5)]), "vmap all_gather scalars")
+    expect(
+        out,
+        np.stack([np.array([b[i, 0] for b in xb]) for i in range(5)]),
+        "vmap all_gather scalars",
+    )
     xsb = [rank_data(q, (4, 2 * n), mx.float32, 15) for q in range(n)]
     out = mx.vmap(lambda a: dist.sum_scatter(a, group=g))(mx.array(xsb[r]))
     expect(out, np.sum(xsb, axis=0)[:, 2 * r : 2 * r + 2], "vmap sum_scatter")
@@ -266,27 +327,51 @@ def check_errors(g):
     raises(ValueError, "[send]", lambda: dist.send(mx.array([1.0]), r, group=g))
     raises(ValueError, "[recv]", lambda: dist.recv((2,), mx.float32, n + 3, group=g))
     raises(ValueError, "[recv]", lambda: dist.recv_like(mx.array([1.0]), r, group=g))
-    raises(ValueError, "[sum_scatter]", lambda: dist.sum_scatter(mx.zeros((n + 1, 2)), group=g))
-    raises(ValueError, "[sum_scatter]", lambda: dist.sum_scatter(mx.array(1.0), group=g))
+    raises(
+        ValueError,
+        "[sum_scatter]",
+        lambda: dist.sum_scatter(mx.zeros((n + 1, 2)), group=g),
+    )
+    raises(
+        ValueError, "[sum_scatter]", lambda: dist.sum_scatter(mx.array(1.0), group=g)
+    )
     raises(ValueError, "[all_max]", lambda: dist.all_max(mx.array([1j]), group=g))
     raises(ValueError, "[split]", lambda: g.split(-2))
     if mx.default_device() == mx.cpu:
         # Shapes and dtypes that differ across ranks: every rank raises the same error.
-        m = raises(ValueError, "[all_sum]", lambda: dist.all_sum(mx.zeros((3 + r,)), group=g))
+        m = raises(
+            ValueError, "[all_sum]", lambda: dist.all_sum(mx.zeros((3 + r,)), group=g)
+        )
         assert "rank 0 has (3,)" in m and "rank 1 has (4,)" in m, m
-        raises(ValueError, "[all_gather]", lambda: dist.all_gather(mx.zeros((2,), dtype=mx.float32 if r else mx.int32), group=g))
-        raises(ValueError, "[sum_scatter]", lambda: dist.sum_scatter(mx.zeros((2 * n * (1 + r % 2),)), group=g))
+        raises(
+            ValueError,
+            "[all_gather]",
+            lambda: dist.all_gather(
+                mx.zeros((2,), dtype=mx.float32 if r else mx.int32), group=g
+            ),
+        )
+        raises(
+            ValueError,
+            "[sum_scatter]",
+            lambda: dist.sum_scatter(mx.zeros((2 * n * (1 + r % 2),)), group=g),
+        )
         # A recv smaller than its send.
         if r == 0:
             mx.eval(dist.send(mx.zeros((5,)), 1, group=g))
         elif r == 1:
-            raises(RuntimeError, "[recv]", lambda: dist.recv((4,), mx.float32, 0, group=g))
+            raises(
+                RuntimeError, "[recv]", lambda: dist.recv((4,), mx.float32, 0, group=g)
+            )
         if r == 1:
             mx.eval(dist.send(mx.zeros((3,)), 0, group=g))
         elif r == 0:
-            m = raises(RuntimeError, "[recv]", lambda: dist.recv((4,), mx.float32, 1, group=g))
+            m = raises(
+                RuntimeError, "[recv]", lambda: dist.recv((4,), mx.float32, 1, group=g)
+            )
         # The group stays usable after the errors.
-        expect(dist.all_sum(mx.array([1.0]), group=g), [float(n)], "all_sum after errors")
+        expect(
+            dist.all_sum(mx.array([1.0]), group=g), [float(n)], "all_sum after errors"
+        )
 
 
 CHECKS = {

@@ -44,12 +44,19 @@ def _env(device="cpu", **extra):
 
 def _run(cmd, timeout=240, **env):
     return subprocess.run(
-        cmd, env=_env(**env), capture_output=True, text=True, timeout=timeout, cwd=str(PYDIR)
+        cmd,
+        env=_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=str(PYDIR),
     )
 
 
 def _launch(*args, timeout=240, **env):
-    return _run([sys.executable, "-m", "kiln.launch", *map(str, args)], timeout=timeout, **env)
+    return _run(
+        [sys.executable, "-m", "kiln.launch", *map(str, args)], timeout=timeout, **env
+    )
 
 
 def _seed():
@@ -79,7 +86,13 @@ def test_single_process_group():
 
 def test_single_process_collectives_are_identities():
     x = mx.array(np.random.default_rng().standard_normal((3, 4)).astype(np.float32))
-    for f in (dist.all_sum, dist.all_max, dist.all_min, dist.all_gather, dist.sum_scatter):
+    for f in (
+        dist.all_sum,
+        dist.all_max,
+        dist.all_min,
+        dist.all_gather,
+        dist.sum_scatter,
+    ):
         np.testing.assert_array_equal(np.array(f(x)), np.array(x))
     np.testing.assert_array_equal(np.array(dist.all_gather(mx.array(2.0))), 2.0)
     g = mx.grad(lambda a: dist.all_sum(a).sum())(x)
@@ -113,25 +126,45 @@ def test_strict_init_names_the_missing_library(tmp_path):
     if dist.is_available("mpi"):
         assert res.returncode == 0, res.stderr  # the system libmpi is found after it
     res = _run(
-        [sys.executable, "-c", "import kiln.core as mx; print(mx.distributed.init().size())"],
+        [
+            sys.executable,
+            "-c",
+            "import kiln.core as mx; print(mx.distributed.init().size())",
+        ],
         KILN_WORLD_SIZE="2",
         KILN_RANK="1",
         KILN_COORDINATOR="127.0.0.1:1",
         KILN_RENDEZVOUS_TIMEOUT="2",
     )
     assert res.returncode != 0
-    assert "[distributed.init]" in res.stderr and "KILN_WORLD_SIZE=2" in res.stderr, res.stderr
+    assert (
+        "[distributed.init]" in res.stderr and "KILN_WORLD_SIZE=2" in res.stderr
+    ), res.stderr
 
 
 def test_launch_env_is_validated():
     for env, msg in [
-        (dict(KILN_RANK="3", KILN_WORLD_SIZE="2", KILN_COORDINATOR="127.0.0.1:9"), "out of range"),
-        (dict(KILN_RANK="x", KILN_WORLD_SIZE="2", KILN_COORDINATOR="127.0.0.1:9"), "non-negative"),
+        (
+            dict(KILN_RANK="3", KILN_WORLD_SIZE="2", KILN_COORDINATOR="127.0.0.1:9"),
+            "out of range",
+        ),
+        (
+            dict(KILN_RANK="x", KILN_WORLD_SIZE="2", KILN_COORDINATOR="127.0.0.1:9"),
+            "non-negative",
+        ),
         (dict(KILN_RANK="0", KILN_WORLD_SIZE="2"), "KILN_COORDINATOR"),
-        (dict(KILN_RANK="0", KILN_WORLD_SIZE="2", KILN_COORDINATOR="nohost"), "host:port"),
+        (
+            dict(KILN_RANK="0", KILN_WORLD_SIZE="2", KILN_COORDINATOR="nohost"),
+            "host:port",
+        ),
     ]:
-        res = _run([sys.executable, "-c", "import kiln.core as mx; mx.distributed.init()"], **env)
-        assert res.returncode != 0 and "ValueError" in res.stderr and msg in res.stderr, res.stderr
+        res = _run(
+            [sys.executable, "-c", "import kiln.core as mx; mx.distributed.init()"],
+            **env,
+        )
+        assert (
+            res.returncode != 0 and "ValueError" in res.stderr and msg in res.stderr
+        ), res.stderr
 
 
 # ---------------------------------------------------------------- several processes, MPI
@@ -157,14 +190,32 @@ def test_collectives_through_the_launcher():
 
 @need_mpi
 def test_launcher_hosts_localhost():
-    res = _launch("--hosts", "localhost:2", "--timeout", 200, WORKER, _seed(), "reductions", "split")
+    res = _launch(
+        "--hosts",
+        "localhost:2",
+        "--timeout",
+        200,
+        WORKER,
+        _seed(),
+        "reductions",
+        "split",
+    )
     _assert_passed(res, 2)
 
 
 def test_launcher_prints_the_mpirun_command():
     if MPIRUN is None:
         pytest.skip("mpirun is not installed")
-    res = _launch("-n", 4, "--hosts", "nodeA:2,nodeB:2", "--print-command", "train.py", "--lr", "0.1")
+    res = _launch(
+        "-n",
+        4,
+        "--hosts",
+        "nodeA:2,nodeB:2",
+        "--print-command",
+        "train.py",
+        "--lr",
+        "0.1",
+    )
     assert res.returncode == 0, res.stderr
     cmd = res.stdout.strip()
     assert "mpirun" in cmd and "--host nodeA:2,nodeB:2" in cmd and "-np 4" in cmd, cmd
@@ -174,9 +225,7 @@ def test_launcher_prints_the_mpirun_command():
 @need_mpi
 def test_a_failing_rank_ends_the_mpi_launch(tmp_path):
     script = tmp_path / "fail.py"
-    script.write_text(
-        textwrap.dedent(
-            """
+    script.write_text(textwrap.dedent("""
             import sys
             import kiln.core as mx
             g = mx.distributed.init(strict=True)
@@ -184,9 +233,7 @@ def test_a_failing_rank_ends_the_mpi_launch(tmp_path):
                 raise RuntimeError("rank one gives up")
             # The others block in a collective that rank 1 never joins.
             mx.eval(mx.distributed.all_sum(mx.ones((4,))))
-            """
-        )
-    )
+            """))
     start = time.monotonic()
     res = _launch("-n", 3, "--backend", "mpi", "--timeout", 120, script)
     assert time.monotonic() - start < 110
@@ -199,18 +246,14 @@ def test_a_failing_rank_ends_the_mpi_launch(tmp_path):
 
 def test_launcher_prefixes_and_stops_the_others(tmp_path):
     script = tmp_path / "job.py"
-    script.write_text(
-        textwrap.dedent(
-            """
+    script.write_text(textwrap.dedent("""
             import os, sys, time
             rank = int(os.environ["KILN_RANK"])
             print("hello from", rank, "of", os.environ["KILN_WORLD_SIZE"], flush=True)
             if rank == 1:
                 sys.exit(3)
             time.sleep(60)
-            """
-        )
-    )
+            """))
     start = time.monotonic()
     res = _launch("-n", 3, "--backend", "nccl", "--timeout", 50, script)
     assert time.monotonic() - start < 30, "the others were not stopped"
@@ -229,9 +272,7 @@ def test_launcher_timeout(tmp_path):
 
 def test_tcp_rendezvous_through_the_launcher(tmp_path):
     script = tmp_path / "rdv.py"
-    script.write_text(
-        textwrap.dedent(
-            """
+    script.write_text(textwrap.dedent("""
             import os
             import kiln.core as mx
             r = int(os.environ["KILN_RANK"])
@@ -239,9 +280,7 @@ def test_tcp_rendezvous_through_the_launcher(tmp_path):
             n = int(os.environ["KILN_WORLD_SIZE"])
             assert got == [f"payload-{q}".encode() * (q + 1) for q in range(n)], got
             print("rendezvous ok", r, flush=True)
-            """
-        )
-    )
+            """))
     res = _launch("-n", 4, "--backend", "nccl", "--timeout", 100, script)
     assert res.returncode == 0, res.stdout + res.stderr
     for r in range(4):
@@ -258,7 +297,9 @@ def test_tcp_rendezvous_times_out_naming_the_missing_ranks(tmp_path):
         KILN_RENDEZVOUS_TIMEOUT="1",
     )
     assert res.returncode != 0
-    assert "[distributed.init] Timed out" in res.stderr and "rank(s) 1, 2" in res.stderr, res.stderr
+    assert (
+        "[distributed.init] Timed out" in res.stderr and "rank(s) 1, 2" in res.stderr
+    ), res.stderr
 
 
 # ---------------------------------------------------------------- GPUs (NCCL)
@@ -266,21 +307,36 @@ def test_tcp_rendezvous_times_out_naming_the_missing_ranks(tmp_path):
 
 def _gpu_count():
     try:
-        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30).stdout
+        out = subprocess.run(
+            ["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30
+        ).stdout
     except (OSError, subprocess.SubprocessError):
         return 0
     return sum(1 for line in out.splitlines() if line.startswith("GPU "))
 
 
 need_2_gpus = pytest.mark.skipif(
-    os.environ.get("KILN_DEVICE") != "gpu" or _gpu_count() < 2 or not dist.is_available("nccl"),
+    os.environ.get("KILN_DEVICE") != "gpu"
+    or _gpu_count() < 2
+    or not dist.is_available("nccl"),
     reason="needs KILN_DEVICE=gpu, 2 GPUs and NCCL",
 )
 
 
 @need_2_gpus
 def test_nccl_collectives_through_the_launcher():
-    res = _launch("-n", 2, "--backend", "nccl", "--timeout", 400, WORKER, _seed(), timeout=500, device="gpu")
+    res = _launch(
+        "-n",
+        2,
+        "--backend",
+        "nccl",
+        "--timeout",
+        400,
+        WORKER,
+        _seed(),
+        timeout=500,
+        device="gpu",
+    )
     _assert_passed(res, 2)
 
 
@@ -289,7 +345,16 @@ def test_nccl_collectives_through_the_launcher():
 def test_nccl_collectives_under_mpirun():
     # NCCL's unique id travels through MPI; each rank takes its own GPU.
     res = _launch(
-        "-n", 2, "--hosts", "localhost:2", "--timeout", 400, WORKER, _seed(), "reductions",
-        timeout=500, device="gpu",
+        "-n",
+        2,
+        "--hosts",
+        "localhost:2",
+        "--timeout",
+        400,
+        WORKER,
+        _seed(),
+        "reductions",
+        timeout=500,
+        device="gpu",
     )
     _assert_passed(res, 2)

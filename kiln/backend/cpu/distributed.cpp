@@ -14,7 +14,8 @@ namespace kiln::distributed {
 namespace {
 
 detail::MpiComm& mpi(const Group& g, const char* op) {
-  if (!g.impl()->mpi) throw std::runtime_error(msg("[", op, "] The group has no MPI communicator."));
+  if (!g.impl()->mpi)
+    throw std::runtime_error(msg("[", op, "] The group has no MPI communicator."));
   return *g.impl()->mpi;
 }
 
@@ -26,12 +27,16 @@ bool check_enabled() {
   return on;
 }
 
-void alloc(array& out) { out.set_data(Storage::host(out.nbytes())); }
+void alloc(array& out) {
+  out.set_data(Storage::host(out.nbytes()));
+}
 
 }  // namespace
 
 void AllReduce::eval_cpu(const std::vector<array>& inputs, array& out) {
-  const char* name = op() == detail::ReduceOp::sum ? "all_sum" : op() == detail::ReduceOp::max ? "all_max" : "all_min";
+  const char* name = op() == detail::ReduceOp::sum   ? "all_sum"
+                     : op() == detail::ReduceOp::max ? "all_max"
+                                                     : "all_min";
   auto& c = mpi(group(), name);
   const array& in = inputs[0];
   if (check_enabled()) c.check_consistent(name, in.shape(), in.dtype(), true);

@@ -29,8 +29,18 @@ struct NcclUniqueId {
 };
 using NcclComm = void*;
 using NcclResult = int;
-enum NcclType { kInt8 = 0, kUint8 = 1, kInt32 = 2, kUint32 = 3, kInt64 = 4, kUint64 = 5, kFloat16 = 6,
-                kFloat32 = 7, kFloat64 = 8, kBfloat16 = 9 };
+enum NcclType {
+  kInt8 = 0,
+  kUint8 = 1,
+  kInt32 = 2,
+  kUint32 = 3,
+  kInt64 = 4,
+  kUint64 = 5,
+  kFloat16 = 6,
+  kFloat32 = 7,
+  kFloat64 = 8,
+  kBfloat16 = 9
+};
 enum NcclOp { kSum = 0, kProd = 1, kMax = 2, kMin = 3 };
 
 struct Nccl {
@@ -58,8 +68,10 @@ const Nccl& lib() {
     void* h = gpu::open_library({"libnccl.so.2", "libnccl.so"}, "KILN_NCCL_PATH",
                                 gpu::nvidia_wheel_lib_dirs("nccl"), why);
     if (!h) {
-      n->error = "NCCL (libnccl.so.2: pip's nvidia-nccl-cu12/13 wheel, PyTorch's dependency, or set "
-                 "KILN_NCCL_PATH) is not available: " + why;
+      n->error =
+          "NCCL (libnccl.so.2: pip's nvidia-nccl-cu12/13 wheel, PyTorch's dependency, or set "
+          "KILN_NCCL_PATH) is not available: " +
+          why;
       return n;
     }
     auto sym = [&](const char* name) {
@@ -68,13 +80,14 @@ const Nccl& lib() {
       return p;
     };
 #define KILN_NCCL_FN(name) n->name = reinterpret_cast<decltype(n->name)>(sym("nccl" #name));
-    KILN_NCCL_FN(GetVersion) KILN_NCCL_FN(GetUniqueId) KILN_NCCL_FN(CommInitRank)
-    KILN_NCCL_FN(CommCount) KILN_NCCL_FN(CommUserRank) KILN_NCCL_FN(CommDestroy)
-    KILN_NCCL_FN(AllReduce) KILN_NCCL_FN(AllGather) KILN_NCCL_FN(ReduceScatter) KILN_NCCL_FN(Send)
-    KILN_NCCL_FN(Recv) KILN_NCCL_FN(GetErrorString)
+    KILN_NCCL_FN(GetVersion)
+    KILN_NCCL_FN(GetUniqueId) KILN_NCCL_FN(CommInitRank) KILN_NCCL_FN(CommCount)
+        KILN_NCCL_FN(CommUserRank) KILN_NCCL_FN(CommDestroy) KILN_NCCL_FN(AllReduce)
+            KILN_NCCL_FN(AllGather) KILN_NCCL_FN(ReduceScatter) KILN_NCCL_FN(Send)
+                KILN_NCCL_FN(Recv) KILN_NCCL_FN(GetErrorString)
 #undef KILN_NCCL_FN
-    // Optional (newer NCCL): split and the last error's text.
-    n->CommSplit = reinterpret_cast<decltype(n->CommSplit)>(dlsym(h, "ncclCommSplit"));
+        // Optional (newer NCCL): split and the last error's text.
+        n->CommSplit = reinterpret_cast<decltype(n->CommSplit)>(dlsym(h, "ncclCommSplit"));
     n->GetLastError = reinterpret_cast<decltype(n->GetLastError)>(dlsym(h, "ncclGetLastError"));
     return n;
   }();
@@ -103,7 +116,8 @@ class NcclCommImpl : public detail::GpuComm {
 
   std::shared_ptr<detail::GpuComm> split(int color, int key) override {
     if (!lib().CommSplit) {
-      throw std::runtime_error("[split] The loaded NCCL lacks ncclCommSplit (NCCL >= 2.18 needed).");
+      throw std::runtime_error(
+          "[split] The loaded NCCL lacks ncclCommSplit (NCCL >= 2.18 needed).");
     }
     gpu::device_context(device_).make_current();
     NcclComm out = nullptr;
@@ -121,8 +135,9 @@ NcclCommImpl& nccl(const Group& g, const char* op, gpu::DeviceStream& s) {
   auto* c = dynamic_cast<NcclCommImpl*>(g.impl()->nccl.get());
   if (!c) throw std::runtime_error(msg("[", op, "] The group has no NCCL communicator."));
   if (c->device() != s.context().index()) {
-    throw std::invalid_argument(msg("[", op, "] The group's NCCL communicator is on GPU ", c->device(),
-                                    " but the array's stream is on GPU ", s.context().index(), "."));
+    throw std::invalid_argument(msg("[", op, "] The group's NCCL communicator is on GPU ",
+                                    c->device(), " but the array's stream is on GPU ",
+                                    s.context().index(), "."));
   }
   return *c;
 }
@@ -131,18 +146,31 @@ NcclCommImpl& nccl(const Group& g, const char* op, gpu::DeviceStream& s) {
 int nccl_type(Dtype d, const char* op, size_t& mult) {
   mult = 1;
   switch (d.val) {
-    case Dtype::Val::bool_: return kUint8;
-    case Dtype::Val::uint8: return kUint8;
-    case Dtype::Val::int8: return kInt8;
-    case Dtype::Val::uint32: return kUint32;
-    case Dtype::Val::int32: return kInt32;
-    case Dtype::Val::uint64: return kUint64;
-    case Dtype::Val::int64: return kInt64;
-    case Dtype::Val::float16: return kFloat16;
-    case Dtype::Val::bfloat16: return kBfloat16;
-    case Dtype::Val::float32: return kFloat32;
-    case Dtype::Val::float64: return kFloat64;
-    case Dtype::Val::complex64: mult = 2; return kFloat32;
+    case Dtype::Val::bool_:
+      return kUint8;
+    case Dtype::Val::uint8:
+      return kUint8;
+    case Dtype::Val::int8:
+      return kInt8;
+    case Dtype::Val::uint32:
+      return kUint32;
+    case Dtype::Val::int32:
+      return kInt32;
+    case Dtype::Val::uint64:
+      return kUint64;
+    case Dtype::Val::int64:
+      return kInt64;
+    case Dtype::Val::float16:
+      return kFloat16;
+    case Dtype::Val::bfloat16:
+      return kBfloat16;
+    case Dtype::Val::float32:
+      return kFloat32;
+    case Dtype::Val::float64:
+      return kFloat64;
+    case Dtype::Val::complex64:
+      mult = 2;
+      return kFloat32;
     default:
       throw std::invalid_argument(msg("[", op, "] NCCL cannot reduce ", dtype_name(d), "."));
   }
@@ -166,8 +194,8 @@ bool nccl_available(std::string* why) {
   return true;
 }
 
-std::shared_ptr<GpuComm> nccl_create(int rank, int size,
-                                     const std::function<std::string(const std::string&)>& share_id) {
+std::shared_ptr<GpuComm> nccl_create(
+    int rank, int size, const std::function<std::string(const std::string&)>& share_id) {
   const Nccl& n = lib();
   // The GPU machines must not use NVLink multicast; the user's explicit setting wins.
   setenv("NCCL_NVLS_ENABLE", "0", 0);
@@ -181,7 +209,8 @@ std::shared_ptr<GpuComm> nccl_create(int rank, int size,
   }
   std::string got = share_id(mine);
   if (got.size() != sizeof(id.internal)) {
-    throw std::runtime_error(msg("[distributed.init] Received an NCCL id of ", got.size(), " bytes from rank 0."));
+    throw std::runtime_error(
+        msg("[distributed.init] Received an NCCL id of ", got.size(), " bytes from rank 0."));
   }
   std::memcpy(id.internal, got.data(), sizeof(id.internal));
   NcclComm comm = nullptr;
@@ -192,7 +221,9 @@ std::shared_ptr<GpuComm> nccl_create(int rank, int size,
 }  // namespace detail
 
 void AllReduce::eval_gpu(const std::vector<array>& inputs, array& out) {
-  const char* name = op() == detail::ReduceOp::sum ? "all_sum" : op() == detail::ReduceOp::max ? "all_max" : "all_min";
+  const char* name = op() == detail::ReduceOp::sum   ? "all_sum"
+                     : op() == detail::ReduceOp::max ? "all_max"
+                                                     : "all_min";
   auto& s = gpu::device_stream(stream());
   auto& c = nccl(group(), name, s);
   out.set_data(gpu::new_device_storage(out.nbytes(), s));
@@ -200,13 +231,14 @@ void AllReduce::eval_gpu(const std::vector<array>& inputs, array& out) {
   size_t mult = 1;
   int type = nccl_type(inputs[0].dtype(), name, mult);
   // bool: logical or for sum and max, and for min logical and.
-  int nop = op() == detail::ReduceOp::sum ? (inputs[0].dtype() == bool_ ? kMax : kSum)
-                                          : op() == detail::ReduceOp::max ? kMax : kMin;
+  int nop = op() == detail::ReduceOp::sum   ? (inputs[0].dtype() == bool_ ? kMax : kSum)
+            : op() == detail::ReduceOp::max ? kMax
+                                            : kMin;
   s.context().make_current();
   check(name, "ncclAllReduce",
         lib().AllReduce(reinterpret_cast<const void*>(gpu::device_address(inputs[0])),
-                        reinterpret_cast<void*>(gpu::device_address(out)), out.size() * mult, type, nop,
-                        c.comm(), s.handle()),
+                        reinterpret_cast<void*>(gpu::device_address(out)), out.size() * mult, type,
+                        nop, c.comm(), s.handle()),
         c.comm());
 }
 
@@ -218,8 +250,8 @@ void AllGather::eval_gpu(const std::vector<array>& inputs, array& out) {
   s.context().make_current();
   check("all_gather", "ncclAllGather",
         lib().AllGather(reinterpret_cast<const void*>(gpu::device_address(inputs[0])),
-                        reinterpret_cast<void*>(gpu::device_address(out)), inputs[0].nbytes(), kUint8,
-                        c.comm(), s.handle()),
+                        reinterpret_cast<void*>(gpu::device_address(out)), inputs[0].nbytes(),
+                        kUint8, c.comm(), s.handle()),
         c.comm());
 }
 
@@ -233,8 +265,8 @@ void ReduceScatter::eval_gpu(const std::vector<array>& inputs, array& out) {
   s.context().make_current();
   check("sum_scatter", "ncclReduceScatter",
         lib().ReduceScatter(reinterpret_cast<const void*>(gpu::device_address(inputs[0])),
-                            reinterpret_cast<void*>(gpu::device_address(out)), out.size() * mult, type,
-                            inputs[0].dtype() == bool_ ? kMax : kSum, c.comm(), s.handle()),
+                            reinterpret_cast<void*>(gpu::device_address(out)), out.size() * mult,
+                            type, inputs[0].dtype() == bool_ ? kMax : kSum, c.comm(), s.handle()),
         c.comm());
 }
 
@@ -245,8 +277,8 @@ void Send::eval_gpu(const std::vector<array>& inputs, array& out) {
   if (in.nbytes() > 0) {
     s.context().make_current();
     check("send", "ncclSend",
-          lib().Send(reinterpret_cast<const void*>(gpu::device_address(in)), in.nbytes(), kUint8, dst(),
-                     c.comm(), s.handle()),
+          lib().Send(reinterpret_cast<const void*>(gpu::device_address(in)), in.nbytes(), kUint8,
+                     dst(), c.comm(), s.handle()),
           c.comm());
   }
   out.copy_shared_buffer(in);
@@ -259,8 +291,8 @@ void Recv::eval_gpu(const std::vector<array>&, array& out) {
   if (out.nbytes() == 0) return;
   s.context().make_current();
   check("recv", "ncclRecv",
-        lib().Recv(reinterpret_cast<void*>(gpu::device_address(out)), out.nbytes(), kUint8, src(), c.comm(),
-                   s.handle()),
+        lib().Recv(reinterpret_cast<void*>(gpu::device_address(out)), out.nbytes(), kUint8, src(),
+                   c.comm(), s.handle()),
         c.comm());
 }
 
