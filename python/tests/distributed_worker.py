@@ -37,8 +37,6 @@ DTYPES = [
     mx.float64,
     mx.complex64,
 ]
-if mx.default_device() == mx.gpu:
-    DTYPES.remove(mx.float64)  # kiln's GPU arrays have no float64 kernels everywhere
 
 NP = {
     mx.bool_: np.bool_,
@@ -187,32 +185,49 @@ def check_gather_scatter(g):
     )
 
 
+def exchange(g, x, dst, src):
+    """Sends x to dst and receives the same shape from src without deadlock: blocking
+    sends (large MPI messages, every NCCL message) need a receiver, so even ranks send
+    first and odd ranks receive first."""
+    if g.rank() % 2 == 0:
+        mx.eval(dist.send(x, dst, group=g))
+        got = dist.recv_like(x, src, group=g)
+        mx.eval(got)
+    else:
+        got = dist.recv_like(x, src, group=g)
+        mx.eval(got)
+        mx.eval(dist.send(x, dst, group=g))
+    return got
+
+
 def check_send_recv(g):
     n, r = g.size(), g.rank()
     dst, src = (r + 1) % n, (r - 1) % n
     for dtype in DTYPES:
-        mine = rank_data(r, (4, 3), dtype, 5)
-        # Small messages go out eagerly, so every rank may send first.
-        s = dist.send(as_mx(mine, dtype), dst, group=g)
-        mx.eval(s)
-        expect(s, mine, "send returns its input")
-        got = dist.recv((4, 3), dtype, src, group=g)
+        mine = as_mx(rank_data(r, (4, 3), dtype, 5), dtype)
+        got = exchange(g, mine, dst, src)
+        assert got.dtype == dtype
         expect(got, rank_data(src, (4, 3), dtype, 5), f"recv {dtype}")
-    # A large message (rendezvous protocol): even ranks send first, odd ranks receive first.
+        s = dist.send(mine, dst, group=g)
+        assert s.shape == mine.shape and s.dtype == dtype
+    # recv with an explicit shape and dtype, and a large message.
     big = rank_data(r, (1 << 18,), mx.float32, 6)
-    like = mx.zeros((1 << 18,))
     if r % 2 == 0:
         mx.eval(dist.send(mx.array(big), dst, group=g))
-        got = dist.recv_like(like, src, group=g)
+        got = dist.recv((1 << 18,), mx.float32, src, group=g)
         mx.eval(got)
     else:
-        got = dist.recv_like(like, src, group=g)
+        got = dist.recv((1 << 18,), mx.float32, src, group=g)
         mx.eval(got)
-        mx.eval(dist.send(mx.array(big), dst, group=g))
-    expect(got, rank_data(src, (1 << 18,), mx.float32, 6), "recv_like large")
-    # Empty arrays.
-    mx.eval(dist.send(mx.zeros((0, 3)), dst, group=g))
-    expect(dist.recv((0, 3), mx.float32, src, group=g), np.zeros((0, 3)), "recv empty")
+        s = dist.send(mx.array(big), dst, group=g)
+        mx.eval(s)
+        expect(s, big, "send returns its input")
+    expect(got, rank_data(src, (1 << 18,), mx.float32, 6), "recv large")
+    # Non-contiguous and empty arrays.
+    x = mx.array(rank_data(r, (6, 4), mx.float32, 16))
+    got = exchange(g, x.T[::2], dst, src)
+    expect(got, rank_data(src, (6, 4), mx.float32, 16).T[::2], "recv of a strided send")
+    expect(exchange(g, mx.zeros((0, 3)), dst, src), np.zeros((0, 3)), "recv empty")
 
 
 def check_split(g):
