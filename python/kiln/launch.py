@@ -48,6 +48,21 @@ def _gpu_count() -> int:
     return sum(1 for line in out.splitlines() if line.startswith("GPU "))
 
 
+def _nccl_path() -> str | None:
+    """libnccl.so.2 from pip's nvidia-nccl wheel (PyTorch's) on this interpreter's path."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("nvidia")
+    except (ImportError, ValueError):
+        return None
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        lib = os.path.join(root, "nccl", "lib", "libnccl.so.2")
+        if os.path.exists(lib):
+            return lib
+    return None
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("", 0))
@@ -284,6 +299,10 @@ def main(argv: list[str] | None = None) -> int:
         command += [args.script] + args.args
 
     backend = _resolve_backend(args.backend)
+    if "KILN_NCCL_PATH" not in os.environ and (path := _nccl_path()):
+        os.environ["KILN_NCCL_PATH"] = (
+            path  # inherited by every process (and mpirun -x)
+        )
     lock = threading.Lock()
     prefix = not args.no_prefix
 
