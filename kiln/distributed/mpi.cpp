@@ -7,6 +7,7 @@
 // float16/bfloat16: those travel as 2-byte types reduced by our own MPI_Op functions.
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -99,10 +100,11 @@ Mpi& lib() {
     };
 #define KILN_MPI_FN(name) m->name = reinterpret_cast<decltype(m->name)>(sym("MPI_" #name));
     KILN_MPI_FN(Init_thread)
-    KILN_MPI_FN(Initialized) KILN_MPI_FN(Finalized) KILN_MPI_FN(Finalize) KILN_MPI_FN(Comm_rank)
-        KILN_MPI_FN(Comm_size) KILN_MPI_FN(Comm_split) KILN_MPI_FN(Comm_set_errhandler)
-            KILN_MPI_FN(Allreduce) KILN_MPI_FN(Allgather) KILN_MPI_FN(Reduce_scatter_block)
-                KILN_MPI_FN(Send) KILN_MPI_FN(Recv) KILN_MPI_FN(Get_count) KILN_MPI_FN(Bcast)
+    KILN_MPI_FN(Initialized)
+    KILN_MPI_FN(Finalized) KILN_MPI_FN(Finalize) KILN_MPI_FN(Comm_rank) KILN_MPI_FN(Comm_size)
+        KILN_MPI_FN(Comm_split) KILN_MPI_FN(Comm_set_errhandler) KILN_MPI_FN(Allreduce)
+            KILN_MPI_FN(Allgather) KILN_MPI_FN(Reduce_scatter_block) KILN_MPI_FN(Send)
+                KILN_MPI_FN(Recv) KILN_MPI_FN(Get_count) KILN_MPI_FN(Bcast)
                     KILN_MPI_FN(Type_contiguous) KILN_MPI_FN(Type_commit) KILN_MPI_FN(Op_create)
                         KILN_MPI_FN(Error_string)
 #undef KILN_MPI_FN
@@ -242,13 +244,17 @@ class MpiCommImpl : public MpiComm {
   }
 
   void check_consistent(const char* op, const Shape& shape, Dtype dtype, bool same_shape) override {
-    // Every rank's (dtype, ndim, dims...) record, so the error can name each rank's input.
-    constexpr int kMaxDims = 14;
-    int64_t mine[kMaxDims + 2] = {};
-    mine[0] = static_cast<int64_t>(dtype.val);
-    mine[1] = static_cast<int64_t>(shape.size());
-    for (size_t i = 0; i < shape.size() && i < kMaxDims; ++i) mine[i + 2] = shape[i];
-    std::vector<int64_t> all(static_cast<size_t>(size_) * (kMaxDims + 2));
+    // Every rank's (op, dtype, ndim, dims...) record, so the error can name each rank's call.
+    static const char* kOps[] = {"all_sum", "all_max", "all_min", "all_gather", "sum_scatter"};
+    constexpr int kMaxDims = 13, kLen = kMaxDims + 3;
+    int64_t mine[kLen] = {};
+    mine[0] = std::find_if(std::begin(kOps), std::end(kOps),
+                           [&](const char* o) { return std::strcmp(o, op) == 0; }) -
+              std::begin(kOps);
+    mine[1] = static_cast<int64_t>(dtype.val);
+    mine[2] = static_cast<int64_t>(shape.size());
+    for (size_t i = 0; i < shape.size() && i < kMaxDims; ++i) mine[i + 3] = shape[i];
+    std::vector<int64_t> all(static_cast<size_t>(size_) * kLen);
     {
       Mpi& m = initialized();
       auto lk = lock(m);
@@ -257,19 +263,21 @@ class MpiCommImpl : public MpiComm {
     }
     bool ok = true;
     for (int r = 1; r < size_ && ok; ++r) {
-      const int64_t* rec = all.data() + static_cast<size_t>(r) * (kMaxDims + 2);
-      ok = rec[0] == all[0] && (!same_shape || std::equal(rec, rec + kMaxDims + 2, all.data()));
+      const int64_t* rec = all.data() + static_cast<size_t>(r) * kLen;
+      ok = rec[0] == all[0] && rec[1] == all[1] &&
+           (!same_shape || std::equal(rec, rec + kLen, all.data()));
     }
     if (ok) return;
     std::string parts;
     for (int r = 0; r < size_; ++r) {
-      const int64_t* rec = all.data() + static_cast<size_t>(r) * (kMaxDims + 2);
-      Shape s(rec + 2, rec + 2 + std::min<int64_t>(rec[1], kMaxDims));
+      const int64_t* rec = all.data() + static_cast<size_t>(r) * kLen;
+      Shape s(rec + 3, rec + 3 + std::min<int64_t>(rec[2], kMaxDims));
       parts += msg(r ? ", " : "", "rank ", r, " has ", shape_str(s), " ",
-                   dtype_name(Dtype{static_cast<Dtype::Val>(rec[0]), 0}));
+                   dtype_name(Dtype{static_cast<Dtype::Val>(rec[1]), 0}),
+                   rec[0] == all[0] ? "" : msg(" in ", rec[0] < 5 ? kOps[rec[0]] : "another op"));
     }
     throw std::invalid_argument(msg("[", op, "] The inputs differ across the ", size_, " ranks (",
-                                    same_shape ? "shapes and dtypes" : "dtypes",
+                                    same_shape ? "collectives, shapes and dtypes" : "dtypes",
                                     " must match): ", parts, "."));
   }
 

@@ -370,6 +370,15 @@ def check_errors(g):
             "[sum_scatter]",
             lambda: dist.sum_scatter(mx.zeros((2 * n * (1 + r % 2),)), group=g),
         )
+        # Different collectives on different ranks.
+        m = raises(
+            ValueError,
+            "[all_",
+            lambda: (dist.all_sum if r == 0 else dist.all_gather)(
+                mx.zeros((2,)), group=g
+            ),
+        )
+        assert "in all_gather" in m or "in all_sum" in m, m
         # A recv smaller than its send.
         if r == 0:
             mx.eval(dist.send(mx.zeros((5,)), 1, group=g))
