@@ -251,6 +251,7 @@ def test_launcher_prefixes_and_stops_the_others(tmp_path):
             rank = int(os.environ["KILN_RANK"])
             print("hello from", rank, "of", os.environ["KILN_WORLD_SIZE"], flush=True)
             if rank == 1:
+                time.sleep(5)  # lets the others print first, even on a loaded machine
                 sys.exit(3)
             time.sleep(60)
             """))
