@@ -18,3 +18,4 @@
 #include "kiln/linalg.h"
 #include "kiln/quantized.h"
 #include "kiln/graph_dot.h"
+#include "kiln/distributed/distributed.h"

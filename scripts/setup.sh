@@ -65,6 +65,19 @@ if ! has_header kissfft/kiss_fft.h; then
   fi
 fi
 
+# kiln.core.distributed on CPUs and its multi-process tests: Open MPI (libmpi is dlopen'ed at
+# run time, so it stays optional: machines without it, e.g. offline GPU hosts, still build).
+if ! { command -v mpirun && ldconfig -p | grep -q "libmpi\.so"; } >/dev/null 2>&1; then
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+    log "installing libopenmpi-dev openmpi-bin (distributed CPU collectives)"
+    { apt-get install -y -qq --no-install-recommends libopenmpi-dev openmpi-bin >&2 ||
+      { apt-get update -qq >&2 && apt-get install -y -qq --no-install-recommends libopenmpi-dev openmpi-bin >&2; }; } ||
+      log "Open MPI is not available: distributed CPU tests will skip"
+  else
+    log "optional: sudo apt-get install -y libopenmpi-dev openmpi-bin (distributed CPU collectives)"
+  fi
+fi
+
 # ---------------------------------------------------------------- Python
 # Required: numpy, pybind11 >= 3, pytest. Optional extras are installed into .venv only.
 py_ok() {

@@ -20,5 +20,6 @@ void init_compile(py::module_& m);     // compile.cpp (after init_random: mx.ran
 void init_io(py::module_& m);          // io.cpp
 void init_linalg(py::module_& m);      // linalg.cpp
 void init_fft(py::module_& m);         // fft.cpp
+void init_distributed(py::module_& m); // distributed.cpp
 
 }  // namespace kiln::python

@@ -51,4 +51,5 @@ PYBIND11_MODULE(_core, m) {
   init_io(m);
   init_linalg(m);
   init_fft(m);
+  init_distributed(m);
 }

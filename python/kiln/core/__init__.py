@@ -21,3 +21,8 @@ from kiln.core._compile import compile, disable_compile, enable_compile  # noqa:
 from kiln.core._array_api import __array_namespace_info__  # noqa: E402,F401
 from kiln.core._transforms import checkpoint, custom_function  # noqa: E402,F401
 from kiln.core._transforms import grad, value_and_grad  # noqa: E402,F401
+
+# kiln.core.distributed (import kiln.core.distributed as dist).
+if hasattr(_core, "distributed"):
+    distributed = _core.distributed
+    _sys.modules[f"{__name__}.distributed"] = _core.distributed

@@ -75,8 +75,7 @@ def average_gradients(
     by default), summed with ``mx.distributed.all_sum`` in batches of about
     `all_reduce_size` bytes (one per array when it is 0 or less).
 
-    With a single process (always, until ``kiln.core.distributed`` exists) the gradients
-    are returned unchanged.
+    With a single process the gradients are returned unchanged.
     """
     distributed = getattr(mx, "distributed", None)
     if distributed is None:

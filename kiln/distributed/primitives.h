@@ -1,0 +1,98 @@
+// The collective primitives of kiln::distributed. Each holds its group; eval_cpu runs MPI
+// (backend/cpu/distributed.cpp), eval_gpu runs NCCL on the primitive's CUDA stream
+// (backend/cuda/distributed.cpp). Inputs are row-contiguous (the ops make them so).
+#pragma once
+
+#include <vector>
+
+#include "kiln/distributed/backend.h"
+#include "kiln/distributed/distributed.h"
+#include "kiln/primitive.h"
+
+namespace kiln::distributed {
+
+/** Base of the collectives: the group they run in. */
+class DistPrimitive : public UnaryPrimitive {
+ public:
+  DistPrimitive(Stream stream, Group group) : UnaryPrimitive(stream), group_(std::move(group)) {}
+  const Group& group() const { return group_; }
+
+ private:
+  Group group_;
+};
+
+/** all_sum / all_max / all_min: same shape and dtype as the input. vjp of the sum is the
+ * cotangent (as MLX: each rank differentiates its own copy); of max/min, the cotangent
+ * where this rank's input equals the result. */
+class AllReduce : public DistPrimitive {
+ public:
+  AllReduce(Stream stream, Group group, detail::ReduceOp op)
+      : DistPrimitive(stream, std::move(group)), op_(op) {}
+  KILN_PRIMITIVE_EVAL_UNARY()
+  KILN_PRIMITIVE_GRADS()
+  KILN_PRIMITIVE_VMAP()
+  KILN_PRIMITIVE_SAME_SHAPE()
+  KILN_PRIMITIVE_NAME(AllReduce)
+  void print(std::ostream& os) override;
+  bool is_equivalent(const Primitive& other) const override;
+  detail::ReduceOp op() const { return op_; }
+
+ private:
+  detail::ReduceOp op_;
+};
+
+/** all_gather along axis 0; vjp: this rank's slice of the cotangent. */
+class AllGather : public DistPrimitive {
+ public:
+  using DistPrimitive::DistPrimitive;
+  KILN_PRIMITIVE_EVAL_UNARY()
+  KILN_PRIMITIVE_GRADS()
+  KILN_PRIMITIVE_VMAP()
+  KILN_PRIMITIVE_NAME(AllGather)
+  KILN_PRIMITIVE_DEFAULT_EQUIVALENT()
+  std::vector<Shape> output_shapes(const std::vector<array>& inputs) override;
+};
+
+/** sum_scatter along axis 0; vjp: all_gather of the cotangent. */
+class ReduceScatter : public DistPrimitive {
+ public:
+  using DistPrimitive::DistPrimitive;
+  KILN_PRIMITIVE_EVAL_UNARY()
+  KILN_PRIMITIVE_GRADS()
+  KILN_PRIMITIVE_VMAP()
+  KILN_PRIMITIVE_NAME(ReduceScatter)
+  KILN_PRIMITIVE_DEFAULT_EQUIVALENT()
+  std::vector<Shape> output_shapes(const std::vector<array>& inputs) override;
+};
+
+/** Sends its input to rank `dst`; the output shares the input's buffer. No derivative (a
+ * side effect); vmap sends the batched array. */
+class Send : public DistPrimitive {
+ public:
+  Send(Stream stream, Group group, int dst) : DistPrimitive(stream, std::move(group)), dst_(dst) {}
+  KILN_PRIMITIVE_EVAL_UNARY()
+  KILN_PRIMITIVE_VMAP()
+  KILN_PRIMITIVE_SAME_SHAPE()
+  KILN_PRIMITIVE_NAME(Send)
+  void print(std::ostream& os) override;
+  int dst() const { return dst_; }
+
+ private:
+  int dst_;
+};
+
+/** Receives an array of the output's shape and dtype from rank `src`. No inputs, so no
+ * derivative or vmap. */
+class Recv : public DistPrimitive {
+ public:
+  Recv(Stream stream, Group group, int src) : DistPrimitive(stream, std::move(group)), src_(src) {}
+  KILN_PRIMITIVE_EVAL_UNARY()
+  KILN_PRIMITIVE_NAME(Recv)
+  void print(std::ostream& os) override;
+  int src() const { return src_; }
+
+ private:
+  int src_;
+};
+
+}  // namespace kiln::distributed
