@@ -101,7 +101,8 @@ std::string cache_dir() {
   return dir;
 }
 
-bool read_file(const std::string& path, std::string& out, std::string& why, size_t max_bytes) {
+bool read_file(const std::string& path, std::string& out, std::string& why, size_t max_bytes,
+               bool own_only) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) {
     why = errno_string();
@@ -111,6 +112,10 @@ bool read_file(const std::string& path, std::string& out, std::string& why, size
   bool ok =
       fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<size_t>(st.st_size) <= max_bytes;
   if (!ok) why = "not a regular file of sane size";
+  if (ok && own_only && st.st_uid != geteuid()) {
+    ok = false;
+    why = "owned by another user (uid " + std::to_string(st.st_uid) + ")";
+  }
   if (ok) {
     out.resize(static_cast<size_t>(st.st_size));
     size_t got = 0;
@@ -164,7 +169,7 @@ Entry read_entry(const std::string& path, std::string_view magic, const std::str
   if (access(path.c_str(), F_OK) != 0) return res;
   res.status = EntryStatus::rejected;
   std::string data;
-  if (!read_file(path, data, res.reason)) return res;
+  if (!read_file(path, data, res.reason, size_t(1) << 30, /*own_only=*/true)) return res;
   if (data.size() < kHeader || data.compare(0, 8, magic) != 0) {
     res.reason = "bad header";
     return res;
