@@ -31,8 +31,7 @@ namespace kiln {
 void eval(std::vector<array> outputs);
 
 /** Submits `outputs` for evaluation and returns at once; `array::wait`, `eval` or
- * `synchronize` wait for them. Throws [async_eval] (std::invalid_argument) for arrays
- * traced inside a transformation, whose graph the transformation still needs. */
+ * `synchronize` wait for them. */
 void async_eval(std::vector<array> outputs);
 
 // clang-format 14 mangles requires-clauses.

@@ -202,3 +202,19 @@ def test_errors_in_threads_leave_others_working(watchdog):
                 assert mx.sum(mx.ones((10, 10)) * i).item() == 100 * i
 
     run_threads(work)
+
+
+def test_new_stream_belongs_to_its_thread(watchdog):
+    s = mx.new_stream(mx.default_device())
+    free = mx.new_thread_unsafe_stream(mx.default_device())
+    with mx.stream(s):  # the creating thread may use it
+        assert (mx.arange(4) * 2).tolist() == [0, 2, 4, 6]
+
+    def work(i):
+        with pytest.raises(RuntimeError, match="new_thread_local_stream"):
+            with mx.stream(s):
+                mx.eval(mx.arange(3))
+        with mx.stream(free):  # no owner
+            assert (mx.arange(3) + i).tolist() == [i, i + 1, i + 2]
+
+    run_threads(work, n=2)
