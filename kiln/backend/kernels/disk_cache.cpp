@@ -142,7 +142,7 @@ bool write_file_atomic(const std::string& dir, const std::string& path, std::str
                     path.substr(path.find_last_of('/') + 1);
   int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) {
-    why = "cannot create " + tmp + ": " + errno_string();
+    why = "cannot write in " + dir + ": " + errno_string();  // same text for every entry
     return false;
   }
   size_t done = 0;
@@ -158,7 +158,7 @@ bool write_file_atomic(const std::string& dir, const std::string& path, std::str
   if (close(fd) != 0) ok = false;
   if (ok && rename(tmp.c_str(), path.c_str()) != 0) ok = false;
   if (!ok) {
-    why = "cannot write " + path + ": " + errno_string();
+    why = "cannot write in " + dir + ": " + errno_string();
     unlink(tmp.c_str());
   }
   return ok;
