@@ -16,6 +16,7 @@ from hypothesis.extra import numpy as hnp  # noqa: E402
 
 import kiln.core as mx  # noqa: E402
 
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy on empty slices
 EXAMPLES = int(os.environ.get("KILN_FUZZ_EXAMPLES", "40"))
 fuzz = settings(
     max_examples=EXAMPLES,
@@ -32,6 +33,28 @@ NUMERIC = INTS + FLOATS
 ALL = [np.bool_] + NUMERIC
 
 TOL = {np.float16: 2e-3, np.float32: 2e-6, np.float64: 1e-12}
+
+
+KILN_DTYPE = {
+    np.dtype(np.bool_): mx.bool_,
+    np.dtype(np.int8): mx.int8,
+    np.dtype(np.uint8): mx.uint8,
+    np.dtype(np.int16): mx.int16,
+    np.dtype(np.uint16): mx.uint16,
+    np.dtype(np.int32): mx.int32,
+    np.dtype(np.uint32): mx.uint32,
+    np.dtype(np.int64): mx.int64,
+    np.dtype(np.float16): mx.float16,
+    np.dtype(np.float32): mx.float32,
+    np.dtype(np.float64): mx.float64,
+}
+
+
+def K(a):
+    """The kiln array of NumPy `a`, of the same dtype (kiln, as MLX, would otherwise make
+    float64 input float32)."""
+    a = np.asarray(a)
+    return mx.array(a, dtype=KILN_DTYPE[a.dtype])
 
 
 def shapes(min_dims=0, max_dims=4, max_side=7):
@@ -61,7 +84,7 @@ def views(draw, dtypes=ALL, small=False, min_dims=0):
     """(kiln array, NumPy array) of the same values, often a non-contiguous view of a
     larger array (transposed, sliced with steps or reversed, or broadcast)."""
     a = draw(arrays(dtypes, small=small, min_dims=min_dims))
-    x = mx.array(a)
+    x = K(a)
     kind = draw(st.sampled_from(["plain", "transpose", "slice", "broadcast"]))
     if kind == "transpose" and a.ndim > 1:
         perm = draw(st.permutations(range(a.ndim)))
@@ -149,10 +172,10 @@ def broadcastable_pair(draw):
     ).input_shapes
     a = draw(hnp.arrays(dtype, shape_a, elements=elements(dtype, small=True)))
     b = draw(hnp.arrays(dtype, shape_b, elements=elements(dtype, small=True)))
-    x, y = mx.array(a), mx.array(b)
+    x, y = K(a), K(b)
     if a.ndim > 1 and draw(st.booleans()):
         # Same values through a transposed copy: a non-contiguous operand.
-        x = mx.transpose(mx.array(np.ascontiguousarray(a.T)))
+        x = mx.transpose(K(np.ascontiguousarray(a.T)))
     return x, a, y, b
 
 
@@ -174,7 +197,7 @@ def test_binary_broadcasting(name, pair):
 def test_where(data):
     x, a = data.draw(views(FLOATS + [np.int32]))
     c = data.draw(hnp.arrays(np.bool_, a.shape))
-    check(mx.where(mx.array(c), x, 0), np.where(c, a, 0).astype(a.dtype))
+    check(mx.where(K(c), x, 0), np.where(c, a, 0).astype(a.dtype))
 
 
 # ------------------------------------------------------------------ reductions
@@ -285,10 +308,10 @@ def test_take_and_integer_array_indexing(data):
     if n == 0:
         return
     ind = data.draw(hnp.arrays(np.int32, shapes(max_dims=2, max_side=5), elements=st.integers(-n, n - 1)))
-    check(mx.take(x, mx.array(ind), axis=axis), np.take(a, ind, axis=axis))
+    check(mx.take(x, K(ind), axis=axis), np.take(a, ind, axis=axis))
     first = data.draw(hnp.arrays(np.int32, shapes(max_dims=2, max_side=5), elements=st.integers(-a.shape[0], a.shape[0] - 1))) if a.shape[0] else None
     if first is not None:
-        check(x[mx.array(first)], a[first])
+        check(x[K(first)], a[first])
 
 
 @fuzz
@@ -302,7 +325,7 @@ def test_take_along_axis(data):
     shape = list(a.shape)
     shape[axis] = data.draw(st.integers(0, 6))
     ind = data.draw(hnp.arrays(np.int32, tuple(shape), elements=st.integers(0, n - 1)))
-    check(mx.take_along_axis(x, mx.array(ind), axis=axis), np.take_along_axis(a, ind, axis=axis))
+    check(mx.take_along_axis(x, K(ind), axis=axis), np.take_along_axis(a, ind, axis=axis))
 
 
 # ------------------------------------------------------------------ sorting
@@ -418,4 +441,14 @@ def test_astype_round_trips(data):
         # Negative values to unsigned types wrap differently between libraries; skip them.
         if np.any(a < 0):
             return
-    check(x.astype(mx.array(np.zeros((), to)).dtype), want)
+    check(x.astype(KILN_DTYPE[np.dtype(to)]), want)
+
+
+# ------------------------------------------------------------------ regressions found here
+
+
+def test_roll_takes_shift_and_axis_by_keyword():
+    a = np.arange(12, dtype=np.int32).reshape(3, 4)
+    check(mx.roll(K(a), 1, axis=0), np.roll(a, 1, axis=0))
+    check(mx.roll(K(a), shift=-1, axis=1), np.roll(a, -1, axis=1))
+    check(mx.roll(K(a[:0]), 0, axis=0), np.roll(a[:0], 0, axis=0))
