@@ -19,7 +19,8 @@ TEST(GpuMemoryExhaustion, FillingTheGpuGivesAClearErrorAndRecovers) {
   if (!gpu::is_available()) GTEST_SKIP() << "no GPU: " << gpu::unavailable_reason();
   synchronize();
   const size_t old_limit = set_memory_limit(kGpu, ~size_t(0));  // the device is the limit
-  const int chunk = 1 << 28;  // float32 elements: 1 GiB per array
+  // float32 elements: 1 GiB per array.
+  const int chunk = 1 << 28;
   array probe = test::random_array({1000}, float32);
   array kept = multiply(probe, array(3.0f), kGpu);
   kept.eval();

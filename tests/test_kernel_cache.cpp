@@ -54,11 +54,13 @@ struct ScopedEnv {
 // A kernel computing x * factor + tag-free constant; the tag only changes the source (and
 // so the cache key), `factor` what it computes, so a wrong entry shows in the values.
 std::vector<int> run_kernel(const std::string& tag, int factor) {
-  auto k = fast::metal_kernel("cache_probe", {"x"}, {"out"},
-                              "// " + tag + "\nuint i = thread_position_in_grid.x;\nout[i] = x[i] * " +
-                                  std::to_string(factor) + ";\n");
+  auto k =
+      fast::metal_kernel("cache_probe", {"x"}, {"out"},
+                         "// " + tag + "\nuint i = thread_position_in_grid.x;\nout[i] = x[i] * " +
+                             std::to_string(factor) + ";\n");
   array x(std::vector<int>{1, 2, 3}.begin(), Shape{3}, int32);
-  auto out = k({x}, {{3}}, {int32}, std::make_tuple(3, 1, 1), std::make_tuple(3, 1, 1), {}, std::nullopt, false, Device::cpu)[0];
+  auto out = k({x}, {{3}}, {int32}, std::make_tuple(3, 1, 1), std::make_tuple(3, 1, 1), {},
+               std::nullopt, false, Device::cpu)[0];
   std::vector<int> v;
   for (double d : test::to_double(out)) v.push_back(static_cast<int>(d));
   return v;
@@ -120,10 +122,10 @@ TEST_F(KernelCache, ConcurrentProcessesLeaveAConsistentCache) {
   const std::string tag = random_tag();
   std::vector<pid_t> pids;
   for (int i = 0; i < kProcesses; ++i) {
-    pids.push_back(test::spawn_self("KernelCache.ConcurrentChild",
-                                    {"KILN_TEST_KCACHE_TAG=" + tag,
-                                     "KILN_TEST_KCACHE_GROUP=" + std::to_string(i % kGroups),
-                                     "KILN_TEST_KCACHE_DIR=" + dir_}));
+    pids.push_back(test::spawn_self(
+        "KernelCache.ConcurrentChild",
+        {"KILN_TEST_KCACHE_TAG=" + tag, "KILN_TEST_KCACHE_GROUP=" + std::to_string(i % kGroups),
+         "KILN_TEST_KCACHE_DIR=" + dir_}));
     ASSERT_GT(pids.back(), 0);
   }
   for (size_t i = 0; i < pids.size(); ++i) EXPECT_EQ(wait_exit(pids[i]), 0) << "process " << i;
@@ -212,7 +214,7 @@ TEST_F(KernelCache, ForeignFilesAreNotLoaded) {
                                  [&](const std::string& p) { spit(p, other_bytes); });
   fs::remove(entries()[0]);
   expect_rejected_and_recompiled(this, random_tag(), [&](const std::string& p) {
-    std::string elf = "\x7f" "ELF";
+    std::string elf = std::string(1, '\x7f') + "ELF";
     elf.resize(4096, '\0');
     spit(p, elf);
   });

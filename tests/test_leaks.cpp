@@ -30,8 +30,8 @@ void expect_no_growth(const char* what, const std::function<void()>& round) {
   reset_peak_memory(test::test_device());
   for (int i = 0; i < kRounds; ++i) round();
   const size_t after = active();
-  EXPECT_EQ(after, before) << what << ": " << (after - before) << " bytes left after "
-                           << kRounds << " rounds";
+  EXPECT_EQ(after, before) << what << ": " << (after - before) << " bytes left after " << kRounds
+                           << " rounds";
   const size_t peak = get_peak_memory(test::test_device());
   EXPECT_LE(peak, before + 64u * kN * sizeof(float))
       << what << ": the peak grows with the number of rounds";
@@ -106,10 +106,9 @@ TEST(Leaks, CustomFunction) {
     array w = fresh();
     auto f = custom_function(
         [w](const std::vector<array>& in) { return std::vector<array>{multiply(in[0], w)}; },
-        CustomVjpFn([w](const std::vector<array>&, const std::vector<array>& ct,
-                        const std::vector<array>&) {
-          return std::vector<array>{multiply(ct[0], w)};
-        }));
+        CustomVjpFn(
+            [w](const std::vector<array>&, const std::vector<array>& ct,
+                const std::vector<array>&) { return std::vector<array>{multiply(ct[0], w)}; }));
     array x = fresh();
     auto [outs, cts] = vjp(f, {x}, {fresh()});
     eval(outs[0], cts[0]);
@@ -159,12 +158,11 @@ TEST(Leaks, TrainingLoopStaysFlat) {
   array ys = sum(xs, std::vector<int>{1}, true);
   eval(w1, w2, ys);
   auto step = [&] {
-    auto vg = value_and_grad(
-        ScalarFn([&](const std::vector<array>& p) {
-          array h = maximum(matmul(xs, p[0]), array(0.0f));
-          return mean(square(subtract(matmul(h, p[1]), ys)));
-        }),
-        std::vector<int>{0, 1});
+    auto vg = value_and_grad(ScalarFn([&](const std::vector<array>& p) {
+                               array h = maximum(matmul(xs, p[0]), array(0.0f));
+                               return mean(square(subtract(matmul(h, p[1]), ys)));
+                             }),
+                             std::vector<int>{0, 1});
     auto [l, g] = vg({w1, w2});
     w1 = subtract(w1, multiply(array(1e-3f), g[0]));
     w2 = subtract(w2, multiply(array(1e-3f), g[1]));

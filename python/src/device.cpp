@@ -59,10 +59,9 @@ void check_stream_owner(const Stream& s) {
   std::lock_guard lk(o.mu);
   auto it = o.owner.find(s.index);
   if (it != o.owner.end() && it->second != std::this_thread::get_id()) {
-    throw std::runtime_error(
-        "[stream] " + to_string(s) +
-        " was created by new_stream on another thread and belongs to it; use "
-        "new_thread_local_stream for a stream every thread can use.");
+    throw std::runtime_error("[stream] " + to_string(s) +
+                             " was created by new_stream on another thread and belongs to it; use "
+                             "new_thread_local_stream for a stream every thread can use.");
   }
 }
 

@@ -9,9 +9,9 @@ namespace kiln::python {
 namespace {
 
 struct GcFunction {
-  PyObject_HEAD
-  PyObject* impl;   // owned: the pybind11 function doing the work
-  PyObject* named;  // owned: where other attributes are looked up
+  PyObject ob_base;              // PyObject_HEAD
+  PyObject* impl;                // owned: the pybind11 function doing the work
+  PyObject* named;               // owned: where other attributes are looked up
   std::vector<PyObject*>* deps;  // borrowed: references owned by impl's captures
 };
 
@@ -75,14 +75,13 @@ PyObject* gc_repr(PyObject* self) {
 
 PyTypeObject* gc_function_type() {
   static PyTypeObject* type = [] {
-    static PyType_Slot slots[] = {
-        {Py_tp_traverse, reinterpret_cast<void*>(gc_traverse)},
-        {Py_tp_clear, reinterpret_cast<void*>(gc_clear)},
-        {Py_tp_dealloc, reinterpret_cast<void*>(gc_dealloc)},
-        {Py_tp_call, reinterpret_cast<void*>(gc_call)},
-        {Py_tp_getattro, reinterpret_cast<void*>(gc_getattro)},
-        {Py_tp_repr, reinterpret_cast<void*>(gc_repr)},
-        {0, nullptr}};
+    static PyType_Slot slots[] = {{Py_tp_traverse, reinterpret_cast<void*>(gc_traverse)},
+                                  {Py_tp_clear, reinterpret_cast<void*>(gc_clear)},
+                                  {Py_tp_dealloc, reinterpret_cast<void*>(gc_dealloc)},
+                                  {Py_tp_call, reinterpret_cast<void*>(gc_call)},
+                                  {Py_tp_getattro, reinterpret_cast<void*>(gc_getattro)},
+                                  {Py_tp_repr, reinterpret_cast<void*>(gc_repr)},
+                                  {0, nullptr}};
     static PyType_Spec spec = {"kiln.core.transformed_function", sizeof(GcFunction), 0,
                                Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, slots};
     auto* t = reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&spec));

@@ -215,7 +215,11 @@ REDUCE = {
 
 @st.composite
 def reduce_case(draw):
-    x, a = draw(views([np.int32, np.float32, np.float64 if np.float64 in FLOATS else np.float32], small=True))
+    x, a = draw(
+        views(
+            [np.int32, np.float32, np.float64 if np.float64 in FLOATS else np.float32], small=True
+        )
+    )
     if a.ndim == 0 or draw(st.booleans()):
         axes = None
     else:
@@ -307,9 +311,21 @@ def test_take_and_integer_array_indexing(data):
     n = a.shape[axis]
     if n == 0:
         return
-    ind = data.draw(hnp.arrays(np.int32, shapes(max_dims=2, max_side=5), elements=st.integers(-n, n - 1)))
+    ind = data.draw(
+        hnp.arrays(np.int32, shapes(max_dims=2, max_side=5), elements=st.integers(-n, n - 1))
+    )
     check(mx.take(x, K(ind), axis=axis), np.take(a, ind, axis=axis))
-    first = data.draw(hnp.arrays(np.int32, shapes(max_dims=2, max_side=5), elements=st.integers(-a.shape[0], a.shape[0] - 1))) if a.shape[0] else None
+    first = (
+        data.draw(
+            hnp.arrays(
+                np.int32,
+                shapes(max_dims=2, max_side=5),
+                elements=st.integers(-a.shape[0], a.shape[0] - 1),
+            )
+        )
+        if a.shape[0]
+        else None
+    )
     if first is not None:
         check(x[K(first)], a[first])
 
@@ -339,11 +355,18 @@ def test_sort_and_argsort(data):
     check(mx.sort(x, axis=axis), np.sort(a, axis=axis))
     order = np.array(mx.argsort(x, axis=axis))
     # Ties may come in any order: the indices must sort the values and be a permutation.
-    np.testing.assert_array_equal(np.take_along_axis(a, order.astype(np.int64), axis=axis), np.sort(a, axis=axis))
-    np.testing.assert_array_equal(np.sort(order, axis=axis), np.broadcast_to(
-        np.expand_dims(np.arange(a.shape[axis]), tuple(d for d in range(a.ndim) if d != axis % a.ndim)),
-        order.shape,
-    ))
+    np.testing.assert_array_equal(
+        np.take_along_axis(a, order.astype(np.int64), axis=axis), np.sort(a, axis=axis)
+    )
+    np.testing.assert_array_equal(
+        np.sort(order, axis=axis),
+        np.broadcast_to(
+            np.expand_dims(
+                np.arange(a.shape[axis]), tuple(d for d in range(a.ndim) if d != axis % a.ndim)
+            ),
+            order.shape,
+        ),
+    )
 
 
 @fuzz
@@ -424,7 +447,9 @@ def test_tile_repeat_pad_flip_roll(data):
     r = data.draw(st.integers(0, 3))
     axis = data.draw(st.integers(-a.ndim, a.ndim - 1))
     check(mx.repeat(x, r, axis=axis), np.repeat(a, r, axis=axis))
-    widths = [tuple(data.draw(st.lists(st.integers(0, 2), min_size=2, max_size=2))) for _ in a.shape]
+    widths = [
+        tuple(data.draw(st.lists(st.integers(0, 2), min_size=2, max_size=2))) for _ in a.shape
+    ]
     check(mx.pad(x, widths), np.pad(a, widths))
     shift = data.draw(st.integers(-9, 9))
     check(mx.roll(x, shift, axis=axis), np.roll(a, shift, axis=axis))

@@ -14,7 +14,7 @@ import pytest
 import kiln.core as mx
 
 THREADS = 8
-ITERATIONS = 25
+ITERATIONS = 200
 DEADLINE_S = 240  # a deadlock dumps every thread's stack and fails the run
 
 
@@ -40,7 +40,9 @@ def run_threads(target, n=THREADS):
     for t in threads:
         t.join()
     if errors:
-        raise AssertionError(f"{len(errors)} thread(s) failed, first: {errors[0]!r}") from errors[0][1]
+        raise AssertionError(f"{len(errors)} thread(s) failed, first: {errors[0]!r}") from errors[
+            0
+        ][1]
 
 
 def test_gil_is_released_during_eval(watchdog):
