@@ -220,3 +220,35 @@ def test_new_stream_belongs_to_its_thread(watchdog):
             assert (mx.arange(3) + i).tolist() == [i, i + 1, i + 2]
 
     run_threads(work, n=2)
+
+
+def test_garbage_collection_while_threads_call_transforms(watchdog):
+    # Transformed functions in reference cycles are created, called and collected by
+    # several threads while another thread keeps forcing collections.
+    import gc
+
+    stop = threading.Event()
+
+    def collector():
+        while not stop.is_set():
+            gc.collect()
+            time.sleep(0.001)
+
+    c = threading.Thread(target=collector)
+    c.start()
+
+    def work(i):
+        for it in range(50):
+            d = {"w": mx.full((64,), float(i + 1))}
+            d["g"] = mx.grad(lambda x: (x * d["w"]).sum())
+            d["v"] = mx.vmap(lambda r: (r * d["w"]).sum())
+            g = d["g"](mx.ones((64,)))
+            v = d["v"](mx.ones((3, 64)))
+            assert g[0].item() == i + 1
+            assert v.tolist() == [64.0 * (i + 1)] * 3
+
+    try:
+        run_threads(work)
+    finally:
+        stop.set()
+        c.join()
