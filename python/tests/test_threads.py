@@ -252,3 +252,42 @@ def test_garbage_collection_while_threads_call_transforms(watchdog):
     finally:
         stop.set()
         c.join()
+
+
+@pytest.mark.skipif(not hasattr(mx.fast, "metal_kernel"), reason="no custom kernels in this build")
+def test_gil_is_released_during_kernel_compiles(watchdog):
+    k = mx.fast.metal_kernel(
+        name="py_threads_gil",
+        input_names=["x"],
+        output_names=["out"],
+        source=f"// {time.time_ns()}\nuint i = thread_position_in_grid.x;\nout[i] = x[i] + 1;\n",
+    )
+    x = mx.arange(8, dtype=mx.float32)
+    stream = mx.cpu if mx.default_device() == mx.cpu else mx.gpu
+    ticks = []
+    done = threading.Event()
+
+    def ticker():
+        while not done.is_set():
+            ticks.append(time.monotonic())
+            time.sleep(0.001)
+
+    t = threading.Thread(target=ticker)
+    t.start()
+    time.sleep(0.01)
+    before, start = len(ticks), time.monotonic()
+    out = k(
+        inputs=[x],
+        grid=(8, 1, 1),
+        threadgroup=(8, 1, 1),
+        output_shapes=[x.shape],
+        output_dtypes=[x.dtype],
+        stream=stream,
+    )[0]
+    mx.eval(out)  # compiles here
+    spent, during = time.monotonic() - start, len(ticks) - before
+    done.set()
+    t.join()
+    assert out.tolist() == [float(i + 1) for i in range(8)]
+    if spent > 0.05:
+        assert during >= 3, f"the other thread ran {during} times in {spent:.3f} s of compiling"
