@@ -182,6 +182,53 @@ void spit(const std::string& path, const std::string& data) {
   f << data;
 }
 
+// The entry format itself, without a compiler: every truncation and every single-bit flip
+// of a written entry is rejected, and reading random bytes as a payload never overruns.
+TEST(DiskCacheEntry, EveryTruncationAndBitFlipIsRejected) {
+  const fs::path dir = fs::temp_directory_path() / ("kiln-entry-" + random_tag());
+  fs::create_directories(dir);
+  fs::permissions(dir, fs::perms::owner_all);
+  const std::string key = std::string(64, 'a');
+  const std::string magic = "KILNTEST";
+  std::string payload(300, '\0');
+  for (auto& c : payload) c = static_cast<char>(test::rng()());
+  const std::string path = (dir / "entry").string();
+  std::string why;
+  ASSERT_TRUE(kernels::write_entry(dir.string(), path, magic, key, payload, why)) << why;
+  auto good = kernels::read_entry(path, magic, key);
+  ASSERT_EQ(good.status, kernels::EntryStatus::ok);
+  EXPECT_EQ(good.payload, payload);
+  EXPECT_EQ(kernels::read_entry(path, magic, std::string(64, 'b')).status,
+            kernels::EntryStatus::rejected)
+      << "another key's entry";
+  EXPECT_EQ(kernels::read_entry(path, "OTHERMAG", key).status, kernels::EntryStatus::rejected);
+  const std::string bytes = slurp(path);
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    spit(path, bytes.substr(0, n));
+    ASSERT_EQ(kernels::read_entry(path, magic, key).status, kernels::EntryStatus::rejected)
+        << "truncated to " << n;
+  }
+  spit(path, bytes + "x");
+  ASSERT_EQ(kernels::read_entry(path, magic, key).status, kernels::EntryStatus::rejected);
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    for (int bit = 0; bit < 8; ++bit) {
+      std::string d = bytes;
+      d[i] = static_cast<char>(d[i] ^ (1 << bit));
+      spit(path, d);
+      ASSERT_EQ(kernels::read_entry(path, magic, key).status, kernels::EntryStatus::rejected)
+          << "byte " << i << " bit " << bit;
+    }
+  }
+  for (int round = 0; round < 2000; ++round) {
+    std::string junk(test::rng()() % 64, '\0');
+    for (auto& c : junk) c = static_cast<char>(test::rng()());
+    kernels::ByteReader r{junk};
+    while (r.ok && !r.at_end()) r.str();
+    EXPECT_LE(r.pos, junk.size());
+  }
+  fs::remove_all(dir);
+}
+
 TEST_F(KernelCache, TruncatedEntryIsRecompiled) {
   for (double keep : {0.0, 0.05, 0.5, 0.999}) {
     expect_rejected_and_recompiled(this, random_tag(), [&](const std::string& p) {
