@@ -2,7 +2,7 @@
 dtypes, non-contiguous views (transposes, stepped and reversed slices, broadcasts) and
 broadcasting, for elementwise, reduction, indexing, sorting and layout ops. Each test draws
 KILN_FUZZ_EXAMPLES examples (default 40, a few seconds each on the CPU); a failure prints the
-shrunk example. Regressions found here are pinned with @example."""
+shrunk example. Mismatches found here are pinned as plain tests at the end of this file."""
 
 import os
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import HealthCheck, example, given, settings  # noqa: E402
+from hypothesis import HealthCheck, assume, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from hypothesis.extra import numpy as hnp  # noqa: E402
 
@@ -239,6 +239,10 @@ def test_reductions(name, case):
     kf, nf = REDUCE[name]
     x, a, axes, keepdims = case
     kwargs = dict(axis=axes, keepdims=keepdims)
+    if name == "prod" and a.dtype.kind == "f":
+        # Where a partial product could overflow, the order of the multiplications decides
+        # between inf * 0 = nan and 0: both libraries are right, so such inputs are left out.
+        assume(np.prod(np.maximum(np.abs(a.astype(np.float64)), 1.0)) < 1e30)
     if name in ("sum", "prod"):
         kwargs["dtype"] = a.dtype  # MLX keeps int32 sums in int32
     with np.errstate(all="ignore"):
