@@ -3,7 +3,7 @@ PRESET ?= dev
 BUILD := build/$(PRESET)
 JOBS ?= $(shell nproc)
 
-.PHONY: demo test build configure setup bench gpu-check format clean
+.PHONY: demo test build configure setup bench gpu-check format clean sanitize
 
 # Installs what is missing and prints the Python interpreter to build against.
 setup:
@@ -24,6 +24,20 @@ test: build
 
 bench: build
 	@scripts/bench.sh $(BUILD) $$(tail -n1 build/.python)
+
+# The C++ suite under a sanitizer: SAN=asan (AddressSanitizer + UBSan, the default) or
+# SAN=tsan (ThreadSanitizer); FILTER narrows it (a gtest filter). Any report fails the run.
+SAN ?= asan
+FILTER ?= *
+sanitize: setup
+	@cmake --preset $(SAN) -DPython_EXECUTABLE=$$(tail -n1 build/.python) > build/.configure-$(SAN).log || (cat build/.configure-$(SAN).log; exit 1)
+	@cmake --build build/$(SAN) -j $(JOBS) --target kiln_tests
+	@# Unoptimized, libkiln keeps its link to the driver; without one, the toolkit's stub serves.
+	@if ! ldconfig -p | grep -q 'libcuda.so.1 '; then stub=$$(ls /usr/local/cuda/lib*/stubs/libcuda.so 2>/dev/null | head -1); \
+	  if [ -n "$$stub" ]; then mkdir -p build/$(SAN)/cudastub && ln -sf $$stub build/$(SAN)/cudastub/libcuda.so.1; fi; fi
+	@LD_LIBRARY_PATH=$(CURDIR)/build/$(SAN)/cudastub:$$LD_LIBRARY_PATH KILN_POISON=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=0 \
+	  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	  build/$(SAN)/tests/kiln_tests --gtest_filter='$(FILTER)' --gtest_brief=1
 
 gpu-check:
 	@scripts/gpu-check

@@ -102,7 +102,8 @@ class HostAllocator {
 
   size_t active() { return active_.load(); }
   size_t peak() { return peak_.load(); }
-  void reset_peak() { peak_.store(active_.load()); }
+  // As MLX: the peak restarts from 0 and follows active memory from the next allocation.
+  void reset_peak() { peak_.store(0); }
   size_t cache() {
     std::lock_guard lk(mu_);
     std::lock_guard small(small_mu_);

@@ -52,6 +52,13 @@ std::vector<scheduler::Task> build_tape(const std::vector<array>& outputs) {
 }  // namespace
 
 void async_eval(std::vector<array> outputs) {
+  // A traced graph must be kept whole for the transformation (as MLX refuses it too).
+  for (const auto& out : outputs) {
+    if (out.is_tracer()) {
+      throw std::invalid_argument(
+          "[async_eval] Not allowed inside a function transformation (grad, vjp, jvp, vmap).");
+    }
+  }
   auto tape = build_tape(outputs);
   kernels::compile_ahead(tape);  // custom kernels not compiled yet: all at once
   scheduler::submit(std::move(tape), /*run_inline=*/false);

@@ -87,7 +87,7 @@ assert int(pybind11.__version__.split(".")[0]) >= 3
 PY
 }
 PY_REQS=(numpy "pybind11>=3" pytest)
-PY_EXTRAS=(ml_dtypes scikit-learn matplotlib safetensors gguf scipy)
+PY_EXTRAS=(ml_dtypes scikit-learn matplotlib safetensors gguf scipy hypothesis)
 
 if py_ok python3; then
   PY=$(command -v python3)

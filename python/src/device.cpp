@@ -10,8 +10,10 @@
 #include <atomic>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include "bindings.h"
 #include "kiln/backend/cpu/threading.h"
@@ -35,6 +37,37 @@ std::string to_string(const T& v) {
   return os.str();
 }
 
+// Streams made by Python's new_stream belong to the thread that made it, as in MLX: another
+// thread entering `with stream(s)` gets a RuntimeError (new_thread_local_stream gives every
+// thread its own; new_thread_unsafe_stream one without an owner).
+struct StreamOwners {
+  std::mutex mu;
+  std::map<int, std::thread::id> owner;  // by stream index
+};
+StreamOwners& stream_owners() {
+  static auto* o = new StreamOwners;
+  return *o;
+}
+
+Stream new_owned_stream(Device d) {
+  Stream s = new_stream(d);
+  auto& o = stream_owners();
+  std::lock_guard lk(o.mu);
+  o.owner[s.index] = std::this_thread::get_id();
+  return s;
+}
+
+void check_stream_owner(const Stream& s) {
+  auto& o = stream_owners();
+  std::lock_guard lk(o.mu);
+  auto it = o.owner.find(s.index);
+  if (it != o.owner.end() && it->second != std::this_thread::get_id()) {
+    throw std::runtime_error("[stream] " + to_string(s) +
+                             " was created by new_stream on another thread and belongs to it; use "
+                             "new_thread_local_stream for a stream every thread can use.");
+  }
+}
+
 // `with kiln.core.stream(s):` makes `s` (or a device's default stream) the default for
 // the ops inside, and restores the previous defaults on exit.
 class StreamContext {
@@ -48,6 +81,7 @@ class StreamContext {
   void enter() {
     prev_device_ = default_device();
     if (auto* s = std::get_if<Stream>(&target_)) {
+      check_stream_owner(*s);
       prev_stream_ = default_stream(s->device);
       set_default_device(s->device);
       set_default_stream(*s);
@@ -171,12 +205,13 @@ void init_device(py::module_& m) {
   m.def("set_default_stream", &set_default_stream, py::arg("stream"), R"doc(
     Makes ``stream`` the default stream of its device.
   )doc");
-  m.def("new_stream", &new_stream, py::arg("device"), R"doc(
-    A new stream on ``device``. ValueError if the device is not available.
+  m.def("new_stream", &new_owned_stream, py::arg("device"), R"doc(
+    A new stream on ``device``, owned by the calling thread: entering ``stream(s)`` on
+    another thread raises RuntimeError (as MLX). ValueError if the device is not available.
   )doc");
   m.def("new_thread_unsafe_stream", &new_stream, py::arg("device"), R"doc(
-    A new stream on ``device`` (kiln's streams may be used from any thread; this is
-    :func:`new_stream`, under MLX's name).
+    A new stream on ``device`` that any thread may use (the caller orders the work of the
+    threads sharing it).
   )doc");
 
   py::class_<ThreadLocalStream>(m, "ThreadLocalStream", R"doc(

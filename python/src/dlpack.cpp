@@ -164,7 +164,7 @@ std::shared_ptr<void> take_ownership(void* managed, bool versioned) {
   });
 }
 
-array import_cpu(const DLTensor& t, Dtype dtype, std::shared_ptr<void> owner) {
+array import_cpu(const DLTensor& t, Dtype dtype, std::shared_ptr<void> owner, bool must_share) {
   Shape shape(t.shape, t.shape + t.ndim);
   Strides strides =
       t.strides ? Strides(t.strides, t.strides + t.ndim) : array::row_major_strides(shape);
@@ -182,7 +182,12 @@ array import_cpu(const DLTensor& t, Dtype dtype, std::shared_ptr<void> owner) {
   size_t span = static_cast<size_t>(hi - lo + 1);
   if (span < size) {
     // Overlapping elements (e.g. a broadcast view): kiln buffers cover every element, so
-    // copy into a dense one.
+    // copy into a dense one, unless copy=False asked for shared memory.
+    if (must_share) {
+      buffer_error(
+          "[from_dlpack] The tensor's elements overlap (a broadcast view); kiln cannot share "
+          "its memory, and copy=False forbids a copy.");
+    }
     auto storage = Storage::host(size * dtype.size);
     char* dst = static_cast<char*>(storage->host_ptr());
     for (size_t i = 0; i < size; ++i) {
@@ -276,7 +281,7 @@ array from_dlpack(py::object obj, std::optional<bool> copy) {
       case kDLCPU:
       case kDLCUDAHost:
       case kDLCUDAManaged:
-        return import_cpu(*tensor, dtype, std::move(owner));
+        return import_cpu(*tensor, dtype, std::move(owner), copy == std::optional<bool>(false));
       case kDLCUDA:
         return cuda_import(*tensor, dtype, std::move(owner));
     }
@@ -395,7 +400,10 @@ void init_dlpack(py::module_& m) {
 
     Args:
         x: The tensor to import.
-        copy (bool, optional): If ``True``, the result gets its own buffer.
+        copy (bool, optional): If ``True``, the result gets its own buffer, copied at
+            the call (later changes of ``x`` do not show). If ``False``, the memory is
+            shared or ``BufferError`` is raised (a CPU broadcast view cannot be shared).
+            ``None`` (default) shares when possible.
 
     Returns:
         array: An array with ``x``'s shape, dtype and values.

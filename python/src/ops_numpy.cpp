@@ -120,7 +120,7 @@ void init_ops_numpy(py::module_& m) {
         }
         return roll(a, sh, axes_of(axis, a), s);
       },
-      py::arg("a"), py::arg("shift"), py::arg("axis") = py::none(), py::pos_only(), py::kw_only(),
+      py::arg("a"), py::pos_only(), py::arg("shift"), py::arg("axis") = py::none(), py::kw_only(),
       stream, R"doc(
     Rolls the elements by ``shift`` along ``axis`` (the flattened array when None): elements
     pushed off one end come back at the other.

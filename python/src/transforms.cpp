@@ -15,6 +15,7 @@
 #include "bindings.h"
 #include "convert.h"
 #include "kiln/graph_dot.h"
+#include "gc_function.h"
 #include "kiln/transforms.h"
 #include "trees.h"
 
@@ -439,6 +440,7 @@ std::vector<array> per_leaf(py::handle result, const py::tuple& like, const char
 
 py::object CustomFunction::call(const py::tuple& args, const py::dict& kwargs) const {
   const char* op = "custom_function";
+  if (!fun_) throw std::runtime_error("[custom_function] This function was cleared.");
   std::vector<int> which;
   for (size_t k = 0; k < args.size(); ++k) which.push_back(static_cast<int>(k));
   auto flat = tree_arrays(args);
@@ -570,9 +572,10 @@ void init_transforms(py::module_& m) {
       "value_and_grad",
       [](py::function fun, py::object argnums, py::object argnames) {
         GradSpec spec = grad_spec(argnums, names_arg(argnames), "value_and_grad");
-        return py::cpp_function([fun, spec](py::args args, py::kwargs kwargs) {
+        py::cpp_function impl([fun, spec](py::args args, py::kwargs kwargs) {
           return value_and_grad_call(fun, spec, true, args, kwargs);
         });
+        return gc_function(std::move(impl), fun, {fun});
       },
       py::arg("fun"), py::arg("argnums") = py::none(), py::arg("argnames") = py::none(),
       (std::string(R"doc(
@@ -589,9 +592,10 @@ void init_transforms(py::module_& m) {
       "grad",
       [](py::function fun, py::object argnums, py::object argnames) {
         GradSpec spec = grad_spec(argnums, names_arg(argnames), "grad");
-        return py::cpp_function([fun, spec](py::args args, py::kwargs kwargs) {
+        py::cpp_function impl([fun, spec](py::args args, py::kwargs kwargs) {
           return value_and_grad_call(fun, spec, false, args, kwargs);
         });
+        return gc_function(std::move(impl), fun, {fun});
       },
       py::arg("fun"), py::arg("argnums") = py::none(), py::arg("argnames") = py::none(),
       (std::string(R"doc(
@@ -718,9 +722,10 @@ void init_transforms(py::module_& m) {
   m.def(
       "vmap",
       [](py::function fun, py::object in_axes, py::object out_axes) {
-        return py::cpp_function([fun, in_axes, out_axes](py::args args, py::kwargs kwargs) {
+        py::cpp_function impl([fun, in_axes, out_axes](py::args args, py::kwargs kwargs) {
           return vmap_call(fun, in_axes, out_axes, args, kwargs);
         });
+        return gc_function(std::move(impl), fun, {fun, in_axes, out_axes});
       },
       py::arg("fun"), py::arg("in_axes") = 0, py::arg("out_axes") = 0, R"doc(
     Returns a vectorized version of ``fun``: the result equals stacking ``fun`` applied to
@@ -737,7 +742,33 @@ void init_transforms(py::module_& m) {
         ValueError: No input is mapped, mapped sizes differ, or an axis is out of range.
   )doc");
 
-  py::class_<CustomFunction>(m, "custom_function", R"doc(
+  // Collected with cycles through its functions (a rule reading a dict holding it).
+  auto gc_setup = py::custom_type_setup([](PyHeapTypeObject* heap_type) {
+    auto* type = &heap_type->ht_type;
+    type->tp_flags |= Py_TPFLAGS_HAVE_GC;
+    type->tp_traverse = [](PyObject* self, visitproc visit, void* arg) {
+#if PY_VERSION_HEX >= 0x03090000
+      Py_VISIT(Py_TYPE(self));
+#endif
+      if (!py::detail::is_holder_constructed(self)) return 0;
+      auto& f = py::cast<CustomFunction&>(py::handle(self));
+      Py_VISIT(f.fun_.ptr());
+      for (auto* rule : {&f.vjp_, &f.jvp_, &f.vmap_})
+        if (*rule) Py_VISIT((*rule)->ptr());
+      return 0;
+    };
+    type->tp_clear = [](PyObject* self) {
+      if (py::detail::is_holder_constructed(self)) {
+        auto& f = py::cast<CustomFunction&>(py::handle(self));
+        f.fun_ = py::function();
+        f.vjp_.reset();
+        f.jvp_.reset();
+        f.vmap_.reset();
+      }
+      return 0;
+    };
+  });
+  py::class_<CustomFunction>(m, "custom_function", gc_setup, R"doc(
     A function with user-defined transformations, used as a decorator. The function
     computes as written; :func:`vjp`, :func:`grad`, :func:`jvp` and :func:`vmap` of it call
     the rules attached with ``.vjp``, ``.jvp`` and ``.vmap`` (when given) instead of
@@ -801,7 +832,7 @@ void init_transforms(py::module_& m) {
   m.def(
       "checkpoint",
       [](py::function fun) {
-        return py::cpp_function([fun](py::args args, py::kwargs kwargs) {
+        py::cpp_function impl([fun](py::args args, py::kwargs kwargs) {
           std::vector<int> which;
           for (size_t k = 0; k < args.size(); ++k) which.push_back(static_cast<int>(k));
           auto state = gil_safe(new TraceState{fun, args, which, kwargs, py::none()});
@@ -809,6 +840,7 @@ void init_transforms(py::module_& m) {
           size_t next = 0;
           return tree_replace_arrays(state->out, outs, next);
         });
+        return gc_function(std::move(impl), fun, {fun});
       },
       py::arg("fun"), R"doc(
     Returns ``fun`` with gradient checkpointing: its intermediate arrays are not kept for the

@@ -160,3 +160,23 @@ def test_gpu_array_to_numpy_needs_the_cpu_device(rng):
     with pytest.raises(BufferError, match="copy"):
         b.__dlpack__(dl_device=(1, 0), copy=False)  # no host copy yet
     np.testing.assert_array_equal(np.from_dlpack(b, device="cpu"), 2 * values)
+
+
+def test_from_dlpack_copy_true_copies_at_the_call():
+    src = np.arange(1000, dtype=np.float32)
+    c = mx.from_dlpack(src, copy=True)
+    shared = mx.from_dlpack(src)
+    src[:] = -1  # an in-place change after the call
+    assert c.tolist() == list(range(1000))
+    assert shared.tolist() == [-1.0] * 1000
+
+
+def test_from_dlpack_copy_false_shares_or_raises():
+    src = np.arange(12, dtype=np.int32).reshape(3, 4)[:, ::2]  # strided: can be shared
+    s = mx.from_dlpack(src, copy=False)
+    src[0, 0] = 99
+    assert s.tolist()[0][0] == 99
+    b = np.broadcast_to(np.arange(4, dtype=np.int32), (3, 4))  # overlapping: cannot
+    with pytest.raises(BufferError, match="copy=False"):
+        mx.from_dlpack(b, copy=False)
+    assert mx.from_dlpack(b).tolist() == b.tolist()

@@ -150,7 +150,7 @@ size_t DeviceAllocator::peak() const {
 }
 void DeviceAllocator::reset_peak() {
   std::lock_guard lk(mu_);
-  peak_ = active_;
+  peak_ = 0;  // as MLX (and the host allocator): follows active from the next allocation
 }
 size_t DeviceAllocator::cached() const {
   std::lock_guard lk(mu_);

@@ -68,7 +68,7 @@ void store(const std::string& dir, const std::string& key, const CompiledModule&
   std::string why;
   if (!kernels::write_entry(dir, jit_cache_entry_path(dir, key), kMagic, key, w.out, why) ||
       !kernels::write_file_atomic(dir, dir + "/" + key + ".cu", source, why)) {
-    kernels::warn_once("JIT disk cache write failed: " + why + ".");
+    kernels::warn_once("JIT disk cache write failed: " + why + "; kernels stay cached in memory.");
   }
 }
 

@@ -101,7 +101,8 @@ std::string cache_dir() {
   return dir;
 }
 
-bool read_file(const std::string& path, std::string& out, std::string& why, size_t max_bytes) {
+bool read_file(const std::string& path, std::string& out, std::string& why, size_t max_bytes,
+               bool own_only) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) {
     why = errno_string();
@@ -111,6 +112,10 @@ bool read_file(const std::string& path, std::string& out, std::string& why, size
   bool ok =
       fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<size_t>(st.st_size) <= max_bytes;
   if (!ok) why = "not a regular file of sane size";
+  if (ok && own_only && st.st_uid != geteuid()) {
+    ok = false;
+    why = "owned by another user (uid " + std::to_string(st.st_uid) + ")";
+  }
   if (ok) {
     out.resize(static_cast<size_t>(st.st_size));
     size_t got = 0;
@@ -137,7 +142,7 @@ bool write_file_atomic(const std::string& dir, const std::string& path, std::str
                     path.substr(path.find_last_of('/') + 1);
   int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) {
-    why = "cannot create " + tmp + ": " + errno_string();
+    why = "cannot write in " + dir + ": " + errno_string();  // same text for every entry
     return false;
   }
   size_t done = 0;
@@ -153,7 +158,7 @@ bool write_file_atomic(const std::string& dir, const std::string& path, std::str
   if (close(fd) != 0) ok = false;
   if (ok && rename(tmp.c_str(), path.c_str()) != 0) ok = false;
   if (!ok) {
-    why = "cannot write " + path + ": " + errno_string();
+    why = "cannot write in " + dir + ": " + errno_string();
     unlink(tmp.c_str());
   }
   return ok;
@@ -164,7 +169,7 @@ Entry read_entry(const std::string& path, std::string_view magic, const std::str
   if (access(path.c_str(), F_OK) != 0) return res;
   res.status = EntryStatus::rejected;
   std::string data;
-  if (!read_file(path, data, res.reason)) return res;
+  if (!read_file(path, data, res.reason, size_t(1) << 30, /*own_only=*/true)) return res;
   if (data.size() < kHeader || data.compare(0, 8, magic) != 0) {
     res.reason = "bad header";
     return res;

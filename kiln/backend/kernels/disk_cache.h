@@ -36,8 +36,8 @@ struct Entry {
   std::string reason;  // why an entry was rejected
 };
 
-/** Reads the entry file `path` and verifies its magic (8 characters), key, size and content
- * hash. Never throws. */
+/** Reads the entry file `path` and verifies its owner (this user: the content is executed),
+ * magic (8 characters), key, size and content hash. Never throws. */
 Entry read_entry(const std::string& path, std::string_view magic, const std::string& key);
 
 /** Writes `payload` as the entry for `key` at `path` (inside `dir`) atomically, mode 0600.
@@ -49,9 +49,10 @@ bool write_entry(const std::string& dir, const std::string& path, std::string_vi
 bool write_file_atomic(const std::string& dir, const std::string& path, std::string_view data,
                        std::string& why);
 
-/** Reads a whole regular file (symbolic links refused) of at most `max_bytes`. */
+/** Reads a whole regular file (symbolic links refused) of at most `max_bytes`; with
+ * `own_only`, also refuses a file that belongs to another user. */
 bool read_file(const std::string& path, std::string& out, std::string& why,
-               size_t max_bytes = size_t(1) << 30);
+               size_t max_bytes = size_t(1) << 30, bool own_only = false);
 
 /** Little-endian serialization of entry payloads: integers and length-prefixed strings. */
 struct ByteWriter {

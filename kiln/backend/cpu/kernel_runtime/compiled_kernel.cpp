@@ -303,7 +303,8 @@ std::shared_ptr<const CompiledKernel> get_kernel(const kernels::KernelProgram& p
     if (!kernels::write_entry(dir, kernel_cache_entry_path(dir, kernel->key), kMagic, kernel->key,
                               w.out, why) ||
         !kernels::write_file_atomic(dir, dir + "/" + kernel->key + ".cpp", kernel->source, why)) {
-      kernels::warn_once("CPU kernel disk cache write failed: " + why + ".");
+      kernels::warn_once("CPU kernel disk cache write failed: " + why +
+                         "; kernels stay cached in memory.");
     }
   }
   slot->kernel = kernel;
