@@ -83,11 +83,17 @@ std::shared_ptr<GroupImpl> start(const std::string& backend, bool strict) {
     g->mpi = world;  // kept for CPU arrays whatever the backend asked for
     if (want_nccl) {
       if (have_nccl) {
-        g->nccl = detail::nccl_create(g->rank, g->size, [&](const std::string& id) {
-          std::string bytes = id;
-          world->broadcast(bytes);
-          return bytes;
-        });
+        try {
+          g->nccl = detail::nccl_create(g->rank, g->size, [&](const std::string& id) {
+            std::string bytes = id;
+            world->broadcast(bytes);
+            return bytes;
+          });
+        } catch (const std::runtime_error&) {
+          // backend='any' still has MPI for CPU arrays (e.g. several ranks sharing one GPU,
+          // which NCCL refuses); GPU collectives then raise when called.
+          if (backend == "nccl") throw;
+        }
       } else if (backend == "nccl") {
         throw std::runtime_error(msg("[distributed.init] backend='nccl': ", nccl_why, "."));
       }

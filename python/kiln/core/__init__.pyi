@@ -7,7 +7,10 @@ import enum
 import typing
 from . import random
 from . import fast
-__all__: list[str] = ['Device', 'DeviceType', 'Dtype', 'DtypeCategory', 'Stream', 'StreamContext', 'abs', 'add', 'addmm', 'all', 'allclose', 'any', 'arange', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctan2', 'arctanh', 'argmax', 'argmin', 'argsort', 'array', 'array_equal', 'as_strided', 'astype', 'async_eval', 'bfloat16', 'bitwise_and', 'bitwise_invert', 'bitwise_or', 'bitwise_xor', 'bool_', 'broadcast_arrays', 'broadcast_to', 'ceil', 'checkpoint', 'clear_cache', 'clip', 'complex64', 'complexfloating', 'concatenate', 'conj', 'conjugate', 'contiguous', 'copy', 'cos', 'cosh', 'cpu', 'cumprod', 'cumsum', 'custom_function', 'default_device', 'default_stream', 'device_info', 'divide', 'equal', 'erf', 'erfinv', 'eval', 'exp', 'expand_dims', 'expm1', 'eye', 'fast', 'finfo', 'flatten', 'float16', 'float32', 'float64', 'floating', 'floor', 'floor_divide', 'from_dlpack', 'full', 'full_like', 'gather', 'generic', 'get_active_memory', 'get_cache_memory', 'get_memory_limit', 'get_peak_memory', 'gpu', 'grad', 'greater', 'greater_equal', 'identity', 'iinfo', 'imag', 'inexact', 'inner', 'int16', 'int32', 'int64', 'int8', 'integer', 'is_available', 'isclose', 'isfinite', 'isinf', 'isnan', 'isneginf', 'isposinf', 'issubdtype', 'jvp', 'kernel_toolchain', 'left_shift', 'less', 'less_equal', 'linspace', 'log', 'log10', 'log1p', 'log2', 'logaddexp', 'logical_and', 'logical_not', 'logical_or', 'logsumexp', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'moveaxis', 'multiply', 'negative', 'new_stream', 'not_equal', 'number', 'ones', 'ones_like', 'outer', 'pad', 'power', 'prod', 'promote_types', 'put_along_axis', 'random', 'real', 'reciprocal', 'remainder', 'repeat', 'reset_peak_memory', 'reshape', 'right_shift', 'round', 'rsqrt', 'scatter', 'scatter_add', 'scatter_max', 'scatter_min', 'scatter_prod', 'set_cache_limit', 'set_default_device', 'set_default_stream', 'set_memory_limit', 'sigmoid', 'sign', 'signedinteger', 'sin', 'sinh', 'slice', 'slice_update', 'softmax', 'sort', 'split', 'sqrt', 'square', 'squeeze', 'stack', 'std', 'stop_gradient', 'stream', 'subtract', 'sum', 'swapaxes', 'synchronize', 'take', 'take_along_axis', 'tan', 'tanh', 'tile', 'transpose', 'tril', 'triu', 'uint16', 'uint32', 'uint64', 'uint8', 'unsignedinteger', 'value_and_grad', 'var', 'vjp', 'vmap', 'where', 'zeros', 'zeros_like']
+from . import linalg
+from . import fft
+from . import distributed
+__all__: list[str] = ['ArrayAt', 'ArrayIterator', 'Device', 'DeviceType', 'Dtype', 'DtypeCategory', 'Stream', 'StreamContext', 'ThreadLocalStream', 'abs', 'add', 'addmm', 'all', 'allclose', 'any', 'arange', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctan2', 'arctanh', 'argmax', 'argmin', 'argpartition', 'argsort', 'array', 'array_equal', 'as_strided', 'astype', 'async_eval', 'atleast_1d', 'atleast_2d', 'atleast_3d', 'bartlett', 'bfloat16', 'bitwise_and', 'bitwise_invert', 'bitwise_or', 'bitwise_xor', 'blackman', 'block_masked_mm', 'bool_', 'broadcast_arrays', 'broadcast_to', 'ceil', 'checkpoint', 'clear_cache', 'clear_streams', 'clip', 'complex64', 'complexfloating', 'concatenate', 'conj', 'conjugate', 'contiguous', 'conv1d', 'conv2d', 'conv3d', 'conv_general', 'conv_transpose1d', 'conv_transpose2d', 'conv_transpose3d', 'convolve', 'copy', 'cos', 'cosh', 'count_nonzero', 'cpu', 'cummax', 'cummin', 'cumprod', 'cumsum', 'custom_function', 'default_device', 'default_stream', 'degrees', 'depends', 'dequantize', 'device_count', 'device_info', 'diag', 'diagonal', 'diff', 'disable_compile', 'distributed', 'divide', 'divmod', 'einsum', 'einsum_path', 'enable_compile', 'equal', 'erf', 'erfinv', 'eval', 'exp', 'expand_dims', 'expm1', 'export_to_dot', 'eye', 'fast', 'fft', 'finfo', 'flatten', 'flip', 'float16', 'float32', 'float64', 'floating', 'floor', 'floor_divide', 'from_dlpack', 'from_fp8', 'full', 'full_like', 'gather', 'gather_mm', 'gather_qmm', 'generic', 'get_active_memory', 'get_array_buffer_size', 'get_cache_memory', 'get_memory_limit', 'get_peak_memory', 'gpu', 'grad', 'greater', 'greater_equal', 'hadamard_transform', 'hamming', 'hanning', 'identity', 'iinfo', 'imag', 'inexact', 'inner', 'int16', 'int32', 'int64', 'int8', 'integer', 'is_available', 'isclose', 'isfinite', 'isinf', 'isnan', 'isneginf', 'isposinf', 'issubdtype', 'jvp', 'kernel_toolchain', 'kron', 'left_shift', 'less', 'less_equal', 'linalg', 'linspace', 'load', 'log', 'log10', 'log1p', 'log2', 'logaddexp', 'logcumsumexp', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'matmul', 'matrix_transpose', 'max', 'maximum', 'mean', 'median', 'meshgrid', 'min', 'minimum', 'minmax', 'moveaxis', 'multiply', 'nan_to_num', 'negative', 'new_stream', 'new_thread_local_stream', 'new_thread_unsafe_stream', 'not_equal', 'number', 'ones', 'ones_like', 'outer', 'pad', 'partition', 'power', 'prod', 'promote_types', 'put_along_axis', 'qqmm', 'quantize', 'quantized_matmul', 'radians', 'random', 'real', 'reciprocal', 'remainder', 'repeat', 'reset_peak_memory', 'reshape', 'right_shift', 'roll', 'round', 'rsqrt', 'save', 'save_gguf', 'save_safetensors', 'savez', 'savez_compressed', 'scatter', 'scatter_add', 'scatter_max', 'scatter_min', 'scatter_prod', 'searchsorted', 'segmented_mm', 'set_cache_limit', 'set_default_device', 'set_default_stream', 'set_memory_limit', 'sigmoid', 'sign', 'signedinteger', 'sin', 'sinh', 'slice', 'slice_update', 'softmax', 'sort', 'split', 'sqrt', 'square', 'squeeze', 'stack', 'std', 'stop_gradient', 'stream', 'subtract', 'sum', 'swapaxes', 'synchronize', 'take', 'take_along_axis', 'tan', 'tanh', 'tensordot', 'tile', 'to_fp8', 'topk', 'trace', 'transpose', 'tri', 'tril', 'triu', 'trunc', 'uint16', 'uint32', 'uint64', 'uint8', 'unflatten', 'unique', 'unsignedinteger', 'unstack', 'value_and_grad', 'var', 'vecdot', 'view', 'vjp', 'vmap', 'where', 'zeros', 'zeros_like']
 class Dtype:
     """
     An element type: ``bool_``, ``uint8`` ... ``uint64``, ``int8`` ... ``int64``,
@@ -53,12 +56,16 @@ class DtypeCategory(enum.Enum):
 class finfo:
     """
     Machine limits of a floating-point (or complex) dtype: ``min``, ``max`` (finite
-    extremes), ``eps`` (the gap between 1 and the next value) and ``tiny`` (the smallest
-    positive normal value), as Python floats. ValueError for other dtypes.
+    extremes), ``eps`` (the gap between 1 and the next value), ``smallest_normal`` (also
+    ``tiny``, the smallest positive normal value) as Python floats, and ``bits``. For
+    complex64, the limits of its float32 parts. ValueError for other dtypes.
     """
     def __init__(self, dtype: Dtype) -> None:
         ...
     def __repr__(self) -> str:
+        ...
+    @property
+    def bits(self) -> int:
         ...
     @property
     def dtype(self) -> Dtype:
@@ -71,6 +78,9 @@ class finfo:
         ...
     @property
     def min(self) -> float:
+        ...
+    @property
+    def smallest_normal(self) -> float:
         ...
     @property
     def tiny(self) -> float:
@@ -130,6 +140,8 @@ class Stream:
         ...
     def __hash__(self) -> int:
         ...
+    def __init__(self, arg0: ThreadLocalStream) -> None:
+        ...
     def __repr__(self) -> str:
         ...
     @property
@@ -137,6 +149,17 @@ class Stream:
         ...
     @property
     def index(self) -> int:
+        ...
+class ThreadLocalStream:
+    """
+    A stream that stands for a separate stream on each thread that uses it, created on the
+    thread's first use. Pass it wherever a stream is accepted. See
+    :func:`new_thread_local_stream`.
+    """
+    def __repr__(self) -> str:
+        ...
+    @property
+    def device(self) -> Device:
         ...
 class StreamContext:
     """
@@ -167,7 +190,6 @@ class array:
         ValueError: A ragged nested list.
         OverflowError: An integer outside the range of the dtype.
     """
-    __array_priority__: typing.ClassVar[int] = 100
     def __abs__(self) -> array:
         ...
     def __add__(self, arg0: typing.Any) -> typing.Any:
@@ -247,7 +269,7 @@ class array:
         ...
     def __isub__(self, arg0: typing.Any) -> typing.Any:
         ...
-    def __iter__(self) -> _ArrayIterator:
+    def __iter__(self) -> ArrayIterator:
         ...
     def __itruediv__(self, arg0: typing.Any) -> typing.Any:
         ...
@@ -343,7 +365,7 @@ class array:
         """
         See :func:`argmin`.
         """
-    def astype(self, dtype: Dtype, *, stream: None | Stream | Device = None) -> array:
+    def astype(self, dtype: Dtype, stream: None | Stream | Device = None) -> array:
         """
         The array converted to ``dtype`` (NumPy casting: float to int truncates, x to bool is
         ``x != 0``, complex to real keeps the real part).
@@ -356,6 +378,14 @@ class array:
         """
         See :func:`cos`.
         """
+    def cummax(self, axis: typing.SupportsInt | typing.SupportsIndex | None = None, *, reverse: bool = False, inclusive: bool = True, stream: None | Stream | Device = None) -> array:
+        """
+        See :func:`cummax`.
+        """
+    def cummin(self, axis: typing.SupportsInt | typing.SupportsIndex | None = None, *, reverse: bool = False, inclusive: bool = True, stream: None | Stream | Device = None) -> array:
+        """
+        See :func:`cummin`.
+        """
     def cumprod(self, axis: typing.SupportsInt | typing.SupportsIndex | None = None, *, reverse: bool = False, inclusive: bool = True, stream: None | Stream | Device = None) -> array:
         """
         See :func:`cumprod`.
@@ -363,6 +393,14 @@ class array:
     def cumsum(self, axis: typing.SupportsInt | typing.SupportsIndex | None = None, *, reverse: bool = False, inclusive: bool = True, stream: None | Stream | Device = None) -> array:
         """
         See :func:`cumsum`.
+        """
+    def diag(self, k: typing.SupportsInt | typing.SupportsIndex = 0, *, stream: None | Stream | Device = None) -> array:
+        """
+        See :func:`diag`.
+        """
+    def diagonal(self, offset: typing.SupportsInt | typing.SupportsIndex = 0, axis1: typing.SupportsInt | typing.SupportsIndex = 0, axis2: typing.SupportsInt | typing.SupportsIndex = 1, stream: None | Stream | Device = None) -> array:
+        """
+        See :func:`diagonal`.
         """
     def exp(self, *, stream: None | Stream | Device = None) -> array:
         """
@@ -392,6 +430,10 @@ class array:
     def log2(self, *, stream: None | Stream | Device = None) -> array:
         """
         See :func:`log2`.
+        """
+    def logcumsumexp(self, axis: typing.SupportsInt | typing.SupportsIndex | None = None, *, reverse: bool = False, inclusive: bool = True, stream: None | Stream | Device = None) -> array:
+        """
+        See :func:`logcumsumexp`.
         """
     def logsumexp(self, axis: None | typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = None, keepdims: bool = False, *, stream: None | Stream | Device = None) -> array:
         """
@@ -478,13 +520,17 @@ class array:
         """
         See :func:`var`.
         """
+    def view(self, dtype: Dtype, *, stream: None | Stream | Device = None) -> array:
+        """
+        See :func:`view`.
+        """
     @property
     def T(self) -> array:
         """
         The array with its axes reversed (see :func:`transpose`).
         """
     @property
-    def at(self) -> _ArrayAt:
+    def at(self) -> ArrayAt:
         """
         Functional updates at an index: ``x.at[idx].add(y)`` returns ``x`` with ``y`` added at
         ``idx`` (also ``subtract``, ``multiply``, ``divide``, ``maximum``, ``minimum``). Unlike
@@ -511,6 +557,11 @@ class array:
         Bytes per element.
         """
     @property
+    def mT(self) -> array:
+        """
+        The array with its last two axes swapped (:func:`matrix_transpose`).
+        """
+    @property
     def nbytes(self) -> int:
         """
         Bytes of all elements (size * itemsize).
@@ -535,7 +586,7 @@ class array:
         """
         The number of elements.
         """
-class _ArrayIterator:
+class ArrayIterator:
     def __iter__(self) -> typing.Any:
         ...
     def __next__(self) -> array:
@@ -565,9 +616,23 @@ class _ArrayAtIndex:
         """
         ``x`` with ``value`` subtracted at the index.
         """
-class _ArrayAt:
+class ArrayAt:
     def __getitem__(self, arg0: typing.Any) -> _ArrayAtIndex:
         ...
+    def add(self, value: typing.Any) -> array:
+        ...
+    def divide(self, value: typing.Any) -> array:
+        ...
+    def maximum(self, value: typing.Any) -> array:
+        ...
+    def minimum(self, value: typing.Any) -> array:
+        ...
+    def multiply(self, value: typing.Any) -> array:
+        ...
+    def subtract(self, value: typing.Any) -> array:
+        ...
+class _GradSpec:
+    pass
 class custom_function:
     """
     A function with user-defined transformations, used as a decorator. The function
@@ -596,8 +661,10 @@ class custom_function:
         ...         y = y.swapaxes(ay, ax)
         ...     return sin(x) * y, (ax if ax is not None else ay)
 
-    The vjp rule receives ``(primals, cotangents, outputs)`` with cotangents and outputs in
-    the structure of the function's output, and returns one gradient per positional
+    ``primals`` (and ``tangents``, ``axes``) below are the positional argument itself when
+    the function takes one, else a tuple of them. The vjp rule receives ``(primals,
+    cotangents, outputs)`` with cotangents and outputs in the structure of the function's
+    output, and returns one gradient per positional
     argument (a single value for a single argument; None means zeros). The jvp rule
     receives ``(primals, tangents)`` and returns the output tangents. The vmap rule receives
     ``(inputs, axes)`` (None for unmapped inputs) and returns ``(outputs, out_axes)``.
@@ -619,6 +686,34 @@ class custom_function:
         """
         Attaches the vmap rule (a decorator); returns this custom_function.
         """
+class _CompiledFunction:
+    """
+    The callable behind :func:`compile` (use :func:`compile`).
+    """
+    def __call__(self, *args, **kwargs) -> typing.Any:
+        ...
+def _checkpoint_call(fun: collections.abc.Callable, args: tuple, kwargs: dict) -> typing.Any:
+    ...
+def _compile(fun: typing.Any, inputs: typing.Any = None, outputs: typing.Any = None, shapeless: bool = False) -> _CompiledFunction:
+    ...
+def _compile_clear_cache() -> None:
+    """
+    Drops every cached trace of every compiled function.
+    """
+def _compile_stats() -> dict:
+    """
+    Counters of compile since start: traces run, replays of cached traces, and fused nodes run by their generated kernel or unfused (a kernel that did not compile).
+    """
+def _custom_function_call(fun: collections.abc.Callable, vjp: typing.Any, jvp: typing.Any, vmap: typing.Any, args: tuple, kwargs: dict) -> typing.Any:
+    ...
+def _get_print_precision() -> int:
+    ...
+def _grad_call(fun: collections.abc.Callable, spec: _GradSpec, with_value: bool, args: tuple, kwargs: dict) -> typing.Any:
+    ...
+def _grad_spec(argnums: typing.Any, argnames: typing.Any, with_value: bool) -> _GradSpec:
+    ...
+def _set_print_precision(precision: typing.SupportsInt | typing.SupportsIndex) -> None:
+    ...
 def abs(a: array, /, *, stream: None | Stream | Device = None) -> array:
     """
     Element-wise absolute value.
@@ -699,7 +794,7 @@ def any(a: array, /, axis: None | typing.SupportsInt | typing.SupportsIndex | co
     Raises:
         ValueError: An axis is out of bounds or repeated.
     """
-def arange(start: typing.Any, stop: typing.Any = None, step: typing.Any = None, dtype: Dtype | None = None, *, stream: None | Stream | Device = None) -> array:
+def arange(*args, **kwargs) -> array:
     """
     Evenly spaced values in ``[start, stop)``: ``arange(stop)`` or ``arange(start, stop, step)``.
 
@@ -833,6 +928,22 @@ def argmin(a: array, /, axis: typing.SupportsInt | typing.SupportsIndex | None =
     Raises:
         ValueError: The axis is out of bounds, or it is empty.
     """
+def argpartition(a: array, /, kth: typing.SupportsInt | typing.SupportsIndex, axis: typing.SupportsInt | typing.SupportsIndex | None = -1, *, stream: None | Stream | Device = None) -> array:
+    """
+    The ``uint32`` indices along ``axis`` that partition the array as ``partition`` does.
+
+    Args:
+        a (array): Input array (not complex).
+        kth (int): The sorted rank, in ``[-n, n)``; negative counts from the end.
+        axis (int or None, optional): The axis; the flattened array when None. Default: -1.
+
+    Returns:
+        array: The ``uint32`` indices.
+
+    Raises:
+        ValueError: ``kth`` is out of range.
+        IndexError: ``axis`` is out of bounds.
+    """
 def argsort(a: array, /, axis: typing.SupportsInt | typing.SupportsIndex | None = -1, *, stream: None | Stream | Device = None) -> array:
     """
     The ``uint32`` indices that sort ``a`` along ``axis`` (of the flattened array when None);
@@ -889,6 +1000,22 @@ def async_eval(*args) -> None:
     Starts evaluating the arrays in ``args`` (arrays or trees of arrays) and returns at
     once. Reading a value (``item``, ``tolist``, NumPy conversion), :func:`eval` or
     :func:`synchronize` waits for it.
+    """
+def atleast_1d(*args, stream: None | Stream | Device = None) -> typing.Any:
+    """
+    Views of the arguments with at least 1, 2 or 3 dimensions (NumPy's rules); one array for one argument, else a list.
+    """
+def atleast_2d(*args, stream: None | Stream | Device = None) -> typing.Any:
+    """
+    Views of the arguments with at least 1, 2 or 3 dimensions (NumPy's rules); one array for one argument, else a list.
+    """
+def atleast_3d(*args, stream: None | Stream | Device = None) -> typing.Any:
+    """
+    Views of the arguments with at least 1, 2 or 3 dimensions (NumPy's rules); one array for one argument, else a list.
+    """
+def bartlett(M: typing.SupportsInt | typing.SupportsIndex, *, stream: None | Stream | Device = None) -> array:
+    """
+    A window of length M (NumPy's definition), float32.
     """
 def bitwise_and(a: array | bool | int | float | complex, b: array | bool | int | float | complex, /, *, stream: None | Stream | Device = None) -> array:
     """
@@ -950,6 +1077,15 @@ def bitwise_xor(a: array | bool | int | float | complex, b: array | bool | int |
     Raises:
         ValueError: The shapes do not broadcast.
     """
+def blackman(M: typing.SupportsInt | typing.SupportsIndex, *, stream: None | Stream | Device = None) -> array:
+    """
+    A window of length M (NumPy's definition), float32.
+    """
+def block_masked_mm(a: array, b: array, /, block_size: typing.SupportsInt | typing.SupportsIndex = 64, mask_out: array | None = None, mask_lhs: array | None = None, mask_rhs: array | None = None, *, stream: None | Stream | Device = None) -> array:
+    """
+    Matrix product with block masks of block size 32 or 64 on the output and the inputs:
+    bool masks select blocks, floating masks also scale them.
+    """
 def broadcast_arrays(*args, stream: None | Stream | Device = None) -> list[array]:
     """
     broadcast_arrays(*arrays, stream=None)
@@ -962,7 +1098,7 @@ def broadcast_arrays(*args, stream: None | Stream | Device = None) -> list[array
     Raises:
         ValueError: The shapes do not broadcast.
     """
-def broadcast_to(a: array | bool | int | float | complex, /, shape: typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], *, stream: None | Stream | Device = None) -> array:
+def broadcast_to(a: array | bool | int | float | complex, /, shape: int | typing.Sequence[int], *, stream: None | Stream | Device = None) -> array:
     """
     ``a`` broadcast to ``shape`` with NumPy's rules (a view with zero strides).
 
@@ -981,7 +1117,7 @@ def ceil(a: array, /, *, stream: None | Stream | Device = None) -> array:
     Returns:
         array: the smallest integers not less than ``a``.
     """
-def checkpoint(fun: collections.abc.Callable) -> collections.abc.Callable:
+def checkpoint(fun: collections.abc.Callable) -> typing.Any:
     """
     Returns ``fun`` with gradient checkpointing: its intermediate arrays are not kept for the
     backward pass but recomputed there from the inputs, trading one more forward
@@ -990,6 +1126,11 @@ def checkpoint(fun: collections.abc.Callable) -> collections.abc.Callable:
 def clear_cache(*, device: Device | None = None) -> None:
     """
     Frees the allocator's cached buffers.
+    """
+def clear_streams() -> None:
+    """
+    Waits for all submitted work and forgets the calling thread's thread-local streams (a
+    later use creates new ones).
     """
 def clip(a: array, /, a_min: typing.Any, a_max: typing.Any, *, stream: None | Stream | Device = None) -> array:
     """
@@ -1044,6 +1185,163 @@ def contiguous(a: array, /, allow_col_major: bool = False, *, stream: None | Str
     Returns:
         array: ``a``'s values in a contiguous buffer.
     """
+def conv1d(input: array, weight: array, /, stride: typing.SupportsInt | typing.SupportsIndex = 1, padding: typing.SupportsInt | typing.SupportsIndex = 0, dilation: typing.SupportsInt | typing.SupportsIndex = 1, groups: typing.SupportsInt | typing.SupportsIndex = 1, *, stream: None | Stream | Device = None) -> array:
+    """
+    1-d convolution (cross-correlation) over ``(N, L, C_in)``.
+
+        Args:
+            input (array): ``(N, ..., C_in)`` (channels last).
+            weight (array): ``(C_out, ..., C_in / groups)``.
+            stride (int or tuple(int)): Step between output positions (per spatial axis).
+            padding (int or tuple(int)): Zeros added on both sides (per spatial axis).
+            dilation (int or tuple(int)): Spacing of the kernel taps (per spatial axis).
+            groups (int): Channel groups: ``C_in`` and ``C_out`` are divided into ``groups``
+                parts convolved separately.
+
+        Returns:
+            array: ``(N, ..., C_out)`` in the promoted floating dtype.
+
+        Raises:
+            ValueError: Mismatched ranks or channels, non-positive strides or dilations, a padded
+                input smaller than the dilated kernel, or a non-floating dtype.
+    """
+def conv2d(input: array, weight: array, /, stride: typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = 1, padding: typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = 0, dilation: typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = 1, groups: typing.SupportsInt | typing.SupportsIndex = 1, *, stream: None | Stream | Device = None) -> array:
+    """
+    2-d convolution (cross-correlation) over ``(N, H, W, C_in)``.
+
+        Args:
+            input (array): ``(N, ..., C_in)`` (channels last).
+            weight (array): ``(C_out, ..., C_in / groups)``.
+            stride (int or tuple(int)): Step between output positions (per spatial axis).
+            padding (int or tuple(int)): Zeros added on both sides (per spatial axis).
+            dilation (int or tuple(int)): Spacing of the kernel taps (per spatial axis).
+            groups (int): Channel groups: ``C_in`` and ``C_out`` are divided into ``groups``
+                parts convolved separately.
+
+        Returns:
+            array: ``(N, ..., C_out)`` in the promoted floating dtype.
+
+        Raises:
+            ValueError: Mismatched ranks or channels, non-positive strides or dilations, a padded
+                input smaller than the dilated kernel, or a non-floating dtype.
+    """
+def conv3d(input: array, weight: array, /, stride: typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = 1, padding: typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = 0, dilation: typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = 1, groups: typing.SupportsInt | typing.SupportsIndex = 1, *, stream: None | Stream | Device = None) -> array:
+    """
+    3-d convolution (cross-correlation) over ``(N, D, H, W, C_in)``.
+
+        Args:
+            input (array): ``(N, ..., C_in)`` (channels last).
+            weight (array): ``(C_out, ..., C_in / groups)``.
+            stride (int or tuple(int)): Step between output positions (per spatial axis).
+            padding (int or tuple(int)): Zeros added on both sides (per spatial axis).
+            dilation (int or tuple(int)): Spacing of the kernel taps (per spatial axis).
+            groups (int): Channel groups: ``C_in`` and ``C_out`` are divided into ``groups``
+                parts convolved separately.
+
+        Returns:
+            array: ``(N, ..., C_out)`` in the promoted floating dtype.
+
+        Raises:
+            ValueError: Mismatched ranks or channels, non-positive strides or dilations, a padded
+                input smaller than the dilated kernel, or a non-floating dtype.
+    """
+def conv_general(input: array, weight: array, /, stride: typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = 1, padding: typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | tuple[collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]] = 0, kernel_dilation: typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = 1, input_dilation: typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = 1, groups: typing.SupportsInt | typing.SupportsIndex = 1, flip: bool = False, *, stream: None | Stream | Device = None) -> array:
+    """
+    General convolution over 1 to 3 spatial axes (channels last).
+
+    Args:
+        input (array): ``(N, ..., C_in)``.
+        weight (array): ``(C_out, ..., C_in / groups)``.
+        stride (int or list(int)): Step between output positions.
+        padding (int, list(int) or tuple(list(int), list(int))): Zeros added on both sides,
+            or ``(low, high)`` per axis (may be negative).
+        kernel_dilation (int or list(int)): Spacing of the kernel taps.
+        input_dilation (int or list(int)): Spacing of the input elements (zeros between).
+        groups (int): Channel groups.
+        flip (bool): Flip the kernel (a convolution rather than a cross-correlation).
+
+    Returns:
+        array: ``(N, ..., C_out)``.
+    """
+def conv_transpose1d(input: array, weight: array, /, stride: typing.SupportsInt | typing.SupportsIndex = 1, padding: typing.SupportsInt | typing.SupportsIndex = 0, dilation: typing.SupportsInt | typing.SupportsIndex = 1, output_padding: typing.SupportsInt | typing.SupportsIndex = 0, groups: typing.SupportsInt | typing.SupportsIndex = 1, *, stream: None | Stream | Device = None) -> array:
+    """
+    1-d transposed convolution over ``(N, L, C_in)``.
+
+        Output size per axis: ``(in - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1``.
+
+        Args:
+            input (array): ``(N, ..., C_in)`` (channels last).
+            weight (array): ``(C_out, ..., C_in / groups)``.
+            stride (int or tuple(int)): Step between output positions (per spatial axis).
+            padding (int or tuple(int)): Zeros added on both sides (per spatial axis).
+            dilation (int or tuple(int)): Spacing of the kernel taps (per spatial axis).
+            groups (int): Channel groups: ``C_in`` and ``C_out`` are divided into ``groups``
+                parts convolved separately.
+
+        Returns:
+            array: ``(N, ..., C_out)`` in the promoted floating dtype.
+
+        Raises:
+            ValueError: Mismatched ranks or channels, non-positive strides or dilations, a padded
+                input smaller than the dilated kernel, or a non-floating dtype.
+    """
+def conv_transpose2d(input: array, weight: array, /, stride: typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = 1, padding: typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = 0, dilation: typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = 1, output_padding: typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = 0, groups: typing.SupportsInt | typing.SupportsIndex = 1, *, stream: None | Stream | Device = None) -> array:
+    """
+    2-d transposed convolution over ``(N, H, W, C_in)``.
+
+        Output size per axis: ``(in - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1``.
+
+        Args:
+            input (array): ``(N, ..., C_in)`` (channels last).
+            weight (array): ``(C_out, ..., C_in / groups)``.
+            stride (int or tuple(int)): Step between output positions (per spatial axis).
+            padding (int or tuple(int)): Zeros added on both sides (per spatial axis).
+            dilation (int or tuple(int)): Spacing of the kernel taps (per spatial axis).
+            groups (int): Channel groups: ``C_in`` and ``C_out`` are divided into ``groups``
+                parts convolved separately.
+
+        Returns:
+            array: ``(N, ..., C_out)`` in the promoted floating dtype.
+
+        Raises:
+            ValueError: Mismatched ranks or channels, non-positive strides or dilations, a padded
+                input smaller than the dilated kernel, or a non-floating dtype.
+    """
+def conv_transpose3d(input: array, weight: array, /, stride: typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = 1, padding: typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = 0, dilation: typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = 1, output_padding: typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = 0, groups: typing.SupportsInt | typing.SupportsIndex = 1, *, stream: None | Stream | Device = None) -> array:
+    """
+    3-d transposed convolution over ``(N, D, H, W, C_in)``.
+
+        Output size per axis: ``(in - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1``.
+
+        Args:
+            input (array): ``(N, ..., C_in)`` (channels last).
+            weight (array): ``(C_out, ..., C_in / groups)``.
+            stride (int or tuple(int)): Step between output positions (per spatial axis).
+            padding (int or tuple(int)): Zeros added on both sides (per spatial axis).
+            dilation (int or tuple(int)): Spacing of the kernel taps (per spatial axis).
+            groups (int): Channel groups: ``C_in`` and ``C_out`` are divided into ``groups``
+                parts convolved separately.
+
+        Returns:
+            array: ``(N, ..., C_out)`` in the promoted floating dtype.
+
+        Raises:
+            ValueError: Mismatched ranks or channels, non-positive strides or dilations, a padded
+                input smaller than the dilated kernel, or a non-floating dtype.
+    """
+def convolve(a: array, v: array, /, mode: str = 'full', *, stream: None | Stream | Device = None) -> array:
+    """
+    Discrete 1-d convolution of ``a`` and ``v`` (NumPy's ``convolve``).
+
+    Args:
+        a (array): 1-d.
+        v (array): 1-d.
+        mode (str): ``'full'`` (length ``n + m - 1``), ``'same'`` (``max(n, m)``) or
+            ``'valid'`` (``max(n, m) - min(n, m) + 1``).
+
+    Returns:
+        array: The convolution (floating inputs only).
+    """
 def copy(a: array, /, *, stream: None | Stream | Device = None) -> array:
     """
     A copy of ``a`` with its own buffer.
@@ -1077,6 +1375,18 @@ def cosh(a: array, /, *, stream: None | Stream | Device = None) -> array:
 
     Returns:
         array: the hyperbolic cosine of ``a``.
+    """
+def count_nonzero(a: array, /, *, axis: None | typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = None, keepdims: bool = False, stream: None | Stream | Device = None) -> array:
+    """
+    Number of non-zero elements over the given axes.
+    """
+def cummax(a: array, /, axis: typing.SupportsInt | typing.SupportsIndex | None = None, *, reverse: bool = False, inclusive: bool = True, stream: None | Stream | Device = None) -> array:
+    """
+    Cumulative maximum along ``axis`` (of the flattened array when None); ``reverse`` scans from the end, ``inclusive=False`` starts from the identity.
+    """
+def cummin(a: array, /, axis: typing.SupportsInt | typing.SupportsIndex | None = None, *, reverse: bool = False, inclusive: bool = True, stream: None | Stream | Device = None) -> array:
+    """
+    Cumulative minimum along ``axis`` (of the flattened array when None); ``reverse`` scans from the end, ``inclusive=False`` starts from the identity.
     """
 def cumprod(a: array, /, axis: typing.SupportsInt | typing.SupportsIndex | None = None, *, reverse: bool = False, inclusive: bool = True, stream: None | Stream | Device = None) -> array:
     """
@@ -1115,12 +1425,51 @@ def default_stream(device: Device) -> Stream:
     """
     The default stream of ``device``. ValueError if the device is not available.
     """
+def degrees(a: array, /, *, stream: None | Stream | Device = None) -> array:
+    """
+    Radians to degrees, element-wise (integer inputs give float32).
+    """
+def depends(inputs: typing.Any, dependencies: typing.Any) -> typing.Any:
+    """
+    ``inputs`` as new arrays whose evaluation also waits for ``dependencies``.
+    """
+def dequantize(w: array, /, scales: array, biases: array | None = None, group_size: typing.SupportsInt | typing.SupportsIndex | None = None, bits: typing.SupportsInt | typing.SupportsIndex | None = None, mode: str = 'affine', global_scale: array | None = None, dtype: Dtype | None = None, *, stream: None | Stream | Device = None) -> array:
+    """
+    Dequantize ``w`` packed by :func:`quantize`: ``scale * q + bias`` for ``"affine"``, the
+    e2m1/e4m3 value times its group's scale otherwise. ``dtype`` defaults to the scales'
+    dtype for ``"affine"`` and to bfloat16 for the other modes.
+    """
+def device_count(device_type: DeviceType) -> int:
+    """
+    The number of devices of ``device_type``: 1 for the CPU, the number of CUDA GPUs (0
+    without a driver or a CUDA build) for the GPU.
+    """
 def device_info(device: Device | None = None) -> dict:
     """
     A dict describing ``device`` (default: the default device). For a GPU: ``device_name``,
     ``memory_size`` (bytes), ``compute_capability`` ("9.0"), ``architecture`` (what NVRTC
-    compiles for, "sm_90") and ``sm_count``; for the CPU: ``device_name`` and ``threads``.
+    compiles for, "sm_90") and ``sm_count``; for the CPU: ``device_name`` (the processor's model name), ``architecture`` (as
+    ``uname -m``: "x86_64", "aarch64") and ``threads``.
     ValueError for a GPU that is not available.
+    """
+def diag(a: array, /, k: typing.SupportsInt | typing.SupportsIndex = 0, *, stream: None | Stream | Device = None) -> array:
+    """
+    For a 1-D array, the square matrix with ``a`` on its k-th diagonal; for a 2-D array, its
+    k-th diagonal.
+    """
+def diagonal(a: array, offset: typing.SupportsInt | typing.SupportsIndex = 0, axis1: typing.SupportsInt | typing.SupportsIndex = 0, axis2: typing.SupportsInt | typing.SupportsIndex = 1, stream: None | Stream | Device = None) -> array:
+    """
+    The ``offset``-th diagonal of the (axis1, axis2) planes, as the last axis of the result.
+    """
+def diff(a: array, /, n: typing.SupportsInt | typing.SupportsIndex = 1, axis: typing.SupportsInt | typing.SupportsIndex = -1, *, stream: None | Stream | Device = None) -> array:
+    """
+    The n-th discrete difference along ``axis``: ``a[1:] - a[:-1]``, n times.
+    """
+def disable_compile() -> None:
+    """
+    Makes :func:`compile` return functions that run uncompiled (also those compiled before).
+    The environment variable ``KILN_DISABLE_COMPILE`` (any value but ``0``) does the same at
+    start.
     """
 def divide(a: array | bool | int | float | complex, b: array | bool | int | float | complex, /, *, stream: None | Stream | Device = None) -> array:
     """
@@ -1137,6 +1486,29 @@ def divide(a: array | bool | int | float | complex, b: array | bool | int | floa
 
     Raises:
         ValueError: The shapes do not broadcast.
+    """
+def divmod(a: array | bool | int | float | complex, b: array | bool | int | float | complex, /, *, stream: None | Stream | Device = None) -> list[array]:
+    """
+    Element-wise quotient and remainder: ``[floor_divide(a, b), remainder(a, b)]``.
+
+    Returns:
+        list[array]: The quotient and the remainder.
+    """
+def einsum(subscripts: str, *args, stream: None | Stream | Device = None) -> array:
+    """
+    Einstein summation with NumPy's subscripts (``"ij,jk->ik"``, ``"...ij->...ji"``, implicit
+    outputs), contracted pairwise along NumPy's greedy path.
+
+    Raises:
+        ValueError: Malformed subscripts, or index sizes that disagree.
+    """
+def einsum_path(subscripts: str, *args) -> tuple[list, str]:
+    """
+    The pairwise contraction path of :func:`einsum` (NumPy's ``(path, report)`` format).
+    """
+def enable_compile() -> None:
+    """
+    Undoes :func:`disable_compile` (and ``KILN_DISABLE_COMPILE``).
     """
 def equal(a: array | bool | int | float | complex, b: array | bool | int | float | complex, /, *, stream: None | Stream | Device = None) -> array:
     """
@@ -1223,6 +1595,27 @@ def expm1(a: array, /, *, stream: None | Stream | Device = None) -> array:
     Returns:
         array: ``exp(a) - 1``.
     """
+@typing.overload
+def export_to_dot(file: typing.Any, *args, **kwargs) -> None:
+    """
+    export_to_dot(file, *args, **kwargs)
+
+    Writes the graph computing the arrays in ``args`` and ``kwargs`` (arrays or trees of
+    arrays) as Graphviz DOT text to ``file``: a path, or an object with ``write`` (such as
+    ``io.StringIO``). Arrays are boxes (shape and dtype; the outputs filled), primitives
+    ellipses (name and parameters). Nothing is evaluated. Render with ``dot -Tsvg``.
+    """
+@typing.overload
+def export_to_dot(file: typing.Any, *args, **kwargs) -> None:
+    """
+    Writes the graph of unevaluated arrays in Graphviz DOT: arrays as ellipses, primitives
+    (e.g. the Compiled nodes of a compiled function) as boxes.
+
+    Args:
+        file (str or file): A path, or an object with a ``write`` method.
+        *args: Arrays or trees of arrays whose graph to write.
+        **kwargs: Arrays or trees of arrays, labelled with their names.
+    """
 def eye(n: typing.SupportsInt | typing.SupportsIndex, m: typing.SupportsInt | typing.SupportsIndex | None = None, k: typing.SupportsInt | typing.SupportsIndex = 0, dtype: Dtype = ..., *, stream: None | Stream | Device = None) -> array:
     """
     An ``n x m`` matrix with ones on the ``k``-th diagonal and zeros elsewhere.
@@ -1250,6 +1643,10 @@ def flatten(a: array, /, start_axis: typing.SupportsInt | typing.SupportsIndex =
 
     Returns:
         array: The flattened array (1-d with the defaults; a 0-d input gives shape (1,)).
+    """
+def flip(a: array, /, axis: None | typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = None, *, stream: None | Stream | Device = None) -> array:
+    """
+    Reverses the order of elements along ``axis`` (every axis when None); a strided view.
     """
 def floor(a: array, /, *, stream: None | Stream | Device = None) -> array:
     """
@@ -1291,7 +1688,10 @@ def from_dlpack(x: typing.Any, /, *, copy: bool | None = None) -> array:
 
     Args:
         x: The tensor to import.
-        copy (bool, optional): If ``True``, the result gets its own buffer.
+        copy (bool, optional): If ``True``, the result gets its own buffer, copied at
+            the call (later changes of ``x`` do not show). If ``False``, the memory is
+            shared or ``BufferError`` is raised (a CPU broadcast view cannot be shared).
+            ``None`` (default) shares when possible.
 
     Returns:
         array: An array with ``x``'s shape, dtype and values.
@@ -1300,7 +1700,11 @@ def from_dlpack(x: typing.Any, /, *, copy: bool | None = None) -> array:
         TypeError: ``x`` does not support DLPack, or its dtype has no kiln counterpart.
         BufferError: ``x`` lives on a device kiln cannot read.
     """
-def full(shape: typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], vals: array | bool | int | float | complex, dtype: Dtype | None = None, *, stream: None | Stream | Device = None) -> array:
+def from_fp8(x: array, dtype: Dtype = ..., *, stream: None | Stream | Device = None) -> array:
+    """
+    8-bit e4m3 bits (uint8) to ``dtype``.
+    """
+def full(shape: int | typing.Sequence[int], vals: array | bool | int | float | complex, dtype: Dtype | None = None, *, stream: None | Stream | Device = None) -> array:
     """
     An array of ``shape`` filled with ``vals``.
 
@@ -1315,13 +1719,14 @@ def full(shape: typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequ
     Raises:
         ValueError: A negative dimension, or ``vals`` does not broadcast to ``shape``.
     """
-def full_like(a: array, /, vals: array | bool | int | float | complex, *, stream: None | Stream | Device = None) -> array:
+def full_like(a: array, /, vals: array | bool | int | float | complex, dtype: Dtype | None = None, *, stream: None | Stream | Device = None) -> array:
     """
     An array of ``a``'s shape and dtype filled with ``vals`` (broadcast).
 
     Args:
         a (array): The model.
         vals (array or scalar): The fill value(s).
+        dtype (Dtype, optional): The element type; ``a``'s by default.
 
     Returns:
         array: The filled array.
@@ -1334,9 +1739,27 @@ def gather(a: array, /, indices: collections.abc.Sequence[array], axes: collecti
     Returns:
         array: Shape ``broadcast(indices).shape + slice_sizes``.
     """
+def gather_mm(a: array, b: array, /, lhs_indices: array | None = None, rhs_indices: array | None = None, *, sorted_indices: bool = False, stream: None | Stream | Device = None) -> array:
+    """
+    Matrix products of the matrices of ``a`` and ``b`` picked by flat indices into their
+    batch axes (all of them, in order, when not given); the index arrays broadcast.
+    """
+def gather_qmm(x: array, w: array, /, scales: array, biases: array | None = None, lhs_indices: array | None = None, rhs_indices: array | None = None, transpose: bool = True, group_size: typing.SupportsInt | typing.SupportsIndex | None = None, bits: typing.SupportsInt | typing.SupportsIndex | None = None, mode: str = 'affine', global_scale: array | None = None, *, sorted_indices: bool = False, stream: None | Stream | Device = None) -> array:
+    """
+    :func:`quantized_matmul` of the matrices of ``x`` and ``w`` picked by flat indices into
+    their batch axes (``lhs_indices``, ``rhs_indices``), as :func:`gather_mm`.
+    """
 def get_active_memory(*, device: Device | None = None) -> int:
     """
     Bytes held by live arrays on the device (the default device unless ``device`` is given).
+    """
+def get_array_buffer_size(*args) -> int:
+    """
+    The bytes of the buffers behind the given evaluated arrays (a view counts the elements
+    it spans, not its whole base buffer).
+
+    Raises:
+        ValueError: An array has not been evaluated.
     """
 def get_cache_memory(*, device: Device | None = None) -> int:
     """
@@ -1350,28 +1773,35 @@ def get_peak_memory(*, device: Device | None = None) -> int:
     """
     The largest active memory, in bytes, since the start or the last :func:`reset_peak_memory`.
     """
-def grad(fun: collections.abc.Callable, argnums: typing.Any = None, argnames: typing.Any = None) -> collections.abc.Callable:
+def grad(fun: collections.abc.Callable, argnums: typing.Any = None, argnames: typing.Any = None) -> typing.Any:
     """
     Returns a function computing the gradient of ``fun``: calling it with ``fun``'s arguments
     returns the gradients (see ``argnums``).
 
     Args:
         fun (Callable): A function of arrays and trees of arrays returning a scalar loss
-            (an array of one floating element), or a tuple or list whose first element is
-            the loss and the rest auxiliary values (not differentiated).
+            (an array of shape ``()``); for ``value_and_grad`` also a tuple whose first
+            element is the loss and the rest auxiliary values (returned, not
+            differentiated).
         argnums (int or Sequence[int], optional): The positional arguments to differentiate
-            (negative counts from the end). An int gives one gradient, a sequence a tuple of
-            them. Defaults to 0 when ``argnames`` is empty.
+            (negative counts from the end). One argnum (an int or a sequence of one) gives
+            its gradient, several a tuple of them. Defaults to 0 when ``argnames`` is empty.
         argnames (str or Sequence[str], optional): Keyword arguments to differentiate; their
-            gradients come as a dict after the positional ones: ``(positional, keywords)``.
+            gradients come as a dict after the positional ones: ``(positional, keywords)``
+            (``positional`` is None when only ``argnames`` is given).
+
+    The function sees the caller's own lists and dicts with traced arrays in place of the
+    differentiated ones; those are put back afterwards, so only the function's own
+    updates to the containers remain.
 
     The gradient of an argument has the argument's structure (a tree of arrays of the same
     shapes and dtypes).
 
     Raises:
-        ValueError: An argnum out of range or repeated, a differentiated argument holding
-            something other than arrays, a missing keyword argument, or a loss that is not
-            a floating scalar.
+        ValueError: An argnum out of range or repeated, nothing to differentiate, a
+            differentiated argument holding something other than arrays, a missing keyword
+            argument, or a loss that is not a scalar array.
+        TypeError: argnums that are not ints.
     """
 def greater(a: array | bool | int | float | complex, b: array | bool | int | float | complex, /, *, stream: None | Stream | Device = None) -> array:
     """
@@ -1404,6 +1834,19 @@ def greater_equal(a: array | bool | int | float | complex, b: array | bool | int
 
     Raises:
         ValueError: The shapes do not broadcast.
+    """
+def hadamard_transform(a: array, scale: typing.SupportsFloat | typing.SupportsIndex | None = None, stream: None | Stream | Device = None) -> array:
+    """
+    The Walsh-Hadamard transform along the last axis, times ``scale`` (``1/sqrt(n)`` by
+    default). The last axis must have length ``m * 2^k`` with ``m`` in (1, 12, 20, 28).
+    """
+def hamming(M: typing.SupportsInt | typing.SupportsIndex, *, stream: None | Stream | Device = None) -> array:
+    """
+    A window of length M (NumPy's definition), float32.
+    """
+def hanning(M: typing.SupportsInt | typing.SupportsIndex, *, stream: None | Stream | Device = None) -> array:
+    """
+    A window of length M (NumPy's definition), float32.
     """
 def identity(n: typing.SupportsInt | typing.SupportsIndex, dtype: Dtype = ..., *, stream: None | Stream | Device = None) -> array:
     """
@@ -1567,6 +2010,10 @@ def kernel_toolchain() -> dict:
     None and ``host_compiler_error`` when there is none), and ``cache_dir``, the on-disk
     kernel cache ("" when it is off: KILN_CACHE=0).
     """
+def kron(a: array, b: array, *, stream: None | Stream | Device = None) -> array:
+    """
+    The Kronecker product of a and b.
+    """
 def left_shift(a: array | bool | int | float | complex, b: array | bool | int | float | complex, /, *, stream: None | Stream | Device = None) -> array:
     """
     Element-wise left shift.
@@ -1615,14 +2062,16 @@ def less_equal(a: array | bool | int | float | complex, b: array | bool | int | 
     Raises:
         ValueError: The shapes do not broadcast.
     """
-def linspace(start: typing.SupportsFloat | typing.SupportsIndex, stop: typing.SupportsFloat | typing.SupportsIndex, num: typing.SupportsInt | typing.SupportsIndex = 50, dtype: Dtype = ..., *, stream: None | Stream | Device = None) -> array:
+def linspace(start: typing.SupportsFloat | typing.SupportsIndex, stop: typing.SupportsFloat | typing.SupportsIndex, num: typing.SupportsInt | typing.SupportsIndex = 50, endpoint: bool = True, dtype: Dtype = ..., stream: None | Stream | Device = None) -> array:
     """
-    ``num`` evenly spaced values over ``[start, stop]`` (both included).
+    ``num`` evenly spaced values over ``[start, stop]`` (``[start, stop)`` with
+    ``endpoint=False``).
 
     Args:
         start (float): The first value.
         stop (float): The last value.
         num (int): How many values.
+        endpoint (bool): Include ``stop`` (the default).
         dtype (Dtype): The element type (float32).
 
     Returns:
@@ -1630,6 +2079,42 @@ def linspace(start: typing.SupportsFloat | typing.SupportsIndex, stop: typing.Su
 
     Raises:
         ValueError: ``num`` is negative.
+    """
+def load(file: typing.Any, /, format: str | None = None, return_metadata: bool = False, *, stream: None | Stream | Device = None) -> typing.Any:
+    """
+    Load array(s) from a binary file.
+
+    The supported formats are ``.npy``, ``.npz``, ``.safetensors``, and ``.gguf``.
+
+    Data stored raw (``.npy``, ``.safetensors``, unquantized ``.gguf`` tensors) is read
+    lazily: the header is checked now and each array reads its bytes straight into its own
+    buffer when it is evaluated (from a file object: at once). ``.npz`` members are read and
+    checked against their CRC-32 now.
+
+    Args:
+        file (file, str, pathlib.Path): File in which the array is saved.
+        format (str, optional): Format of the file. If ``None``, the format is inferred
+          from the file extension. Supported formats: ``npy``, ``npz``, ``safetensors``
+          and ``gguf``. Default: ``None``.
+        return_metadata (bool, optional): Load the metadata for formats which support
+          metadata (``safetensors``: a dict of str; ``gguf``: arrays, str or lists of
+          str). The metadata will be returned as an additional dictionary. Default:
+          ``False``.
+        stream (Stream, optional): Where the data is read; default: the CPU.
+
+    Returns:
+        array, dict, or tuple: A single array if loading from a ``.npy`` file or a dict
+        mapping names to arrays if loading from a ``.npz``, ``.safetensors`` or ``.gguf``
+        file. If ``return_metadata`` is ``True`` a tuple ``(arrays, metadata)`` is
+        returned.
+
+    Raises:
+        ValueError: an unknown format, metadata asked of npy/npz, a dtype kiln cannot hold.
+        RuntimeError: a missing, truncated or corrupt file (the message says what is wrong).
+
+    GGUF tensors of type Q4_0, Q4_1, Q4_K and Q8_0 load as MLX loads them: ``name`` holds
+    the packed values (uint32) and ``name[:-7] + ".scales"`` / ``".biases"`` the float16
+    scale and bias of each group of 32 (see :func:`dequantize`).
     """
 def log(a: array, /, *, stream: None | Stream | Device = None) -> array:
     """
@@ -1695,6 +2180,10 @@ def logaddexp(a: array | bool | int | float | complex, b: array | bool | int | f
     Raises:
         ValueError: The shapes do not broadcast.
     """
+def logcumsumexp(a: array, /, axis: typing.SupportsInt | typing.SupportsIndex | None = None, *, reverse: bool = False, inclusive: bool = True, stream: None | Stream | Device = None) -> array:
+    """
+    Cumulative log-sum-exp (computed stably) along ``axis`` (of the flattened array when None); ``reverse`` scans from the end, ``inclusive=False`` starts from the identity.
+    """
 def logical_and(a: array | bool | int | float | complex, b: array | bool | int | float | complex, /, *, stream: None | Stream | Device = None) -> array:
     """
     Element-wise logical and.
@@ -1739,6 +2228,10 @@ def logical_or(a: array | bool | int | float | complex, b: array | bool | int | 
     Raises:
         ValueError: The shapes do not broadcast.
     """
+def logical_xor(a: array | bool | int | float | complex, b: array | bool | int | float | complex, /, *, stream: None | Stream | Device = None) -> array:
+    """
+    Element-wise exclusive or of the truth values of ``a`` and ``b`` (bool result).
+    """
 def logsumexp(a: array, /, axis: None | typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = None, keepdims: bool = False, *, stream: None | Stream | Device = None) -> array:
     """
     ``log(sum(exp(a)))`` over the given axes, computed stably (the maximum is subtracted first).
@@ -1774,6 +2267,10 @@ def matmul(a: array, b: array, /, *, stream: None | Stream | Device = None) -> a
     Raises:
         ValueError: The inner dimensions differ, the batch shapes do not broadcast, an
             operand is 0-d, or the dtype is an integer type.
+    """
+def matrix_transpose(a: array, /, *, stream: None | Stream | Device = None) -> array:
+    """
+    Swaps the last two axes (ValueError for fewer than 2 dimensions).
     """
 def max(a: array, /, axis: None | typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = None, keepdims: bool = False, *, stream: None | Stream | Device = None) -> array:
     """
@@ -1825,6 +2322,30 @@ def mean(a: array, /, axis: None | typing.SupportsInt | typing.SupportsIndex | c
     Raises:
         ValueError: An axis is out of bounds or repeated.
     """
+def median(a: array, /, axis: None | typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = None, keepdims: bool = False, *, stream: None | Stream | Device = None) -> array:
+    """
+    The median over the given axes: the middle element of the sorted values, or the mean of
+    the two middle ones; NaN where the values hold a NaN.
+
+    Floating inputs keep their dtype; integer and bool inputs give float32.
+
+    Args:
+        a (array): Input array (not complex).
+        axis (int or Sequence[int], optional): The axes to reduce; all by default.
+        keepdims (bool, optional): Keep the reduced axes with size 1. Default: False.
+
+    Returns:
+        array: The medians.
+
+    Raises:
+        ValueError: The reduction is empty, or an axis is repeated.
+        IndexError: An axis is out of bounds.
+    """
+def meshgrid(*args, sparse: bool = False, indexing: str = 'xy', stream: None | Stream | Device = None) -> tuple:
+    """
+    Coordinate grids from 1-D coordinate arrays: ``indexing="xy"`` (Cartesian, the default)
+    or ``"ij"`` (matrix); ``sparse`` returns broadcastable arrays instead of full grids.
+    """
 def min(a: array, /, axis: None | typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = None, keepdims: bool = False, *, stream: None | Stream | Device = None) -> array:
     """
     Minimum over the given axes.
@@ -1858,6 +2379,10 @@ def minimum(a: array | bool | int | float | complex, b: array | bool | int | flo
     Raises:
         ValueError: The shapes do not broadcast.
     """
+def minmax(a: array, /, axis: None | typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = None, keepdims: bool = False, *, stream: None | Stream | Device = None) -> tuple[array, array]:
+    """
+    The minimum and the maximum over the given axes, as a tuple.
+    """
 def moveaxis(a: array, /, source: typing.SupportsInt | typing.SupportsIndex, destination: typing.SupportsInt | typing.SupportsIndex, *, stream: None | Stream | Device = None) -> array:
     """
     Moves axis ``source`` to position ``destination``, keeping the order of the others (a view).
@@ -1889,6 +2414,18 @@ def multiply(a: array | bool | int | float | complex, b: array | bool | int | fl
     Raises:
         ValueError: The shapes do not broadcast.
     """
+def nan_to_num(a: array | bool | int | float | complex, /, nan: typing.SupportsFloat | typing.SupportsIndex = 0.0, posinf: typing.SupportsFloat | typing.SupportsIndex | None = None, neginf: typing.SupportsFloat | typing.SupportsIndex | None = None, *, stream: None | Stream | Device = None) -> array:
+    """
+    NaN and infinities replaced by finite numbers.
+
+    Args:
+        a (array): Input array (non-floating arrays are returned unchanged).
+        nan (float): The value for NaN.
+        posinf (float, optional): The value for +inf; the dtype's largest finite value by
+            default.
+        neginf (float, optional): The value for -inf; the dtype's lowest finite value by
+            default.
+    """
 def negative(a: array, /, *, stream: None | Stream | Device = None) -> array:
     """
     Element-wise negation.
@@ -1903,7 +2440,18 @@ def negative(a: array, /, *, stream: None | Stream | Device = None) -> array:
     """
 def new_stream(device: Device) -> Stream:
     """
-    A new stream on ``device``. ValueError if the device is not available.
+    A new stream on ``device``, owned by the calling thread: entering ``stream(s)`` on
+    another thread raises RuntimeError (as MLX). ValueError if the device is not available.
+    """
+def new_thread_local_stream(device: Device) -> ThreadLocalStream:
+    """
+    A :class:`ThreadLocalStream` on ``device``: each thread using it gets its own stream, so
+    threads evaluating independent graphs do not serialize on one queue.
+    """
+def new_thread_unsafe_stream(device: Device) -> Stream:
+    """
+    A new stream on ``device`` that any thread may use (the caller orders the work of the
+    threads sharing it).
     """
 def not_equal(a: array | bool | int | float | complex, b: array | bool | int | float | complex, /, *, stream: None | Stream | Device = None) -> array:
     """
@@ -1921,7 +2469,7 @@ def not_equal(a: array | bool | int | float | complex, b: array | bool | int | f
     Raises:
         ValueError: The shapes do not broadcast.
     """
-def ones(shape: typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], dtype: Dtype = ..., *, stream: None | Stream | Device = None) -> array:
+def ones(shape: int | typing.Sequence[int], dtype: Dtype = ..., *, stream: None | Stream | Device = None) -> array:
     """
     An array of ``shape`` filled with ones.
 
@@ -1935,7 +2483,7 @@ def ones(shape: typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequ
     Raises:
         ValueError: A negative dimension.
     """
-def ones_like(a: array, /, *, stream: None | Stream | Device = None) -> array:
+def ones_like(a: array, /, dtype: Dtype | None = None, *, stream: None | Stream | Device = None) -> array:
     """
     An array of ``a``'s shape and dtype filled with ones.
 
@@ -1958,17 +2506,40 @@ def outer(a: array, b: array, /, *, stream: None | Stream | Device = None) -> ar
     """
 def pad(a: array, /, pad_width: typing.Any, mode: str = 'constant', constant_values: array | bool | int | float | complex = 0, *, stream: None | Stream | Device = None) -> array:
     """
-    ``a`` padded with a constant.
+    ``a`` padded along each axis: with a constant, the border value (``"edge"``), or the
+    mirrored array without (``"reflect"``) or with (``"symmetric"``) its border, as NumPy.
 
     Args:
         a (array): Input array.
         pad_width (int, tuple or list of tuples): ``n``, ``(before, after)`` for every axis,
             or one ``(before, after)`` per axis.
-        mode (str): Only ``"constant"``.
+        mode (str): ``"constant"``, ``"edge"``, ``"reflect"`` or ``"symmetric"``.
         constant_values (array or scalar): The padding value.
 
     Raises:
-        ValueError: Negative or mismatched widths, or another mode.
+        ValueError: Negative or mismatched widths, an unknown mode, or a non-constant pad of
+            an empty axis.
+    """
+def partition(a: array, /, kth: typing.SupportsInt | typing.SupportsIndex, axis: typing.SupportsInt | typing.SupportsIndex | None = -1, *, stream: None | Stream | Device = None) -> array:
+    """
+    A partitioned copy of the array: the element of sorted rank ``kth`` lands at position
+    ``kth`` along ``axis``, smaller elements before it and larger ones after it (NaN orders
+    last, as in ``sort``).
+
+    Within each side the elements keep their order (a stable three-way partition), the same
+    on every device.
+
+    Args:
+        a (array): Input array (not complex).
+        kth (int): The sorted rank, in ``[-n, n)``; negative counts from the end.
+        axis (int or None, optional): The axis; the flattened array when None. Default: -1.
+
+    Returns:
+        array: The partitioned array, of ``a``'s dtype.
+
+    Raises:
+        ValueError: ``kth`` is out of range.
+        IndexError: ``axis`` is out of bounds.
     """
 def power(a: array | bool | int | float | complex, b: array | bool | int | float | complex, /, *, stream: None | Stream | Device = None) -> array:
     """
@@ -2022,6 +2593,35 @@ def put_along_axis(a: array, /, indices: array, values: array | bool | int | flo
 
     Returns:
         array: A new array of ``a``'s shape and dtype; ``a`` is unchanged.
+    """
+def qqmm(x: array, w: array, scales: array | None = None, group_size: typing.SupportsInt | typing.SupportsIndex | None = None, bits: typing.SupportsInt | typing.SupportsIndex | None = None, mode: str = 'nvfp4', global_scale_x: array | None = None, global_scale_w: array | None = None, *, stream: None | Stream | Device = None) -> array:
+    """
+    ``x @ w.T`` with ``x`` quantized on the fly in ``mode`` (``"nvfp4"``, ``"mxfp8"`` or
+    ``"mxfp4"``); ``w`` is used as is when packed (uint32, with ``scales``) and quantized on
+    the fly otherwise. Gradients pass straight through the rounding.
+    """
+def quantize(w: array, /, group_size: typing.SupportsInt | typing.SupportsIndex | None = None, bits: typing.SupportsInt | typing.SupportsIndex | None = None, mode: str = 'affine', *, global_scale: array | None = None, stream: None | Stream | Device = None) -> tuple:
+    """
+    Quantize the array ``w``: every ``group_size`` elements of its last axis share a scale
+    (and, for ``"affine"``, a bias); each element takes ``bits`` bits, packed into uint32
+    words from the lowest bits up, in MLX's layout.
+
+    Modes: ``"affine"`` (group size 32, 64 (default) or 128; bits 1, 2, 3, 4 (default), 5, 6
+    or 8), ``"mxfp4"`` (32, 4: e2m1 values, e8m0 scales), ``"mxfp8"`` (32, 8: e4m3 values,
+    e8m0 scales), ``"nvfp4"`` (16, 4: e2m1 values, e4m3 scales, optional float32
+    ``global_scale``).
+
+    Returns:
+        tuple: ``(w_q, scales, biases)`` for ``"affine"``, ``(w_q, scales)`` otherwise.
+    """
+def quantized_matmul(x: array, w: array, /, scales: array, biases: array | None = None, transpose: bool = True, group_size: typing.SupportsInt | typing.SupportsIndex | None = None, bits: typing.SupportsInt | typing.SupportsIndex | None = None, mode: str = 'affine', *, stream: None | Stream | Device = None) -> array:
+    """
+    ``x @ dequantize(w).T`` (``transpose=True``) or ``x @ dequantize(w)`` without forming the
+    dequantized matrix. Batch axes broadcast.
+    """
+def radians(a: array, /, *, stream: None | Stream | Device = None) -> array:
+    """
+    Degrees to radians, element-wise (integer inputs give float32).
     """
 def real(a: array, /, *, stream: None | Stream | Device = None) -> array:
     """
@@ -2083,7 +2683,7 @@ def reset_peak_memory(*, device: Device | None = None) -> None:
     """
     Resets the peak memory to the current active memory.
     """
-def reshape(a: array, /, shape: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], *, stream: None | Stream | Device = None) -> array:
+def reshape(a: array, /, shape: int | typing.Sequence[int], *, stream: None | Stream | Device = None) -> array:
     """
     The same elements with a new shape (a view when the layout allows).
 
@@ -2113,6 +2713,11 @@ def right_shift(a: array | bool | int | float | complex, b: array | bool | int |
     Raises:
         ValueError: The shapes do not broadcast.
     """
+def roll(a: array, /, shift: typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], axis: None | typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = None, *, stream: None | Stream | Device = None) -> array:
+    """
+    Rolls the elements by ``shift`` along ``axis`` (the flattened array when None): elements
+    pushed off one end come back at the other.
+    """
 def round(a: array, /, decimals: typing.SupportsInt | typing.SupportsIndex = 0, *, stream: None | Stream | Device = None) -> array:
     """
     Element-wise rounding to ``decimals`` decimal places, halves to even (NumPy's round).
@@ -2136,6 +2741,73 @@ def rsqrt(a: array, /, *, stream: None | Stream | Device = None) -> array:
     Returns:
         array: ``1 / sqrt(a)``.
     """
+def save(file: typing.Any, arr: typing.Any) -> None:
+    """
+    Save the array to a binary file in ``.npy`` format (``.npy`` is appended to a path
+    without it). Every dtype; bfloat16 is written with descr ``'<V2'`` as MLX does.
+
+    Args:
+        file (str, pathlib.Path, file): File to which the array is saved
+        arr (array): Array to be saved.
+    """
+def save_gguf(file: typing.Any, arrays: dict, metadata: dict | None = None) -> None:
+    """
+    Save array(s) to a binary file in ``.gguf`` format (``.gguf`` is appended to a path
+    without it). Tensor dtypes: float32, float16, bfloat16, float64, int8, int16, int32
+    and int64.
+
+    See the `GGUF documentation
+    <https://github.com/ggerganov/ggml/blob/master/docs/gguf.md>`_ for more information on
+    the format.
+
+    Args:
+        file (file, str, pathlib.Path): File in which the array is saved.
+        arrays (dict(str, array)): The dictionary of names to arrays to be saved.
+        metadata (dict(str, Union[array, str, list(str)]), optional): The dictionary of
+          metadata to be saved. The values can be a scalar or 1D :obj:`array` (integer,
+          bool, float32 or float64), a :obj:`str`, or a :obj:`list` of :obj:`str`.
+    """
+def save_safetensors(file: typing.Any, arrays: dict, metadata: dict | None = None) -> None:
+    """
+    Save array(s) to a binary file in ``.safetensors`` format (``.safetensors`` is appended
+    to a path without it). Every dtype (float64 as F64, complex64 as C64).
+
+    See the `Safetensors documentation <https://huggingface.co/docs/safetensors/index>`_
+    for more information on the format.
+
+    Args:
+        file (file, str, pathlib.Path): File in which the array is saved.
+        arrays (dict(str, array)): The dictionary of names to arrays to be saved.
+        metadata (dict(str, str), optional): The dictionary of metadata to be saved.
+    """
+def savez(file: typing.Any, *args, **kwargs) -> None:
+    """
+    Save several arrays to a binary file in uncompressed ``.npz`` format (``.npz`` is
+    appended to a path without it).
+
+    .. code-block:: python
+
+        import kiln.core as mx
+
+        x = mx.ones((10, 10))
+        mx.savez("my_path.npz", x=x)
+
+    Args:
+        file (file, str, pathlib.Path): Path to file to which the arrays are saved.
+        *args (arrays): Arrays to be saved, named ``arr_0``, ``arr_1``, ...
+        **kwargs (arrays): Arrays to be saved. Each array will be saved with the associated
+          keyword as the output file name.
+    """
+def savez_compressed(file: typing.Any, *args, **kwargs) -> None:
+    """
+    Save several arrays to a binary file in compressed (deflated) ``.npz`` format.
+
+    Args:
+        file (file, str, pathlib.Path): Path to file to which the arrays are saved.
+        *args (arrays): Arrays to be saved, named ``arr_0``, ``arr_1``, ...
+        **kwargs (arrays): Arrays to be saved. Each array will be saved with the associated
+          keyword as the output file name.
+    """
 def scatter(a: array, /, indices: collections.abc.Sequence[array], updates: array | bool | int | float | complex, axes: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], *, stream: None | Stream | Device = None) -> array:
     """
     General scatter, the inverse of :func:`gather`: ``updates`` (shape: the broadcast index shape + one slice shape of ``a.ndim`` dimensions) is written into ``a`` at ``indices`` along ``axes``; with repeated indices, one of the updates is kept (unspecified which).
@@ -2155,6 +2827,26 @@ def scatter_min(a: array, /, indices: collections.abc.Sequence[array], updates: 
 def scatter_prod(a: array, /, indices: collections.abc.Sequence[array], updates: array | bool | int | float | complex, axes: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], *, stream: None | Stream | Device = None) -> array:
     """
     General scatter, the inverse of :func:`gather`: ``updates`` (shape: the broadcast index shape + one slice shape of ``a.ndim`` dimensions) is written into ``a`` at ``indices`` along ``axes``; repeated indices multiply.
+    """
+def searchsorted(sorted_sequence: array, values: array, /, side: str = 'left', *, stream: None | Stream | Device = None) -> array:
+    """
+    The indices where ``values`` would be inserted into ``sorted_sequence`` to keep it sorted.
+
+    Args:
+        sorted_sequence (array): A 1-D array sorted in ascending order (NaN last).
+        values (array): The values to insert, of any shape.
+        side (str, optional): ``'left'``: the number of elements strictly before the value;
+          ``'right'``: the number of elements not after it. Default: ``'left'``.
+
+    Returns:
+        array: ``uint32`` indices in ``[0, sorted_sequence.size]``, of ``values``' shape.
+
+    Raises:
+        ValueError: ``sorted_sequence`` is not 1-D, or ``side`` is neither 'left' nor 'right'.
+    """
+def segmented_mm(a: array, b: array, /, segments: array, *, stream: None | Stream | Device = None) -> array:
+    """
+    ``a[:, s:e] @ b[s:e, :]`` for each ``[s, e)`` pair in ``segments`` (shape (..., 2)).
     """
 def set_cache_limit(limit: typing.SupportsInt | typing.SupportsIndex, *, device: Device | None = None) -> int:
     """
@@ -2222,40 +2914,36 @@ def sinh(a: array, /, *, stream: None | Stream | Device = None) -> array:
     Returns:
         array: the hyperbolic sine of ``a``.
     """
-def slice(a: array, /, start: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], stop: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], strides: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None = None, *, stream: None | Stream | Device = None) -> array:
+def slice(a: array, start_indices: array | bool | int | float | complex, axes: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], slice_size: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], *, stream: None | Stream | Device = None) -> array:
     """
-    The slice ``[start:stop:strides]`` along every axis (a view). Unlike MLX's ``slice``,
-    which takes dynamic start indices, this is ``a[start[0]:stop[0]:strides[0], ...]``.
+    The block of shape ``slice_size`` starting at ``start_indices`` along ``axes`` (and at 0
+    along the other axes); the start indices are an array, so they may be computed in the
+    graph. Starts are clamped so the block fits.
 
     Args:
         a (array): Input array.
-        start (Sequence[int]): First index per axis (negative counts from the end).
-        stop (Sequence[int]): End index per axis, excluded (clamped as in Python).
-        strides (Sequence[int], optional): Step per axis; 1 by default. Negative steps walk
-            backwards.
+        start_indices (array): One start per entry of ``axes``.
+        axes (Sequence[int]): The axes the starts apply to.
+        slice_size (Sequence[int]): The size of the block along every axis of ``a``.
 
     Returns:
-        array: The slice.
+        array: The block.
     """
-def slice_update(a: array, /, update: array | bool | int | float | complex, start: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], stop: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], strides: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None = None, *, stream: None | Stream | Device = None) -> array:
+def slice_update(a: array, update: array | bool | int | float | complex, start_indices: array | bool | int | float | complex, axes: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], *, stream: None | Stream | Device = None) -> array:
     """
-    ``a`` with the slice ``[start:stop:strides]`` replaced by ``update`` (broadcast to the
-    slice's shape and cast to ``a``'s dtype). See :func:`slice`.
+    ``a`` with the block of ``update``'s shape starting at ``start_indices`` along ``axes``
+    replaced by ``update`` (cast to ``a``'s dtype). See :func:`slice`.
 
     Args:
         a (array): Input array.
-        update (array or scalar): The new values.
-        start (Sequence[int]): First index per axis.
-        stop (Sequence[int]): End index per axis, excluded.
-        strides (Sequence[int], optional): Step per axis; 1 by default.
+        update (array): The new block.
+        start_indices (array): One start per entry of ``axes``.
+        axes (Sequence[int]): The axes the starts apply to.
 
     Returns:
         array: A new array; ``a`` is unchanged.
-
-    Raises:
-        ValueError: ``update`` does not broadcast to the slice.
     """
-def softmax(a: array, /, axis: None | typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = None, *, stream: None | Stream | Device = None) -> array:
+def softmax(a: array, /, axis: None | typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = None, *, precise: bool = False, stream: None | Stream | Device = None) -> array:
     """
     ``exp(a - logsumexp(a))`` over the given axes, computed stably.
 
@@ -2263,6 +2951,8 @@ def softmax(a: array, /, axis: None | typing.SupportsInt | typing.SupportsIndex 
         a (array): Input array.
         axis (int or Sequence[int], optional): The axes to normalize over; all by default
             (as MLX; pass ``axis=-1`` for the last axis).
+        precise (bool, optional): Accepted for MLX compatibility: kiln always computes half
+            types in float32.
 
     Returns:
         array: An array of ``a``'s shape (float32 for integer inputs).
@@ -2437,7 +3127,7 @@ def synchronize(stream: Stream | None = None) -> None:
     Blocks until the work submitted to ``stream`` (or, without a stream, to every stream)
     has finished.
     """
-def take(a: array, /, indices: typing.SupportsInt | typing.SupportsIndex | array, axis: typing.SupportsInt | typing.SupportsIndex | None = None, *, stream: None | Stream | Device = None) -> array:
+def take(a: array, /, indices: typing.Any, axis: typing.SupportsInt | typing.SupportsIndex | None = None, *, stream: None | Stream | Device = None) -> array:
     """
     Elements (or slices along ``axis``) at ``indices``; negative indices count from the end.
 
@@ -2492,6 +3182,11 @@ def tanh(a: array, /, *, stream: None | Stream | Device = None) -> array:
     Returns:
         array: the hyperbolic tangent of ``a``.
     """
+def tensordot(a: array, b: array, /, axes: typing.Any = 2, *, stream: None | Stream | Device = None) -> array:
+    """
+    Contraction over axes: the last ``axes`` axes of ``a`` with the first ``axes`` of ``b``,
+    or the axis lists ``axes = (axes_a, axes_b)`` in pairs.
+    """
 def tile(a: array, /, reps: typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], *, stream: None | Stream | Device = None) -> array:
     """
     ``a`` repeated ``reps`` times along each axis (NumPy's tile).
@@ -2506,6 +3201,33 @@ def tile(a: array, /, reps: typing.SupportsInt | typing.SupportsIndex | collecti
     Raises:
         ValueError: A negative repetition.
     """
+def to_fp8(x: array, *, stream: None | Stream | Device = None) -> array:
+    """
+    Float to 8-bit e4m3 bits (uint8): round to nearest even, saturating at +-448.
+    """
+def topk(a: array, /, k: typing.SupportsInt | typing.SupportsIndex, axis: typing.SupportsInt | typing.SupportsIndex | None = -1, *, stream: None | Stream | Device = None) -> array:
+    """
+    The ``k`` largest elements along ``axis`` (NaN counts as the largest).
+
+    They are not sorted: they come in the order of the last ``k`` positions of
+    ``partition(a, n - k, axis)``.
+
+    Args:
+        a (array): Input array (not complex).
+        k (int): How many, in ``[0, n]``.
+        axis (int or None, optional): The axis; the flattened array when None. Default: -1.
+
+    Returns:
+        array: The ``k`` largest elements, of ``a``'s dtype.
+
+    Raises:
+        ValueError: ``k`` is out of range.
+        IndexError: ``axis`` is out of bounds.
+    """
+def trace(a: array, /, offset: typing.SupportsInt | typing.SupportsIndex = 0, axis1: typing.SupportsInt | typing.SupportsIndex = 0, axis2: typing.SupportsInt | typing.SupportsIndex = 1, dtype: Dtype | None = None, *, stream: None | Stream | Device = None) -> array:
+    """
+    Sum along the ``offset``-th diagonal of the (axis1, axis2) planes.
+    """
 def transpose(a: array, /, axes: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None = None, *, stream: None | Stream | Device = None) -> array:
     """
     Permutes the axes (a view).
@@ -2519,6 +3241,10 @@ def transpose(a: array, /, axes: collections.abc.Sequence[typing.SupportsInt | t
 
     Raises:
         ValueError: ``axes`` is not a permutation of ``range(a.ndim)``.
+    """
+def tri(n: typing.SupportsInt | typing.SupportsIndex, m: typing.SupportsInt | typing.SupportsIndex | None = None, k: typing.SupportsInt | typing.SupportsIndex = 0, dtype: Dtype | None = None, *, stream: None | Stream | Device = None) -> array:
+    """
+    An n x m array with ones at and below the k-th diagonal.
     """
 def tril(x: array, k: typing.SupportsInt | typing.SupportsIndex = 0, *, stream: None | Stream | Device = None) -> array:
     """
@@ -2550,28 +3276,82 @@ def triu(x: array, k: typing.SupportsInt | typing.SupportsIndex = 0, *, stream: 
     Raises:
         ValueError: ``x`` has fewer than 2 dimensions.
     """
-def value_and_grad(fun: collections.abc.Callable, argnums: typing.Any = None, argnames: typing.Any = None) -> collections.abc.Callable:
+def trunc(a: array, /, *, stream: None | Stream | Device = None) -> array:
+    """
+    Element-wise truncation toward zero.
+
+    Args:
+        a (array): Input array; integer and bool arrays are returned unchanged.
+
+    Returns:
+        array: ``a`` with its fractional part removed, in ``a``'s dtype.
+    """
+def unflatten(a: array, /, axis: typing.SupportsInt | typing.SupportsIndex, shape: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], *, stream: None | Stream | Device = None) -> array:
+    """
+    Splits ``axis`` into ``shape`` (one entry may be -1).
+    """
+def unique(a: array, /, size: typing.SupportsInt | typing.SupportsIndex, return_index: bool = False, return_inverse: bool = False, return_counts: bool = False, fill_value: typing.Any = None, *, stream: None | Stream | Device = None) -> typing.Any:
+    """
+    The sorted unique elements of the flattened array, in exactly ``size`` entries.
+
+    The output's shape does not depend on the values: past the last unique element the
+    entries hold ``fill_value`` and count 0, and when there are more unique elements than
+    ``size``, the smallest ``size`` are kept (``inverse`` then clamps to the last entry and the
+    dropped elements' counts are gone). Equal values (``-0.0`` and ``0.0`` alike) form one
+    entry; every NaN is its own.
+
+    Args:
+        a (array): Input array (not complex).
+        size (int): The number of entries.
+        return_index (bool, optional): Also return the ``uint32`` index in the flattened ``a``
+          of each entry's first occurrence (the first entry's for the padding).
+        return_inverse (bool, optional): Also return the ``uint32`` entry of each element of
+          ``a`` (``a``'s shape).
+        return_counts (bool, optional): Also return the ``int32`` number of occurrences.
+        fill_value (scalar or array, optional): The padding, cast to ``a``'s dtype; the first
+          entry when None.
+
+    Returns:
+        array or tuple(array, ...): The values, followed by the requested index, inverse and
+        counts, in that order.
+
+    Raises:
+        ValueError: ``size`` is negative, ``fill_value`` has more than one element, or ``a`` is
+          empty with a non-zero ``size`` and no ``fill_value``.
+    """
+def unstack(a: array, /, axis: typing.SupportsInt | typing.SupportsIndex = 0, *, stream: None | Stream | Device = None) -> list[array]:
+    """
+    The slices of ``a`` along ``axis``, with that axis removed.
+    """
+def value_and_grad(fun: collections.abc.Callable, argnums: typing.Any = None, argnames: typing.Any = None) -> typing.Any:
     """
     Returns a function computing ``fun``'s value and its gradient: calling it with ``fun``'s
     arguments returns ``(value, grads)``, where ``value`` is what ``fun`` returns.
 
     Args:
         fun (Callable): A function of arrays and trees of arrays returning a scalar loss
-            (an array of one floating element), or a tuple or list whose first element is
-            the loss and the rest auxiliary values (not differentiated).
+            (an array of shape ``()``); for ``value_and_grad`` also a tuple whose first
+            element is the loss and the rest auxiliary values (returned, not
+            differentiated).
         argnums (int or Sequence[int], optional): The positional arguments to differentiate
-            (negative counts from the end). An int gives one gradient, a sequence a tuple of
-            them. Defaults to 0 when ``argnames`` is empty.
+            (negative counts from the end). One argnum (an int or a sequence of one) gives
+            its gradient, several a tuple of them. Defaults to 0 when ``argnames`` is empty.
         argnames (str or Sequence[str], optional): Keyword arguments to differentiate; their
-            gradients come as a dict after the positional ones: ``(positional, keywords)``.
+            gradients come as a dict after the positional ones: ``(positional, keywords)``
+            (``positional`` is None when only ``argnames`` is given).
+
+    The function sees the caller's own lists and dicts with traced arrays in place of the
+    differentiated ones; those are put back afterwards, so only the function's own
+    updates to the containers remain.
 
     The gradient of an argument has the argument's structure (a tree of arrays of the same
     shapes and dtypes).
 
     Raises:
-        ValueError: An argnum out of range or repeated, a differentiated argument holding
-            something other than arrays, a missing keyword argument, or a loss that is not
-            a floating scalar.
+        ValueError: An argnum out of range or repeated, nothing to differentiate, a
+            differentiated argument holding something other than arrays, a missing keyword
+            argument, or a loss that is not a scalar array.
+        TypeError: argnums that are not ints.
 
     Example:
         >>> loss_and_grad = value_and_grad(lambda w, x: ((x @ w) ** 2).sum())
@@ -2591,6 +3371,19 @@ def var(a: array, /, axis: None | typing.SupportsInt | typing.SupportsIndex | co
     Returns:
         array: The reduced array (float32 for integer inputs).
     """
+def vecdot(a: array, b: array, /, *, axis: typing.SupportsInt | typing.SupportsIndex = -1, stream: None | Stream | Device = None) -> array:
+    """
+    ``sum(conj(a) * b, axis)`` with broadcasting.
+    """
+def view(a: array | bool | int | float | complex, dtype: Dtype, stream: None | Stream | Device = None) -> array:
+    """
+    The bytes of ``a`` read as ``dtype``; the last axis scales by the ratio of the item
+    sizes.
+
+    Raises:
+        ValueError: The last axis cannot be split or merged evenly, or ``a`` is a scalar and
+            the sizes differ.
+    """
 def vjp(fun: collections.abc.Callable, primals: typing.Any, cotangents: typing.Any) -> tuple[list, list]:
     """
     The vector-Jacobian product (reverse mode).
@@ -2607,7 +3400,7 @@ def vjp(fun: collections.abc.Callable, primals: typing.Any, cotangents: typing.A
     Raises:
         ValueError: Wrong number, shapes or dtypes of cotangents.
     """
-def vmap(fun: collections.abc.Callable, in_axes: typing.Any = 0, out_axes: typing.Any = 0) -> collections.abc.Callable:
+def vmap(fun: collections.abc.Callable, in_axes: typing.Any = 0, out_axes: typing.Any = 0) -> typing.Any:
     """
     Returns a vectorized version of ``fun``: the result equals stacking ``fun`` applied to
     slices of its inputs, computed by each operation's batched rule instead of a loop.
@@ -2641,7 +3434,7 @@ def where(condition: array | bool | int | float | complex, x: array | bool | int
     Raises:
         ValueError: The shapes do not broadcast.
     """
-def zeros(shape: typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], dtype: Dtype = ..., *, stream: None | Stream | Device = None) -> array:
+def zeros(shape: int | typing.Sequence[int], dtype: Dtype = ..., *, stream: None | Stream | Device = None) -> array:
     """
     An array of ``shape`` filled with zeros.
 
@@ -2655,7 +3448,7 @@ def zeros(shape: typing.SupportsInt | typing.SupportsIndex | collections.abc.Seq
     Raises:
         ValueError: A negative dimension.
     """
-def zeros_like(a: array, /, *, stream: None | Stream | Device = None) -> array:
+def zeros_like(a: array, /, dtype: Dtype | None = None, *, stream: None | Stream | Device = None) -> array:
     """
     An array of ``a``'s shape and dtype filled with zeros.
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import collections.abc
 import kiln.core
 import typing
-__all__: list[str] = ['CustomKernel', 'KernelCompileError', 'cuda_kernel', 'metal_kernel']
+__all__: list[str] = ['CustomKernel', 'KernelCompileError', 'cross_entropy', 'cuda_kernel', 'layer_norm', 'metal_kernel', 'precompiled_cuda_kernel', 'rms_norm', 'rope', 'scaled_dot_product_attention']
 class KernelCompileError(RuntimeError):
     pass
 class CustomKernel:
@@ -64,7 +64,23 @@ class CustomKernel:
     @property
     def name(self) -> str:
         ...
-def cuda_kernel(*, name: str, input_names: collections.abc.Sequence[str] | None = None, output_names: collections.abc.Sequence[str] | None = None, source: str, header: str = '', ensure_row_contiguous: bool = True, atomic_outputs: bool = False, shared_memory: typing.SupportsInt | typing.SupportsIndex = 0) -> CustomKernel:
+def cross_entropy(logits: kiln.core.array, targets: kiln.core.array, *, stream: None | kiln.core.Stream | kiln.core.Device = None) -> kiln.core.array:
+    """
+    Cross entropy loss with class indices as targets.
+
+    Computes ``logsumexp(logits, axis=-1) - logits[..., target]`` in a fused kernel with
+    accumulation in float32.
+
+    Args:
+        logits (array): The unnormalized logits. The loss is computed over the last axis.
+        targets (array): Integer class indices with the shape of ``logits`` without its last
+          axis, in ``[0, logits.shape[-1])`` (negative ones count from the end).
+
+    Returns:
+        array: The per-element loss in float32 (float64 for float64 logits), with the shape of
+        ``targets``.
+    """
+def cuda_kernel(*, name: str, input_names: collections.abc.Sequence[str] | None = None, output_names: collections.abc.Sequence[str] | None = None, source: str, header: str = '', ensure_row_contiguous: bool = True, atomic_outputs: bool = False, shared_memory: typing.SupportsInt | typing.SupportsIndex = 0, compile_options: typing.Any = None) -> CustomKernel:
     """
     A custom kernel from the body of a CUDA C++ kernel.
 
@@ -83,11 +99,26 @@ def cuda_kernel(*, name: str, input_names: collections.abc.Sequence[str] | None 
         atomic_outputs (bool): Outputs are used with ``atomicAdd`` and friends. Default False.
         shared_memory (int): Bytes of dynamic shared memory (``extern __shared__``); above
             48 KB the kernel's limit is raised.
+        compile_options (dict, optional): ``{"math_mode": ...}`` as for ``metal_kernel``.
 
     Returns:
         CustomKernel: A callable; also ``compile(...)``.
     """
-def metal_kernel(*, name: str, input_names: collections.abc.Sequence[str] | None = None, output_names: collections.abc.Sequence[str] | None = None, source: str, header: str = '', ensure_row_contiguous: bool = True, atomic_outputs: bool = False) -> CustomKernel:
+def layer_norm(x: kiln.core.array, weight: kiln.core.array | None, bias: kiln.core.array | None, eps: typing.SupportsFloat | typing.SupportsIndex, *, stream: None | kiln.core.Stream | kiln.core.Device = None) -> kiln.core.array:
+    """
+    Layer normalization over the last axis of ``x``:
+    ``(x - mean) * rsqrt(var + eps) * weight + bias``, accumulated in float32.
+
+    Args:
+        x (array): Input array (at least 1-d, floating).
+        weight (array, optional): One-dimensional scale of ``x.shape[-1]`` elements, or ``None``.
+        bias (array, optional): One-dimensional offset of ``x.shape[-1]`` elements, or ``None``.
+        eps (float): A small additive constant for numerical stability.
+
+    Returns:
+        array: The normalized array.
+    """
+def metal_kernel(*, name: str, input_names: collections.abc.Sequence[str] | None = None, output_names: collections.abc.Sequence[str] | None = None, source: str, header: str = '', ensure_row_contiguous: bool = True, atomic_outputs: bool = False, compile_options: typing.Any = None) -> CustomKernel:
     """
     A custom kernel from the body of a Metal Shading Language kernel, compiled for NVIDIA GPUs
     (and the CPU) through kiln's Metal compatibility layer.
@@ -107,6 +138,12 @@ def metal_kernel(*, name: str, input_names: collections.abc.Sequence[str] | None
         header (str): Code placed before the kernel (helpers, includes).
         ensure_row_contiguous (bool): Copy inputs that are not row-contiguous. Default True.
         atomic_outputs (bool): Outputs are ``device atomic<T>*``. Default False.
+        compile_options (dict, optional): ``{"math_mode": "safe" | "relaxed" | "fast"}``, as in
+            MLX. ``"safe"`` (the default) keeps IEEE special values (``exp(-inf) == 0``) and
+            correctly rounded division and square root; ``"relaxed"`` allows approximate
+            division and square root and flushes subnormals; ``"fast"`` also uses the GPU's fast
+            intrinsics (NVRTC ``--use_fast_math``; ``-ffast-math`` on the CPU, which assumes no
+            infinities or NaN).
 
     Returns:
         CustomKernel: A callable; also ``compile(...)`` to check it without running it.
@@ -123,4 +160,99 @@ def metal_kernel(*, name: str, input_names: collections.abc.Sequence[str] | None
         >>> out = kernel(inputs=[a], template=[("T", mx.float32)], grid=(a.size, 1, 1),
         ...              threadgroup=(256, 1, 1), output_shapes=[a.shape],
         ...              output_dtypes=[a.dtype])[0]
+    """
+def precompiled_cuda_kernel(*, name: str, compiled_source: bytes, inputs: typing.Any, output_shapes: typing.Any, output_dtypes: typing.Any, scalars: typing.Any, grid: tuple[typing.SupportsInt | typing.SupportsIndex, typing.SupportsInt | typing.SupportsIndex, typing.SupportsInt | typing.SupportsIndex], threadgroup: tuple[typing.SupportsInt | typing.SupportsIndex, typing.SupportsInt | typing.SupportsIndex, typing.SupportsInt | typing.SupportsIndex], shared_memory: typing.SupportsInt | typing.SupportsIndex = 0, init_value: typing.SupportsFloat | typing.SupportsIndex | None = None, ensure_row_contiguous: bool = False, stream: None | kiln.core.Stream | kiln.core.Device = None) -> list[kiln.core.array]:
+    """
+    Runs a precompiled CUDA kernel from PTX, a cubin or a fatbin (from Triton, CuTe DSL, nvcc,
+    ...), as MLX's ``precompiled_cuda_kernel``.
+
+    The kernel ``name`` (its symbol in the image) takes a pointer per input, a pointer per
+    output, then ``scalars`` in order; trailing pointer parameters it declares beyond those
+    (Triton's scratch pointers) are passed as null. ``grid`` counts threads, as for
+    ``metal_kernel``: ``ceil(grid / threadgroup)`` blocks of ``threadgroup`` threads run. GPU
+    streams only.
+
+    Args:
+        name (str): The kernel's symbol.
+        compiled_source (bytes): PTX text, a cubin or a fatbin.
+        inputs (list[array | bool | int | float]): The inputs.
+        output_shapes (list[Sequence[int]]): The shape of each output.
+        output_dtypes (list[Dtype]): The dtype of each output.
+        scalars (list[bool | int | float]): Scalar arguments (bool, int32, float32).
+        grid (tuple[int, int, int]): Threads in the grid (not blocks).
+        threadgroup (tuple[int, int, int]): Threads per block.
+        shared_memory (int): Bytes of dynamic shared memory. Default 0.
+        init_value (float, optional): Fills every output before the kernel runs.
+        ensure_row_contiguous (bool): Copy inputs that are not row-contiguous. Default False.
+        stream (Stream | Device, optional): A GPU stream.
+
+    Returns:
+        list[array]: The outputs.
+
+    Raises:
+        ValueError: The bytes are not PTX, a cubin or a fatbin; they hold no kernel ``name``;
+            its parameters do not match the inputs, outputs and scalars; the image cannot run on
+            the stream's GPU (a cubin for another architecture, PTX for a newer one); a CPU
+            stream; bad shapes, grid or threadgroup.
+        RuntimeError: The driver cannot load the image (at eval).
+    """
+def rms_norm(x: kiln.core.array, weight: kiln.core.array | None, eps: typing.SupportsFloat | typing.SupportsIndex, *, stream: None | kiln.core.Stream | kiln.core.Device = None) -> kiln.core.array:
+    """
+    Root Mean Square normalization (RMS norm) over the last axis of ``x``:
+    ``x * rsqrt(mean(x**2, -1) + eps) * weight``, accumulated in float32.
+
+    Args:
+        x (array): Input array (at least 1-d, floating).
+        weight (array, optional): One-dimensional scale of ``x.shape[-1]`` elements, or
+          ``None`` for no scaling.
+        eps (float): A small additive constant for numerical stability.
+
+    Returns:
+        array: The normalized array, of the promoted dtype of ``x`` and ``weight``.
+    """
+def rope(a: kiln.core.array, dims: typing.SupportsInt | typing.SupportsIndex, *, traditional: bool, base: typing.SupportsFloat | typing.SupportsIndex | None, scale: typing.SupportsFloat | typing.SupportsIndex, offset: typing.SupportsInt | typing.SupportsIndex | kiln.core.array, freqs: kiln.core.array | None = None, stream: None | kiln.core.Stream | kiln.core.Device = None) -> kiln.core.array:
+    """
+    Apply rotary positional encoding to the input.
+
+    The input is expected to be at least 3D with shape ``(B, *, T, D)`` where ``B`` is the
+    batch size, ``T`` the sequence length and ``D`` the feature dimension.
+
+    Args:
+        a (array): The input array.
+        dims (int): The feature dimensions to be rotated. If the input feature is larger than
+          dims then the rest is left unchanged.
+        traditional (bool): If ``True`` rotate consecutive dimensions (2i, 2i + 1), else the
+          halves (i, i + dims / 2).
+        base (float, optional): The base of the angular frequencies. Exactly one of ``base``
+          and ``freqs`` must be ``None``.
+        scale (float): The scale of the positions.
+        offset (int or array): The position offset to start at: an int, or an integer array
+          holding one offset or one per batch element.
+        freqs (array, optional): The frequencies (``dims // 2`` of them) to use instead of
+          ``base``. Default: ``None``.
+
+    Returns:
+        array: The output array.
+    """
+def scaled_dot_product_attention(q: kiln.core.array, k: kiln.core.array, v: kiln.core.array, *, scale: typing.SupportsFloat | typing.SupportsIndex, mask: None | str | kiln.core.array = None, sinks: kiln.core.array | None = None, force_fused: bool = False, stream: None | kiln.core.Stream | kiln.core.Device = None) -> kiln.core.array:
+    """
+    Multi-head attention ``O = softmax(scale * Q @ K.T + mask, dim=-1) @ V``, fused
+    (FlashAttention-2 on the GPU); the softmax runs in float32.
+
+    Grouped- and multi-query attention take ``k`` and ``v`` with fewer heads, not tiled.
+
+    Args:
+        q (array): Queries with shape ``[B, N_q, T_q, D]``.
+        k (array): Keys with shape ``[B, N_kv, T_kv, D]``.
+        v (array): Values with shape ``[B, N_kv, T_kv, D_v]``.
+        scale (float): Scale for queries (typically ``1.0 / sqrt(q.shape(-1))``).
+        mask (str or array, optional): ``"causal"`` (lower-right aligned: the last query
+          aligns with the last key), or a boolean or additive array of at most 4 dimensions
+          broadcast-compatible with ``[B, N_q, T_q, T_kv]``.
+        sinks (array, optional): Attention sinks, one logit per query head. Default: ``None``.
+        force_fused (bool, optional): Accepted for MLX compatibility; kiln always runs the
+          fused kernel.
+
+    Returns:
+        array: The output array ``[B, N_q, T_q, D_v]``.
     """

@@ -1,14 +1,14 @@
 """
 Random sampling with explicit keys (JAX's model, MLX's API): every sampler takes an
 optional ``key``; with one, the result depends only on the key and the arguments.
-Bits come from the counter-based Threefry-2x32 generator.
+Bits come from the counter-based Threefry-2x32 generator, laid out as MLX lays them
+out, and every sampler rounds as MLX's does: a key or a seed gives MLX's numbers.
 """
 from __future__ import annotations
-import collections.abc
 import kiln.core
 import typing
-__all__: list[str] = ['bernoulli', 'bits', 'categorical', 'gumbel', 'key', 'normal', 'randint', 'seed', 'split', 'truncated_normal', 'uniform']
-def bernoulli(p: kiln.core.array | bool | int | float | complex = 0.5, shape: typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None = None, key: kiln.core.array | None = None, *, stream: None | kiln.core.Stream | kiln.core.Device = None) -> kiln.core.array:
+__all__: list[str] = ['bernoulli', 'bits', 'categorical', 'gumbel', 'key', 'laplace', 'multivariate_normal', 'normal', 'permutation', 'randint', 'seed', 'split', 'state', 'truncated_normal', 'uniform']
+def bernoulli(p: kiln.core.array | bool | int | float | complex = 0.5, shape: int | typing.Sequence[int] | None = None, key: kiln.core.array | None = None, *, stream: None | kiln.core.Stream | kiln.core.Device = None) -> kiln.core.array:
     """
     Booleans that are true with probability ``p``.
 
@@ -19,11 +19,12 @@ def bernoulli(p: kiln.core.array | bool | int | float | complex = 0.5, shape: ty
             global key (reset by :func:`seed`) is split.
 
     Returns:
-        array: ``bool_`` samples.
+        array: ``bool`` samples.
     """
-def bits(shape: typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = [], width: typing.SupportsInt | typing.SupportsIndex = 4, key: kiln.core.array | None = None, *, stream: None | kiln.core.Stream | kiln.core.Device = None) -> kiln.core.array:
+def bits(shape: int | typing.Sequence[int] = [], width: typing.SupportsInt | typing.SupportsIndex = 4, key: kiln.core.array | None = None, *, stream: None | kiln.core.Stream | kiln.core.Device = None) -> kiln.core.array:
     """
-    Uniformly random bits: unsigned integers of ``width`` bytes.
+    Uniformly random bits: unsigned integers of ``width`` bytes (MLX's C++
+    ``random::bits``).
 
     Args:
         shape (int or Sequence[int]): The shape.
@@ -34,7 +35,7 @@ def bits(shape: typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequ
     Returns:
         array: The bits.
     """
-def categorical(logits: kiln.core.array, axis: typing.SupportsInt | typing.SupportsIndex = -1, shape: typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None = None, num_samples: typing.SupportsInt | typing.SupportsIndex | None = None, key: kiln.core.array | None = None, *, stream: None | kiln.core.Stream | kiln.core.Device = None) -> kiln.core.array:
+def categorical(logits: kiln.core.array, axis: typing.SupportsInt | typing.SupportsIndex = -1, shape: int | typing.Sequence[int] | None = None, num_samples: typing.SupportsInt | typing.SupportsIndex | None = None, key: kiln.core.array | None = None, *, stream: None | kiln.core.Stream | kiln.core.Device = None) -> kiln.core.array:
     """
     Indices drawn from the categorical distributions whose unnormalized log
     probabilities lie along ``axis`` of ``logits``.
@@ -52,13 +53,13 @@ def categorical(logits: kiln.core.array, axis: typing.SupportsInt | typing.Suppo
     Returns:
         array: ``uint32`` indices.
     """
-def gumbel(shape: typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = [], dtype: kiln.core.Dtype = ..., key: kiln.core.array | None = None, *, stream: None | kiln.core.Stream | kiln.core.Device = None) -> kiln.core.array:
+def gumbel(shape: int | typing.Sequence[int] = [], dtype: kiln.core.Dtype | None = ..., key: kiln.core.array | None = None, *, stream: None | kiln.core.Stream | kiln.core.Device = None) -> kiln.core.array:
     """
-    Standard Gumbel samples, ``-log(-log(u))`` for ``u`` uniform in (0, 1).
+    Standard Gumbel samples, ``-log(-log(u))`` for ``u`` uniform in [0, 1).
 
     Args:
         shape (int or Sequence[int]): The shape.
-        dtype (Dtype): A real floating type (float32).
+        dtype (Dtype, optional): A real floating type (float32).
         key (array, optional): A key from :func:`key` or :func:`split`. Without one, the
             global key (reset by :func:`seed`) is split.
 
@@ -72,22 +73,67 @@ def key(seed: typing.SupportsInt | typing.SupportsIndex) -> kiln.core.array:
     Args:
         seed (int): A non-negative integer below 2**64.
     """
-def normal(shape: typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = [], dtype: kiln.core.Dtype = ..., loc: typing.SupportsFloat | typing.SupportsIndex = 0.0, scale: typing.SupportsFloat | typing.SupportsIndex = 1.0, key: kiln.core.array | None = None, *, stream: None | kiln.core.Stream | kiln.core.Device = None) -> kiln.core.array:
+def laplace(shape: int | typing.Sequence[int] = [], dtype: kiln.core.Dtype | None = ..., loc: typing.SupportsFloat | typing.SupportsIndex = 0.0, scale: typing.SupportsFloat | typing.SupportsIndex = 1.0, key: kiln.core.array | None = None, *, stream: None | kiln.core.Stream | kiln.core.Device = None) -> kiln.core.array:
     """
-    Normal samples with mean ``loc`` and standard deviation ``scale``.
+    Laplace samples with location ``loc`` and scale ``scale``.
 
     Args:
         shape (int or Sequence[int]): The shape.
-        dtype (Dtype): A real floating type (float32).
-        loc (float): The mean.
-        scale (float): The standard deviation.
+        dtype (Dtype, optional): A real floating type (float32).
+        loc (float): The location (mean).
+        scale (float): The scale ``b`` (standard deviation ``sqrt(2) b``).
         key (array, optional): A key from :func:`key` or :func:`split`. Without one, the
             global key (reset by :func:`seed`) is split.
 
     Returns:
         array: The samples. ValueError for a non-floating dtype.
     """
-def randint(low: kiln.core.array | bool | int | float | complex, high: kiln.core.array | bool | int | float | complex, shape: typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = [], dtype: kiln.core.Dtype = ..., key: kiln.core.array | None = None, *, stream: None | kiln.core.Stream | kiln.core.Device = None) -> kiln.core.array:
+def multivariate_normal(mean: kiln.core.array, cov: kiln.core.array, shape: int | typing.Sequence[int] = [], dtype: kiln.core.Dtype | None = ..., key: kiln.core.array | None = None, *, stream: None | kiln.core.Stream | kiln.core.Device = None) -> kiln.core.array:
+    """
+    Jointly normal samples with means ``mean`` and covariances ``cov`` (positive
+    semi-definite; the result is unspecified otherwise).
+
+    Args:
+        mean (array): Shape ``(..., n)``.
+        cov (array): Shape ``(..., n, n)``; its batch shape broadcasts with mean's.
+        shape (Sequence[int]): Broadcasts with the batch shapes (``[]``).
+        dtype (Dtype, optional): Only float32.
+        key (array, optional): A key from :func:`key` or :func:`split`. Without one, the
+            global key (reset by :func:`seed`) is split.
+
+    Returns:
+        array: The samples, of the broadcast batch shape + ``(n,)``.
+    """
+def normal(shape: int | typing.Sequence[int] = [], dtype: kiln.core.Dtype | None = ..., loc: kiln.core.array | bool | int | float | complex | None = None, scale: kiln.core.array | bool | int | float | complex | None = None, key: kiln.core.array | None = None, *, stream: None | kiln.core.Stream | kiln.core.Device = None) -> kiln.core.array:
+    """
+    Normal samples with mean ``loc`` and standard deviation ``scale``.
+
+    Args:
+        shape (int or Sequence[int]): The shape.
+        dtype (Dtype, optional): A real floating type or complex64 (float32).
+        loc (scalar or array, optional): The mean (0).
+        scale (scalar or array, optional): The standard deviation (1).
+        key (array, optional): A key from :func:`key` or :func:`split`. Without one, the
+            global key (reset by :func:`seed`) is split.
+
+    Returns:
+        array: The samples. ValueError for another dtype or loc/scale that do not broadcast.
+    """
+def permutation(x: typing.Any, axis: typing.SupportsInt | typing.SupportsIndex = 0, key: kiln.core.array | None = None, *, stream: None | kiln.core.Stream | kiln.core.Device = None) -> kiln.core.array:
+    """
+    A random permutation of ``arange(x)``, or ``x`` with its entries along ``axis``
+    randomly permuted.
+
+    Args:
+        x (int or array): The length, or the array to permute.
+        axis (int): The axis to permute along (0).
+        key (array, optional): A key from :func:`key` or :func:`split`. Without one, the
+            global key (reset by :func:`seed`) is split.
+
+    Returns:
+        array: The permutation (``uint32``), or the permuted array.
+    """
+def randint(low: kiln.core.array | bool | int | float | complex, high: kiln.core.array | bool | int | float | complex, shape: int | typing.Sequence[int] = [], dtype: kiln.core.Dtype | None = ..., key: kiln.core.array | None = None, *, stream: None | kiln.core.Stream | kiln.core.Device = None) -> kiln.core.array:
     """
     Integers uniform in ``[low, high)`` (``low`` where ``high <= low``).
 
@@ -95,12 +141,12 @@ def randint(low: kiln.core.array | bool | int | float | complex, high: kiln.core
         low (array or scalar): Lower bound, broadcast to ``shape``.
         high (array or scalar): Upper bound (excluded), broadcast to ``shape``.
         shape (int or Sequence[int]): The shape.
-        dtype (Dtype): An integer type (int32).
+        dtype (Dtype, optional): An integer type or bool (int32).
         key (array, optional): A key from :func:`key` or :func:`split`. Without one, the
             global key (reset by :func:`seed`) is split.
 
     Returns:
-        array: The samples. ValueError for a non-integer dtype or bounds that do not broadcast.
+        array: The samples. ValueError for an inexact dtype or bounds that do not broadcast.
     """
 def seed(seed: typing.SupportsInt | typing.SupportsIndex) -> None:
     """
@@ -108,13 +154,13 @@ def seed(seed: typing.SupportsInt | typing.SupportsIndex) -> None:
     """
 def split(key: kiln.core.array, num: typing.SupportsInt | typing.SupportsIndex = 2, *, stream: None | kiln.core.Stream | kiln.core.Device = None) -> kiln.core.array:
     """
-    ``num`` new keys derived from ``key``, as an array of shape ``(num, 2)``; all differ from
-    each other and from the key's other descendants.
+    ``num`` new keys derived from ``key``, as an array of shape ``(num, 2)``: the key's
+    first ``8 * num`` random bytes.
 
     Raises:
         ValueError: ``num`` is negative or ``key`` is not a ``(2,)`` uint32 array.
     """
-def truncated_normal(lower: kiln.core.array | bool | int | float | complex, upper: kiln.core.array | bool | int | float | complex, shape: typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None = None, dtype: kiln.core.Dtype = ..., key: kiln.core.array | None = None, *, stream: None | kiln.core.Stream | kiln.core.Device = None) -> kiln.core.array:
+def truncated_normal(lower: kiln.core.array | bool | int | float | complex, upper: kiln.core.array | bool | int | float | complex, shape: int | typing.Sequence[int] | None = None, dtype: kiln.core.Dtype | None = ..., key: kiln.core.array | None = None, *, stream: None | kiln.core.Stream | kiln.core.Device = None) -> kiln.core.array:
     """
     Standard normal samples conditioned on ``[lower, upper]``.
 
@@ -123,25 +169,27 @@ def truncated_normal(lower: kiln.core.array | bool | int | float | complex, uppe
         upper (array or scalar): Upper bound.
         shape (int or Sequence[int], optional): The shape; the bounds' broadcast
             shape by default.
-        dtype (Dtype): A real floating type (float32).
+        dtype (Dtype, optional): A real floating type (float32).
         key (array, optional): A key from :func:`key` or :func:`split`. Without one, the
             global key (reset by :func:`seed`) is split.
 
     Returns:
         array: The samples.
     """
-def uniform(low: kiln.core.array | bool | int | float | complex = 0.0, high: kiln.core.array | bool | int | float | complex = 1.0, shape: typing.SupportsInt | typing.SupportsIndex | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = [], dtype: kiln.core.Dtype = ..., key: kiln.core.array | None = None, *, stream: None | kiln.core.Stream | kiln.core.Device = None) -> kiln.core.array:
+def uniform(low: kiln.core.array | bool | int | float | complex = 0, high: kiln.core.array | bool | int | float | complex = 1, shape: int | typing.Sequence[int] = [], dtype: kiln.core.Dtype | None = ..., key: kiln.core.array | None = None, *, stream: None | kiln.core.Stream | kiln.core.Device = None) -> kiln.core.array:
     """
-    Uniform samples in ``[low, high)``; gradients flow to ``low`` and ``high``.
+    Uniform samples in ``[low, high)`` (a sample may round onto ``high``, as in
+    MLX); gradients flow to ``low`` and ``high``.
 
     Args:
         low (array or scalar): Lower bound, broadcast to ``shape``.
         high (array or scalar): Upper bound, broadcast to ``shape``.
         shape (int or Sequence[int]): The shape.
-        dtype (Dtype): A real floating type (float32).
+        dtype (Dtype, optional): A real floating type (float32).
         key (array, optional): A key from :func:`key` or :func:`split`. Without one, the
             global key (reset by :func:`seed`) is split.
 
     Returns:
         array: The samples. ValueError for a non-floating dtype or bounds that do not broadcast.
     """
+state: list
