@@ -9,7 +9,7 @@ import math
 from typing import Callable, Literal
 
 import kiln.core as mx
-from kiln.nn._fallback import diag, linalg
+from kiln.core import diag, linalg
 
 
 def constant(value: float, dtype: mx.Dtype = mx.float32) -> Callable[[mx.array], mx.array]:

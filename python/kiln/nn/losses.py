@@ -9,7 +9,7 @@ import math
 from typing import Literal, Optional, get_args
 
 import kiln.core as mx
-from kiln.nn._fallback import fast, linalg
+from kiln.core import fast, linalg
 
 Reduction = Literal["none", "mean", "sum"]
 

@@ -12,7 +12,7 @@ from typing import Callable, List, Optional, Tuple, Union
 
 import kiln.core as mx
 from kiln.nn import Module
-from kiln.nn._fallback import linalg
+from kiln.core import linalg
 from kiln.utils import tree_flatten, tree_map, tree_merge, tree_reduce, tree_unflatten
 
 __all__ = [

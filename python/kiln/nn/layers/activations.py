@@ -10,7 +10,7 @@ from functools import partial
 from typing import Any
 
 import kiln.core as mx
-from kiln.nn._fallback import compile
+from kiln.core import compile
 from kiln.nn.layers.base import Module
 
 _SQRT_2 = math.sqrt(2.0)

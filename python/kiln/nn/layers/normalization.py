@@ -4,7 +4,7 @@
 from typing import Tuple
 
 import kiln.core as mx
-from kiln.nn._fallback import fast
+from kiln.core import fast
 from kiln.nn.layers.base import Module
 
 

@@ -4,7 +4,7 @@ import math
 from typing import Optional
 
 import kiln.core as mx
-from kiln.nn._fallback import fast
+from kiln.core import fast
 from kiln.nn.layers.base import Module
 
 

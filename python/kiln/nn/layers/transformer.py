@@ -5,7 +5,7 @@ import math
 from typing import Any, Callable, Optional
 
 import kiln.core as mx
-from kiln.nn._fallback import fast, unflatten
+from kiln.core import fast, unflatten
 from kiln.nn.layers.activations import relu
 from kiln.nn.layers.base import Module
 from kiln.nn.layers.dropout import Dropout
