@@ -1,6 +1,7 @@
 """kiln.nn.Module: attribute storage, parameter and module trees, update, freezing, modes,
 dtypes, repr, load/save_weights, and nn.value_and_grad / checkpoint / average_gradients."""
 
+import gc
 import os
 
 import numpy as np
@@ -429,3 +430,33 @@ def test_transformer_checkpoint_option(rng):
 def test_average_gradients_single_process_is_identity():
     grads = {"w": mx.ones((2, 2)), "b": [mx.zeros((3,))]}
     assert nn.average_gradients(grads) is grads
+
+
+@pytest.mark.parametrize(
+    "use",
+    [
+        lambda m: m.update_modules({}),
+        lambda m: m.children(),
+        lambda m: m.leaf_modules(),
+        lambda m: m.freeze(),
+        lambda m: m.apply_to_modules(lambda path, module: None),
+        lambda m: repr(m),
+    ],
+)
+def test_modules_are_freed_without_the_cycle_collector(use):
+    # MLX frees a module as soon as its last reference goes: no method leaves a cycle behind.
+    gc.disable()
+    try:
+        mx.synchronize()
+        before = mx.get_active_memory()
+
+        def make_and_use():
+            model = nn.Sequential(nn.Linear(256, 128), nn.Linear(128, 4))
+            mx.eval(model.parameters())
+            use(model)
+
+        make_and_use()
+        mx.synchronize()
+        assert mx.get_active_memory() == before
+    finally:
+        gc.enable()

@@ -164,7 +164,10 @@ class Module(dict):
                 "leaf and not a container"
             )
 
-        return {k: visit(self, k, v) for k, v in self.items() if filter_fn(self, k, v)}
+        try:
+            return {k: visit(self, k, v) for k, v in self.items() if filter_fn(self, k, v)}
+        finally:
+            del visit  # self-recursive closure: free it (and self) without the cycle collector
 
     # -- trees of parameters and modules ----------------------------------------------------
 
@@ -302,7 +305,12 @@ class Module(dict):
             elif strict:
                 raise ValueError(f"Received invalid type: {type(source).__name__}.")
 
-        assign(self, modules)
+        try:
+            assign(self, modules)
+        finally:
+            # place and assign refer to each other (and to self): clear them so the module is
+            # freed by reference counting, without waiting for the cycle collector (MLX does).
+            del place, assign
         return self
 
     def apply_to_modules(self, apply_fn: Callable[[str, Module], Any]) -> Module:
