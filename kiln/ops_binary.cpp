@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "kiln/ops.h"
+#include "kiln/ops_complex.h"
 #include "kiln/primitives_binary.h"
 #include "kiln/utils.h"
 
@@ -125,8 +126,7 @@ array logaddexp(const array& a, const array& b, StreamOrDevice s) {
     // The imaginary part is an angle: wrap it to (-pi, pi] as log's principal branch.
     array phase = imag(r, stream);
     phase = arctan2(sin(phase, stream), cos(phase, stream), stream);
-    return add(astype(real(r, stream), complex64, stream),
-               multiply(phase, array(std::complex<float>(0.0f, 1.0f)), stream), stream);
+    return detail::complex_from_parts(real(r, stream), phase, stream);
   }
   return elementwise<LogAddExp>("logaddexp", real_inexact_type, a, b, s);
 }

@@ -11,6 +11,7 @@
 
 #include "kiln/compile.h"
 #include "kiln/ops.h"
+#include "kiln/ops_complex.h"
 #include "kiln/primitives_reduce.h"
 #include "kiln/utils.h"
 
@@ -149,10 +150,7 @@ array complex_extreme(const array& a, const std::vector<int>& axes_in, bool keep
   const float fill = is_max ? -INFINITY : INFINITY;
   array im_of_best = where(equal(re, best_re, stream), im, array(fill), stream);
   array best_im = ext(im_of_best, true);
-  array z =
-      add(astype(best_re, complex64, stream),
-          multiply(astype(best_im, complex64, stream), array(std::complex<float>(0, 1)), stream),
-          stream);
+  array z = detail::complex_from_parts(best_re, best_im, stream);
   return keepdims ? z : squeeze(z, axes, stream);
 }
 

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "kiln/ops.h"
+#include "kiln/ops_complex.h"
 #include "kiln/primitives_unary.h"
 #include "kiln/utils.h"
 
@@ -186,9 +187,7 @@ array round(const array& a, int decimals, StreamOrDevice s) {
     auto stream = to_stream(s);
     array re = round(real(a, stream), decimals, stream);
     array im = round(imag(a, stream), decimals, stream);
-    return add(astype(re, complex64, stream),
-               multiply(astype(im, complex64, stream), array(std::complex<float>(0, 1)), stream),
-               stream);
+    return detail::complex_from_parts(re, im, stream);
   }
   if (decimals == 0) return rounding<Round>(a, s, "round");
   reject_complex(a, "round");

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "kiln/ops.h"
+#include "kiln/ops_complex.h"
 #include "kiln/primitives_random.h"
 #include "kiln/utils.h"
 
@@ -212,9 +213,7 @@ array normal_from_key(const Shape& shape, Dtype dtype, const std::optional<array
     pairs.push_back(2);
     array e = erfinv_f32(symmetric_unit(pairs, key, s), s);
     array re = take(e, 0, -1, s), im = take(e, 1, -1, s);
-    // re + i * im: exact (i * im is (0 * im - 0, im) before the sum).
-    array z = add(astype(re, complex64, s),
-                  multiply(astype(im, complex64, s), array(complex64_t(0.0f, 1.0f)), s), s);
+    array z = detail::complex_from_parts(re, im, s);
     if (scale) z = multiply(*scale, z, s);
     if (loc) z = add(*loc, z, s);
     return z;
