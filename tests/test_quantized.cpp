@@ -140,6 +140,54 @@ TEST(Quantized, MatmulMatchesDequantizeThenMatmulInFloat64) {
   }
 }
 
+// The matvec sizes of a language model's decode step: K long enough to split over blocks,
+// N not a multiple of the rows a block owns, M from 1 to 9, an nvfp4 tensor scale, and an
+// x slice whose rows are not 16-byte aligned (the unvectorized path).
+TEST(Quantized, MatvecLargeShapesSplitsAndGlobalScale) {
+  struct Big {
+    std::string mode;
+    int gs, bits;
+  };
+  for (const Big& c : {Big{"affine", 64, 4}, Big{"affine", 32, 8}, Big{"affine", 128, 2},
+                       Big{"mxfp4", 32, 4}, Big{"nvfp4", 16, 4}, Big{"affine", 64, 3}}) {
+    for (Dtype dt : {bfloat16, float16, float32}) {
+      for (int M : {1, 2, 5, 9}) {
+        for (bool offset : {false, true}) {
+          SCOPED_TRACE(c.mode + " bits " + std::to_string(c.bits) + " M " + std::to_string(M) +
+                       " offset " + std::to_string(offset));
+          const int K = 2048, N = 333;
+          array w = astype(random_array({N, K}, float32), dt);
+          std::optional<array> gscale;
+          if (c.mode == "nvfp4") gscale = array(3.5f);
+          auto q = quantize(w, c.gs, c.bits, c.mode, gscale);
+          std::optional<array> b;
+          if (q.size() > 2) b = q[2];
+          // offset: rows start 1 element past a 16-byte boundary.
+          array xf = astype(random_array({M, K + 1}, float32), dt);
+          array x = offset ? slice(xf, {0, 1}, {M, K + 1}) : slice(xf, {0, 0}, {M, K});
+          array y = gather_qmm(x, q[0], q[1], b, std::nullopt, std::nullopt, true, c.gs, c.bits,
+                               c.mode, gscale);
+          auto wd = ref_dequantize(q[0], q[1], b, c.gs, c.bits, c.mode);
+          const double g = gscale ? 3.5 / (448.0 * 6.0) : 1.0;
+          auto xv = to_double(x);
+          std::vector<double> ref(M * N, 0.0);
+          double scale = 1e-30;
+          for (int m = 0; m < M; ++m)
+            for (int n = 0; n < N; ++n) {
+              double acc = 0;
+              for (int k = 0; k < K; ++k) acc += xv[m * K + k] * wd[n * K + k] * g;
+              ref[m * N + n] = acc;
+              scale = std::max(scale, std::abs(acc));
+            }
+          auto yv = to_double(y);
+          const double tol = dt == float32 ? 1e-5 : 2e-2;
+          for (size_t i = 0; i < ref.size(); ++i) ASSERT_NEAR(yv[i], ref[i], tol * scale) << i;
+        }
+      }
+    }
+  }
+}
+
 TEST(Quantized, BatchedAndGathered) {
   array w = random_array({3, 32, 64}, float32);
   auto q = quantize(w, 32, 4);

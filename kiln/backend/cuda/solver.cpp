@@ -3,7 +3,8 @@
 // cuSOLVER (libcusolver.so.12/.11) is loaded at run time, never linked: without it these
 // raise a RuntimeError naming the library. Matrices are copied into column-major scratch
 // (the library's layout) by a strided copy kernel, factorized one matrix per call on the
-// kiln stream (the batched routines where cuSOLVER has them: potrf, and syevj for n <= 32),
+// kiln stream (batched routines for batches of small matrices: cuSOLVER's potrf and syevj,
+// cuBLAS's getrf/getrs in solver_batched.cpp),
 // and written row-major into the outputs with triangle masks by the same kernel. A failed
 // factorization (singular, not positive definite, no convergence) is read back from the
 // per-matrix info after the stream synchronizes and raised as std::runtime_error naming the
@@ -26,6 +27,7 @@
 #include "kiln/backend/cuda/indexing.h"
 #include "kiln/backend/cuda/jit.h"
 #include "kiln/backend/cuda/launch.h"
+#include "kiln/backend/cuda/solver_batched.h"
 #include "kiln/backend/cuda/stream.h"
 #include "kiln/primitives_factor.h"
 #include "kiln/utils.h"
@@ -312,10 +314,7 @@ void Cholesky::eval_gpu(const std::vector<array>& inputs, array& out) {
   const size_t es = d.size;
   if (batch > 1 && n <= 256) {
     // Small matrices: the batched routine (an array of matrix pointers on the device).
-    std::vector<CUdeviceptr> ptrs(batch);
-    for (int64_t i = 0; i < batch; ++i) ptrs[i] = a + i * n * n * es;
-    CUdeviceptr dptrs = gpu::scratch(batch * sizeof(CUdeviceptr), s);
-    KILN_CU(cuMemcpyHtoD, dptrs, ptrs.data(), batch * sizeof(CUdeviceptr));
+    const CUdeviceptr dptrs = gpu::device_pointer_array(a, n * n * es, batch, s);
     if (d == float32)
       KILN_CUSOLVER(cusolverDnSpotrfBatched, h.h, uplo, n, ptr<float*>(dptrs), n, ptr<int>(info), static_cast<int>(batch));
     else
@@ -380,12 +379,18 @@ void Inverse::eval_gpu(const std::vector<array>& inputs, array& out) {
   CUdeviceptr ipiv = gpu::scratch(batch * n * sizeof(int), s);
   CUdeviceptr x = gpu::scratch(batch * n * n * es, s);
   fill_identity(s, d, x, batch, n);
-  for (int64_t i = 0; i < batch; ++i) {
-    getrf(h, d, n, n, a + i * n * n * es, n, ipiv + i * n * sizeof(int), info + i * sizeof(int), s);
-  }
-  for (int64_t i = 0; i < batch; ++i) {
-    getrs(h, d, false, n, n, a + i * n * n * es, ipiv + i * n * sizeof(int), x + i * n * n * es,
-          zeroed_infos(1, s));
+  if (gpu::use_batched_lu(batch, n)) {
+    gpu::getrf_batched(d, n, a, batch, ipiv, info, s);
+    gpu::getrs_batched(d, n, n, a, ipiv, x, batch, s);
+  } else {
+    for (int64_t i = 0; i < batch; ++i) {
+      getrf(h, d, n, n, a + i * n * n * es, n, ipiv + i * n * sizeof(int), info + i * sizeof(int), s);
+    }
+    CUdeviceptr info2 = zeroed_infos(batch, s);
+    for (int64_t i = 0; i < batch; ++i) {
+      getrs(h, d, false, n, n, a + i * n * n * es, ipiv + i * n * sizeof(int), x + i * n * n * es,
+            info2 + i * sizeof(int));
+    }
   }
   copy_matrices(s, es, x, col_major(n, n, n), gpu::device_address(out), row_major(n, n), batch, n, n);
   check_infos(info, batch, s, "inv", singular);
@@ -408,8 +413,12 @@ void LUF::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs
   if (n > 0) {
     auto h = handle(s);
     CUdeviceptr info = zeroed_infos(batch, s);  // singular is not an error for lu
-    for (int64_t i = 0; i < batch; ++i) {
-      getrf(h, d, m, n, a + i * m * n * es, m, ipiv + i * k * sizeof(int), info + i * sizeof(int), s);
+    if (m == n && gpu::use_batched_lu(batch, n)) {
+      gpu::getrf_batched(d, n, a, batch, ipiv, info, s);
+    } else {
+      for (int64_t i = 0; i < batch; ++i) {
+        getrf(h, d, m, n, a + i * m * n * es, m, ipiv + i * k * sizeof(int), info + i * sizeof(int), s);
+      }
     }
   }
   copy_matrices(s, es, a, col_major(m, n, m), gpu::device_address(outputs[0]), row_major(m, n), batch, m, n);
@@ -667,13 +676,18 @@ void Solve::eval_gpu(const std::vector<array>& inputs, array& out) {
   CUdeviceptr ipiv = gpu::scratch(batch * n * sizeof(int), s);
   auto h = handle(s);
   CUdeviceptr info = zeroed_infos(batch, s);
-  for (int64_t i = 0; i < batch; ++i) {
-    getrf(h, d, n, n, a + i * n * n * es, n, ipiv + i * n * sizeof(int), info + i * sizeof(int), s);
-  }
-  CUdeviceptr info2 = zeroed_infos(batch, s);
-  for (int64_t i = 0; i < batch; ++i) {
-    getrs(h, d, false, n, k, a + i * n * n * es, ipiv + i * n * sizeof(int), b + i * n * k * es,
-          info2 + i * sizeof(int));
+  if (gpu::use_batched_lu(batch, n)) {
+    gpu::getrf_batched(d, n, a, batch, ipiv, info, s);
+    gpu::getrs_batched(d, n, k, a, ipiv, b, batch, s);
+  } else {
+    for (int64_t i = 0; i < batch; ++i) {
+      getrf(h, d, n, n, a + i * n * n * es, n, ipiv + i * n * sizeof(int), info + i * sizeof(int), s);
+    }
+    CUdeviceptr info2 = zeroed_infos(batch, s);
+    for (int64_t i = 0; i < batch; ++i) {
+      getrs(h, d, false, n, k, a + i * n * n * es, ipiv + i * n * sizeof(int), b + i * n * k * es,
+            info2 + i * sizeof(int));
+    }
   }
   copy_matrices(s, es, b, col_major(n, k, n), gpu::device_address(out), row_major(n, k), batch, n, k);
   check_infos(info, batch, s, "solve", singular);

@@ -20,10 +20,11 @@ namespace kiln {
 // Modes, as QuantMode on the host.
 constexpr int kQAffine = 0, kQMxfp4 = 1, kQMxfp8 = 2, kQNvfp4 = 3;
 
+// e2m1 code c as a float: its bits placed in a half (sign 15, exponent 11-10, mantissa 9)
+// read 2^-14 times the value, subnormal 0.5 included; no table in local memory.
 __device__ inline float quant_fp4(unsigned int c) {
-  const float v[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
-  const float a = v[c & 7];
-  return (c & 8) ? -a : a;
+  const unsigned short h = static_cast<unsigned short>(((c & 7u) << 9) | ((c & 8u) << 12));
+  return detail::half_bits_to_float(h) * 16384.0f;
 }
 
 // Code k of a packed row.
@@ -321,6 +322,318 @@ __global__ void quant_splitk_sum(const float* partials, T* out, long long per, i
   float s = 0.0f;
   for (int k = 0; k < splits; ++k) s += p[k * per];
   out[i] = static_cast<T>(s);
+}
+
+// ---------------------------------------------------------------- matvec, vectorized
+
+// Shape of quant_qmv_vec for up to MMAX rows of x and BITS in {2, 4, 8}: each lane takes
+// kWords packed words (one 4-, 8- or 16-byte load) of kRows weight rows per step, so the x
+// values it converts to float once serve kRows rows; fewer elements per step as MMAX grows
+// keep the x registers (MMAX x kElems floats) bounded.
+template <int BITS, int MMAX>
+struct QmvVec {
+  static constexpr int kTarget = MMAX <= 2 ? 32 : (MMAX <= 4 ? 16 : 8);
+  static constexpr int kW = kTarget * BITS / 32;
+  static constexpr int kWords = kW < 1 ? 1 : (kW > 4 ? 4 : kW);
+  static constexpr int kElems = kWords * 32 / BITS;
+  static constexpr int kRows = MMAX <= 8 ? 4 : 2;
+  static constexpr int kWarps = 4;  // per block
+};
+
+// E consecutive x values as floats, read with 16-, 8- or 4-byte loads (p aligned to them).
+template <typename T, int E>
+__device__ inline void qmv_load_x(const T* p, float* out) {
+  constexpr int kBytes = E * static_cast<int>(sizeof(T));
+  if constexpr (kBytes >= 16) {
+#pragma unroll
+    for (int i = 0; i < kBytes / 16; ++i) {
+      const uint4 v = reinterpret_cast<const uint4*>(p)[i];
+      const T* t = reinterpret_cast<const T*>(&v);
+#pragma unroll
+      for (int j = 0; j < 16 / static_cast<int>(sizeof(T)); ++j)
+        out[i * (16 / sizeof(T)) + j] = static_cast<float>(t[j]);
+    }
+  } else if constexpr (kBytes == 8) {
+    const uint2 v = *reinterpret_cast<const uint2*>(p);
+    const T* t = reinterpret_cast<const T*>(&v);
+#pragma unroll
+    for (int j = 0; j < E; ++j) out[j] = static_cast<float>(t[j]);
+  } else {
+#pragma unroll
+    for (int j = 0; j < E; ++j) out[j] = static_cast<float>(p[j]);
+  }
+}
+
+// Words [c * W, c * W + W) of a row, one vector load (the row 4 * W-byte aligned).
+template <int W>
+__device__ inline void qmv_load_words(const unsigned int* row, long long c, unsigned int* ws) {
+  if constexpr (W == 4) {
+    const uint4 v = reinterpret_cast<const uint4*>(row)[c];
+    ws[0] = v.x, ws[1] = v.y, ws[2] = v.z, ws[3] = v.w;
+  } else if constexpr (W == 2) {
+    const uint2 v = reinterpret_cast<const uint2*>(row)[c];
+    ws[0] = v.x, ws[1] = v.y;
+  } else {
+    ws[0] = row[c];
+  }
+}
+
+// An integer code (< 2^23) as a float without I2F (a quarter-rate instruction): its bits
+// under the exponent of 2^23, minus 2^23.
+__device__ inline float qmv_code_float(unsigned int c) {
+  return __int_as_float(0x4B000000u | c) - 8388608.0f;
+}
+
+// out[m, n] (or split y's partials) = sum_k x[m, k] * W[n, k] for BITS in {2, 4, 8}, rows
+// of W 16-byte aligned, x rows aligned to the x loads and K a multiple of kElems. Each warp
+// owns kRows rows; lanes stride over K in kElems steps. Affine groups add scale * (x . q) +
+// bias * sum(x) per group, so the dequantized weight is never formed. `global` (nvfp4's
+// tensor scale, or null) is read on the device.
+template <typename T, typename P, int MODE, int BITS, int GS, int MMAX>
+__global__ void __launch_bounds__(128) quant_qmv_vec(const T* x, const unsigned int* w, const T* scales,
+                                                     const T* biases, const unsigned char* fscales,
+                                                     const float* global, P* out, QmvArgs a) {
+  using V = QmvVec<BITS, MMAX>;
+  constexpr int W = V::kWords, E = V::kElems, R = V::kRows;
+  constexpr int SUB = E < GS ? E : GS;  // elements of one group within a step
+  constexpr int PER = 32 / BITS;        // codes per word
+  constexpr unsigned int kMask = (1u << BITS) - 1u;
+  const int lane = threadIdx.x & 31;
+  const long long n0 = (blockIdx.x * static_cast<long long>(V::kWarps) + (threadIdx.x >> 5)) * R;
+  const long long b = blockIdx.z;
+  if (n0 >= a.N) return;
+  const float gscale = MODE == kQNvfp4 && global ? global[0] / (448.0f * 6.0f) : 1.0f;
+  x += b * a.x_batch;
+  const unsigned int* wb = w + b * a.w_batch;
+  const long long chunks = a.K / E;
+  const long long per_split = (chunks + a.splits - 1) / a.splits;
+  const long long c0 = blockIdx.y * per_split;
+  const long long c1 = c0 + per_split < chunks ? c0 + per_split : chunks;
+  float acc[R][MMAX];
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int m = 0; m < MMAX; ++m) acc[r][m] = 0.0f;
+  for (long long c = c0 + lane; c < c1; c += 32) {
+    const long long k0 = c * E;
+    float xf[MMAX][E];
+    float xsum[MMAX][E / SUB];
+#pragma unroll
+    for (int m = 0; m < MMAX; ++m) {
+      if (m < a.M) {
+        qmv_load_x<T, E>(x + m * a.K + k0, xf[m]);
+      } else {
+#pragma unroll
+        for (int e = 0; e < E; ++e) xf[m][e] = 0.0f;  // padding rows: computed, never written
+      }
+      if (MODE == kQAffine) {
+#pragma unroll
+        for (int s0 = 0; s0 < E; s0 += SUB) {
+          float t = 0.0f;
+#pragma unroll
+          for (int j = 0; j < SUB; ++j) t += xf[m][s0 + j];
+          xsum[m][s0 / SUB] = t;
+        }
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const long long n = n0 + r;
+      if (n >= a.N) break;
+      unsigned int ws[W];
+      qmv_load_words<W>(wb + n * a.wpr, c, ws);
+      const long long sg = b * a.s_batch + n * a.gpr;
+#pragma unroll
+      for (int s0 = 0; s0 < E; s0 += SUB) {
+        const long long g = sg + (k0 + s0) / GS;
+        float dot[MMAX];
+#pragma unroll
+        for (int m = 0; m < MMAX; ++m) dot[m] = 0.0f;
+#pragma unroll
+        for (int j = 0; j < SUB; ++j) {
+          const int e = s0 + j;
+          const unsigned int code = (ws[e / PER] >> ((e % PER) * BITS)) & kMask;
+          const float v = MODE == kQAffine ? qmv_code_float(code) : quant_fp_value<MODE>(code);
+#pragma unroll
+          for (int m = 0; m < MMAX; ++m) dot[m] = fmaf(xf[m][e], v, dot[m]);
+        }
+        if (MODE == kQAffine) {
+          const float sc = static_cast<float>(scales[g]), bi = static_cast<float>(biases[g]);
+#pragma unroll
+          for (int m = 0; m < MMAX; ++m) acc[r][m] += fmaf(sc, dot[m], bi * xsum[m][s0 / SUB]);
+        } else {
+          const float sc = quant_fp_scale<MODE>(fscales[g], gscale);
+#pragma unroll
+          for (int m = 0; m < MMAX; ++m) acc[r][m] = fmaf(sc, dot[m], acc[r][m]);
+        }
+      }
+    }
+  }
+  P* dst = out + b * a.out_batch + (a.splits > 1 ? blockIdx.y * a.M * a.N : 0LL);
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+#pragma unroll
+    for (int m = 0; m < MMAX; ++m) {
+      float v = acc[r][m];
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+      if (lane == 0 && m < a.M && n0 + r < a.N) dst[m * a.N + n0 + r] = static_cast<P>(v);
+    }
+  }
+}
+
+// ---------------------------------------------------------------- matvec, tensor cores
+
+// One m16n8k16 tensor-core product (row-major A, column-major B, float accumulators) of
+// half (T = float16) or bfloat16 pairs packed in 32-bit registers.
+template <typename T>
+__device__ inline void qmv_mma(float* c, const unsigned int* a, const unsigned int* b) {
+#if __CUDA_ARCH__ < 800
+  __trap();  // the host picks this kernel on compute capability 8.0 and newer only
+#else
+  if constexpr (is_same_v<T, bfloat16>) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+#endif
+}
+
+// fma of T pairs: a * b + c, rounded once per element.
+template <typename T>
+__device__ inline unsigned int qmv_fma2(unsigned int a, unsigned int b, unsigned int c) {
+  unsigned int d = 0;
+  if constexpr (is_same_v<T, bfloat16>) {
+#if __CUDA_ARCH__ >= 800
+    asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+#endif
+  } else {
+    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  }
+  return d;
+}
+
+// Two codes (bits 0.. and 16.. of `masked`, each < 128) as a T pair: OR'd under the exponent
+// of 128 (bfloat16) or 1024 (half), whose value is then subtracted, exactly.
+template <typename T>
+__device__ inline unsigned int qmv_codes_pair(unsigned int masked) {
+  if constexpr (is_same_v<T, bfloat16>) {
+    return qmv_fma2<T>(masked | 0x43004300u, 0x3F803F80u, 0xC300C300u);  // v * 1 - 128
+  } else {
+    return qmv_fma2<T>(masked | 0x64006400u, 0x3C003C00u, 0xE400E400u);  // v * 1 - 1024
+  }
+}
+
+// out[m, n] (or split y's partials) = sum_k x[m, k] * W[n, k] on tensor cores, for affine
+// 2- and 4-bit weights and half or bfloat16 x with M <= 8 * MT. A warp owns 16 weight rows;
+// its 4 lanes of a row each take 4 packed words (16 bytes, 4 * PER codes) per K tile and
+// dequantize them into T pairs (scale * q + bias, rounded to T as MLX's dequantize), which are
+// the A fragments of m16n8k16 products whose B fragments are x. The sum over K does not care
+// in which order codes meet their x values, so each lane pairs codes (j, j + PER / 2) of a
+// word (one shift and mask for two) and permutes its x values the same way.
+template <typename T, typename P, int BITS, int GS, int MT>
+__global__ void __launch_bounds__(128) quant_qmv_mma(const T* x, const unsigned int* w, const T* scales,
+                                                     const T* biases, P* out, QmvArgs a) {
+  constexpr int PER = 32 / BITS;  // codes per word
+  constexpr int C = 4 * PER;      // codes per lane per tile
+  constexpr int TILE = 4 * C;     // K per tile (4 lanes per row)
+  constexpr int HALF = PER / 2;
+  constexpr unsigned int kMask2 = ((1u << BITS) - 1u) * 0x00010001u;
+  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const long long n0 = (blockIdx.x * 4LL + (threadIdx.x >> 5)) * 16;
+  const long long b = blockIdx.z;
+  if (n0 >= a.N) return;
+  x += b * a.x_batch;
+  const unsigned int* wb = w + b * a.w_batch;
+  // Rows past N read row N - 1 (valid memory) and are never written.
+  const long long nA = n0 + g < a.N ? n0 + g : a.N - 1;
+  const long long nB = n0 + g + 8 < a.N ? n0 + g + 8 : a.N - 1;
+  const unsigned int* rowA = wb + nA * a.wpr;
+  const unsigned int* rowB = wb + nB * a.wpr;
+  const T* scA = scales + b * a.s_batch + nA * a.gpr;
+  const T* scB = scales + b * a.s_batch + nB * a.gpr;
+  const T* biA = biases + b * a.s_batch + nA * a.gpr;
+  const T* biB = biases + b * a.s_batch + nB * a.gpr;
+  const long long tiles = a.K / TILE;
+  const long long per_split = (tiles + a.splits - 1) / a.splits;
+  const long long t0 = blockIdx.y * per_split;
+  const long long t1 = t0 + per_split < tiles ? t0 + per_split : tiles;
+  float acc[MT][4];
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) acc[mt][i] = 0.0f;
+  for (long long tile = t0; tile < t1; ++tile) {
+    const long long k0 = tile * TILE + t * C;  // this lane's first code
+    const uint4 wa = *reinterpret_cast<const uint4*>(rowA + k0 / PER);
+    const uint4 wbv = *reinterpret_cast<const uint4*>(rowB + k0 / PER);
+    const unsigned int wordsA[4] = {wa.x, wa.y, wa.z, wa.w};
+    const unsigned int wordsB[4] = {wbv.x, wbv.y, wbv.z, wbv.w};
+    // x values k0 .. k0 + C of rows mt * 8 + g, as loaded (pairs of consecutive elements).
+    unsigned int X[MT][C / 2];
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) {
+      const int m = mt * 8 + g;
+      if (m < a.M) {
+        const uint4* src = reinterpret_cast<const uint4*>(x + m * a.K + k0);
+#pragma unroll
+        for (int i = 0; i < C / 8; ++i) {
+          const uint4 v = src[i];
+          X[mt][4 * i] = v.x, X[mt][4 * i + 1] = v.y, X[mt][4 * i + 2] = v.z, X[mt][4 * i + 3] = v.w;
+        }
+      } else {
+#pragma unroll
+        for (int i = 0; i < C / 2; ++i) X[mt][i] = 0u;
+      }
+    }
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      // Word q's codes lie in one group (GS >= 16 >= PER).
+      const long long grp = (k0 + q * PER) / GS;
+      const unsigned short sa = reinterpret_cast<const unsigned short*>(scA)[grp];
+      const unsigned short sb = reinterpret_cast<const unsigned short*>(scB)[grp];
+      const unsigned short ba = reinterpret_cast<const unsigned short*>(biA)[grp];
+      const unsigned short bb = reinterpret_cast<const unsigned short*>(biB)[grp];
+      const unsigned int sa2 = sa * 0x00010001u, sb2 = sb * 0x00010001u;
+      const unsigned int ba2 = ba * 0x00010001u, bb2 = bb * 0x00010001u;
+      unsigned int pa[HALF], pb[HALF], px[MT][HALF];
+#pragma unroll
+      for (int s = 0; s < HALF; ++s) {
+        pa[s] = qmv_fma2<T>(qmv_codes_pair<T>((wordsA[q] >> (s * BITS)) & kMask2), sa2, ba2);
+        pb[s] = qmv_fma2<T>(qmv_codes_pair<T>((wordsB[q] >> (s * BITS)) & kMask2), sb2, bb2);
+        const int j0 = q * PER + s, j1 = j0 + HALF;  // codes j0, j1 pair; so must x
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt)
+          px[mt][s] = __byte_perm(X[mt][j0 / 2], X[mt][j1 / 2], (j0 & 1) ? 0x7632 : 0x5410);
+      }
+#pragma unroll
+      for (int i = 0; i < HALF / 2; ++i) {
+        const unsigned int af[4] = {pa[2 * i], pb[2 * i], pa[2 * i + 1], pb[2 * i + 1]};
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+          const unsigned int bf[2] = {px[mt][2 * i], px[mt][2 * i + 1]};
+          qmv_mma<T>(acc[mt], af, bf);
+        }
+      }
+    }
+  }
+  P* dst = out + b * a.out_batch + (a.splits > 1 ? blockIdx.y * a.M * a.N : 0LL);
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const long long m = mt * 8 + 2 * t + (i & 1), n = n0 + g + (i >= 2 ? 8 : 0);
+      if (m < a.M && n < a.N) dst[m * a.N + n] = static_cast<P>(acc[mt][i]);
+    }
+  }
 }
 
 // ---------------------------------------------------------------- vecmat (not transposed)
