@@ -414,7 +414,24 @@ __global__ void __launch_bounds__(128) quant_qmv_vec(const T* x, const unsigned 
   for (int r = 0; r < R; ++r)
 #pragma unroll
     for (int m = 0; m < MMAX; ++m) acc[r][m] = 0.0f;
+  // All kRows rows' words of the next step are loaded before this step's are used (rows
+  // past N read row N - 1 and are never written): more bytes in flight per warp.
+  unsigned int next[R][W];
+  auto load_step = [&](long long c) {
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const long long n = n0 + r < a.N ? n0 + r : a.N - 1;
+      qmv_load_words<W>(wb + n * a.wpr, c, next[r]);
+    }
+  };
+  if (c0 + lane < c1) load_step(c0 + lane);
   for (long long c = c0 + lane; c < c1; c += 32) {
+    unsigned int words[R][W];
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int i = 0; i < W; ++i) words[r][i] = next[r][i];
+    if (c + 32 < c1) load_step(c + 32);
     const long long k0 = c * E;
     float xf[MMAX][E];
     float xsum[MMAX][E / SUB];
@@ -438,10 +455,8 @@ __global__ void __launch_bounds__(128) quant_qmv_vec(const T* x, const unsigned 
     }
 #pragma unroll
     for (int r = 0; r < R; ++r) {
-      const long long n = n0 + r;
-      if (n >= a.N) break;
-      unsigned int ws[W];
-      qmv_load_words<W>(wb + n * a.wpr, c, ws);
+      const long long n = n0 + r < a.N ? n0 + r : a.N - 1;
+      const unsigned int* ws = words[r];
       const long long sg = b * a.s_batch + n * a.gpr;
 #pragma unroll
       for (int s0 = 0; s0 < E; s0 += SUB) {
@@ -571,10 +586,19 @@ __global__ void __launch_bounds__(128) quant_qmv_mma(const T* x, const unsigned 
   for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
     for (int i = 0; i < 4; ++i) acc[mt][i] = 0.0f;
+  // The next tile's words are loaded before this one is used: twice the bytes in flight.
+  uint4 nextA = make_uint4(0u, 0u, 0u, 0u), nextB = nextA;
+  if (t0 < t1) {
+    nextA = *reinterpret_cast<const uint4*>(rowA + (t0 * TILE + t * C) / PER);
+    nextB = *reinterpret_cast<const uint4*>(rowB + (t0 * TILE + t * C) / PER);
+  }
   for (long long tile = t0; tile < t1; ++tile) {
     const long long k0 = tile * TILE + t * C;  // this lane's first code
-    const uint4 wa = *reinterpret_cast<const uint4*>(rowA + k0 / PER);
-    const uint4 wbv = *reinterpret_cast<const uint4*>(rowB + k0 / PER);
+    const uint4 wa = nextA, wbv = nextB;
+    if (tile + 1 < t1) {
+      nextA = *reinterpret_cast<const uint4*>(rowA + (k0 + TILE) / PER);
+      nextB = *reinterpret_cast<const uint4*>(rowB + (k0 + TILE) / PER);
+    }
     const unsigned int wordsA[4] = {wa.x, wa.y, wa.z, wa.w};
     const unsigned int wordsB[4] = {wbv.x, wbv.y, wbv.z, wbv.w};
     // x values k0 .. k0 + C of rows mt * 8 + g, as loaded (pairs of consecutive elements).
