@@ -87,7 +87,10 @@ void RoPE::eval_gpu(const std::vector<array>& inputs, std::vector<array>& output
   const CUdeviceptr freqs = a.has_freqs ? gpu::fast::dense_address(inputs[2], s) : 0;
   const gpu::Module& mod =
       gpu::get_module(s.context().index(), module_name(d), [d] { return rope_module(d); });
-  const int64_t units = (a.D + n - 1) / n;
+  // Mirrors the kernel: pairs of vectors (and vectors past dims) in the vectorized default layout.
+  const int64_t units = !traditional_ && a.vec && a.dims == 2 * a.half
+                            ? a.half / n + (a.D - a.dims) / n
+                            : (a.D + n - 1) / n;
   const size_t smem = static_cast<size_t>(std::max(a.half, 1)) * (d == float64 ? 8 : 4);
   gpu::launch_kernel(mod.function(kernel_name(d, traditional_)), gpu::grid_1d(a.rows * units, 256),
                      {256}, smem, s, xp, yp, offsets, freqs, a);

@@ -4,10 +4,10 @@
 // QuantizedMatmul: up to 16 rows of x take the matvec kernels, split over K when the weight
 // has few rows (float partials summed and rounded by quant_splitk_sum): quant_qmv_mma on
 // tensor cores (affine 2/4-bit, half types, M >= 2), quant_qmv_vec (2/4/8 bits, aligned
-// rows), the general quant_qmv otherwise, or quant_qvm when not transposed. More rows dequantize the
-// weight (a tile of rows at a time) into scratch and multiply with cuBLASLt (a first,
-// correct version; a tensor-core kernel dequantizing into shared memory would skip the
-// round trip through memory).
+// rows), the general quant_qmv otherwise, or quant_qvm when not transposed. More rows dequantize
+// the weight (a tile of rows at a time) into scratch and multiply with cuBLASLt (a first, correct
+// version; a tensor-core kernel dequantizing into shared memory would skip the round trip through
+// memory).
 #include <algorithm>
 #include <cstdlib>
 #include <string>
@@ -58,7 +58,8 @@ bool has_vec_qmv(int bits) {
 
 // The tensor-core matvec (quant_qmv_mma): affine 2- and 4-bit weights, half or bfloat16.
 bool has_mma_qmv(Dtype d, const QuantParams& p) {
-  return p.mode == QuantMode::affine && (p.bits == 2 || p.bits == 4) && (d == bfloat16 || d == float16);
+  return p.mode == QuantMode::affine && (p.bits == 2 || p.bits == 4) &&
+         (d == bfloat16 || d == float16);
 }
 int qmv_mma_tile(int bits) {
   return 16 * 32 / bits;  // K per warp step: 4 lanes x 4 words
@@ -122,14 +123,15 @@ std::string qmv_kernel(Dtype d, const QuantParams& p, int mmax) {
 
 // P = float for split-K partials, or the output type when one split writes the output.
 std::string qmv_vec_kernel(Dtype d, const QuantParams& p, int mmax, bool direct = false) {
-  return "kiln::quant_qmv_vec<" + t(d) + ", " + (direct ? t(d) : std::string("float")) + ", " + std::to_string(mode_int(p.mode)) + ", " +
-         std::to_string(p.bits) + ", " + std::to_string(p.group_size) + ", " +
-         std::to_string(mmax) + ">";
+  return "kiln::quant_qmv_vec<" + t(d) + ", " + (direct ? t(d) : std::string("float")) + ", " +
+         std::to_string(mode_int(p.mode)) + ", " + std::to_string(p.bits) + ", " +
+         std::to_string(p.group_size) + ", " + std::to_string(mmax) + ">";
 }
 
 std::string qmv_mma_kernel(Dtype d, const QuantParams& p, int mt, bool direct) {
   return "kiln::quant_qmv_mma<" + t(d) + ", " + (direct ? t(d) : std::string("float")) + ", " +
-         std::to_string(p.bits) + ", " + std::to_string(p.group_size) + ", " + std::to_string(mt) + ">";
+         std::to_string(p.bits) + ", " + std::to_string(p.group_size) + ", " + std::to_string(mt) +
+         ">";
 }
 
 std::string qvm_kernel(Dtype d, const QuantParams& p, int mmax) {
@@ -314,52 +316,57 @@ void QuantizedMatmul::eval_gpu(const std::vector<array>& inputs, array& out) {
   // keeping at least `min_steps` steps of a lane.
   auto choose_splits = [&](int64_t row_blocks, int64_t steps, int64_t min_steps) {
     int splits = 1;
-    while (row_blocks * batch * splits < 1024 && splits < 32 && steps / (splits * 2) >= min_steps) splits *= 2;
+    while (row_blocks * batch * splits < 1024 && splits < 32 && steps / (splits * 2) >= min_steps)
+      splits *= 2;
     return splits;
   };
   // Launches a matvec kernel, into float partials summed by quant_splitk_sum when split.
-  auto launch_qmv = [&](const gpu::Module& mod, const std::string& split_name, const std::string& direct_name,
-                        int64_t row_blocks, int splits, QmvArgs a, auto... args) {
-    const gpu::Dim3 grid{static_cast<uint32_t>(row_blocks), static_cast<uint32_t>(splits), static_cast<uint32_t>(batch)};
+  auto launch_qmv = [&](const gpu::Module& mod, const std::string& split_name,
+                        const std::string& direct_name, int64_t row_blocks, int splits, QmvArgs a,
+                        auto... args) {
+    const gpu::Dim3 grid{static_cast<uint32_t>(row_blocks), static_cast<uint32_t>(splits),
+                         static_cast<uint32_t>(batch)};
     if (splits > 1) {
       const CUdeviceptr partials = gpu::scratch(sizeof(float) * batch * splits * M * N, s);
       a.out_batch = splits * M * N;
       gpu::launch_kernel(mod.function(split_name), grid, {128}, 0, s, args..., partials, a);
-      gpu::launch_kernel(mod.function(sum_kernel(d)), gpu::grid_1d(batch * M * N, 256), {256}, 0, s, partials,
-                         gpu::device_address(out), M * N, splits, batch * M * N);
+      gpu::launch_kernel(mod.function(sum_kernel(d)), gpu::grid_1d(batch * M * N, 256), {256}, 0, s,
+                         partials, gpu::device_address(out), M * N, splits, batch * M * N);
     } else {
       a.out_batch = M * N;
-      gpu::launch_kernel(mod.function(direct_name), grid, {128}, 0, s, args..., gpu::device_address(out), a);
+      gpu::launch_kernel(mod.function(direct_name), grid, {128}, 0, s, args...,
+                         gpu::device_address(out), a);
     }
   };
   const bool x_aligned = xp % 16 == 0 && (K * d.size) % 16 == 0 && (xb * d.size) % 16 == 0;
   const bool w_aligned = wp % 16 == 0 && wb % 4 == 0 && wpr % 4 == 0;
   // Tensor cores: 16 weight rows per warp, x rows in 8-column tiles.
-  if (transpose_ && M <= 16 && M >= qmv_mma_min_m() && has_mma_qmv(d, p_) && x_aligned && w_aligned &&
-      s.context().compute_capability() >= 80 &&
-      K % qmv_mma_tile(p_.bits) == 0) {
+  if (transpose_ && M <= 16 && M >= qmv_mma_min_m() && has_mma_qmv(d, p_) && x_aligned &&
+      w_aligned && s.context().compute_capability() >= 80 && K % qmv_mma_tile(p_.bits) == 0) {
     const int mt = M <= 8 ? 1 : 2;
     const int64_t row_blocks = (N + 63) / 64;
     const int splits = choose_splits(row_blocks, K / qmv_mma_tile(p_.bits), 2);
     QmvArgs a{M, N, K, wpr, gpr, xb, wb, sb, 0, splits, 1.0f, 1};
-    launch_qmv(module(s, d, p_, Kind::qmv), qmv_mma_kernel(d, p_, mt, false), qmv_mma_kernel(d, p_, mt, true),
-               row_blocks, splits, a, xp, wp, scp, bip);
+    launch_qmv(module(s, d, p_, Kind::qmv), qmv_mma_kernel(d, p_, mt, false),
+               qmv_mma_kernel(d, p_, mt, true), row_blocks, splits, a, xp, wp, scp, bip);
     return;
   }
   // The vectorized matvec: 16-byte aligned weight rows, x rows aligned to its x loads.
   if (transpose_ && M <= 16 && has_vec_qmv(p_.bits)) {
-    const int mmax = *std::find_if(std::begin(kVecMmax), std::end(kVecMmax), [&](int m) { return m >= M; });
+    const int mmax =
+        *std::find_if(std::begin(kVecMmax), std::end(kVecMmax), [&](int m) { return m >= M; });
     const QmvVecShape v = qmv_vec_shape(p_.bits, mmax);
     const int64_t xalign = std::min<int64_t>(16, v.elems * d.size);
-    const bool aligned = w_aligned && K % v.elems == 0 && xp % 16 == 0 && (K * d.size) % xalign == 0 &&
-                         (xb * d.size) % xalign == 0;
+    const bool aligned = w_aligned && K % v.elems == 0 && xp % 16 == 0 &&
+                         (K * d.size) % xalign == 0 && (xb * d.size) % xalign == 0;
     if (aligned) {
       const int64_t rows_per_block = int64_t{kVecWarps} * v.rows;
       const int64_t row_blocks = (N + rows_per_block - 1) / rows_per_block;
       const int splits = choose_splits(row_blocks, K / v.elems / 32, 2);
       QmvArgs a{M, N, K, wpr, gpr, xb, wb, sb, 0, splits, 1.0f, 1};
-      launch_qmv(module(s, d, p_, Kind::qmv), qmv_vec_kernel(d, p_, mmax), qmv_vec_kernel(d, p_, mmax, true),
-                 row_blocks, splits, a, xp, wp, affine ? scp : 0, bip, affine ? 0 : scp, gp);
+      launch_qmv(module(s, d, p_, Kind::qmv), qmv_vec_kernel(d, p_, mmax),
+                 qmv_vec_kernel(d, p_, mmax, true), row_blocks, splits, a, xp, wp, affine ? scp : 0,
+                 bip, affine ? 0 : scp, gp);
       return;
     }
   }

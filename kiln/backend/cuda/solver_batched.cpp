@@ -25,9 +25,10 @@ namespace {
 // of cuSOLVER calls for every batch > 1 up to this size.
 constexpr int64_t kBatchedLuMaxN = 256;
 
-#define KILN_CUBLAS_FUNCTIONS(X)                                                              \
-  X(cublasCreate_v2) X(cublasSetStream_v2) X(cublasSgetrfBatched) X(cublasDgetrfBatched)     \
-  X(cublasSgetrsBatched) X(cublasDgetrsBatched)
+#define KILN_CUBLAS_FUNCTIONS(X)                                                             \
+  X(cublasCreate_v2)                                                                         \
+  X(cublasSetStream_v2) X(cublasSgetrfBatched) X(cublasDgetrfBatched) X(cublasSgetrsBatched) \
+      X(cublasDgetrsBatched)
 
 struct Cublas {
 #define KILN_MEMBER(name) decltype(&::name) name = nullptr;
@@ -40,8 +41,8 @@ const Cublas& lib() {
   static const Cublas* l = [] {
     auto* c = new Cublas;
     std::string why;
-    void* h = open_library({"libcublas.so.13", "libcublas.so.12", "libcublas.so"}, "KILN_CUBLAS_PATH",
-                           nvidia_wheel_lib_dirs("cublas"), why);
+    void* h = open_library({"libcublas.so.13", "libcublas.so.12", "libcublas.so"},
+                           "KILN_CUBLAS_PATH", nvidia_wheel_lib_dirs("cublas"), why);
     if (!h) {
       c->error = "cuBLAS (libcublas.so) is not available: " + why;
       return c;
@@ -59,7 +60,8 @@ const Cublas& lib() {
 
 void check(const char* call, cublasStatus_t st) {
   if (st != CUBLAS_STATUS_SUCCESS) {
-    throw std::runtime_error(msg("[", call, "] failed: cublasStatus_t ", static_cast<int>(st), "."));
+    throw std::runtime_error(
+        msg("[", call, "] failed: cublasStatus_t ", static_cast<int>(st), "."));
   }
 }
 #define KILN_CUBLAS_CALL(fn, ...) check(#fn, lib().fn(__VA_ARGS__))
@@ -80,7 +82,8 @@ std::pair<std::unique_lock<std::mutex>, cublasHandle_t> handle(DeviceStream& s) 
 }
 
 int batch_int(int64_t batch) {
-  if (batch > 0x7fffffff) throw std::invalid_argument(msg("[linalg] A batch of ", batch, " matrices is too large."));
+  if (batch > 0x7fffffff)
+    throw std::invalid_argument(msg("[linalg] A batch of ", batch, " matrices is too large."));
   return static_cast<int>(batch);
 }
 
@@ -95,7 +98,9 @@ CUdeviceptr device_pointer_array(CUdeviceptr base, int64_t stride, int64_t batch
   return dev;
 }
 
-bool use_batched_lu(int64_t batch, int64_t n) { return batch > 1 && n <= kBatchedLuMaxN; }
+bool use_batched_lu(int64_t batch, int64_t n) {
+  return batch > 1 && n <= kBatchedLuMaxN;
+}
 
 void getrf_batched(Dtype d, int n, CUdeviceptr a, int64_t batch, CUdeviceptr ipiv, CUdeviceptr info,
                    DeviceStream& s) {
@@ -110,22 +115,25 @@ void getrf_batched(Dtype d, int n, CUdeviceptr a, int64_t batch, CUdeviceptr ipi
   }
 }
 
-void getrs_batched(Dtype d, int n, int k, CUdeviceptr a, CUdeviceptr ipiv, CUdeviceptr b, int64_t batch,
-                   DeviceStream& s) {
+void getrs_batched(Dtype d, int n, int k, CUdeviceptr a, CUdeviceptr ipiv, CUdeviceptr b,
+                   int64_t batch, DeviceStream& s) {
   const CUdeviceptr aptrs = device_pointer_array(a, int64_t{n} * n * d.size, batch, s);
   const CUdeviceptr bptrs = device_pointer_array(b, int64_t{n} * k * d.size, batch, s);
   auto [lk, h] = handle(s);
   int info = 0;  // host: only argument errors are reported here
   if (d == float32) {
-    KILN_CUBLAS_CALL(cublasSgetrsBatched, h, CUBLAS_OP_N, n, k, reinterpret_cast<const float* const*>(aptrs), n,
-                     reinterpret_cast<const int*>(ipiv), reinterpret_cast<float* const*>(bptrs), n, &info,
-                     batch_int(batch));
+    KILN_CUBLAS_CALL(cublasSgetrsBatched, h, CUBLAS_OP_N, n, k,
+                     reinterpret_cast<const float* const*>(aptrs), n,
+                     reinterpret_cast<const int*>(ipiv), reinterpret_cast<float* const*>(bptrs), n,
+                     &info, batch_int(batch));
   } else {
-    KILN_CUBLAS_CALL(cublasDgetrsBatched, h, CUBLAS_OP_N, n, k, reinterpret_cast<const double* const*>(aptrs), n,
-                     reinterpret_cast<const int*>(ipiv), reinterpret_cast<double* const*>(bptrs), n, &info,
-                     batch_int(batch));
+    KILN_CUBLAS_CALL(cublasDgetrsBatched, h, CUBLAS_OP_N, n, k,
+                     reinterpret_cast<const double* const*>(aptrs), n,
+                     reinterpret_cast<const int*>(ipiv), reinterpret_cast<double* const*>(bptrs), n,
+                     &info, batch_int(batch));
   }
-  if (info != 0) throw std::runtime_error(msg("[linalg] cublasXgetrsBatched rejected argument ", -info, "."));
+  if (info != 0)
+    throw std::runtime_error(msg("[linalg] cublasXgetrsBatched rejected argument ", -info, "."));
 }
 
 }  // namespace kiln::gpu

@@ -28,7 +28,7 @@ void getrf_batched(Dtype d, int n, CUdeviceptr a, int64_t batch, CUdeviceptr ipi
 
 /** Solves A X = B in place of B (n x k column-major per matrix, back to back) from
  * getrf_batched's factors `a` and pivots `ipiv`. */
-void getrs_batched(Dtype d, int n, int k, CUdeviceptr a, CUdeviceptr ipiv, CUdeviceptr b, int64_t batch,
-                   DeviceStream& s);
+void getrs_batched(Dtype d, int n, int k, CUdeviceptr a, CUdeviceptr ipiv, CUdeviceptr b,
+                   int64_t batch, DeviceStream& s);
 
 }  // namespace kiln::gpu

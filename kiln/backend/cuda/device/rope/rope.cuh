@@ -1,6 +1,6 @@
 // rope on the GPU (backend/cuda/fast_rope.cpp): each thread writes N consecutive features of
-// one row (one position of one head), reading them and, in the default layout, their
-// partners half a rotation away, with 16-byte vector loads when rows are aligned. Rows are
+// one row (one position of one head), or in the default layout with aligned rows N features
+// and their partners half a rotation away, with 16-byte vector loads. Rows are
 // read through their strides (a transposed (B, T, H, D) input needs no copy); the output is
 // row-contiguous.
 //
@@ -45,7 +45,11 @@ __global__ void __launch_bounds__(256)
                               : static_cast<A>(exp(-static_cast<double>(i) * a.log_base / a.half));
   }
   __syncthreads();
-  const long long units = (a.D + N - 1) / N;
+  // Default layout, vectorized: a thread owns a vector of the first half and its partner
+  // half a rotation away (one sincos per pair, each element read once), or a vector past
+  // `dims`. Otherwise a thread owns N consecutive features.
+  const bool pairs = !TRADITIONAL && a.vec && a.dims == 2 * a.half;
+  const long long units = pairs ? a.half / N + (a.D - a.dims) / N : (a.D + N - 1) / N;
   const long long tid = global_thread_x<long long>();
   const long long r = tid / units;
   if (r >= a.rows) return;
@@ -81,6 +85,26 @@ __global__ void __launch_bounds__(256)
     angle(j - a.half, c, s);
     return rows::to_acc<A>(row[(j - a.half) * sd]) * s + xj * c;
   };
+  if (pairs) {
+    if (e0 >= a.half) {  // past the rotated features: a copy
+      const long long e = a.dims + (e0 - a.half);
+      store_vec<N>(yr + e, load_vec<N>(xr + e));
+      return;
+    }
+    const Vec<T, N> lo = load_vec<N>(xr + e0), hi = load_vec<N>(xr + e0 + a.half);
+    Vec<T, N> olo, ohi;
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      A c, s;
+      angle(e0 + k, c, s);
+      const A x1 = rows::to_acc<A>(lo.v[k]), x2 = rows::to_acc<A>(hi.v[k]);
+      olo.v[k] = rows::from_acc<T>(x1 * c - x2 * s);
+      ohi.v[k] = rows::from_acc<T>(x2 * c + x1 * s);
+    }
+    store_vec<N>(yr + e0, olo);
+    store_vec<N>(yr + e0 + a.half, ohi);
+    return;
+  }
   if (!a.vec || e0 + N > a.D) {
     for (long long j = e0; j < e0 + N && j < a.D; ++j)
       yr[j] = rows::from_acc<T>(rotated(j, xr, a.sd));
