@@ -596,6 +596,25 @@ TEST(FastAttention, HeadDimsAndLongSequences) {
   }
 }
 
+// The decode path's shapes (few rows per key/value head, Lk >= 256): every group size up to
+// 8 (R x Lq), D 64 and 128, no mask or causal with Lq > 1, sinks, ragged key counts that
+// split unevenly, a transposed (B, L, H, D) layout; and sizes next to it that leave the path.
+TEST(FastAttention, DecodeGroupsAndLongContexts) {
+  for (Dtype t : {bfloat16, float16, float32}) {
+    for (int D : {64, 128}) {
+      run_attention_case({2, 8, 8, 1, 300, D, ""}, t);             // R 1
+      run_attention_case({1, 8, 4, 1, 1000, D, ""}, t);            // R 2
+      run_attention_case({2, 8, 2, 1, 2049, D, "", true}, t);      // R 4, sinks
+      run_attention_case({1, 16, 2, 1, 777, D, "causal"}, t);      // R 8
+      run_attention_case({1, 4, 2, 3, 5000, D, "causal"}, t);      // R 2 x Lq 3
+      run_attention_case({1, 8, 2, 2, 300, D, "causal", true}, t);  // 8 rows
+    }
+  }
+  run_attention_case({1, 8, 2, 1, 3000, 128, ""}, bfloat16, true);  // transposed layout
+  run_attention_case({1, 12, 1, 1, 600, 64, ""}, bfloat16);         // 12 rows: not decode
+  run_attention_case({1, 4, 2, 1, 255, 128, ""}, bfloat16);         // short: not decode
+}
+
 TEST(FastAttention, NonContiguousAndFullyMasked) {
   // Inputs as (B, L, H, D) transposed to (B, H, L, D).
   run_attention_case({2, 4, 2, 17, 23, 64, "causal"}, float32, true);

@@ -1,6 +1,7 @@
 // eval_gpu of scaled_dot_product_attention and its gradient. Kernels:
 // device/attention/flash_fwd.cuh (tensor cores: bfloat16 and float16, head dims 64, 80,
-// 96, 128 and 256), device/attention/simple.cuh (everything else, the decode path with its
+// 96, 128 and 256), device/attention/decode.cuh (few rows per key/value head against long
+// contexts), device/attention/simple.cuh (everything else, the decode path with its
 // split-key launches, and the backward), device/attention/common.cuh.
 //
 // The forward picks: a key/value group of at most 16 query rows (decode: few queries times
@@ -82,6 +83,15 @@ std::string sinks_name(Dtype d) {
 std::string combine_name(Dtype d) {
   return "kiln::attn::combine_splits<" + tname(d) + ", " + acc_name(d) + ">";
 }
+std::string decode_name(Dtype d, int D, int G) {
+  return msg("kiln::attn::decode_fwd<", tname(d), ", ", D, ", ", G, ">");
+}
+constexpr int kDecodeRows[] = {1, 2, 4, 8};  // G instantiations
+// Mirrors device/attention/decode.cuh's decode_smem.
+int decode_smem(Dtype d, int D, int G) {
+  const int lanes_per_key = D / (16 / static_cast<int>(d.size));
+  return 4 * (32 / lanes_per_key) * G * (D + 2) * 4;
+}
 std::string flash_fwd_name(Dtype d, int D) {
   return "kiln::attn::flash_fwd<" + tname(d) + ", " + std::to_string(D) + ", " +
          std::to_string(flash_bn(D)) + ">";
@@ -102,7 +112,7 @@ int flash_dq_smem(int D) {
 
 // Modules: one per kernel family, dtype and head dim, so a first call compiles only what it
 // runs (the forward alone for inference).
-enum class Part { flash_fwd, flash_bwd, simple_fwd, simple_bwd_dq, simple_bwd };
+enum class Part { flash_fwd, flash_bwd, simple_fwd, simple_bwd_dq, simple_bwd, decode };
 
 std::string part_name(Part p) {
   switch (p) {
@@ -116,6 +126,8 @@ std::string part_name(Part p) {
       return "simple_bwd_dq";
     case Part::simple_bwd:
       return "simple_bwd";
+    case Part::decode:
+      return "decode";
   }
   return "";
 }
@@ -131,10 +143,11 @@ gpu::ModuleSource attention_module(Part p, Dtype d, int size) {
   const bool flash = p == Part::flash_fwd || p == Part::flash_bwd;
   gpu::ModuleSource m{
       module_name(p, d, size),
-      flash ? (p == Part::flash_fwd
-                   ? "#include \"kiln/backend/cuda/device/attention/flash_fwd.cuh\"\n"
-                   : "#include \"kiln/backend/cuda/device/attention/flash_bwd.cuh\"\n")
-            : "#include \"kiln/backend/cuda/device/attention/simple.cuh\"\n",
+      flash               ? (p == Part::flash_fwd
+                                 ? "#include \"kiln/backend/cuda/device/attention/flash_fwd.cuh\"\n"
+                                 : "#include \"kiln/backend/cuda/device/attention/flash_bwd.cuh\"\n")
+      : p == Part::decode ? "#include \"kiln/backend/cuda/device/attention/decode.cuh\"\n"
+                          : "#include \"kiln/backend/cuda/device/attention/simple.cuh\"\n",
       {}};
   switch (p) {
     case Part::flash_fwd:
@@ -151,6 +164,10 @@ gpu::ModuleSource attention_module(Part p, Dtype d, int size) {
       break;
     case Part::simple_bwd:
       m.kernels = {simple_dkv_name(d), rowdot_name(d), sinks_name(d)};
+      break;
+    case Part::decode:
+      for (int G : kDecodeRows) m.kernels.push_back(decode_name(d, size, G));
+      m.kernels.push_back(combine_name(d));
       break;
   }
   return m;
@@ -292,6 +309,43 @@ void ScaledDotProductAttention::eval_gpu(const std::vector<array>& inputs,
     return;
   }
 
+  // decode_fwd: few rows per key/value head, long contexts, bandwidth-bound.
+  const bool decode = (d == bfloat16 || d == float16 || d == float32) && D == Dv &&
+                      (D == 64 || D == 128) && group_rows <= 8 &&
+                      (mask_ == MaskKind::none || (mask_ == MaskKind::causal && a.Lk >= a.Lq)) &&
+                      q.aligned && k.aligned && v.aligned && a.Lk >= 256;
+  if (decode) {
+    const int G = *std::find_if(std::begin(kDecodeRows), std::end(kDecodeRows),
+                                [&](int g) { return g >= group_rows; });
+    const gpu::Module& mod = kernels(Part::decode, d, D, s);
+    CUfunction f = mod.function(decode_name(d, D, G));
+    const size_t smem = static_cast<size_t>(decode_smem(d, D, G));
+    // Split keys until the blocks fill the GPU four times over, keeping >= 256 keys each.
+    const int64_t blocks = static_cast<int64_t>(a.B) * a.Hk;
+    const int64_t target = 4 * gpu::resident_blocks(s, f, 128, smem);
+    int64_t splits =
+        std::clamp<int64_t>((target + blocks - 1) / blocks, 1, std::max<int64_t>(1, a.Lk / 256));
+    splits = std::min<int64_t>(splits, 65535);
+    a.split_keys = (a.Lk + splits - 1) / splits;
+    a.split_keys = (a.split_keys + 63) / 64 * 64;
+    splits = std::max<int64_t>(1, (a.Lk + a.split_keys - 1) / a.split_keys);
+    a.splits = static_cast<int32_t>(splits);
+    const int64_t rows = static_cast<int64_t>(a.B) * a.Hq * a.Lq;
+    CUdeviceptr po = 0, pml = 0;
+    if (splits > 1) {
+      po = gpu::scratch(splits * rows * Dv * 4, s);
+      pml = gpu::scratch(splits * rows * 2 * 4, s);
+    }
+    gpu::launch_kernel(f, {static_cast<uint32_t>(blocks), static_cast<uint32_t>(splits), 1}, {128},
+                       smem, s, q.ptr, k.ptr, v.ptr, sinks, out, lse, po, pml, a);
+    if (splits > 1) {
+      const int32_t sp = a.splits, dv = a.Dv, lk = a.Lk;
+      gpu::launch_kernel(mod.function(combine_name(d)), gpu::grid_1d(rows * 32, 128), {128}, 0, s,
+                         po, pml, out, lse, rows, sp, dv, lk);
+    }
+    return;
+  }
+
   // simple_fwd, splitting long key ranges so that the blocks fill the GPU twice over.
   const int dpl = lane_features(Dv);
   const gpu::Module& mod = kernels(Part::simple_fwd, d, dpl, s);
@@ -396,6 +450,8 @@ KILN_GPU_MODULE_CATALOG(fast_attention, [](const gpu::ModuleSink& sink) {
     }
     add(Part::simple_bwd, d, 0);
   }
+  for (Dtype d : {bfloat16, float16, float32})
+    for (int D : {64, 128}) add(Part::decode, d, D);
   for (Dtype d : {bfloat16, float16}) {
     for (int D : kFlashDims) add(Part::flash_fwd, d, D);
     for (int D : kFlashBwdDims) add(Part::flash_bwd, d, D);
