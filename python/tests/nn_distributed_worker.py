@@ -363,6 +363,24 @@ def check_fully_shard(g):
     )
 
 
+def check_transforms(g):
+    """The sharded MLP inside compile, a compiled grad, and jvp (forward-mode through
+    sum_gradients and all_sum)."""
+    n = g.size()
+    full = MLP(new_linear(8, 4 * n, True, 91), new_linear(4 * n, 5, True, 92))
+    tp = MLP(
+        nn.shard_linear(full.first, "all-to-sharded", group=g),
+        nn.shard_linear(full.second, "sharded-to-all", group=g),
+    )
+    x, t = data((3, 8), 93), data((3, 8), 94)
+    expect(mx.compile(lambda a: tp(a))(x), full(x), "compiled forward")
+    gf = mx.compile(mx.grad(lambda a: (tp(a) ** 2).sum()))
+    expect(gf(x), mx.grad(lambda a: (full(a) ** 2).sum())(x), "compiled grad", 1e-4, 1e-5)
+    _, (dy,) = mx.jvp(lambda a: tp(a), [x], [t])
+    _, (dy_full,) = mx.jvp(lambda a: full(a), [x], [t])
+    expect(dy, dy_full, "jvp", 1e-4, 1e-5)
+
+
 # ---------------------------------------------------------------- the collectives' vjps
 
 
@@ -492,6 +510,7 @@ CHECKS = {
     "subgroups": check_subgroups,
     "errors": check_errors,
     "vjps": check_vjps,
+    "transforms": check_transforms,
 }
 
 

@@ -111,7 +111,8 @@ def test_fresh_layers_shapes_and_repr():
 
 
 @pytest.mark.parametrize(
-    "mode,group_size,bits", [("affine", 32, 4), ("affine", 64, 8), ("mxfp4", 32, 4)]
+    "mode,group_size,bits",
+    [("affine", 32, 4), ("affine", 64, 8), ("mxfp4", 32, 4), ("mxfp8", 32, 8)],
 )
 def test_single_process_quantized_layers_equal_quantized_linear(mode, group_size, bits):
     q = nn.QuantizedLinear.from_linear(nn.Linear(128, 16), group_size, bits, mode)
@@ -123,6 +124,7 @@ def test_single_process_quantized_layers_equal_quantized_linear(mode, group_size
         layer = nn.shard_linear(q, sharding)
         assert type(layer) is cls
         assert (layer.group_size, layer.bits, layer.mode) == (group_size, bits, mode)
+        assert (layer.get("biases") is None) == (mode != "affine")
         close(layer(x), q(x))
         assert layer.trainable_parameters() == {}
         layer.unfreeze()
