@@ -283,6 +283,8 @@ def test_bad_sharding_arguments():
         nn.shard_inplace(lin, lambda path, w: "x")
     with pytest.raises(ValueError, match=r"Invalid axis 2 for 'weight' of shape \(4, 4\)"):
         nn.shard_inplace(lin, lambda path, w: 2)
+    with pytest.raises(ValueError, match=r"\[shard_linear\].*got Conv1d"):
+        nn.shard_linear(nn.Conv1d(2, 2, 3), "all-to-sharded")
     with pytest.raises(ValueError, match=r"\[AllToShardedLinear\] input_dims must be positive"):
         nn.AllToShardedLinear(0, 4)
 

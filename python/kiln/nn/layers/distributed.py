@@ -234,6 +234,11 @@ def shard_linear(
     if isinstance(module, Linear):
         cls = AllToShardedLinear if sharding == "all-to-sharded" else ShardedToAllLinear
         return cls.from_linear(module, segments=segments, group=group)
+    if not all(hasattr(module, a) for a in ("group_size", "bits")) or "scales" not in module:
+        raise ValueError(
+            "[shard_linear] Expected a Linear or a quantized linear layer (weight, scales, "
+            f"group_size, bits), got {type(module).__name__}."
+        )
     cls = (
         QuantizedAllToShardedLinear if sharding == "all-to-sharded" else QuantizedShardedToAllLinear
     )
