@@ -44,8 +44,12 @@ std::vector<array> AllReduce::vjp(const std::vector<array>& primals,
                                   const std::vector<array>& cotangents, const std::vector<int>&,
                                   const std::vector<array>& outputs) {
   if (op_ == ReduceOp::sum) return {cotangents[0]};
+  // Ranks tied at the extremum share the cotangent equally, as a local max's ties do and as
+  // the jvp above averages their tangents (so that vjp and jvp are transposes).
+  const array& c = cotangents[0];
   array mask = equal(primals[0], outputs[0], stream());
-  return {where(mask, cotangents[0], zeros_like(cotangents[0], stream()), stream())};
+  array ties = all_sum(astype(mask, c.dtype(), stream()), group(), stream());
+  return {where(mask, divide(c, ties, stream()), zeros_like(c, stream()), stream())};
 }
 
 std::pair<std::vector<array>, std::vector<int>> AllReduce::vmap(const std::vector<array>& inputs,

@@ -23,7 +23,7 @@ class DistPrimitive : public UnaryPrimitive {
 
 /** all_sum / all_max / all_min: same shape and dtype as the input. vjp of the sum is the
  * cotangent (as MLX: each rank differentiates its own copy); of max/min, the cotangent
- * where this rank's input equals the result. */
+ * where this rank's input equals the result, divided by the number of ranks tied there. */
 class AllReduce : public DistPrimitive {
  public:
   AllReduce(Stream stream, Group group, detail::ReduceOp op)

@@ -97,3 +97,13 @@ from kiln.nn.layers.transformer import (
     TransformerEncoderLayer,
 )
 from kiln.nn.layers.upsample import Upsample
+from kiln.nn.layers.distributed import (
+    AllToShardedLinear,
+    FullyShardedModule,
+    QuantizedAllToShardedLinear,
+    QuantizedShardedToAllLinear,
+    ShardedToAllLinear,
+    fully_shard,
+    shard_inplace,
+    shard_linear,
+)
