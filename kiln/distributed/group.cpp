@@ -106,9 +106,15 @@ std::shared_ptr<GroupImpl> start(const std::string& backend, bool strict) {
     if (have_nccl) {
       g->rank = env->rank;
       g->size = env->size;
-      g->nccl = detail::nccl_create(g->rank, g->size, [&](const std::string& id) {
-        return detail::tcp_all_gather(*env, id)[0];
-      });
+      try {
+        g->nccl = detail::nccl_create(g->rank, g->size, [&](const std::string& id) {
+          return detail::tcp_all_gather(*env, id)[0];
+        });
+      } catch (const std::runtime_error& e) {
+        // Name the launch the failure belongs to (the rendezvous' own message does not).
+        throw std::runtime_error(msg("[distributed.init] KILN_WORLD_SIZE=", env->size, " (rank ", env->rank,
+                                     ", backend NCCL): ", e.what()));
+      }
       return g;
     }
     // Processes started without mpirun cannot form an MPI world.
