@@ -86,13 +86,16 @@ def split_chapters(text: str) -> List[str]:
         current.append(line)
     if current:
         chapters.append("".join(current))
-    if len(chapters) < VAL_EVERY:  # few or no headings: fixed-size pieces
-        chapters, piece = [], []
-        for line in text.splitlines(keepends=True):
+    if len(chapters) < 2 * VAL_EVERY:  # few or no headings: 2 * VAL_EVERY equal pieces
+        lines = text.splitlines(keepends=True)
+        size = max(1, len(text) // (2 * VAL_EVERY))
+        chapters, piece, n = [], [], 0
+        for line in lines:
             piece.append(line)
-            if sum(map(len, piece)) >= 2000:
+            n += len(line)
+            if n >= size:
                 chapters.append("".join(piece))
-                piece = []
+                piece, n = [], 0
         if piece:
             chapters.append("".join(piece))
     return chapters
