@@ -30,22 +30,13 @@ from kiln.utils import tree_flatten, tree_unflatten
 from . import config as C
 from . import data as D
 from .errors import LLMError
+from .config import lr_at  # noqa: F401 - the schedule in plain Python
 from .model import Model, loss_fn, num_parameters
+from .plot import plot_losses
 
 DTYPES = {"float32": mx.float32, "bfloat16": mx.bfloat16}
 RUNS_ROOT = Path(__file__).resolve().parent / "runs"
 LOG_FIELDS = ["step", "lr", "loss", "grad_norm", "val_loss", "tokens_per_s", "elapsed_s"]
-
-
-def lr_at(step: int, tc: C.TrainConfig) -> float:
-    """The learning rate of update `step` (0-based), in plain Python: what
-    :func:`make_schedule` computes, for the PyTorch reference and the tests."""
-    lr, W = tc.learning_rate, tc.warmup_steps
-    if step < W:
-        return lr * (step + 1) / W
-    end = lr * tc.min_lr_ratio
-    T = max(1, tc.steps - W)
-    return end + 0.5 * (lr - end) * (1 + math.cos(math.pi * min(step - W, T) / T))
 
 
 def make_schedule(tc: C.TrainConfig):
@@ -266,6 +257,8 @@ def train(
     if rank == 0:
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / "config.json").write_text(json.dumps(meta, indent=2) + "\n")
+        if start == 0:  # the initial weights: the PyTorch reference starts from them
+            model.save_weights(str(out_dir / "init.safetensors"))
         if start and log_path.exists():  # keep what the resumed run had logged
             with open(log_path) as f:
                 log_rows = [r for r in csv.DictReader(f) if int(r["step"]) <= start]
@@ -369,39 +362,3 @@ def _write_log(path: Path, rows):
 def read_log(path) -> List[dict]:
     with open(path) as f:
         return list(csv.DictReader(f))
-
-
-def plot_losses(rows, png, title="", others=None):
-    """Training loss (and validation loss) against the step, as a PNG. `others` maps a
-    label to more rows to overlay (e.g. the PyTorch reference). None without matplotlib."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("[train] matplotlib is missing (no loss plot); install it with:  .venv/bin/python -m pip install matplotlib", file=sys.stderr)
-        return None
-    fig, ax = plt.subplots(figsize=(7, 4.2))
-    series = {"kiln": rows, **(others or {})}
-    for i, (label, rs) in enumerate(series.items()):
-        steps = [int(r["step"]) for r in rs]
-        loss = [float(r["loss"]) for r in rs]
-        color = f"C{i}"
-        ax.plot(steps, loss, color=color, alpha=0.35, lw=0.8)
-        if len(loss) >= 10:
-            k = max(1, len(loss) // 50)
-            smooth = np.convolve(loss, np.ones(k) / k, mode="valid")
-            ax.plot(steps[k - 1 :], smooth, color=color, lw=1.5, label=f"{label} train")
-        vs = [(int(r["step"]), float(r["val_loss"])) for r in rs if r.get("val_loss") not in ("", None)]
-        if vs:
-            ax.plot(*zip(*vs), "o--", color=color, ms=4, label=f"{label} validation")
-    ax.set_xlabel("step")
-    ax.set_ylabel("cross entropy (nats / token)")
-    ax.set_title(title)
-    ax.grid(alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(png, dpi=110)
-    plt.close(fig)
-    return png
