@@ -219,7 +219,8 @@ def cmd_demo(args):
     dev = _device(args.device)
     name = args.config or ("gpu100m" if dev == mx.gpu else "small")
     p = C.preset(name)
-    print(f"[demo] device {dev}; config {name}: a Llama-style decoder on the King James Bible")
+    where = "GPU" if dev == mx.gpu else f"CPU ({os.cpu_count()} cores)"
+    print(f"[demo] device {where}; config {name}: a Llama-style decoder on the King James Bible")
     if dev != mx.gpu:
         print("[demo] no GPU in use: the CPU demo (the GPU config runs where `kiln` sees an NVIDIA GPU)")
 
@@ -272,7 +273,7 @@ def cmd_demo(args):
     cmd_quantize(ns)
 
     target = TARGET_VAL_LOSS.get((name, data.meta.get("corpus")))
-    line = f"[demo] {result.n_params / 1e6:.1f}M parameters, {tc.steps} steps, {result.tokens_per_s:,.0f} training tokens/s on {dev}"
+    line = f"[demo] {result.n_params / 1e6:.1f}M parameters, {tc.steps} steps, {result.tokens_per_s:,.0f} training tokens/s on the {where}"
     if final is not None:
         line += f", validation loss {final:.3f} (perplexity {math.exp(final):.1f})"
         if target is not None and tc.steps == p.train.steps:

@@ -385,3 +385,35 @@ def test_pytorch_reference_follows_kiln(tmp_path, data_dir):
         torch_rows = list(csv.DictReader(f))
     np.testing.assert_allclose([float(r["loss"]) for r in torch_rows], [float(r["loss"]) for r in kiln_rows], rtol=2e-4)
     assert [r["val_loss"] != "" for r in torch_rows] == [r["val_loss"] != "" for r in kiln_rows]
+
+
+def _nvrtc_version():
+    tools = getattr(mx, "kernel_toolchain", None)
+    return tools()["nvrtc_version"] if tools else None
+
+
+@pytest.mark.skipif(not _nvrtc_version(), reason="built without NVRTC (no CUDA toolkit)")
+def test_every_llm_kernel_compiles_for_the_gpu(monkeypatch):
+    """NVRTC compiles the model's kernels (forward and backward, float32 and bfloat16, the
+    GPU launch layout) for sm_90 as they are launched: no GPU needed."""
+    recorded = []
+
+    def record(self, *, inputs, output_shapes, output_dtypes, template=None, **_):
+        recorded.append((self, [a.dtype for a in inputs], [a.ndim for a in inputs], list(output_dtypes), template or []))
+        return [mx.zeros(s, dtype=d) for s, d in zip(output_shapes, output_dtypes)]
+
+    monkeypatch.setattr(mx.fast.CustomKernel, "__call__", record)
+    monkeypatch.setattr(K, "_on_cpu", lambda: False)
+    for dtype in (mx.float32, mx.bfloat16):
+        a = mx.zeros((2, 3, 64), dtype)
+        w = mx.ones((64,), dtype)
+        mx.eval(mx.vjp(K.swiglu, [a, a], [a]))
+        mx.eval(mx.vjp(lambda x, r, w: K.add_rms_norm(x, r, w, 1e-5), [a, a, w], [a, a]))
+    assert len(recorded) == 8
+    failures = []
+    for kernel, in_dtypes, ndims, out_dtypes, template in recorded:
+        try:
+            kernel.compile(in_dtypes, ndims, out_dtypes, template=template, target="sm_90")
+        except mx.fast.KernelCompileError as e:
+            failures.append(str(e))
+    assert not failures, "\n\n".join(failures)
