@@ -40,7 +40,9 @@ def check_kernels(shape=(2, 9, 96), seed=0):
     rng = np.random.default_rng(seed)
     res = {}
     for dtype in (mx.float32, mx.bfloat16):
-        arrs = [mx.array(rng.standard_normal(shape).astype(np.float32)).astype(dtype) for _ in range(5)]
+        arrs = [
+            mx.array(rng.standard_normal(shape).astype(np.float32)).astype(dtype) for _ in range(5)
+        ]
         g, u, ct, x, r = arrs
         w = mx.array((1 + 0.1 * rng.standard_normal(shape[-1])).astype(np.float32)).astype(dtype)
         ct2 = mx.array(rng.standard_normal(shape).astype(np.float32)).astype(dtype)
@@ -52,7 +54,9 @@ def check_kernels(shape=(2, 9, 96), seed=0):
             errs.append(_rel_err([out[0], *grads], [ref_out, *ref_grads]))
         res[("swiglu", str(dtype))] = tuple(errs)
 
-        (h_ref, y_ref), ref_grads = _ref_add_rms(_f64(x), _f64(r), _f64(w), 1e-5, _f64(ct), _f64(ct2))
+        (h_ref, y_ref), ref_grads = _ref_add_rms(
+            _f64(x), _f64(r), _f64(w), 1e-5, _f64(ct), _f64(ct2)
+        )
         errs = []
         for fn in (K.add_rms_norm, K.add_rms_norm_reference):
             outs, grads = mx.vjp(lambda x, r, w: fn(x, r, w, 1e-5), [x, r, w], [ct, ct2])
@@ -62,7 +66,10 @@ def check_kernels(shape=(2, 9, 96), seed=0):
 
 
 def _rel_err(got, want):
-    return max(float(np.max(np.abs(_f64(a) - b)) / max(np.max(np.abs(b)), 1e-30)) for a, b in zip(got, want))
+    return max(
+        float(np.max(np.abs(_f64(a) - b)) / max(np.max(np.abs(b)), 1e-30))
+        for a, b in zip(got, want)
+    )
 
 
 def _time(fn, repeat=5, warmup=1):
@@ -98,6 +105,7 @@ def kernel_timings(cfg: C.ModelConfig, tokens: int, dtype=mx.float32, repeat=5):
     ):
         times = []
         for fn in (custom, builtin):
+
             def fwd_bwd(*a, fn=fn):
                 outs, grads = mx.vjp(fn, list(a[: len(prims)]), list(a[len(prims) :]))
                 return [*outs, *grads]
@@ -128,15 +136,23 @@ def step_timings(cfg: C.ModelConfig, tc: C.TrainConfig, dtype: str = "float32", 
 
 def report(cfg: C.ModelConfig, tc: C.TrainConfig, dtype: str = "float32", log=print, step=True):
     """Checks the kernels, then prints their speed-up alone and in the training step."""
-    log("[kernels] custom kernels against float64 (largest error / largest value; built-ins beside):")
+    log(
+        "[kernels] custom kernels against float64 (largest error / largest value; built-ins beside):"
+    )
     for (name, dt), (mine, builtin) in check_kernels().items():
-        log(f"[kernels]   {name:13s} {dt.split('.')[-1]:9s} custom {mine:.1e}   built-in {builtin:.1e}")
+        log(
+            f"[kernels]   {name:13s} {dt.split('.')[-1]:9s} custom {mine:.1e}   built-in {builtin:.1e}"
+        )
     tokens = tc.batch_size * tc.seq_len
     dt = {"float32": mx.float32, "bfloat16": mx.bfloat16}[dtype]
     times = kernel_timings(cfg, tokens, dt)
-    log(f"[kernels] forward + backward at this model's shapes ({tokens} tokens, {dtype}, {mx.default_device()}):")
+    log(
+        f"[kernels] forward + backward at this model's shapes ({tokens} tokens, {dtype}, {mx.default_device()}):"
+    )
     for name, (c, b) in times.items():
-        log(f"[kernels]   {name:13s} custom {c * 1e3:7.2f} ms   built-in {b * 1e3:7.2f} ms   speed-up {b / c:.2f}x")
+        log(
+            f"[kernels]   {name:13s} custom {c * 1e3:7.2f} ms   built-in {b * 1e3:7.2f} ms   speed-up {b / c:.2f}x"
+        )
     result = {"kernels": times}
     if step:
         st = step_timings(cfg, tc, dtype)

@@ -29,7 +29,9 @@ def _device(name: str):
 
     has_gpu = mx.is_available(mx.gpu)
     if name == "gpu" and not has_gpu:
-        raise LLMError("no GPU is usable here (kiln found no NVIDIA GPU and driver); run on the CPU with:  --device cpu")
+        raise LLMError(
+            "no GPU is usable here (kiln found no NVIDIA GPU and driver); run on the CPU with:  --device cpu"
+        )
     dev = mx.gpu if (name == "gpu" or (name == "auto" and has_gpu)) else mx.cpu
     mx.set_default_device(dev)
     return dev
@@ -92,15 +94,30 @@ def cmd_train(args):
     _device(args.device)
     p = _resolve_config(args.config)
     data = D.TokenData(_data_dir(args, p.vocab_size))
-    cfg = C.model_config(args.config, data.vocab_size) if not args.config.endswith(".json") else p.model
+    cfg = (
+        C.model_config(args.config, data.vocab_size)
+        if not args.config.endswith(".json")
+        else p.model
+    )
     if cfg.vocab_size != data.vocab_size:
-        raise LLMError(f"config {args.config} has vocabulary {cfg.vocab_size} but {data.dir} has {data.vocab_size}; prepare matching data with:  {MAIN} prepare --vocab-size {cfg.vocab_size}")
+        raise LLMError(
+            f"config {args.config} has vocabulary {cfg.vocab_size} but {data.dir} has {data.vocab_size}; prepare matching data with:  {MAIN} prepare --vocab-size {cfg.vocab_size}"
+        )
     tc = _train_config(args, p)
     out = Path(args.out) if args.out else T.RUNS_ROOT / Path(args.config).stem
     resume = args.resume if args.resume not in (None, "latest") else (args.resume == "latest")
     return T.train(
-        cfg, tc, data, out, kernels=args.kernels, dtype=args.dtype, compile=not args.no_compile,
-        resume=resume, progress=not args.no_progress, plot=not args.no_plot, log_every=args.log_every,
+        cfg,
+        tc,
+        data,
+        out,
+        kernels=args.kernels,
+        dtype=args.dtype,
+        compile=not args.no_compile,
+        resume=resume,
+        progress=not args.no_progress,
+        plot=not args.no_plot,
+        log_every=args.log_every,
     )
 
 
@@ -115,7 +132,9 @@ def _checkpoint(args):
     out = Path(args.out) if args.out else T.RUNS_ROOT / args.config
     path = T.latest_checkpoint(out)
     if path is None:
-        raise LLMError(f"no checkpoint in {out / 'checkpoints'}; train one with:  {MAIN} train --config {args.config}")
+        raise LLMError(
+            f"no checkpoint in {out / 'checkpoints'}; train one with:  {MAIN} train --config {args.config}"
+        )
     return path
 
 
@@ -127,12 +146,16 @@ def _tokenizer_for(checkpoint, args):
     data_dir = Path(args.data) if args.data else Path(info["data"]["dir"])
     data = D.TokenData(data_dir)
     if data.vocab_size != info["model"]["vocab_size"]:
-        raise LLMError(f"{data_dir} has vocabulary {data.vocab_size}, the checkpoint {info['model']['vocab_size']}; pass the data it was trained on with --data")
+        raise LLMError(
+            f"{data_dir} has vocabulary {data.vocab_size}, the checkpoint {info['model']['vocab_size']}; pass the data it was trained on with --data"
+        )
     return data, data.tokenizer()
 
 
 def _show_sample(prompt, text, stats, label, log=print):
-    log(f"[generate] {label}: prompt {stats['prompt_tokens_per_s']:,.0f} tokens/s, generation {stats['generation_tokens_per_s']:,.1f} tokens/s")
+    log(
+        f"[generate] {label}: prompt {stats['prompt_tokens_per_s']:,.0f} tokens/s, generation {stats['generation_tokens_per_s']:,.1f} tokens/s"
+    )
     log("-" * 72)
     log(prompt + text)
     log("-" * 72)
@@ -153,8 +176,12 @@ def cmd_generate(args):
         label = f"{args.quantize}-bit"
     mx.random.seed(args.seed)
     ids = tok.encode(args.prompt)
-    tokens, stats = G.generate(model, ids, args.max_tokens, args.temperature, args.top_p, use_cache=not args.no_cache)
-    _show_sample(args.prompt, tok.decode(tokens), stats, f"{ckpt} ({label}, tokenizer: {tok.backend})")
+    tokens, stats = G.generate(
+        model, ids, args.max_tokens, args.temperature, args.top_p, use_cache=not args.no_cache
+    )
+    _show_sample(
+        args.prompt, tok.decode(tokens), stats, f"{ckpt} ({label}, tokenizer: {tok.backend})"
+    )
     return tokens
 
 
@@ -188,7 +215,9 @@ def cmd_quantize(args, log=print):
     )
     for bits in (0, args.bits):
         ppl, stats, text = results[bits]
-        _show_sample(args.prompt, text, stats, "full precision" if bits == 0 else f"{bits}-bit", log)
+        _show_sample(
+            args.prompt, text, stats, "full precision" if bits == 0 else f"{bits}-bit", log
+        )
     return results
 
 
@@ -222,7 +251,9 @@ def cmd_demo(args):
     where = "GPU" if dev == mx.gpu else f"CPU ({os.cpu_count()} cores)"
     print(f"[demo] device {where}; config {name}: a Llama-style decoder on the King James Bible")
     if dev != mx.gpu:
-        print("[demo] no GPU in use: the CPU demo (the GPU config runs where `kiln` sees an NVIDIA GPU)")
+        print(
+            "[demo] no GPU in use: the CPU demo (the GPU config runs where `kiln` sees an NVIDIA GPU)"
+        )
 
     # 1. data
     data_dir = _data_dir(args, p.vocab_size)
@@ -231,7 +262,9 @@ def cmd_demo(args):
     except LLMError as e:
         print(f"[demo] {e}")
         data_dir = D.default_data_dir(512, "sample")
-        print(f"[demo] going on with the short sample text shipped with the example ({D.SAMPLE_TEXT.name}), vocabulary 512")
+        print(
+            f"[demo] going on with the short sample text shipped with the example ({D.SAMPLE_TEXT.name}), vocabulary 512"
+        )
         try:
             D.prepare(data_dir, 512, "sample")
         except LLMError as e2:  # no `tokenizers` either: bytes
@@ -249,14 +282,20 @@ def cmd_demo(args):
         try:
             kernel_report = B.report(cfg, tc, dtype)
         except Exception as e:  # noqa: BLE001 - e.g. no host compiler for CPU kernels
-            print(f"[demo] the custom kernels could not run ({str(e).splitlines()[0]}); training with the built-ins")
+            print(
+                f"[demo] the custom kernels could not run ({str(e).splitlines()[0]}); training with the built-ins"
+            )
 
     # 3. training
     out = Path(args.out) if args.out else T.RUNS_ROOT / name
     kernels = args.kernels
     if kernels == "auto":
         kernels = "builtin"
-        if kernel_report and "step" in kernel_report and kernel_report["step"]["custom"] < kernel_report["step"]["builtin"]:
+        if (
+            kernel_report
+            and "step" in kernel_report
+            and kernel_report["step"]["custom"] < kernel_report["step"]["builtin"]
+        ):
             kernels = "custom"
         print(f"[demo] training with the {kernels} kernels (the faster training step here)")
     result = T.train(cfg, tc, data, out, kernels=kernels, dtype=dtype, log_every=args.log_every)
@@ -266,9 +305,19 @@ def cmd_demo(args):
     ckpt = T.latest_checkpoint(out)
     tok = data.tokenizer()
     ns = argparse.Namespace(
-        checkpoint=str(ckpt), data=str(data_dir), out=None, config=name, device=args.device,
-        bits=4, group_size=64 if cfg.hidden_size % 64 == 0 else 32, eval_batches=tc.eval_batches,
-        prompt=args.prompt, max_tokens=args.max_tokens, temperature=args.temperature, top_p=args.top_p, seed=0,
+        checkpoint=str(ckpt),
+        data=str(data_dir),
+        out=None,
+        config=name,
+        device=args.device,
+        bits=4,
+        group_size=64 if cfg.hidden_size % 64 == 0 else 32,
+        eval_batches=tc.eval_batches,
+        prompt=args.prompt,
+        max_tokens=args.max_tokens,
+        temperature=args.temperature,
+        top_p=args.top_p,
+        seed=0,
     )
     cmd_quantize(ns)
 
@@ -279,7 +328,9 @@ def cmd_demo(args):
         if target is not None and tc.steps == p.train.steps:
             line += f": target <= {target} {'reached' if final <= target else 'NOT reached'}"
     print(line)
-    print(f"[demo] log {out / 'log.csv'}, loss curve {out / 'loss.png'}, checkpoints {out / 'checkpoints'}")
+    print(
+        f"[demo] log {out / 'log.csv'}, loss curve {out / 'loss.png'}, checkpoints {out / 'checkpoints'}"
+    )
     if target is not None and final is not None and tc.steps == p.train.steps and final > target:
         return 1
     return 0
@@ -290,16 +341,33 @@ TARGET_VAL_LOSS = {("small", "kjv"): 4.6, ("gpu100m", "kjv"): 3.2}
 
 
 def parser():
-    ap = argparse.ArgumentParser(prog=MAIN, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog=MAIN, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = ap.add_subparsers(dest="command", required=True)
 
     def common_train(p, config_default="small"):
-        p.add_argument("--config", default=config_default, help="tiny, small, gpu100m or a JSON file (default %(default)s)")
-        p.add_argument("--data", help="a prepared data folder (default: examples/llm/data/kjv-bpe<vocab>)")
+        p.add_argument(
+            "--config",
+            default=config_default,
+            help="tiny, small, gpu100m or a JSON file (default %(default)s)",
+        )
+        p.add_argument(
+            "--data", help="a prepared data folder (default: examples/llm/data/kjv-bpe<vocab>)"
+        )
         p.add_argument("--out", help="the run folder (default: examples/llm/runs/<config>)")
         p.add_argument("--device", default="auto", choices=["auto", "cpu", "gpu"])
-        for flag, typ in (("--steps", int), ("--batch-size", int), ("--seq-len", int), ("--lr", float), ("--warmup", int),
-                          ("--eval-every", int), ("--eval-batches", int), ("--checkpoint-every", int), ("--seed", int)):
+        for flag, typ in (
+            ("--steps", int),
+            ("--batch-size", int),
+            ("--seq-len", int),
+            ("--lr", float),
+            ("--warmup", int),
+            ("--eval-every", int),
+            ("--eval-batches", int),
+            ("--checkpoint-every", int),
+            ("--seed", int),
+        ):
             p.add_argument(flag, type=typ)
         p.add_argument("--log-every", type=int, default=10)
 
@@ -313,8 +381,14 @@ def parser():
 
     p = sub.add_parser("prepare", help="tokenize the corpus into token files")
     p.add_argument("--vocab-size", type=int, default=8192)
-    p.add_argument("--corpus", default="kjv", help="kjv (Debian's bible-kjv-text), sample, or a UTF-8 text file")
-    p.add_argument("--data-dir", help="output folder (default: examples/llm/data/<corpus>-bpe<vocab>)")
+    p.add_argument(
+        "--corpus",
+        default="kjv",
+        help="kjv (Debian's bible-kjv-text), sample, or a UTF-8 text file",
+    )
+    p.add_argument(
+        "--data-dir", help="output folder (default: examples/llm/data/<corpus>-bpe<vocab>)"
+    )
     p.add_argument("--tokenizer", default="bpe", choices=["bpe", "byte"])
     p.add_argument("--force", action="store_true")
     p.set_defaults(fn=cmd_prepare)
@@ -324,24 +398,44 @@ def parser():
     p.add_argument("--kernels", default="builtin", choices=["builtin", "custom"])
     p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
     p.add_argument("--no-compile", action="store_true", help="run the step uncompiled")
-    p.add_argument("--resume", nargs="?", const="latest", help="continue from the latest checkpoint in --out (or this one)")
+    p.add_argument(
+        "--resume",
+        nargs="?",
+        const="latest",
+        help="continue from the latest checkpoint in --out (or this one)",
+    )
     p.add_argument("--no-plot", action="store_true")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(fn=cmd_train)
 
-    for name, fn, help_ in (("generate", cmd_generate, "sample from a checkpoint"),
-                            ("quantize", cmd_quantize, "perplexity and samples, full precision and quantized")):
+    for name, fn, help_ in (
+        ("generate", cmd_generate, "sample from a checkpoint"),
+        ("quantize", cmd_quantize, "perplexity and samples, full precision and quantized"),
+    ):
         p = sub.add_parser(name, help=help_)
-        p.add_argument("--checkpoint", help="a checkpoint folder or a run folder (default: the latest of --config's run)")
+        p.add_argument(
+            "--checkpoint",
+            help="a checkpoint folder or a run folder (default: the latest of --config's run)",
+        )
         p.add_argument("--config", default="small")
         p.add_argument("--out")
-        p.add_argument("--data", help="the data folder with the tokenizer (default: the checkpoint's)")
+        p.add_argument(
+            "--data", help="the data folder with the tokenizer (default: the checkpoint's)"
+        )
         p.add_argument("--device", default="auto", choices=["auto", "cpu", "gpu"])
         sampling(p)
         if name == "generate":
             p.add_argument("--kernels", default="builtin", choices=["builtin", "custom"])
-            p.add_argument("--quantize", type=int, choices=[0, 4, 8], default=0, help="bits (0: full precision)")
-            p.add_argument("--no-cache", action="store_true", help="recompute the whole sequence each token")
+            p.add_argument(
+                "--quantize",
+                type=int,
+                choices=[0, 4, 8],
+                default=0,
+                help="bits (0: full precision)",
+            )
+            p.add_argument(
+                "--no-cache", action="store_true", help="recompute the whole sequence each token"
+            )
         else:
             p.add_argument("--bits", type=int, choices=[4, 8], default=4)
             p.add_argument("--group-size", type=int, default=64)

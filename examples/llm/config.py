@@ -92,8 +92,14 @@ PRESETS = {
             max_position_embeddings=64,
         ),
         TrainConfig(
-            batch_size=4, seq_len=32, steps=20, learning_rate=3e-3, warmup_steps=2,
-            eval_every=10, eval_batches=2, checkpoint_every=10,
+            batch_size=4,
+            seq_len=32,
+            steps=20,
+            learning_rate=3e-3,
+            warmup_steps=2,
+            eval_every=10,
+            eval_batches=2,
+            checkpoint_every=10,
         ),
         vocab_size=512,
     ),
@@ -108,12 +114,19 @@ PRESETS = {
             max_position_embeddings=256,
         ),
         TrainConfig(
-            batch_size=16, seq_len=128, steps=300, learning_rate=3e-3, warmup_steps=30,
-            eval_every=50, eval_batches=8, checkpoint_every=100,
+            batch_size=16,
+            seq_len=128,
+            steps=300,
+            learning_rate=3e-3,
+            warmup_steps=30,
+            eval_every=50,
+            eval_batches=8,
+            checkpoint_every=100,
         ),
         vocab_size=8192,
     ),
-    # The GPU demo: ~95M parameters (12.6M of them the untied head), bfloat16.
+    # The GPU demo: ~95M parameters (12.6M of them the untied head), bfloat16. The KJV has
+    # about 1M training tokens: 600 steps of 16K tokens see it about 10 times.
     "gpu100m": Preset(
         ModelConfig(
             hidden_size=768,
@@ -125,8 +138,14 @@ PRESETS = {
             tie_word_embeddings=False,
         ),
         TrainConfig(
-            batch_size=32, seq_len=512, steps=4000, learning_rate=1e-3, warmup_steps=200,
-            eval_every=250, eval_batches=20, checkpoint_every=1000,
+            batch_size=32,
+            seq_len=512,
+            steps=600,
+            learning_rate=6e-4,
+            warmup_steps=60,
+            eval_every=50,
+            eval_batches=4,
+            checkpoint_every=200,
         ),
         vocab_size=8192,
     ),

@@ -49,7 +49,9 @@ def kjv_text() -> str:
     bible = shutil.which("bible")
     if bible is None or not Path("/usr/lib/bible.data").exists():
         what = "bible-kjv (the `bible` reader)" if bible is None else "bible-kjv-text"
-        raise LLMError(f"the King James Bible corpus is missing ({what}); install it with:  {KJV_INSTALL}")
+        raise LLMError(
+            f"the King James Bible corpus is missing ({what}); install it with:  {KJV_INSTALL}"
+        )
     # A very wide line so that verses are not wrapped.
     out = subprocess.run(
         [bible, "-l100000", "gen1:1-rev22:21"], capture_output=True, text=True, check=False
@@ -68,7 +70,9 @@ def read_corpus(corpus: str) -> str:
         return kjv_text()
     path = SAMPLE_TEXT if corpus == "sample" else Path(corpus)
     if not path.exists():
-        raise LLMError(f"corpus file {path} is missing; pass an existing --corpus or use the KJV:  {PREPARE_CMD}")
+        raise LLMError(
+            f"corpus file {path} is missing; pass an existing --corpus or use the KJV:  {PREPARE_CMD}"
+        )
     return path.read_text(encoding="utf-8")
 
 
@@ -119,7 +123,11 @@ def train_val_split(chapters: List[str]):
 
 def _bytes_to_unicode():
     """GPT-2's byte-level alphabet: each byte maps to one printable character."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAC + 1)) + list(range(0xAE, 0xFF + 1))
+    bs = (
+        list(range(ord("!"), ord("~") + 1))
+        + list(range(0xA1, 0xAC + 1))
+        + list(range(0xAE, 0xFF + 1))
+    )
     cs = bs[:]
     n = 0
     for b in range(256):
@@ -144,7 +152,9 @@ class PyBPE:
     def __init__(self, spec: dict):
         model = spec["model"]
         if model.get("type") != "BPE":
-            raise LLMError(f"tokenizer model {model.get('type')!r} is not BPE; re-run:  {PREPARE_CMD} --force")
+            raise LLMError(
+                f"tokenizer model {model.get('type')!r} is not BPE; re-run:  {PREPARE_CMD} --force"
+            )
         self.vocab = dict(model["vocab"])
         self.inverse = {i: t for t, i in self.vocab.items()}
         merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in model["merges"]]
@@ -182,7 +192,13 @@ class PyBPE:
         ids = []
         for piece in _PRETOKENIZE.findall(text):
             mapped = "".join(self.byte_encoder[b] for b in piece.encode("utf-8"))
-            ids.extend(self.vocab[t] for t in self._bpe(mapped))
+            for t in self._bpe(mapped):
+                if t not in self.vocab:
+                    raise LLMError(
+                        f"the tokenizer has no token for the bytes {piece.encode('utf-8')!r} of "
+                        f"the text; re-train it with:  {PREPARE_CMD} --force"
+                    )
+                ids.append(self.vocab[t])
         return ids
 
     def decode(self, ids) -> str:
@@ -216,7 +232,9 @@ class Tokenizer:
             return
         path = data_dir / "tokenizer.json"
         if not path.exists():
-            raise LLMError(f"tokenizer {path} is missing; prepare it with:  {PREPARE_CMD} --data-dir {data_dir} --force")
+            raise LLMError(
+                f"tokenizer {path} is missing; prepare it with:  {PREPARE_CMD} --data-dir {data_dir} --force"
+            )
         try:
             import tokenizers
 
@@ -268,7 +286,11 @@ def prepare(
 ) -> Path:
     """Writes tokenizer.json, train.bin, val.bin and meta.json into `data_dir` (once: an
     existing complete folder is kept unless `force`). Returns the folder."""
-    data_dir = Path(data_dir) if data_dir else default_data_dir(vocab_size, corpus if corpus in ("kjv", "sample") else "text")
+    data_dir = (
+        Path(data_dir)
+        if data_dir
+        else default_data_dir(vocab_size, corpus if corpus in ("kjv", "sample") else "text")
+    )
     if not force and all((data_dir / f).exists() for f in ("meta.json", "train.bin", "val.bin")):
         log(f"[prepare] {data_dir} is already prepared (--force redoes it)")
         return data_dir
@@ -286,7 +308,9 @@ def prepare(
         vocab_size = hf.get_vocab_size()
         encode = lambda texts: [e.ids for e in hf.encode_batch(texts)]  # noqa: E731
     if vocab_size > 65535:
-        raise LLMError(f"vocabulary {vocab_size} does not fit uint16 token files; use --vocab-size 65535 or less")
+        raise LLMError(
+            f"vocabulary {vocab_size} does not fit uint16 token files; use --vocab-size 65535 or less"
+        )
     counts = {}
     for name, part in (("train", train), ("val", val)):
         ids = np.fromiter((i for seq in encode(part) for i in seq), dtype=np.uint16)
@@ -315,7 +339,9 @@ def prepare(
 def _read_meta(data_dir: Path) -> dict:
     path = Path(data_dir) / "meta.json"
     if not path.exists():
-        raise LLMError(f"token files are missing ({path}); prepare them with:  {PREPARE_CMD} --data-dir {data_dir}")
+        raise LLMError(
+            f"token files are missing ({path}); prepare them with:  {PREPARE_CMD} --data-dir {data_dir}"
+        )
     return json.loads(path.read_text())
 
 
@@ -330,10 +356,14 @@ class TokenData:
         for name in ("train", "val"):
             path = self.dir / f"{name}.bin"
             if not path.exists():
-                raise LLMError(f"token file {path} is missing; prepare it with:  {PREPARE_CMD} --data-dir {self.dir} --force")
+                raise LLMError(
+                    f"token file {path} is missing; prepare it with:  {PREPARE_CMD} --data-dir {self.dir} --force"
+                )
             arr = np.memmap(path, dtype=np.uint16, mode="r")
             if arr.size != self.meta[f"{name}_tokens"]:
-                raise LLMError(f"token file {path} has {arr.size} tokens, meta.json says {self.meta[f'{name}_tokens']}; redo it with:  {PREPARE_CMD} --data-dir {self.dir} --force")
+                raise LLMError(
+                    f"token file {path} has {arr.size} tokens, meta.json says {self.meta[f'{name}_tokens']}; redo it with:  {PREPARE_CMD} --data-dir {self.dir} --force"
+                )
             self.splits[name] = arr
 
     def tokenizer(self) -> Tokenizer:
@@ -342,7 +372,9 @@ class TokenData:
     def check_seq_len(self, seq_len: int):
         for name, arr in self.splits.items():
             if arr.size < seq_len + 2:
-                raise LLMError(f"the {name} split has {arr.size} tokens, fewer than one window of {seq_len + 1}; use a shorter --seq-len or a longer corpus")
+                raise LLMError(
+                    f"the {name} split has {arr.size} tokens, fewer than one window of {seq_len + 1}; use a shorter --seq-len or a longer corpus"
+                )
 
 
 def batch_offsets(n_tokens: int, batch_size: int, seq_len: int, seed: int, step: int) -> np.ndarray:
@@ -359,7 +391,15 @@ def windows(tokens: np.ndarray, offsets: np.ndarray, seq_len: int):
     return w[:, :-1], w[:, 1:]
 
 
-def train_batch(data: TokenData, batch_size: int, seq_len: int, seed: int, step: int, rank: int = 0, world: int = 1):
+def train_batch(
+    data: TokenData,
+    batch_size: int,
+    seq_len: int,
+    seed: int,
+    step: int,
+    rank: int = 0,
+    world: int = 1,
+):
     """This rank's shard (rows ``rank * B/world ...``) of step `step`'s global batch."""
     tokens = data.splits["train"]
     offsets = batch_offsets(tokens.size, batch_size, seq_len, seed, step)
@@ -374,4 +414,7 @@ def val_batches(data: TokenData, batch_size: int, seq_len: int, n_batches: int):
     n_windows = batch_size * n_batches
     last = tokens.size - seq_len - 1
     offsets = np.linspace(0, last, n_windows).astype(np.int64)
-    return [windows(tokens, offsets[i * batch_size : (i + 1) * batch_size], seq_len) for i in range(n_batches)]
+    return [
+        windows(tokens, offsets[i * batch_size : (i + 1) * batch_size], seq_len)
+        for i in range(n_batches)
+    ]

@@ -37,7 +37,11 @@ def sample(logits: mx.array, temperature: float = 0.0, top_p: float = 1.0, key=N
 
 
 def generate_step(
-    prompt: mx.array, model: Model, temperature: float = 0.0, top_p: float = 1.0, use_cache: bool = True
+    prompt: mx.array,
+    model: Model,
+    temperature: float = 0.0,
+    top_p: float = 1.0,
+    use_cache: bool = True,
 ) -> Iterator[int]:
     """Yields the tokens that follow `prompt` (1-d), one per step. With the cache the
     prompt runs once and each new token alone; without, the whole sequence runs again at
@@ -71,18 +75,24 @@ def generate(
         raise LLMError("the prompt is empty after tokenization; pass some text with --prompt")
     limit = model.args.max_position_embeddings
     if len(prompt_ids) + max_tokens > limit * 4:
-        raise LLMError(f"prompt ({len(prompt_ids)} tokens) + --max-tokens {max_tokens} is far past the trained context {limit}; shorten them")
+        raise LLMError(
+            f"prompt ({len(prompt_ids)} tokens) + --max-tokens {max_tokens} is far past the trained context {limit}; shorten them"
+        )
     tokens = []
     tic = time.perf_counter()
     t_first = None
-    for token, _ in zip(generate_step(mx.array(prompt_ids), model, temperature, top_p, use_cache), range(max_tokens)):
+    for token, _ in zip(
+        generate_step(mx.array(prompt_ids), model, temperature, top_p, use_cache), range(max_tokens)
+    ):
         if t_first is None:
             t_first = time.perf_counter()
         tokens.append(token)
     toc = time.perf_counter()
     stats = {
         "prompt_tokens_per_s": len(prompt_ids) / max(t_first - tic, 1e-9) if t_first else 0.0,
-        "generation_tokens_per_s": (len(tokens) - 1) / max(toc - t_first, 1e-9) if len(tokens) > 1 else 0.0,
+        "generation_tokens_per_s": (
+            (len(tokens) - 1) / max(toc - t_first, 1e-9) if len(tokens) > 1 else 0.0
+        ),
     }
     return tokens, stats
 
@@ -107,7 +117,8 @@ def quantize(model: Model, bits: int = 4, group_size: int = 64) -> Model:
         model,
         group_size=group_size,
         bits=bits,
-        class_predicate=lambda _, m: hasattr(m, "to_quantized") and m.weight.shape[-1] % group_size == 0,
+        class_predicate=lambda _, m: hasattr(m, "to_quantized")
+        and m.weight.shape[-1] % group_size == 0,
     )
     return model
 

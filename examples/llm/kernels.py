@@ -27,6 +27,7 @@ SWIGLU_PER_THREAD = {"gpu": 4, "cpu": 16}
 def _on_cpu() -> bool:
     return mx.default_device() == mx.cpu
 
+
 SWIGLU_FORWARD = """
   uint n = gate_shape[0];
   uint start = thread_position_in_grid.x * N_PER_THREAD;
@@ -312,7 +313,13 @@ def _add_rms_norm_vjp(primals, cotangents, outputs):
     layout = _add_rms_layout()
     grid, tg = _launch_shape(h2.shape[0], D, layout)
     d_h, d_w_rows = _add_rms_kernel("backward", layout)(
-        inputs=[h2, weight.astype(dtype), _rows(ct_h.astype(dtype)), _rows(ct_y.astype(dtype)), eps],
+        inputs=[
+            h2,
+            weight.astype(dtype),
+            _rows(ct_h.astype(dtype)),
+            _rows(ct_y.astype(dtype)),
+            eps,
+        ],
         template=[("T", dtype)],
         grid=grid,
         threadgroup=tg,

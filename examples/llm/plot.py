@@ -14,7 +14,10 @@ def plot_losses(rows, png, title="", others=None):
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print("[plot] matplotlib is missing (no loss plot); install it with:  .venv/bin/python -m pip install matplotlib", file=sys.stderr)
+        print(
+            "[plot] matplotlib is missing (no loss plot); install it with:  .venv/bin/python -m pip install matplotlib",
+            file=sys.stderr,
+        )
         return None
     fig, ax = plt.subplots(figsize=(7, 4.2))
     series = {"kiln": rows, **(others or {})}
@@ -27,7 +30,11 @@ def plot_losses(rows, png, title="", others=None):
             k = max(1, len(loss) // 50)
             smooth = np.convolve(loss, np.ones(k) / k, mode="valid")
             ax.plot(steps[k - 1 :], smooth, color=color, lw=1.5, label=f"{label} train")
-        vs = [(int(r["step"]), float(r["val_loss"])) for r in rs if r.get("val_loss") not in ("", None)]
+        vs = [
+            (int(r["step"]), float(r["val_loss"]))
+            for r in rs
+            if r.get("val_loss") not in ("", None)
+        ]
         if vs:
             ax.plot(*zip(*vs), "o--", color=color, ms=4, label=f"{label} validation")
     ax.set_xlabel("step")

@@ -44,7 +44,14 @@ except ImportError:  # the module stays importable; main() says what is missing
 
 # ---------------------------------------------------------------- safetensors with NumPy
 
-_ST_DTYPES = {"F32": np.float32, "F16": np.float16, "BF16": np.uint16, "I32": np.int32, "I64": np.int64, "U32": np.uint32}
+_ST_DTYPES = {
+    "F32": np.float32,
+    "F16": np.float16,
+    "BF16": np.uint16,
+    "I32": np.int32,
+    "I64": np.int64,
+    "U32": np.uint32,
+}
 
 
 def read_safetensors(path):
@@ -57,7 +64,9 @@ def read_safetensors(path):
         if name == "__metadata__":
             continue
         lo, hi = spec["data_offsets"]
-        arr = np.frombuffer(raw[8 + n + lo : 8 + n + hi], dtype=_ST_DTYPES[spec["dtype"]]).reshape(spec["shape"])
+        arr = np.frombuffer(raw[8 + n + lo : 8 + n + hi], dtype=_ST_DTYPES[spec["dtype"]]).reshape(
+            spec["shape"]
+        )
         out[name] = (arr, spec["dtype"])
     return out
 
@@ -81,7 +90,11 @@ if torch is not None:
         def forward(self, x):
             # As kiln's fast.rms_norm: the statistics and scaling in float32.
             x32 = x.float()
-            y = x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight.float()
+            y = (
+                x32
+                * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + self.eps)
+                * self.weight.float()
+            )
             return y.to(x.dtype)
 
     def rope_tables(head_dim, base, positions, device):
@@ -116,7 +129,11 @@ if torch is not None:
     class Attention(tnn.Module):
         def __init__(self, a):
             super().__init__()
-            self.n_heads, self.n_kv, self.hd = a.num_attention_heads, a.num_key_value_heads, a.head_dim
+            self.n_heads, self.n_kv, self.hd = (
+                a.num_attention_heads,
+                a.num_key_value_heads,
+                a.head_dim,
+            )
             self.base = a.rope_theta
             d = a.hidden_size
             self.q_proj = tnn.Linear(d, self.n_heads * self.hd, bias=False)
@@ -130,7 +147,9 @@ if torch is not None:
             k = self.k_proj(x).view(B, L, self.n_kv, self.hd).transpose(1, 2)
             v = self.v_proj(x).view(B, L, self.n_kv, self.hd).transpose(1, 2)
             offset = cache["offset"] if cache is not None else 0
-            cos, sin = rope_tables(self.hd, self.base, torch.arange(offset, offset + L, device=x.device), x.device)
+            cos, sin = rope_tables(
+                self.hd, self.base, torch.arange(offset, offset + L, device=x.device), x.device
+            )
             q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
             if cache is not None:
                 if cache["k"] is not None:
@@ -194,13 +213,17 @@ def load_init(model, path):
     missing = sorted(set(own) - set(weights))
     extra = sorted(set(weights) - set(own))
     if missing or extra:
-        raise LLMError(f"{path} does not match the model (missing {missing[:3]}, extra {extra[:3]}); use the run's own init.safetensors")
+        raise LLMError(
+            f"{path} does not match the model (missing {missing[:3]}, extra {extra[:3]}); use the run's own init.safetensors"
+        )
     with torch.no_grad():
         for name, p in own.items():
             arr, dt = weights[name]
             t = to_torch(arr, dt)
             if tuple(t.shape) != tuple(p.shape):
-                raise LLMError(f"{name}: shape {tuple(t.shape)} in {path}, {tuple(p.shape)} in the model")
+                raise LLMError(
+                    f"{name}: shape {tuple(t.shape)} in {path}, {tuple(p.shape)} in the model"
+                )
             p.copy_(t.to(p.dtype))
 
 
@@ -223,35 +246,52 @@ def train(run_dir: Path, compile: bool, device: str, steps=None, log=print):
     model.to(device=dev, dtype=dtype)
     init = run_dir / "init.safetensors"
     if not init.exists():
-        raise LLMError(f"{init} is missing; write it with a fresh kiln run:  python examples/llm/main.py train --out {run_dir}")
+        raise LLMError(
+            f"{init} is missing; write it with a fresh kiln run:  python examples/llm/main.py train --out {run_dir}"
+        )
     load_init(model, init)
     params = list(model.parameters())
-    opt = torch.optim.AdamW(params, lr=tc.learning_rate, betas=(tc.beta1, tc.beta2), eps=tc.eps, weight_decay=tc.weight_decay)
+    opt = torch.optim.AdamW(
+        params,
+        lr=tc.learning_rate,
+        betas=(tc.beta1, tc.beta2),
+        eps=tc.eps,
+        weight_decay=tc.weight_decay,
+    )
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: C.lr_at(s, tc) / tc.learning_rate)
     fwd = model
     if compile:
         if not hasattr(torch, "compile"):
-            raise LLMError(f"torch {torch.__version__} has no torch.compile (2.0+); run without --compile")
+            raise LLMError(
+                f"torch {torch.__version__} has no torch.compile (2.0+); run without --compile"
+            )
         fwd = torch.compile(model)
 
     def loss_of(x, y):
         logits = fwd(x)
         return F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), y.reshape(-1))
 
-    val = [(torch.from_numpy(x).long().to(dev), torch.from_numpy(y).long().to(dev)) for x, y in D.val_batches(data, tc.batch_size, tc.seq_len, tc.eval_batches)]
+    val = [
+        (torch.from_numpy(x).long().to(dev), torch.from_numpy(y).long().to(dev))
+        for x, y in D.val_batches(data, tc.batch_size, tc.seq_len, tc.eval_batches)
+    ]
     kiln_val = {}
     kiln_log = run_dir / "log.csv"
     if kiln_log.exists():
         import csv
 
         with open(kiln_log) as f:
-            kiln_val = {int(r["step"]): float(r["val_loss"]) for r in csv.DictReader(f) if r["val_loss"]}
+            kiln_val = {
+                int(r["step"]): float(r["val_loss"]) for r in csv.DictReader(f) if r["val_loss"]
+            }
 
     rows, timed_tokens, timed_s = [], 0, 0.0
     name = "torch-compile" if compile else "torch-eager"
     out = run_dir / name
     out.mkdir(exist_ok=True)
-    log(f"[torch] {sum(p.numel() for p in params) / 1e6:.2f}M parameters, {info.get('dtype')}, {name}, torch {torch.__version__} on {dev}")
+    log(
+        f"[torch] {sum(p.numel() for p in params) / 1e6:.2f}M parameters, {info.get('dtype')}, {name}, torch {torch.__version__} on {dev}"
+    )
     t0 = time.perf_counter()
     for step in range(tc.steps):
         x, y = D.train_batch(data, tc.batch_size, tc.seq_len, tc.seed, step)
@@ -271,7 +311,15 @@ def train(run_dir: Path, compile: bool, device: str, steps=None, log=print):
         if step > 0:
             timed_tokens += tc.batch_size * tc.seq_len
             timed_s += dt
-        row = {"step": step + 1, "lr": lr, "loss": loss_v, "grad_norm": float(norm), "val_loss": "", "tokens_per_s": "", "elapsed_s": ""}
+        row = {
+            "step": step + 1,
+            "lr": lr,
+            "loss": loss_v,
+            "grad_norm": float(norm),
+            "val_loss": "",
+            "tokens_per_s": "",
+            "elapsed_s": "",
+        }
         done = step + 1
         if done % tc.eval_every == 0 or done == tc.steps:
             with torch.no_grad():
@@ -282,7 +330,9 @@ def train(run_dir: Path, compile: bool, device: str, steps=None, log=print):
             row["elapsed_s"] = f"{time.perf_counter() - t0:.1f}"
             other = kiln_val.get(done)
             cmp = f"   kiln {other:.4f} ({100 * (v / other - 1):+.2f}%)" if other else ""
-            log(f"[torch] step {done:5d}  loss {loss_v:.4f}  val {v:.4f}{cmp}  {rate:,.0f} tokens/s")
+            log(
+                f"[torch] step {done:5d}  loss {loss_v:.4f}  val {v:.4f}{cmp}  {rate:,.0f} tokens/s"
+            )
         rows.append(row)
     rate = timed_tokens / timed_s if timed_s else float("nan")
     summary = {
@@ -307,10 +357,17 @@ def train(run_dir: Path, compile: bool, device: str, steps=None, log=print):
 
         with open(kiln_log) as f:
             kiln_rows = list(csv.DictReader(f))
-        png = plot_losses(kiln_rows, out / "compare.png", title="kiln and PyTorch, same init, data and schedule", others={name: rows})
+        png = plot_losses(
+            kiln_rows,
+            out / "compare.png",
+            title="kiln and PyTorch, same init, data and schedule",
+            others={name: rows},
+        )
         if png:
             log(f"[torch] overlaid loss curves: {png}")
-    log(f"[torch] {tc.steps} steps, {rate:,.0f} tokens/s, final val loss {summary['final_val_loss']:.4f}")
+    log(
+        f"[torch] {tc.steps} steps, {rate:,.0f} tokens/s, final val loss {summary['final_val_loss']:.4f}"
+    )
     return model, summary, data
 
 
@@ -333,21 +390,29 @@ def generate(model, prompt_ids, n, device):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("run", help="a kiln run folder (config.json, init.safetensors, log.csv)")
     ap.add_argument("--compile", action="store_true", help="torch.compile the model")
     ap.add_argument("--device", default=None, help="cuda or cpu (default: cuda when available)")
     ap.add_argument("--steps", type=int)
     ap.add_argument("--threads", type=int, help="CPU threads (torch.set_num_threads)")
-    ap.add_argument("--generate", type=int, default=0, help="then time greedy generation of N tokens")
+    ap.add_argument(
+        "--generate", type=int, default=0, help="then time greedy generation of N tokens"
+    )
     ap.add_argument("--prompt", default="And it came to pass")
     args = ap.parse_args(argv)
     try:
         if torch is None:
-            raise LLMError("PyTorch is missing; install it (e.g. pip install torch) to run the reference")
+            raise LLMError(
+                "PyTorch is missing; install it (e.g. pip install torch) to run the reference"
+            )
         run = Path(args.run)
         if not (run / "config.json").exists():
-            raise LLMError(f"{run} is not a kiln run folder (no config.json); make one with:  python examples/llm/main.py train --out {run}")
+            raise LLMError(
+                f"{run} is not a kiln run folder (no config.json); make one with:  python examples/llm/main.py train --out {run}"
+            )
         if args.threads:
             torch.set_num_threads(args.threads)
         device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
@@ -356,7 +421,9 @@ def main(argv=None):
         model, summary, data = train(run, args.compile, device, args.steps)
         if args.generate:
             tok = data.tokenizer()
-            ids, rate = generate(model, tok.encode(args.prompt), args.generate, torch.device(device))
+            ids, rate = generate(
+                model, tok.encode(args.prompt), args.generate, torch.device(device)
+            )
             print(f"[torch] greedy generation: {rate:,.1f} tokens/s (batch 1, KV cache)")
             print(args.prompt + tok.decode(ids))
     except LLMError as e:

@@ -63,7 +63,9 @@ def make_optimizer(tc: C.TrainConfig):
     )
 
 
-def build_model(cfg: C.ModelConfig, kernels: str = "builtin", dtype: str = "float32", seed: int = 0) -> Model:
+def build_model(
+    cfg: C.ModelConfig, kernels: str = "builtin", dtype: str = "float32", seed: int = 0
+) -> Model:
     """A freshly initialized model: the same weights for the same seed on every rank."""
     mx.random.seed(seed)
     model = Model(cfg, kernels=kernels)
@@ -111,7 +113,9 @@ def save_checkpoint(path: Path, model: Model, optimizer, step: int, meta: dict):
 def read_checkpoint_config(path) -> dict:
     path = Path(path)
     if not (path / "config.json").exists():
-        raise LLMError(f"checkpoint {path} is missing (no config.json); train one with:  python examples/llm/main.py train")
+        raise LLMError(
+            f"checkpoint {path} is missing (no config.json); train one with:  python examples/llm/main.py train"
+        )
     return json.loads((path / "config.json").read_text())
 
 
@@ -132,11 +136,15 @@ def load_checkpoint(path, model: Model, optimizer=None) -> int:
     path = Path(path)
     for name in ("model.safetensors",) + (("optimizer.safetensors",) if optimizer else ()):
         if not (path / name).exists():
-            raise LLMError(f"checkpoint file {path / name} is missing; resume from another checkpoint or train afresh without --resume")
+            raise LLMError(
+                f"checkpoint file {path / name} is missing; resume from another checkpoint or train afresh without --resume"
+            )
     try:
         model.load_weights(str(path / "model.safetensors"), strict=True)
     except ValueError as e:
-        raise LLMError(f"checkpoint {path} does not fit this model ({str(e).splitlines()[0]}); use its config.json with --config") from None
+        raise LLMError(
+            f"checkpoint {path} does not fit this model ({str(e).splitlines()[0]}); use its config.json with --config"
+        ) from None
     info = read_checkpoint_config(path)
     if optimizer is not None:
         optimizer.init(model.trainable_parameters())
@@ -196,9 +204,20 @@ def _progress(total, initial, disable):
     try:
         from tqdm import tqdm
     except ImportError:
-        print("[train] tqdm is missing (no progress bar); install it with:  .venv/bin/python -m pip install tqdm", file=sys.stderr)
+        print(
+            "[train] tqdm is missing (no progress bar); install it with:  .venv/bin/python -m pip install tqdm",
+            file=sys.stderr,
+        )
         return None
-    return tqdm(total=total, initial=initial, disable=disable, unit="step", dynamic_ncols=True, mininterval=0.5, file=sys.stdout)
+    return tqdm(
+        total=total,
+        initial=initial,
+        disable=disable,
+        unit="step",
+        dynamic_ncols=True,
+        mininterval=0.5,
+        file=sys.stdout,
+    )
 
 
 def train(
@@ -220,9 +239,13 @@ def train(
     group = mx.distributed.init()
     rank, world = group.rank(), group.size()
     if tc.batch_size % world:
-        raise LLMError(f"--batch-size {tc.batch_size} is not divisible by the {world} processes; pass a multiple of {world}")
+        raise LLMError(
+            f"--batch-size {tc.batch_size} is not divisible by the {world} processes; pass a multiple of {world}"
+        )
     if cfg.vocab_size != data.vocab_size:
-        raise LLMError(f"the model's vocabulary ({cfg.vocab_size}) differs from the data's ({data.vocab_size} in {data.dir}); prepare data with --vocab-size {cfg.vocab_size}")
+        raise LLMError(
+            f"the model's vocabulary ({cfg.vocab_size}) differs from the data's ({data.vocab_size} in {data.dir}); prepare data with --vocab-size {cfg.vocab_size}"
+        )
     data.check_seq_len(tc.seq_len)
     out_dir = Path(out_dir)
     meta = {
@@ -230,7 +253,11 @@ def train(
         "train": C.to_dict(tc),
         "kernels": kernels,
         "dtype": dtype,
-        "data": {"dir": str(data.dir), "vocab_size": data.vocab_size, "corpus_sha256": data.meta.get("corpus_sha256")},
+        "data": {
+            "dir": str(data.dir),
+            "vocab_size": data.vocab_size,
+            "corpus_sha256": data.meta.get("corpus_sha256"),
+        },
         "world_size": world,
     }
 
@@ -241,7 +268,9 @@ def train(
     if resume:
         path = latest_checkpoint(out_dir) if resume is True else Path(resume)
         if path is None:
-            raise LLMError(f"no checkpoint to resume in {out_dir / 'checkpoints'}; train without --resume first")
+            raise LLMError(
+                f"no checkpoint to resume in {out_dir / 'checkpoints'}; train without --resume first"
+            )
         check_compatible(read_checkpoint_config(path), cfg, path)
         start = load_checkpoint(path, model, optimizer)
         if rank == 0:
@@ -278,7 +307,15 @@ def train(
     def flush():
         nonlocal pending
         for s, loss, norm, lr in pending:
-            row = {"step": s + 1, "lr": lr, "loss": loss.item(), "grad_norm": norm.item(), "val_loss": "", "tokens_per_s": "", "elapsed_s": ""}
+            row = {
+                "step": s + 1,
+                "lr": lr,
+                "loss": loss.item(),
+                "grad_norm": norm.item(),
+                "val_loss": "",
+                "tokens_per_s": "",
+                "elapsed_s": "",
+            }
             result.losses.append(row["loss"])
             log_rows.append(row)
         pending = []
@@ -305,7 +342,9 @@ def train(
                 result.val_losses[done] = last_val
                 log_rows[-1]["val_loss"] = f"{last_val:.4f}"
             if not math.isfinite(log_rows[-1]["loss"]):
-                raise LLMError(f"the loss became {log_rows[-1]['loss']} at step {done}; lower --lr or use --dtype float32")
+                raise LLMError(
+                    f"the loss became {log_rows[-1]['loss']} at step {done}; lower --lr or use --dtype float32"
+                )
             if bar is not None:
                 post = {"loss": f"{log_rows[-1]['loss']:.3f}", "tok/s": f"{rate:,.0f}"}
                 if last_val is not None:
@@ -339,12 +378,20 @@ def train(
         }
         (out_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
         if plot:
-            png = plot_losses(log_rows, out_dir / "loss.png", title=f"{n_params / 1e6:.1f}M-parameter Llama on kiln")
+            png = plot_losses(
+                log_rows,
+                out_dir / "loss.png",
+                title=f"{n_params / 1e6:.1f}M-parameter Llama on kiln",
+            )
             if png:
                 log(f"[train] loss curve: {png}")
         log(
             f"[train] {tc.steps - start} steps in {result.seconds:.1f} s, {result.tokens_per_s:,.0f} tokens/s"
-            + (f", val loss {last_val:.3f} (perplexity {math.exp(last_val):.1f})" if last_val is not None else "")
+            + (
+                f", val loss {last_val:.3f} (perplexity {math.exp(last_val):.1f})"
+                if last_val is not None
+                else ""
+            )
         )
     return result
 

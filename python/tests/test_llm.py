@@ -131,7 +131,9 @@ def test_schedule_matches_the_plain_python_one():
     for s in (0, 1, 4, 5, 6, 27, 49, 60):
         assert abs(sched(mx.array(s)).item() - C.lr_at(s, tc)) < 1e-9 + 1e-6 * C.lr_at(s, tc), s
     assert C.lr_at(0, tc) == pytest.approx(2e-4) and C.lr_at(4, tc) == pytest.approx(1e-3)
-    assert C.lr_at(49, tc) == pytest.approx(1e-4, rel=2e-2) and C.lr_at(50, tc) == pytest.approx(1e-4)
+    assert C.lr_at(49, tc) == pytest.approx(1e-4, rel=2e-2) and C.lr_at(50, tc) == pytest.approx(
+        1e-4
+    )
 
 
 def test_presets_have_the_stated_sizes():
@@ -202,10 +204,29 @@ def test_training_lowers_the_loss_and_writes_its_files(data, tmp_path):
 @pytest.mark.parametrize("compile", [True, False])
 def test_resume_gives_the_same_next_losses(data, tmp_path, compile):
     cfg, tc = tiny(data, steps=6, eval_every=100, checkpoint_every=3)
-    full = T.train(cfg, tc, data, tmp_path / "a", compile=compile, progress=False, plot=False, log=lambda *_: None)
+    full = T.train(
+        cfg,
+        tc,
+        data,
+        tmp_path / "a",
+        compile=compile,
+        progress=False,
+        plot=False,
+        log=lambda *_: None,
+    )
     # Resume the same run from its step-3 checkpoint: steps 4..6 again.
     shutil.rmtree(T.checkpoint_dir(tmp_path / "a", 6))
-    again = T.train(cfg, tc, data, tmp_path / "a", compile=compile, resume=True, progress=False, plot=False, log=lambda *_: None)
+    again = T.train(
+        cfg,
+        tc,
+        data,
+        tmp_path / "a",
+        compile=compile,
+        resume=True,
+        progress=False,
+        plot=False,
+        log=lambda *_: None,
+    )
     assert again.losses == full.losses[3:]
     rows = T.read_log(tmp_path / "a" / "log.csv")
     assert [int(r["step"]) for r in rows] == list(range(1, 7))
@@ -213,14 +234,35 @@ def test_resume_gives_the_same_next_losses(data, tmp_path, compile):
 
 def test_compiled_and_uncompiled_steps_agree(data, tmp_path):
     cfg, tc = tiny(data, steps=4, eval_every=100, checkpoint_every=100)
-    a = T.train(cfg, tc, data, tmp_path / "c", compile=True, progress=False, plot=False, log=lambda *_: None)
-    b = T.train(cfg, tc, data, tmp_path / "u", compile=False, progress=False, plot=False, log=lambda *_: None)
+    a = T.train(
+        cfg, tc, data, tmp_path / "c", compile=True, progress=False, plot=False, log=lambda *_: None
+    )
+    b = T.train(
+        cfg,
+        tc,
+        data,
+        tmp_path / "u",
+        compile=False,
+        progress=False,
+        plot=False,
+        log=lambda *_: None,
+    )
     np.testing.assert_allclose(a.losses, b.losses, rtol=1e-5)
 
 
 def test_bfloat16_training_runs(data, tmp_path):
     cfg, tc = tiny(data, steps=8, eval_every=8, checkpoint_every=100)
-    res = T.train(cfg, tc, data, tmp_path, dtype="bfloat16", kernels="custom", progress=False, plot=False, log=lambda *_: None)
+    res = T.train(
+        cfg,
+        tc,
+        data,
+        tmp_path,
+        dtype="bfloat16",
+        kernels="custom",
+        progress=False,
+        plot=False,
+        log=lambda *_: None,
+    )
     assert np.isfinite(res.losses).all() and res.losses[-1] < res.losses[0]
     assert res.model.model.layers[0].mlp.up_proj.weight.dtype == mx.bfloat16
 
@@ -247,7 +289,14 @@ def test_kv_cache_generation_equals_recomputation(trained, data, monkeypatch):
     cache = model.make_cache()
     seq = mx.array([prompt + with_cache[:5]])
     full = model(seq)
-    part = mx.concatenate([model(seq[:, :4], cache=cache), model(seq[:, 4:7], cache=cache), model(seq[:, 7:], cache=cache)], axis=1)
+    part = mx.concatenate(
+        [
+            model(seq[:, :4], cache=cache),
+            model(seq[:, 4:7], cache=cache),
+            model(seq[:, 7:], cache=cache),
+        ],
+        axis=1,
+    )
     np.testing.assert_allclose(np.array(part), np.array(full), atol=2e-4)
 
 
@@ -273,7 +322,9 @@ def test_quantized_generation_and_perplexity(trained, data):
     assert type(model.model.layers[0].mlp.up_proj).__name__ == "QuantizedLinear"
     q4 = G.perplexity(model, batches)
     assert np.isfinite(q4) and abs(q4 / full - 1) < 0.25, (full, q4)
-    tokens, stats = G.generate(model, data.tokenizer().encode("In the"), 12, temperature=0.8, top_p=0.9)
+    tokens, stats = G.generate(
+        model, data.tokenizer().encode("In the"), 12, temperature=0.8, top_p=0.9
+    )
     assert len(tokens) == 12 and all(0 <= t < data.vocab_size for t in tokens)
     assert stats["generation_tokens_per_s"] > 0
 
@@ -283,13 +334,61 @@ def test_quantized_generation_and_perplexity(trained, data):
 
 def test_cli_end_to_end(tmp_path, data_dir, capsys):
     out = tmp_path / "run"
-    rc = cli.main(["train", "--config", "tiny", "--data", str(data_dir), "--out", str(out), "--steps", "6", "--no-progress", "--no-plot", "--eval-every", "6", "--device", "cpu"])
+    rc = cli.main(
+        [
+            "train",
+            "--config",
+            "tiny",
+            "--data",
+            str(data_dir),
+            "--out",
+            str(out),
+            "--steps",
+            "6",
+            "--no-progress",
+            "--no-plot",
+            "--eval-every",
+            "6",
+            "--device",
+            "cpu",
+        ]
+    )
     assert rc == 0
-    rc = cli.main(["generate", "--checkpoint", str(out), "--prompt", "Let there be", "--max-tokens", "8", "--quantize", "4", "--device", "cpu"])
+    rc = cli.main(
+        [
+            "generate",
+            "--checkpoint",
+            str(out),
+            "--prompt",
+            "Let there be",
+            "--max-tokens",
+            "8",
+            "--quantize",
+            "4",
+            "--device",
+            "cpu",
+        ]
+    )
     assert rc == 0
-    rc = cli.main(["quantize", "--checkpoint", str(out), "--max-tokens", "4", "--eval-batches", "2", "--group-size", "32", "--device", "cpu"])
+    rc = cli.main(
+        [
+            "quantize",
+            "--checkpoint",
+            str(out),
+            "--max-tokens",
+            "4",
+            "--eval-batches",
+            "2",
+            "--group-size",
+            "32",
+            "--device",
+            "cpu",
+        ]
+    )
     text = capsys.readouterr().out
-    assert rc == 0 and "Let there be" in text and "validation perplexity" in text and "4-bit" in text
+    assert (
+        rc == 0 and "Let there be" in text and "validation perplexity" in text and "4-bit" in text
+    )
 
 
 def _one_line_error(capsys, argv, *needles):
@@ -303,30 +402,59 @@ def _one_line_error(capsys, argv, *needles):
 
 def test_bad_input_messages(tmp_path, data_dir, trained, capsys):
     # Missing token files, tokenizer and corpus: what is missing and the fixing command.
-    _one_line_error(capsys, ["train", "--config", "tiny", "--data", str(tmp_path / "none")], "meta.json", "main.py prepare")
+    _one_line_error(
+        capsys,
+        ["train", "--config", "tiny", "--data", str(tmp_path / "none")],
+        "meta.json",
+        "main.py prepare",
+    )
     broken = tmp_path / "broken"
     shutil.copytree(data_dir, broken)
     (broken / "val.bin").unlink()
-    _one_line_error(capsys, ["train", "--config", "tiny", "--data", str(broken)], "val.bin", "prepare")
+    _one_line_error(
+        capsys, ["train", "--config", "tiny", "--data", str(broken)], "val.bin", "prepare"
+    )
     if (broken / "tokenizer.json").exists():
         (broken / "tokenizer.json").unlink()
         with pytest.raises(LLMError, match="tokenizer.json.*prepare"):
             D.Tokenizer(broken)
-    _one_line_error(capsys, ["prepare", "--corpus", str(tmp_path / "nope.txt"), "--data-dir", str(tmp_path / "d")], "nope.txt", "missing")
+    _one_line_error(
+        capsys,
+        ["prepare", "--corpus", str(tmp_path / "nope.txt"), "--data-dir", str(tmp_path / "d")],
+        "nope.txt",
+        "missing",
+    )
     # A checkpoint from another config cannot be resumed.
     other = tmp_path / "other"
     shutil.copytree(trained, other)
     err = _one_line_error(
         capsys,
-        ["train", "--config", "small", "--data", str(data_dir), "--out", str(other), "--resume", "--steps", "31", "--no-progress"],
-        "another model config", "hidden_size",
+        [
+            "train",
+            "--config",
+            "small",
+            "--data",
+            str(data_dir),
+            "--out",
+            str(other),
+            "--resume",
+            "--steps",
+            "31",
+            "--no-progress",
+        ],
+        "another model config",
+        "hidden_size",
     )
     assert "--config" in err
     # A generate with no checkpoint says how to train one.
-    _one_line_error(capsys, ["generate", "--out", str(tmp_path / "empty")], "no checkpoint", "main.py train")
+    _one_line_error(
+        capsys, ["generate", "--out", str(tmp_path / "empty")], "no checkpoint", "main.py train"
+    )
     # Asking for a GPU where there is none.
     if not mx.is_available(mx.gpu):
-        _one_line_error(capsys, ["train", "--device", "gpu", "--data", str(data_dir)], "no GPU", "--device cpu")
+        _one_line_error(
+            capsys, ["train", "--device", "gpu", "--data", str(data_dir)], "no GPU", "--device cpu"
+        )
 
 
 def test_missing_corpus_package_message(monkeypatch):
@@ -335,7 +463,9 @@ def test_missing_corpus_package_message(monkeypatch):
         D.kjv_text()
 
 
-@pytest.mark.skipif(shutil.which("bible") is None, reason="the KJV (bible-kjv, bible-kjv-text) is not installed")
+@pytest.mark.skipif(
+    shutil.which("bible") is None, reason="the KJV (bible-kjv, bible-kjv-text) is not installed"
+)
 def test_the_kjv_corpus_reads_whole():
     text = D.kjv_text()
     chapters = D.split_chapters(text)
@@ -346,27 +476,74 @@ def test_the_kjv_corpus_reads_whole():
 # ---------------------------------------------------------------- data-parallel and the PyTorch reference
 
 
-@pytest.mark.skipif(shutil.which("mpirun") is None or not mx.distributed.is_available("mpi"), reason="Open MPI is not installed")
+@pytest.mark.skipif(
+    shutil.which("mpirun") is None or not mx.distributed.is_available("mpi"),
+    reason="Open MPI is not installed",
+)
 def test_data_parallel_training_matches_one_process(tmp_path, data_dir):
-    args = ["train", "--config", "tiny", "--data", str(data_dir), "--steps", "6", "--eval-every", "3", "--batch-size", "8", "--no-progress", "--no-plot", "--device", "cpu"]
-    one = subprocess.run([sys.executable, str(MAIN), *args, "--out", str(tmp_path / "one")], env=run_env(), capture_output=True, text=True, timeout=300)
+    args = [
+        "train",
+        "--config",
+        "tiny",
+        "--data",
+        str(data_dir),
+        "--steps",
+        "6",
+        "--eval-every",
+        "3",
+        "--batch-size",
+        "8",
+        "--no-progress",
+        "--no-plot",
+        "--device",
+        "cpu",
+    ]
+    one = subprocess.run(
+        [sys.executable, str(MAIN), *args, "--out", str(tmp_path / "one")],
+        env=run_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert one.returncode == 0, one.stdout + one.stderr
     two = subprocess.run(
-        [sys.executable, "-m", "kiln.launch", "-n", "2", "--backend", "mpi", "--timeout", "250", str(MAIN), *args, "--out", str(tmp_path / "two")],
-        env=run_env(), capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "kiln.launch",
+            "-n",
+            "2",
+            "--backend",
+            "mpi",
+            "--timeout",
+            "250",
+            str(MAIN),
+            *args,
+            "--out",
+            str(tmp_path / "two"),
+        ],
+        env=run_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert two.returncode == 0, two.stdout + two.stderr
     assert "2 process(es)" in two.stdout
     a = T.read_log(tmp_path / "one" / "log.csv")
     b = T.read_log(tmp_path / "two" / "log.csv")
-    np.testing.assert_allclose([float(r["loss"]) for r in b], [float(r["loss"]) for r in a], rtol=2e-4)
+    np.testing.assert_allclose(
+        [float(r["loss"]) for r in b], [float(r["loss"]) for r in a], rtol=2e-4
+    )
     np.testing.assert_allclose(float(b[-1]["val_loss"]), float(a[-1]["val_loss"]), rtol=2e-4)
 
 
 def _python_with_torch():
     for exe in (sys.executable, shutil.which("python3"), "/usr/bin/python3"):
         if exe and Path(exe).exists():
-            ok = subprocess.run([exe, "-c", "import torch, numpy"], capture_output=True).returncode == 0
+            ok = (
+                subprocess.run([exe, "-c", "import torch, numpy"], capture_output=True).returncode
+                == 0
+            )
             if ok:
                 return exe
     return None
@@ -376,14 +553,45 @@ def test_pytorch_reference_follows_kiln(tmp_path, data_dir):
     exe = _python_with_torch()
     if exe is None:
         pytest.skip("PyTorch is not installed")
-    cfg_args = ["train", "--config", "tiny", "--data", str(data_dir), "--out", str(tmp_path), "--steps", "12", "--eval-every", "6", "--no-progress", "--no-plot", "--device", "cpu"]
+    cfg_args = [
+        "train",
+        "--config",
+        "tiny",
+        "--data",
+        str(data_dir),
+        "--out",
+        str(tmp_path),
+        "--steps",
+        "12",
+        "--eval-every",
+        "6",
+        "--no-progress",
+        "--no-plot",
+        "--device",
+        "cpu",
+    ]
     assert cli.main(cfg_args) == 0
-    res = subprocess.run([exe, str(ROOT / "examples" / "llm" / "torch_ref.py"), str(tmp_path), "--device", "cpu", "--threads", "2"], capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        [
+            exe,
+            str(ROOT / "examples" / "llm" / "torch_ref.py"),
+            str(tmp_path),
+            "--device",
+            "cpu",
+            "--threads",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     kiln_rows = T.read_log(tmp_path / "log.csv")
     with open(tmp_path / "torch-eager" / "log.csv") as f:
         torch_rows = list(csv.DictReader(f))
-    np.testing.assert_allclose([float(r["loss"]) for r in torch_rows], [float(r["loss"]) for r in kiln_rows], rtol=2e-4)
+    np.testing.assert_allclose(
+        [float(r["loss"]) for r in torch_rows], [float(r["loss"]) for r in kiln_rows], rtol=2e-4
+    )
     assert [r["val_loss"] != "" for r in torch_rows] == [r["val_loss"] != "" for r in kiln_rows]
 
 
@@ -399,7 +607,15 @@ def test_every_llm_kernel_compiles_for_the_gpu(monkeypatch):
     recorded = []
 
     def record(self, *, inputs, output_shapes, output_dtypes, template=None, **_):
-        recorded.append((self, [a.dtype for a in inputs], [a.ndim for a in inputs], list(output_dtypes), template or []))
+        recorded.append(
+            (
+                self,
+                [a.dtype for a in inputs],
+                [a.ndim for a in inputs],
+                list(output_dtypes),
+                template or [],
+            )
+        )
         return [mx.zeros(s, dtype=d) for s, d in zip(output_shapes, output_dtypes)]
 
     monkeypatch.setattr(mx.fast.CustomKernel, "__call__", record)
