@@ -103,7 +103,7 @@ PRESETS = {
         ),
         vocab_size=512,
     ),
-    # The CPU demo: ~10M parameters (4.2M of them the tied embedding).
+    # The CPU demo: ~9.4M parameters (3.1M of them the tied embedding); 300 steps of 1K tokens.
     "small": Preset(
         ModelConfig(
             hidden_size=384,
@@ -114,7 +114,7 @@ PRESETS = {
             max_position_embeddings=256,
         ),
         TrainConfig(
-            batch_size=16,
+            batch_size=8,
             seq_len=128,
             steps=300,
             learning_rate=3e-3,
