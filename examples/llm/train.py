@@ -215,7 +215,8 @@ def _progress(total, initial, disable):
         disable=disable,
         unit="step",
         dynamic_ncols=True,
-        mininterval=0.5,
+        # In a log file (no terminal) each refresh is a line: refresh less often there.
+        mininterval=0.5 if sys.stdout.isatty() else 15,
         file=sys.stdout,
     )
 
