@@ -633,3 +633,56 @@ def test_every_llm_kernel_compiles_for_the_gpu(monkeypatch):
         except mx.fast.KernelCompileError as e:
             failures.append(str(e))
     assert not failures, "\n\n".join(failures)
+
+
+MLX_PYTHON = os.environ.get("KILN_MLX_PYTHON", "/work/mlxenv/bin/python")
+
+# Runs examples/llm/model.py on MLX with only its imports redirected (kiln.* -> mlx.*),
+# loads a kiln checkpoint and writes the logits of the tokens given.
+MLX_SCRIPT = """
+import json, sys, types
+import numpy as np
+import mlx.core as mx, mlx.nn as nn, mlx.optimizers as optim, mlx.utils
+kiln = types.ModuleType("kiln")
+sys.modules.update({"kiln": kiln, "kiln.core": mx, "kiln.nn": nn, "kiln.optimizers": optim,
+                    "kiln.utils": mlx.utils})
+sys.path.insert(0, sys.argv[1])
+from llm import config as C, model as M
+ckpt, tokens, out = sys.argv[2:5]
+cfg = C.from_dict(C.ModelConfig, json.load(open(ckpt + "/config.json"))["model"])
+model = M.Model(cfg)
+model.load_weights(ckpt + "/model.safetensors")
+x = mx.array(np.load(tokens))
+np.save(out, np.array(model(x)))
+"""
+
+
+def test_the_model_file_runs_on_mlx_with_the_same_logits(trained, tmp_path):
+    """examples/llm/model.py is MLX code: on MLX (imports redirected) a kiln checkpoint gives
+    kiln's logits."""
+    if not os.path.exists(MLX_PYTHON):
+        pytest.skip(f"no MLX interpreter at {MLX_PYTHON} (KILN_MLX_PYTHON)")
+    if subprocess.run([MLX_PYTHON, "-c", "import mlx.core, numpy"], capture_output=True).returncode:
+        pytest.skip(f"{MLX_PYTHON} cannot import mlx.core and numpy")
+    ckpt = T.latest_checkpoint(trained)
+    model = G.load_model(ckpt)
+    tokens = np.random.default_rng(0).integers(0, model.args.vocab_size, (2, 13)).astype(np.int32)
+    np.save(tmp_path / "x.npy", tokens)
+    res = subprocess.run(
+        [
+            MLX_PYTHON,
+            "-c",
+            MLX_SCRIPT,
+            str(ROOT / "examples"),
+            str(ckpt),
+            str(tmp_path / "x.npy"),
+            str(tmp_path / "y.npy"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stderr
+    theirs = np.load(tmp_path / "y.npy")
+    mine = np.array(model(mx.array(tokens)))
+    np.testing.assert_allclose(mine, theirs, atol=2e-5 * max(1.0, np.abs(theirs).max()))
