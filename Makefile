@@ -19,6 +19,11 @@ build: configure
 demo: build
 	@scripts/demo.sh $(BUILD) $$(tail -n1 build/.python)
 
+# The earlier main demo: the seed's kernels and an MLP on scikit-learn's digits.
+.PHONY: demo-digits
+demo-digits: build
+	@scripts/demo.sh $(BUILD) $$(tail -n1 build/.python) --digits
+
 test: build
 	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 

@@ -78,6 +78,20 @@ if ! { command -v mpirun && ldconfig -p | grep -q "libmpi\.so"; } >/dev/null 2>&
   fi
 fi
 
+# The LLM demo's corpus (examples/llm): the King James Bible, Debian's bible-kjv-text (the
+# compressed text) and bible-kjv (the `bible` program that reads it). Optional: without it
+# the demo says how to install it and trains on the short sample text it ships.
+if ! { command -v bible && test -e /usr/lib/bible.data; } >/dev/null 2>&1; then
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+    log "installing bible-kjv bible-kjv-text (the LLM demo's corpus)"
+    { apt-get install -y -qq --no-install-recommends bible-kjv bible-kjv-text >&2 ||
+      { apt-get update -qq >&2 && apt-get install -y -qq --no-install-recommends bible-kjv bible-kjv-text >&2; }; } ||
+      log "bible-kjv-text is not available: the LLM demo will train on its sample text"
+  else
+    log "optional: sudo apt-get install -y bible-kjv bible-kjv-text (the LLM demo's corpus)"
+  fi
+fi
+
 # ---------------------------------------------------------------- Python
 # Required: numpy, pybind11 >= 3, pytest. Optional extras are installed into .venv only.
 py_ok() {
@@ -87,7 +101,7 @@ assert int(pybind11.__version__.split(".")[0]) >= 3
 PY
 }
 PY_REQS=(numpy "pybind11>=3" pytest)
-PY_EXTRAS=(ml_dtypes scikit-learn matplotlib safetensors gguf scipy hypothesis)
+PY_EXTRAS=(ml_dtypes scikit-learn matplotlib safetensors gguf scipy hypothesis tokenizers tqdm)
 
 if py_ok python3; then
   PY=$(command -v python3)
@@ -111,5 +125,14 @@ else
   log "installing into .venv: ${PY_REQS[*]} ${PY_EXTRAS[*]}"
   "$PY" -m pip install -q --disable-pip-version-check "${PY_REQS[@]}" "${PY_EXTRAS[@]}" >&2
   py_ok "$PY" || { log "the Python packages did not install"; exit 1; }
+fi
+# Extras added after a .venv was made: installed into it when missing (offline: a note).
+if [[ $PY == "$PWD/.venv/bin/python" ]]; then
+  for mod_pkg in tokenizers:tokenizers tqdm:tqdm matplotlib:matplotlib; do
+    if ! "$PY" -c "import ${mod_pkg%%:*}" >/dev/null 2>&1; then
+      "$PY" -m pip install -q --disable-pip-version-check "${mod_pkg##*:}" >&2 ||
+        log "optional: $PY -m pip install ${mod_pkg##*:} (the LLM demo)"
+    fi
+  done
 fi
 echo "$PY"
