@@ -67,8 +67,8 @@ class Executor {
   void wait_done(uint64_t value) {
     if (done_.load(std::memory_order_acquire) >= value) return;
     std::unique_lock lk(done_mu_);
-    ++waiters_;
-    done_cv_.wait(lk, [&] { return done_.load(std::memory_order_acquire) >= value; });
+    waiters_.fetch_add(1, std::memory_order_seq_cst);  // pairs with mark_done's store and load
+    done_cv_.wait(lk, [&] { return done_.load(std::memory_order_seq_cst) >= value; });
     --waiters_;
   }
   bool is_done(uint64_t value) const { return done_.load(std::memory_order_acquire) >= value; }
@@ -147,8 +147,11 @@ class Executor {
   }
 
   void mark_done(uint64_t value) {
-    done_.store(value, std::memory_order_release);
-    if (waiters_.load(std::memory_order_acquire) > 0) {
+    // Sequentially consistent: this store and the load of waiters_ must not reorder (a
+    // store-load pair, which release/acquire allows), or a waiter that has just registered
+    // can miss both the new value and the notification and sleep forever.
+    done_.store(value, std::memory_order_seq_cst);
+    if (waiters_.load(std::memory_order_seq_cst) > 0) {
       std::lock_guard lk(done_mu_);
       done_cv_.notify_all();
     }
