@@ -132,8 +132,9 @@ std::pair<std::string, State> callback_view(const Primitive& p, const State& sta
 
 }  // namespace export_detail
 
-/** Friend of every primitive declared with KILN_PRIMITIVE_NAME: the codecs read private
- * parameters from here. One registration function per family (export_state_*.cpp). */
+/** The codecs' access to primitives' parameters: public accessors where a primitive has
+ * them, else this struct is its friend. One registration function per family
+ * (export_state_*.cpp). */
 struct ExportAccess {
   static void register_elementwise(export_detail::Registry& r);  // unary, binary, ternary
   static void register_layout(export_detail::Registry& r);       // layout, creation, compile

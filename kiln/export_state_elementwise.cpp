@@ -80,7 +80,7 @@ void ExportAccess::register_elementwise(Registry& r) {
   r.add_plain<RightShift>("RightShift");
   r.add_plain<Select>("Select");
   r.add<Equal>(
-      "Equal", [](const Equal& p, StateWriter& w) { w.b(p.equal_nan_); },
+      "Equal", [](const Equal& p, StateWriter& w) { w.b(p.equal_nan()); },
       [](StateReader& in, Stream s) { return std::make_shared<Equal>(s, in.b()); });
 }
 

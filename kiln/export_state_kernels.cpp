@@ -105,10 +105,10 @@ void ExportAccess::register_kernels(Registry& r) {
           if (auto* d = std::get_if<Dtype>(&arg)) values.push_back(static_cast<int64_t>(d->val));
         }
         w.strs(names).ints(kinds).ints(values);
-        write_triple(w, p.grid_);
-        write_triple(w, p.threadgroup_);
-        write_init(w, p.init_value_);
-        write_shapes(w, p.output_shapes_);
+        write_triple(w, p.grid());
+        write_triple(w, p.threadgroup());
+        write_init(w, p.init_value());
+        write_shapes(w, const_cast<CustomKernel&>(p).output_shapes({}));
       },
       [](StateReader& in, Stream s) {
         kernels::KernelSpec spec;
@@ -168,11 +168,11 @@ void ExportAccess::register_kernels(Registry& r) {
   r.add<PrecompiledKernel>(
       "PrecompiledKernel",
       [](const PrecompiledKernel& p, StateWriter& w) {
-        const PrecompiledDefinition& d = *p.def_;
+        const PrecompiledDefinition& d = p.definition();
         w.s(d.name).s(d.image).i(d.null_pointers);
         std::vector<int64_t> kinds;
         std::vector<double> values;
-        for (const auto& a : p.scalars_) {
+        for (const auto& a : p.scalars()) {
           kinds.push_back(static_cast<int64_t>(a.index()));
           if (auto* b = std::get_if<bool>(&a)) values.push_back(*b);
           if (auto* i = std::get_if<int>(&a)) values.push_back(*i);
@@ -181,12 +181,12 @@ void ExportAccess::register_kernels(Registry& r) {
         w.ints(kinds);
         // Floats and ints both fit a double exactly.
         for (double v : values) w.f(v);
-        write_triple(w, p.grid_);
-        write_triple(w, p.threadgroup_);
-        w.i(p.shared_memory_);
-        write_init(w, p.init_value_);
-        w.b(p.ensure_row_contiguous_);
-        write_shapes(w, p.output_shapes_);
+        write_triple(w, p.grid());
+        write_triple(w, p.threadgroup());
+        w.i(p.shared_memory());
+        write_init(w, p.init_value());
+        w.b(p.ensure_row_contiguous());
+        write_shapes(w, const_cast<PrecompiledKernel&>(p).output_shapes({}));
       },
       [](StateReader& in, Stream s) {
         auto def = std::make_shared<PrecompiledDefinition>();

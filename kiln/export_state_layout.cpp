@@ -32,11 +32,11 @@ SliceBounds read_bounds(StateReader& in) {
 
 void ExportAccess::register_layout(Registry& r) {
   r.add<AsType>(
-      "AsType", [](const AsType& p, StateWriter& w) { w.d(p.dtype_); },
+      "AsType", [](const AsType& p, StateWriter& w) { w.d(p.dtype()); },
       [](StateReader& in, Stream s) { return std::make_shared<AsType>(s, in.d()); });
   r.add_plain<Copy>("Copy");
   r.add<Broadcast>(
-      "Broadcast", [](const Broadcast& p, StateWriter& w) { w.ints(p.shape_); },
+      "Broadcast", [](const Broadcast& p, StateWriter& w) { w.ints(p.shape()); },
       [](StateReader& in, Stream s) { return std::make_shared<Broadcast>(s, in.ints32()); });
   r.add<Reshape>(
       "Reshape",
@@ -49,7 +49,7 @@ void ExportAccess::register_layout(Registry& r) {
         return std::make_shared<Reshape>(s, std::move(shape), infer, std::move(follow));
       });
   r.add<Transpose>(
-      "Transpose", [](const Transpose& p, StateWriter& w) { w.ints(p.axes_); },
+      "Transpose", [](const Transpose& p, StateWriter& w) { w.ints(p.axes()); },
       [](StateReader& in, Stream s) { return std::make_shared<Transpose>(s, in.ints32()); });
   r.add<Contiguous>(
       "Contiguous", [](const Contiguous& p, StateWriter& w) { w.b(p.allow_col_major_); },
@@ -79,10 +79,10 @@ void ExportAccess::register_layout(Registry& r) {
         return std::make_shared<Slice>(s, std::move(b), std::move(traced));
       });
   r.add<SliceUpdate>(
-      "SliceUpdate", [](const SliceUpdate& p, StateWriter& w) { write_bounds(w, p.bounds_); },
+      "SliceUpdate", [](const SliceUpdate& p, StateWriter& w) { write_bounds(w, p.bounds()); },
       [](StateReader& in, Stream s) { return std::make_shared<SliceUpdate>(s, read_bounds(in)); });
   r.add<Concatenate>(
-      "Concatenate", [](const Concatenate& p, StateWriter& w) { w.i(p.axis_); },
+      "Concatenate", [](const Concatenate& p, StateWriter& w) { w.i(p.axis()); },
       [](StateReader& in, Stream s) { return std::make_shared<Concatenate>(s, in.i32()); });
 
   // Creation.
@@ -128,7 +128,7 @@ void ExportAccess::register_layout(Registry& r) {
 
   // Compile and transform helpers that traced graphs hold.
   r.add<BroadcastLike>(
-      "BroadcastLike", [](const BroadcastLike& p, StateWriter& w) { w.i(p.ignore_last_); },
+      "BroadcastLike", [](const BroadcastLike& p, StateWriter& w) { w.i(p.ignore_last()); },
       [](StateReader& in, Stream s) { return std::make_shared<BroadcastLike>(s, in.i32()); });
   r.add_plain<StopGradient>("StopGradient");
   r.add<Depends>(

@@ -39,7 +39,7 @@ QuantParams read_quant(StateReader& in) {
 void ExportAccess::register_math(Registry& r) {
   r.add_plain<Matmul>("Matmul");
   r.add<AddMM>(
-      "AddMM", [](const AddMM& p, StateWriter& w) { w.f(p.alpha_).f(p.beta_); },
+      "AddMM", [](const AddMM& p, StateWriter& w) { w.f(p.alpha()).f(p.beta()); },
       [](StateReader& in, Stream s) {
         float alpha = static_cast<float>(in.f());
         float beta = static_cast<float>(in.f());
@@ -48,10 +48,10 @@ void ExportAccess::register_math(Registry& r) {
 
   // Factorizations and solves.
   r.add<Cholesky>(
-      "Cholesky", [](const Cholesky& p, StateWriter& w) { w.b(p.upper_); },
+      "Cholesky", [](const Cholesky& p, StateWriter& w) { w.b(p.upper()); },
       [](StateReader& in, Stream s) { return std::make_shared<Cholesky>(s, in.b()); });
   r.add<Inverse>(
-      "Inverse", [](const Inverse& p, StateWriter& w) { w.b(p.tri_).b(p.upper_); },
+      "Inverse", [](const Inverse& p, StateWriter& w) { w.b(p.tri()).b(p.upper()); },
       [](StateReader& in, Stream s) {
         bool tri = in.b();
         bool upper = in.b();
@@ -60,11 +60,11 @@ void ExportAccess::register_math(Registry& r) {
   r.add_plain<LUF>("LUF");
   r.add_plain<QRF>("QRF");
   r.add<SVD>(
-      "SVD", [](const SVD& p, StateWriter& w) { w.b(p.compute_uv_); },
+      "SVD", [](const SVD& p, StateWriter& w) { w.b(p.compute_uv()); },
       [](StateReader& in, Stream s) { return std::make_shared<SVD>(s, in.b()); });
   r.add<Eigh>(
       "Eigh",
-      [](const Eigh& p, StateWriter& w) { w.s(std::string(1, p.uplo_)).b(p.compute_vectors_); },
+      [](const Eigh& p, StateWriter& w) { w.s(std::string(1, p.uplo())).b(p.compute_vectors()); },
       [](StateReader& in, Stream s) {
         std::string uplo = in.s();
         bool vectors = in.b();
@@ -72,21 +72,21 @@ void ExportAccess::register_math(Registry& r) {
         return std::make_shared<Eigh>(s, uplo[0], vectors);
       });
   r.add<Eig>(
-      "Eig", [](const Eig& p, StateWriter& w) { w.b(p.compute_vectors_); },
+      "Eig", [](const Eig& p, StateWriter& w) { w.b(p.compute_vectors()); },
       [](StateReader& in, Stream s) { return std::make_shared<Eig>(s, in.b()); });
   r.add_plain<Solve>("Solve");
   r.add<SolveTriangular>(
-      "SolveTriangular", [](const SolveTriangular& p, StateWriter& w) { w.b(p.upper_); },
+      "SolveTriangular", [](const SolveTriangular& p, StateWriter& w) { w.b(p.upper()); },
       [](StateReader& in, Stream s) { return std::make_shared<SolveTriangular>(s, in.b()); });
 
   // Convolution (forward and the two gradient modes its vjp builds).
   r.add<Convolution>(
       "Convolution",
       [](const Convolution& p, StateWriter& w) {
-        const ConvParams& c = p.params_;
+        const ConvParams& c = p.params();
         w.ints(c.stride).ints(c.pad_lo).ints(c.pad_hi).ints(c.kernel_dilation);
         w.ints(c.input_dilation).i(c.groups).b(c.flip);
-        w.i(static_cast<int>(p.mode_)).ints(p.other_shape_);
+        w.i(static_cast<int>(p.mode())).ints(p.other_shape());
       },
       [](StateReader& in, Stream s) {
         ConvParams c;
@@ -111,7 +111,7 @@ void ExportAccess::register_math(Registry& r) {
   r.add<FFT>(
       "FFT",
       [](const FFT& p, StateWriter& w) {
-        w.ints(p.axes_).b(p.inverse_).b(p.real_).i(p.n_last_).f(p.scale_);
+        w.ints(p.axes()).b(p.inverse()).b(p.real()).i(p.n_last()).f(p.scale());
       },
       [](StateReader& in, Stream s) {
         std::vector<int> axes = in.ints32();
@@ -124,7 +124,7 @@ void ExportAccess::register_math(Registry& r) {
 
   // Random: the key is an input (a constant of the trace when it is the global key).
   r.add<RandomBits>(
-      "RandomBits", [](const RandomBits& p, StateWriter& w) { w.ints(p.shape_).i(p.width_); },
+      "RandomBits", [](const RandomBits& p, StateWriter& w) { w.ints(p.shape()).i(p.width()); },
       [](StateReader& in, Stream s) {
         Shape shape = in.ints32();
         int width = in.i32();
@@ -136,7 +136,7 @@ void ExportAccess::register_math(Registry& r) {
 
   // Quantization.
   r.add<Quantize>(
-      "Quantize", [](const Quantize& p, StateWriter& w) { write_quant(w, p.p_); },
+      "Quantize", [](const Quantize& p, StateWriter& w) { write_quant(w, p.params()); },
       [](StateReader& in, Stream s) { return std::make_shared<Quantize>(s, read_quant(in)); });
   r.add<Dequantize>(
       "Dequantize",
@@ -153,8 +153,8 @@ void ExportAccess::register_math(Registry& r) {
   r.add<QuantizedMatmul>(
       "QuantizedMatmul",
       [](const QuantizedMatmul& p, StateWriter& w) {
-        write_quant(w, p.p_);
-        w.b(p.transpose_).b(p.global_);
+        write_quant(w, p.params());
+        w.b(p.transpose()).b(p.has_global_scale());
       },
       [](StateReader& in, Stream s) {
         QuantParams q = read_quant(in);

@@ -55,10 +55,10 @@ void ExportAccess::register_reduce_index(Registry& r) {
         return std::make_shared<Scan>(s, type, axis, reverse, inclusive);
       });
   r.add<Sort>(
-      "Sort", [](const Sort& p, StateWriter& w) { w.i(p.axis_); },
+      "Sort", [](const Sort& p, StateWriter& w) { w.i(p.axis()); },
       [](StateReader& in, Stream s) { return std::make_shared<Sort>(s, in.i32()); });
   r.add<ArgSort>(
-      "ArgSort", [](const ArgSort& p, StateWriter& w) { w.i(p.axis_); },
+      "ArgSort", [](const ArgSort& p, StateWriter& w) { w.i(p.axis()); },
       [](StateReader& in, Stream s) { return std::make_shared<ArgSort>(s, in.i32()); });
   r.add_plain<Softmax>("Softmax");
 
@@ -79,7 +79,7 @@ void ExportAccess::register_reduce_index(Registry& r) {
   r.add<Scatter>(
       "Scatter",
       [](const Scatter& p, StateWriter& w) {
-        w.s(p.op_).i(static_cast<int>(p.reduce_)).ints(p.axes_);
+        w.s(p.op()).i(static_cast<int>(p.reduce())).ints(p.axes());
       },
       [](StateReader& in, Stream s) {
         const char* op = export_detail::intern(in.s());
@@ -108,14 +108,14 @@ void ExportAccess::register_reduce_index(Registry& r) {
 
   // Sort-based.
   r.add<Partition>(
-      "Partition", [](const Partition& p, StateWriter& w) { w.i(p.kth_).i(p.start_); },
+      "Partition", [](const Partition& p, StateWriter& w) { w.i(p.kth()).i(p.start()); },
       [](StateReader& in, Stream s) {
         int64_t kth = in.i();
         int64_t start = in.i();
         return std::make_shared<Partition>(s, kth, start);
       });
   r.add<ArgPartition>(
-      "ArgPartition", [](const ArgPartition& p, StateWriter& w) { w.i(p.kth_).i(p.start_); },
+      "ArgPartition", [](const ArgPartition& p, StateWriter& w) { w.i(p.kth()).i(p.start()); },
       [](StateReader& in, Stream s) {
         int64_t kth = in.i();
         int64_t start = in.i();
@@ -123,10 +123,10 @@ void ExportAccess::register_reduce_index(Registry& r) {
       });
   r.add_plain<Median>("Median");
   r.add<SearchSorted>(
-      "SearchSorted", [](const SearchSorted& p, StateWriter& w) { w.b(p.right_); },
+      "SearchSorted", [](const SearchSorted& p, StateWriter& w) { w.b(p.right()); },
       [](StateReader& in, Stream s) { return std::make_shared<SearchSorted>(s, in.b()); });
   r.add<Unique>(
-      "Unique", [](const Unique& p, StateWriter& w) { w.i(p.size_).b(p.has_fill_); },
+      "Unique", [](const Unique& p, StateWriter& w) { w.i(p.size()).b(p.has_fill()); },
       [](StateReader& in, Stream s) {
         int64_t size = in.i();
         bool fill = in.b();

@@ -18,9 +18,6 @@
 
 namespace kiln {
 
-// Reads primitives' parameters to save them in exported functions (kiln/export_state.h).
-struct ExportAccess;
-
 class Primitive {
  public:
   explicit Primitive(Stream stream) : stream_(stream) {}
@@ -96,9 +93,8 @@ class UnaryPrimitive : public Primitive {
 };
 
 // Declaration helpers for primitive classes.
-#define KILN_PRIMITIVE_NAME(NAME)                     \
-  const char* name() const override { return #NAME; } \
-  friend struct ::kiln::ExportAccess;
+#define KILN_PRIMITIVE_NAME(NAME) \
+  const char* name() const override { return #NAME; }
 
 #define KILN_PRIMITIVE_VMAP()                                   \
   std::pair<std::vector<array>, std::vector<int>> vmap(         \
