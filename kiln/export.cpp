@@ -18,6 +18,7 @@
 // checksum is 64-bit FNV-1a; the trace count is rewritten after each trace of an exporter.
 #include "kiln/export.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstdio>
 #include <cstring>
@@ -622,6 +623,7 @@ class FileReader {
     return b;
   }
   bool at_end() const { return pos_ == size_; }
+  uint64_t size() const { return size_; }
 
  private:
   std::string path_;
@@ -729,10 +731,15 @@ std::string describe(const std::vector<Shape>& shapes, const std::vector<Dtype>&
 
 ImportedFunction import_function(const std::string& path) {
   FileReader r(path);
-  std::string magic = r.read(sizeof(kMagic), "the header");
-  if (std::memcmp(magic.data(), kMagic, sizeof(kMagic)) != 0) {
+  const size_t head = std::min<uint64_t>(sizeof(kMagic), r.size());
+  std::string magic = r.read(head, "the header");
+  if (std::memcmp(magic.data(), kMagic, head) != 0 || head == 0) {
     throw std::runtime_error(msg("[import_function] ", path,
                                  " is not a function exported by kiln (no KILNFUNC header)."));
+  }
+  if (head < sizeof(kMagic)) {
+    throw std::runtime_error(msg("[import_function] ", path, " is truncated (", head,
+                                 " bytes: less than its header)."));
   }
   uint32_t version = r.get<uint32_t>("the header");
   if (version != kFormatVersion) {

@@ -89,8 +89,21 @@ SymProgram rewrite(const ReplayProgram& p, const std::vector<Shape>& in_shapes,
     const auto& st = p.steps[si];
     std::vector<Sym> in;
     for (int v : st.in) in.push_back(mapped(v));
+    // Fused fast operations and compiled nodes keep closures or generated code: export the
+    // operations they stand for.
+    ArrayFn expansion;
     if (auto* custom = dynamic_cast<fast::Custom*>(st.prim.get())) {
-      // Fused fast operations keep closures: export the operations of their fallback.
+      expansion = custom->fallback();
+    } else if (auto* compiled = dynamic_cast<Compiled*>(st.prim.get())) {
+      expansion = [prim = st.prim, compiled](const std::vector<array>& x) {
+        return compiled->unfused(x);
+      };
+    } else if (auto* graph = dynamic_cast<CompiledGraph*>(st.prim.get())) {
+      expansion = [prim = st.prim, graph](const std::vector<array>& x) {
+        return graph->unfused(x);
+      };
+    }
+    if (expansion) {
       std::vector<Shape> shapes;
       std::vector<Dtype> dtypes;
       for (int v : st.in) {
@@ -107,9 +120,9 @@ SymProgram rewrite(const ReplayProgram& p, const std::vector<Shape>& in_shapes,
         }
       }
       ReplayProgram sub =
-          detail::trace_for_export(custom->fallback(), shapes, dtypes, {}, p.shapeless);
+          detail::trace_for_export(expansion, shapes, dtypes, {}, p.shapeless);
       if (sub.outputs.size() != st.shapes.size()) {
-        throw std::invalid_argument(msg("[export_function] The fallback of ", st.prim->name(),
+        throw std::invalid_argument(msg("[export_function] The expansion of ", st.prim->name(),
                                         " returns ", sub.outputs.size(), " arrays for its ",
                                         st.shapes.size(), " outputs; it cannot be exported."));
       }
