@@ -69,6 +69,7 @@ const Registry& registry() {
     ExportAccess::register_reduce_index(*reg);
     ExportAccess::register_math(*reg);
     ExportAccess::register_kernels(*reg);
+    ExportAccess::register_distributed(*reg);
     return reg;
   }();
   return *r;

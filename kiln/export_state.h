@@ -142,6 +142,7 @@ struct ExportAccess {
   static void register_math(export_detail::Registry& r);  // linalg, factor, conv, fft, random,
                                                            // quantized, transforms
   static void register_kernels(export_detail::Registry& r);  // custom and precompiled kernels
+  static void register_distributed(export_detail::Registry& r);  // collectives
 };
 
 }  // namespace kiln

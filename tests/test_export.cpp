@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "kiln/compile.h"
+#include "kiln/distributed/primitives.h"
 #include "kiln/export.h"
 #include "kiln/export_state.h"
 #include "kiln/fast.h"
@@ -42,6 +43,7 @@ struct Case {
   ArrayFn fn;
   std::function<std::vector<array>()> inputs;  // fresh random inputs per call
   bool exact = false;
+  double tol = 1e-5;  // relative; fused kernels against their composed fallback differ more
 };
 
 array rnd(Shape s, double lo = -2, double hi = 2) {
@@ -144,10 +146,12 @@ std::vector<Case> cases() {
                [] { return std::vector{rnd({3, 8})}; }});
   c.push_back({"linalg",
                [](auto x) {
-                 auto [q, r] = linalg::qr(x[1]);
-                 return std::vector{linalg::inv(x[0]), linalg::cholesky(x[0]), matmul(q, r),
-                                    linalg::eigvalsh(x[0]), linalg::svd(x[1], false)[0],
-                                    linalg::solve(x[0], x[1])};
+                 const Device cpu = Device::cpu;  // factorizations run on the CPU
+                 auto [q, r] = linalg::qr(x[1], cpu);
+                 return std::vector{linalg::inv(x[0], cpu), linalg::cholesky(x[0], false, cpu),
+                                    matmul(q, r), linalg::eigvalsh(x[0], "L", cpu),
+                                    linalg::svd(x[1], false, cpu)[0],
+                                    linalg::solve(x[0], x[1], cpu)};
                },
                [] { return std::vector{spd(4), rnd({4, 4})}; }});
   c.push_back({"random_with_key_input",
@@ -171,12 +175,12 @@ std::vector<Case> cases() {
                                     fast::layer_norm(x[0], x[1], x[1], 1e-5f),
                                     softmax(x[0], -1)};
                },
-               [] { return std::vector{rnd({3, 8}), rnd({8})}; }});
+               [] { return std::vector{rnd({3, 8}), rnd({8})}; }, false, 2e-4});
   return c;
 }
 
 void expect_same(const std::vector<array>& got, const std::vector<array>& want, bool exact,
-                 const std::string& what) {
+                 const std::string& what, double tol = 1e-5) {
   ASSERT_EQ(got.size(), want.size()) << what;
   for (size_t i = 0; i < got.size(); ++i) {
     SCOPED_TRACE(what + " output " + std::to_string(i));
@@ -187,7 +191,7 @@ void expect_same(const std::vector<array>& got, const std::vector<array>& want, 
     } else {
       auto g = test::to_double(got[i]), w = test::to_double(want[i]);
       for (size_t j = 0; j < g.size(); ++j)
-        EXPECT_NEAR(g[j], w[j], 1e-5 * (1 + std::abs(w[j]))) << j;
+        EXPECT_NEAR(g[j], w[j], tol * (1 + std::abs(w[j]))) << j;
     }
   }
 }
@@ -202,7 +206,7 @@ TEST(Export, RoundTripsMatchDirectEvaluation) {
     ImportedFunction f = import_function(path);
     for (int round = 0; round < 2; ++round) {
       auto x = c.inputs();  // fresh inputs, not the example ones
-      expect_same(f(x), c.fn(x), c.exact, c.name);
+      expect_same(f(x), c.fn(x), c.exact, c.name, c.tol);
     }
   }
   std::remove(path.c_str());
@@ -457,4 +461,58 @@ TEST(Export, CustomKernelIsRecompiledOnImport) {
   auto x = std::vector{rnd({40}), rnd({40})};
   expect_same(f(x), {add(multiply(x[0], array(3.0f)), x[1])}, false, "kernel");
   std::remove(path.c_str());
+}
+
+// Exporting, importing and calling leave nothing behind (constants of closed exporters and
+// of dropped imported functions are freed).
+TEST(Export, NoMemoryGrowth) {
+  const std::string path = temp_path("leak.kilnfn");
+  auto active = [] {
+    synchronize();
+    return get_active_memory(test::test_device());
+  };
+  auto round = [&] {
+    array w = rnd({256, 64});
+    w.eval();
+    ArrayFn fn = [w](const std::vector<array>& x) { return std::vector{matmul(x[0], w)}; };
+    export_function(path, fn, {rnd({4, 256})}, true);
+    ImportedFunction f = import_function(path);
+    auto out = f(std::vector<array>{rnd({3, 256})});
+    eval(out);
+    auto g = grad([f](const std::vector<array>& x) { return sum(f(x)[0]); })(
+        std::vector<array>{rnd({2, 256})});
+    eval(g);
+  };
+  round();
+  const size_t before = active();
+  for (int i = 0; i < 50; ++i) round();
+  EXPECT_EQ(active(), before);
+  std::remove(path.c_str());
+}
+
+// Collectives save their reduction and peer and rebind to the importing process's world
+// group; a group of another size is refused.
+TEST(Export, CollectivesRoundTripTheirState) {
+  const auto& reg = export_detail::registry();
+  distributed::Group g = distributed::init();
+  const Stream s = to_stream(StreamOrDevice{});
+  std::vector<std::shared_ptr<Primitive>> prims = {
+      std::make_shared<distributed::AllReduce>(s, g, distributed::detail::ReduceOp::max),
+      std::make_shared<distributed::AllGather>(s, g),
+      std::make_shared<distributed::ReduceScatter>(s, g),
+      std::make_shared<distributed::Send>(s, g, 0), std::make_shared<distributed::Recv>(s, g, 0)};
+  for (const auto& p : prims) {
+    const auto* codec = reg.by_type(*p);
+    ASSERT_NE(codec, nullptr) << p->name();
+    export_detail::StateWriter w;
+    codec->save(*p, w);
+    auto state = w.take();
+    export_detail::StateReader r(state, codec->key);
+    auto back = codec->load(r, s);
+    r.done();
+    EXPECT_TRUE(back->is_equivalent(*p) || std::string(back->name()) == p->name());
+    state[0] = int64_t{g.size() + 1};
+    export_detail::StateReader bad(state, codec->key);
+    EXPECT_THROW(codec->load(bad, s), std::runtime_error);
+  }
 }

@@ -23,7 +23,7 @@ def rand(rng, *shape, lo=-2.0, hi=2.0, dtype=mx.float32):
     return mx.array(rng.uniform(lo, hi, size=shape).astype(np.float32)).astype(dtype)
 
 
-def assert_same(got, want, exact=False):
+def assert_same(got, want, exact=False, tol=1e-5):
     assert len(got) == len(want)
     for g, w in zip(got, want):
         assert g.shape == w.shape and g.dtype == w.dtype
@@ -31,7 +31,7 @@ def assert_same(got, want, exact=False):
             assert mx.array_equal(g, w, equal_nan=True).item()
         else:
             np.testing.assert_allclose(
-                np.array(g.astype(mx.float32)), np.array(w.astype(mx.float32)), rtol=1e-5, atol=1e-5
+                np.array(g.astype(mx.float32)), np.array(w.astype(mx.float32)), rtol=tol, atol=tol
             )
 
 
@@ -163,7 +163,9 @@ def test_round_trip_matches_direct_evaluation(path, rng, name, fn, make, exact):
     imported = mx.import_function(path)
     for _ in range(2):
         x = make(rng)  # fresh inputs, not the example ones
-        assert_same(imported(*x), as_list(fn(*x)), exact)
+        # Fused fast kernels are exported as their composed fallback: close, not equal.
+        tol = 2e-4 if name in ("fast", "attention") else 1e-5
+        assert_same(imported(*x), as_list(fn(*x)), exact, tol)
 
 
 def test_linalg_round_trip(path, rng):
