@@ -481,3 +481,17 @@ def test_compiled_function_inside_is_exported(path, rng):
     f = mx.import_function(path)
     x = rand(rng, 6)
     assert_same(f(x), [fn(x)])
+
+
+def test_exported_gradient_function(path, rng):
+    w = rand(rng, 8)
+
+    def loss(x, y):
+        h = mx.fast.rms_norm(x @ y, w, 1e-5)
+        return (mx.tanh(h) ** 2).mean()
+
+    g = mx.grad(loss, argnums=(0, 1))
+    mx.export_function(path, g, rand(rng, 4, 6), rand(rng, 6, 8))
+    f = mx.import_function(path)
+    x, y = rand(rng, 4, 6), rand(rng, 6, 8)
+    assert_same(f(x, y), list(g(x, y)), tol=2e-4)
