@@ -631,8 +631,7 @@ class FileReader {
   uint64_t size_ = 0, pos_ = 0;
 };
 
-detail::ImportedTrace decode_trace(const std::string& body, const std::string& path,
-                                   bool shapeless,
+detail::ImportedTrace decode_trace(const std::string& body, const std::string& path, bool shapeless,
                                    std::unordered_map<uint64_t, array>& constants) {
   Cursor c(body.data(), body.size(), path);
   detail::ImportedTrace t;
@@ -738,14 +737,14 @@ ImportedFunction import_function(const std::string& path) {
                                  " is not a function exported by kiln (no KILNFUNC header)."));
   }
   if (head < sizeof(kMagic)) {
-    throw std::runtime_error(msg("[import_function] ", path, " is truncated (", head,
-                                 " bytes: less than its header)."));
+    throw std::runtime_error(
+        msg("[import_function] ", path, " is truncated (", head, " bytes: less than its header)."));
   }
   uint32_t version = r.get<uint32_t>("the header");
   if (version != kFormatVersion) {
-    throw std::runtime_error(msg("[import_function] ", path, " has export format version ",
-                                 version, "; this kiln (", KILN_VERSION, ") reads version ",
-                                 kFormatVersion, "."));
+    throw std::runtime_error(msg("[import_function] ", path, " has export format version ", version,
+                                 "; this kiln (", KILN_VERSION, ") reads version ", kFormatVersion,
+                                 "."));
   }
   auto traces = std::make_shared<detail::ImportedTraces>();
   traces->path = path;
@@ -767,8 +766,8 @@ ImportedFunction import_function(const std::string& path) {
     traces->traces.push_back(decode_trace(body, path, traces->shapeless, constants));
   }
   if (!r.at_end()) {
-    throw std::runtime_error(msg("[import_function] ", path, " is corrupt (bytes after its ",
-                                 count, " traces)."));
+    throw std::runtime_error(
+        msg("[import_function] ", path, " is corrupt (bytes after its ", count, " traces)."));
   }
   return ImportedFunction(std::move(traces));
 }
@@ -803,8 +802,8 @@ std::vector<array> ImportedFunction::operator()(const std::vector<array>& args,
   int k = 0;
   for (const auto& t : traces_->traces) {
     os << "\n " << ++k << ". Function with " << t.n_args << " positional inputs and "
-       << t.kw_names.size() << " keyword inputs:"
-       << describe(t.shapes, t.dtypes, t.n_args, t.kw_names);
+       << t.kw_names.size()
+       << " keyword inputs:" << describe(t.shapes, t.dtypes, t.n_args, t.kw_names);
   }
   std::vector<Shape> shapes;
   std::vector<Dtype> dtypes;

@@ -119,8 +119,7 @@ SymProgram rewrite(const ReplayProgram& p, const std::vector<Shape>& in_shapes,
           dtypes.push_back(in_dtypes[s.idx]);
         }
       }
-      ReplayProgram sub =
-          detail::trace_for_export(expansion, shapes, dtypes, {}, p.shapeless);
+      ReplayProgram sub = detail::trace_for_export(expansion, shapes, dtypes, {}, p.shapeless);
       if (sub.outputs.size() != st.shapes.size()) {
         throw std::invalid_argument(msg("[export_function] The expansion of ", st.prim->name(),
                                         " returns ", sub.outputs.size(), " arrays for its ",

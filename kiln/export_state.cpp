@@ -30,13 +30,13 @@ std::vector<int> StateReader::ints32() {
 }
 
 void StateReader::done() const {
-  if (pos_ != state_.size())
-    fail(msg(state_.size() - pos_, " unexpected trailing parameter(s)"));
+  if (pos_ != state_.size()) fail(msg(state_.size() - pos_, " unexpected trailing parameter(s)"));
 }
 
 void StateReader::fail(const std::string& why) const {
   throw std::runtime_error(msg("[import_function] The parameters of primitive ", prim_,
-                               " are corrupt (", why, "); the file is damaged or was written by "
+                               " are corrupt (", why,
+                               "); the file is damaged or was written by "
                                "an incompatible kiln."));
 }
 

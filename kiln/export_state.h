@@ -109,8 +109,9 @@ class Registry {
   /** A primitive without parameters, made from its stream alone. */
   template <typename T>
   void add_plain(std::string key) {
-    add<T>(std::move(key), [](const T&, StateWriter&) {},
-           [](StateReader&, Stream s) { return std::make_shared<T>(s); });
+    add<T>(
+        std::move(key), [](const T&, StateWriter&) {},
+        [](StateReader&, Stream s) { return std::make_shared<T>(s); });
   }
   const Codec* by_type(const Primitive& p) const;
   const Codec* by_key(const std::string& key) const;
@@ -136,11 +137,11 @@ std::pair<std::string, State> callback_view(const Primitive& p, const State& sta
  * them, else this struct is its friend. One registration function per family
  * (export_state_*.cpp). */
 struct ExportAccess {
-  static void register_elementwise(export_detail::Registry& r);  // unary, binary, ternary
-  static void register_layout(export_detail::Registry& r);       // layout, creation, compile
+  static void register_elementwise(export_detail::Registry& r);   // unary, binary, ternary
+  static void register_layout(export_detail::Registry& r);        // layout, creation, compile
   static void register_reduce_index(export_detail::Registry& r);  // reduce, indexing, sort
-  static void register_math(export_detail::Registry& r);  // linalg, factor, conv, fft, random,
-                                                           // quantized, transforms
+  static void register_math(export_detail::Registry& r);     // linalg, factor, conv, fft, random,
+                                                             // quantized, transforms
   static void register_kernels(export_detail::Registry& r);  // custom and precompiled kernels
   static void register_distributed(export_detail::Registry& r);  // collectives
 };

@@ -17,8 +17,9 @@ distributed::Group world_of_size(StateReader& in) {
   int64_t size = in.i();
   distributed::Group g = distributed::init();
   if (g.size() != size) {
-    throw std::runtime_error(msg("[import_function] ", in.primitive(), " was exported for a group of ",
-                                 size, " processes; this process's world group has ", g.size(), "."));
+    throw std::runtime_error(msg("[import_function] ", in.primitive(),
+                                 " was exported for a group of ", size,
+                                 " processes; this process's world group has ", g.size(), "."));
   }
   return g;
 }
@@ -29,9 +30,7 @@ void ExportAccess::register_distributed(Registry& r) {
   using namespace distributed;
   r.add<AllReduce>(
       "AllReduce",
-      [](const AllReduce& p, StateWriter& w) {
-        w.i(p.group().size()).i(static_cast<int>(p.op()));
-      },
+      [](const AllReduce& p, StateWriter& w) { w.i(p.group().size()).i(static_cast<int>(p.op())); },
       [](StateReader& in, Stream s) {
         Group g = world_of_size(in);
         int64_t op = in.i();

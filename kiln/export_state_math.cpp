@@ -103,8 +103,7 @@ void ExportAccess::register_math(Registry& r) {
         if (c.pad_lo.size() != n || c.pad_hi.size() != n || c.kernel_dilation.size() != n ||
             c.input_dilation.size() != n || c.groups < 1 || mode < 0 || mode > 2)
           in.fail("inconsistent convolution parameters");
-        return std::make_shared<Convolution>(s, std::move(c),
-                                             static_cast<Convolution::Mode>(mode),
+        return std::make_shared<Convolution>(s, std::move(c), static_cast<Convolution::Mode>(mode),
                                              std::move(other));
       });
 

@@ -60,55 +60,84 @@ std::vector<Case> cases() {
     return astype(test::random_array(std::move(s), float32, 0, hi - 0.01), int32);
   };
   std::vector<Case> c;
-  c.push_back({"unary", [](auto x) { return std::vector{abs(sin(x[0])), exp(x[0]), erf(x[0])}; },
-               [] { return std::vector{rnd({3, 4})}; }});
+  c.push_back({"unary",
+               [](auto x) {
+                 return std::vector{abs(sin(x[0])), exp(x[0]), erf(x[0])};
+               },
+               [] {
+                 return std::vector{rnd({3, 4})};
+               }});
   c.push_back({"log_family",
-               [](auto x) { return std::vector{log(x[0]), log2(x[0]), log10(x[0]), log1p(x[0])}; },
+               [](auto x) {
+                 return std::vector{log(x[0]), log2(x[0]), log10(x[0]), log1p(x[0])};
+               },
                [] { return std::vector{rnd({5}, 0.1, 3)}; }});
   c.push_back({"binary_broadcast",
                [](auto x) {
-                 return std::vector{add(x[0], x[1]), power(abs(x[0]), x[1]),
-                                    maximum(x[0], x[1]), equal(x[0], x[1]),
+                 return std::vector{add(x[0], x[1]),          power(abs(x[0]), x[1]),
+                                    maximum(x[0], x[1]),      equal(x[0], x[1]),
                                     floor_divide(x[0], x[1]), remainder(x[0], x[1])};
                },
-               [] { return std::vector{rnd({2, 3}), rnd({3}, 0.5, 2)}; }});
+               [] {
+                 return std::vector{rnd({2, 3}), rnd({3}, 0.5, 2)};
+               }});
   c.push_back({"integer_bits",
-               [](auto x) { return std::vector{left_shift(x[0], x[1]), bitwise_xor(x[0], x[1])}; },
-               [idx] { return std::vector{idx({6}, 100), idx({6}, 5)}; }, true});
+               [](auto x) {
+                 return std::vector{left_shift(x[0], x[1]), bitwise_xor(x[0], x[1])};
+               },
+               [idx] {
+                 return std::vector{idx({6}, 100), idx({6}, 5)};
+               },
+               true});
   c.push_back({"where_cast",
                [](auto x) {
                  return std::vector{where(greater(x[0], x[1]), x[0], x[1]), astype(x[0], int32),
                                     astype(x[1], float16)};
                },
-               [] { return std::vector{rnd({4, 4}), rnd({4, 4})}; }});
+               [] {
+                 return std::vector{rnd({4, 4}), rnd({4, 4})};
+               }});
   c.push_back({"reductions",
                [](auto x) {
-                 return std::vector{sum(x[0], 1), max(x[0], 0), argmax(x[0], 1), var(x[0], 0),
+                 return std::vector{sum(x[0], 1),       max(x[0], 0),
+                                    argmax(x[0], 1),    var(x[0], 0),
                                     logsumexp(x[0], 1), all(greater(x[0], array(0.0f)), 1)};
                },
-               [] { return std::vector{rnd({3, 5})}; }});
+               [] {
+                 return std::vector{rnd({3, 5})};
+               }});
   c.push_back({"scans",
                [](auto x) {
-                 return std::vector{cumsum(x[0], 1), cumsum(x[0], 0, true, false),
-                                    cummax(x[0], 1), logcumsumexp(x[0], 1)};
+                 return std::vector{cumsum(x[0], 1), cumsum(x[0], 0, true, false), cummax(x[0], 1),
+                                    logcumsumexp(x[0], 1)};
                },
-               [] { return std::vector{rnd({3, 5})}; }});
+               [] {
+                 return std::vector{rnd({3, 5})};
+               }});
   c.push_back({"layout",
                [](auto x) {
                  array t = transpose(x[0], {1, 0});
-                 return std::vector{reshape(t, {2, 6}), slice(x[0], {1, 0}, {3, 4}, {1, 2}),
-                                    concatenate({x[0], x[0]}, 0), broadcast_to(x[1], {3, 4}),
+                 return std::vector{reshape(t, {2, 6}),
+                                    slice(x[0], {1, 0}, {3, 4}, {1, 2}),
+                                    concatenate({x[0], x[0]}, 0),
+                                    broadcast_to(x[1], {3, 4}),
                                     slice_update(x[0], x[1], {0, 0}, {1, 4}),
                                     as_strided(x[0], {2, 2}, {1, 4}, 1)};
                },
-               [] { return std::vector{rnd({3, 4}), rnd({1, 4})}; }, true});
+               [] {
+                 return std::vector{rnd({3, 4}), rnd({1, 4})};
+               },
+               true});
   c.push_back({"creation",
                [](auto x) {
                  return std::vector{add(x[0], arange(0.0, 4.0, 1.0)),
-                                    add(x[0], linspace(0.0, 1.0, 4)), tril(x[1], -1),
-                                    triu(x[1], 1), add(x[1], eye(4, 4, 1))};
+                                    add(x[0], linspace(0.0, 1.0, 4)), tril(x[1], -1), triu(x[1], 1),
+                                    add(x[1], eye(4, 4, 1))};
                },
-               [] { return std::vector{rnd({4}), rnd({4, 4})}; }, true});
+               [] {
+                 return std::vector{rnd({4}), rnd({4, 4})};
+               },
+               true});
   c.push_back({"indexing",
                [](auto x) {
                  return std::vector{take(x[0], x[1], 0), take_along_axis(x[0], x[2], 0),
@@ -121,61 +150,76 @@ std::vector<Case> cases() {
                true});
   c.push_back({"sorting",
                [](auto x) {
-                 return std::vector{sort(x[0], 1), argsort(x[0], 1), topk(x[0], 2, 1),
-                                    partition(x[0], 2, 1), median(x[0], {1}),
-                                    searchsorted(sort(x[1], 0), x[0], "right")};
+                 return std::vector{sort(x[0], 1),     argsort(x[0], 1),
+                                    topk(x[0], 2, 1),  partition(x[0], 2, 1),
+                                    median(x[0], {1}), searchsorted(sort(x[1], 0), x[0], "right")};
                },
-               [] { return std::vector{rnd({3, 6}), rnd({10})}; }, true});
+               [] {
+                 return std::vector{rnd({3, 6}), rnd({10})};
+               },
+               true});
   c.push_back({"matmul",
                [](auto x) {
                  return std::vector{matmul(x[0], x[1]), addmm(x[2], x[0], x[1], 0.5f, 2.0f)};
                },
-               [] { return std::vector{rnd({2, 3, 4}), rnd({4, 5}), rnd({3, 5})}; }});
-  c.push_back({"conv",
-               [](auto x) {
-                 return std::vector{conv1d(x[0], x[1], 2, 1), conv2d(x[2], x[3], {1, 1}, {1, 1})};
-               },
                [] {
-                 return std::vector{rnd({2, 9, 3}), rnd({4, 3, 3}), rnd({1, 6, 6, 2}),
-                                    rnd({3, 3, 3, 2})};
+                 return std::vector{rnd({2, 3, 4}), rnd({4, 5}), rnd({3, 5})};
                }});
-  c.push_back({"fft",
-               [](auto x) {
-                 return std::vector{abs(fft::fft(astype(x[0], complex64))), fft::irfft(fft::rfft(x[0]))};
-               },
-               [] { return std::vector{rnd({3, 8})}; }});
+  c.push_back(
+      {"conv",
+       [](auto x) {
+         return std::vector{conv1d(x[0], x[1], 2, 1), conv2d(x[2], x[3], {1, 1}, {1, 1})};
+       },
+       [] {
+         return std::vector{rnd({2, 9, 3}), rnd({4, 3, 3}), rnd({1, 6, 6, 2}), rnd({3, 3, 3, 2})};
+       }});
+  c.push_back(
+      {"fft",
+       [](auto x) {
+         return std::vector{abs(fft::fft(astype(x[0], complex64))), fft::irfft(fft::rfft(x[0]))};
+       },
+       [] {
+         return std::vector{rnd({3, 8})};
+       }});
   c.push_back({"linalg",
                [](auto x) {
                  const Device cpu = Device::cpu;  // factorizations run on the CPU
                  auto [q, r] = linalg::qr(x[1], cpu);
-                 return std::vector{linalg::inv(x[0], cpu), linalg::cholesky(x[0], false, cpu),
-                                    matmul(q, r), linalg::eigvalsh(x[0], "L", cpu),
+                 return std::vector{linalg::inv(x[0], cpu),
+                                    linalg::cholesky(x[0], false, cpu),
+                                    matmul(q, r),
+                                    linalg::eigvalsh(x[0], "L", cpu),
                                     linalg::svd(x[1], false, cpu)[0],
                                     linalg::solve(x[0], x[1], cpu)};
                },
-               [] { return std::vector{spd(4), rnd({4, 4})}; }});
-  c.push_back({"random_with_key_input",
-               [](auto x) {
-                 return std::vector{random::uniform({3, 2}, x[0]), random::normal({5}, x[0])};
-               },
                [] {
-                 return std::vector{random::key(static_cast<uint64_t>(test::rng()() % 100000))};
-               },
-               true});
+                 return std::vector{spd(4), rnd({4, 4})};
+               }});
+  c.push_back(
+      {"random_with_key_input",
+       [](auto x) {
+         return std::vector{random::uniform({3, 2}, x[0]), random::normal({5}, x[0])};
+       },
+       [] { return std::vector{random::key(static_cast<uint64_t>(test::rng()() % 100000))}; },
+       true});
   c.push_back({"quantized",
                [](auto x) {
                  auto q = quantize(x[1], 32, 4);
                  return std::vector{quantized_matmul(x[0], q[0], q[1], q[2], true, 32, 4),
                                     dequantize(q[0], q[1], q[2], 32, 4)};
                },
-               [] { return std::vector{rnd({2, 64}), rnd({8, 64})}; }});
+               [] {
+                 return std::vector{rnd({2, 64}), rnd({8, 64})};
+               }});
   c.push_back({"fast_fallbacks",
                [](auto x) {
                  return std::vector{fast::rms_norm(x[0], x[1], 1e-5f),
-                                    fast::layer_norm(x[0], x[1], x[1], 1e-5f),
-                                    softmax(x[0], -1)};
+                                    fast::layer_norm(x[0], x[1], x[1], 1e-5f), softmax(x[0], -1)};
                },
-               [] { return std::vector{rnd({3, 8}), rnd({8})}; }, false, 2e-4});
+               [] {
+                 return std::vector{rnd({3, 8}), rnd({8})};
+               },
+               false, 2e-4});
   return c;
 }
 
@@ -291,8 +335,8 @@ TEST(Export, ExporterWritesSeveralTracesAndSharesConstants) {
   EXPECT_LT(std::filesystem::file_size(path), big.nbytes() + 8192);
   ImportedFunction f = import_function(path);
   EXPECT_EQ(f.num_traces(), 4u);
-  for (auto x : {std::vector<array>{}, std::vector{rnd({256})},
-                 std::vector{rnd({256}), rnd({64, 1})}}) {
+  for (auto x :
+       {std::vector<array>{}, std::vector{rnd({256})}, std::vector{rnd({256}), rnd({64, 1})}}) {
     expect_same(f(x), fn(x, {}), false, "trace");
   }
   array s = rnd({});
@@ -383,8 +427,12 @@ namespace {
 class NoCodec : public UnaryPrimitive {
  public:
   explicit NoCodec(Stream s) : UnaryPrimitive(s) {}
-  void eval_cpu(const std::vector<array>& in, array& out) override { out.copy_shared_buffer(in[0]); }
-  void eval_gpu(const std::vector<array>& in, array& out) override { out.copy_shared_buffer(in[0]); }
+  void eval_cpu(const std::vector<array>& in, array& out) override {
+    out.copy_shared_buffer(in[0]);
+  }
+  void eval_gpu(const std::vector<array>& in, array& out) override {
+    out.copy_shared_buffer(in[0]);
+  }
   const char* name() const override { return "NoCodecPrimitive"; }
 };
 }  // namespace

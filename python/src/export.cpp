@@ -100,8 +100,7 @@ void init_export(py::module_& m) {
         export_function([callback](const ExportCallbackInput& e) { callback(callback_dict(e)); },
                         kwargs_fn(fn), args, kwargs, shapeless);
       },
-      py::arg("callback"), py::arg("fn"), py::arg("args"), py::arg("kwargs"),
-      py::arg("shapeless"));
+      py::arg("callback"), py::arg("fn"), py::arg("args"), py::arg("kwargs"), py::arg("shapeless"));
 
   py::class_<ImportedFunction>(m, "_ImportedFunction",
                                "A function read by kiln.core.import_function.")

@@ -1,7 +1,8 @@
 """export_function / exporter / import_function: round trips of many primitive kinds against
 direct evaluation on fresh random inputs (float64 NumPy references where a loop is simpler),
 MLX's argument forms, keyword inputs, several traces, shapeless traces, constants, metadata,
-the callback, transformations of imported functions, custom kernels, damaged files, leaks."""
+the callback, transformations of imported functions, custom kernels, damaged files, leaks.
+"""
 
 import gc
 import json
@@ -31,7 +32,10 @@ def assert_same(got, want, exact=False, tol=1e-5):
             assert mx.array_equal(g, w, equal_nan=True).item()
         else:
             np.testing.assert_allclose(
-                np.array(g.astype(mx.float32)), np.array(w.astype(mx.float32)), rtol=tol, atol=tol
+                np.array(g.astype(mx.float32)),
+                np.array(w.astype(mx.float32)),
+                rtol=tol,
+                atol=tol,
             )
 
 
@@ -41,11 +45,29 @@ def as_list(out):
 
 # name, function, inputs (from an rng), exact comparison
 CASES = [
-    ("unary", lambda x: [mx.abs(mx.sin(x)), mx.exp(x), mx.erf(x), mx.sigmoid(x)], lambda r: [rand(r, 3, 4)], False),
-    ("logs", lambda x: [mx.log(x), mx.log2(x), mx.log10(x), mx.log1p(x)], lambda r: [rand(r, 5, lo=0.1)], False),
+    (
+        "unary",
+        lambda x: [mx.abs(mx.sin(x)), mx.exp(x), mx.erf(x), mx.sigmoid(x)],
+        lambda r: [rand(r, 3, 4)],
+        False,
+    ),
+    (
+        "logs",
+        lambda x: [mx.log(x), mx.log2(x), mx.log10(x), mx.log1p(x)],
+        lambda r: [rand(r, 5, lo=0.1)],
+        False,
+    ),
     (
         "binary",
-        lambda a, b: [a + b, a * b, mx.maximum(a, b), a == b, a // b, a % b, mx.arctan2(a, b)],
+        lambda a, b: [
+            a + b,
+            a * b,
+            mx.maximum(a, b),
+            a == b,
+            a // b,
+            a % b,
+            mx.arctan2(a, b),
+        ],
         lambda r: [rand(r, 2, 3), rand(r, 3, lo=0.5)],
         False,
     ),
@@ -55,16 +77,34 @@ CASES = [
         lambda r: [mx.array(r.integers(0, 100, 6)), mx.array(r.integers(0, 5, 6))],
         True,
     ),
-    ("where", lambda a, b: [mx.where(a > b, a, b), a.astype(mx.int32), b.astype(mx.float16)], lambda r: [rand(r, 4), rand(r, 4)], False),
+    (
+        "where",
+        lambda a, b: [mx.where(a > b, a, b), a.astype(mx.int32), b.astype(mx.float16)],
+        lambda r: [rand(r, 4), rand(r, 4)],
+        False,
+    ),
     (
         "reduce",
-        lambda x: [x.sum(1), x.max(0), x.argmin(1), x.var(0), mx.logsumexp(x, 1), (x > 0).any(1), x.prod()],
+        lambda x: [
+            x.sum(1),
+            x.max(0),
+            x.argmin(1),
+            x.var(0),
+            mx.logsumexp(x, 1),
+            (x > 0).any(1),
+            x.prod(),
+        ],
         lambda r: [rand(r, 3, 5)],
         False,
     ),
     (
         "scan",
-        lambda x: [mx.cumsum(x, 1), mx.cumprod(x, 0, reverse=True), mx.cummax(x, 1), mx.logcumsumexp(x, 1)],
+        lambda x: [
+            mx.cumsum(x, 1),
+            mx.cumprod(x, 0, reverse=True),
+            mx.cummax(x, 1),
+            mx.logcumsumexp(x, 1),
+        ],
         lambda r: [rand(r, 3, 5)],
         False,
     ),
@@ -92,7 +132,13 @@ CASES = [
     ),
     (
         "creation",
-        lambda x, y: [x + mx.arange(4), x + mx.linspace(0, 1, 4), mx.tril(y, -1), mx.triu(y, 1), y + mx.eye(4, k=1)],
+        lambda x, y: [
+            x + mx.arange(4),
+            x + mx.linspace(0, 1, 4),
+            mx.tril(y, -1),
+            mx.triu(y, 1),
+            y + mx.eye(4, k=1),
+        ],
         lambda r: [rand(r, 4), rand(r, 4, 4)],
         True,
     ),
@@ -106,7 +152,12 @@ CASES = [
             x.at[i].maximum(v[0]),
             x[i, 1:3],
         ],
-        lambda r: [rand(r, 4, 4), mx.array(r.integers(0, 4, 2)), mx.array(r.integers(0, 4, (2, 4))), rand(r, 2, 4)],
+        lambda r: [
+            rand(r, 4, 4),
+            mx.array(r.integers(0, 4, 2)),
+            mx.array(r.integers(0, 4, (2, 4))),
+            rand(r, 2, 4),
+        ],
         True,
     ),
     (
@@ -122,35 +173,75 @@ CASES = [
         lambda r: [rand(r, 3, 6), rand(r, 10)],
         True,
     ),
-    ("matmul", lambda a, b, c: [a @ b, mx.addmm(c, a, b, alpha=0.5, beta=2.0)], lambda r: [rand(r, 2, 3, 4), rand(r, 4, 5), rand(r, 3, 5)], False),
     (
-        "conv",
-        lambda x, w, y, v: [mx.conv1d(x, w, stride=2, padding=1), mx.conv2d(y, v, padding=1), mx.conv_transpose1d(x, w.swapaxes(0, 2)[:, :, :3].swapaxes(0, 2), stride=2)],
-        lambda r: [rand(r, 2, 9, 3), rand(r, 4, 3, 3), rand(r, 1, 6, 6, 2), rand(r, 3, 3, 3, 2)],
+        "matmul",
+        lambda a, b, c: [a @ b, mx.addmm(c, a, b, alpha=0.5, beta=2.0)],
+        lambda r: [rand(r, 2, 3, 4), rand(r, 4, 5), rand(r, 3, 5)],
         False,
     ),
-    ("fft", lambda x: [mx.abs(mx.fft.fft(x.astype(mx.complex64))), mx.fft.irfft(mx.fft.rfft(x))], lambda r: [rand(r, 3, 8)], False),
+    (
+        "conv",
+        lambda x, w, y, v: [
+            mx.conv1d(x, w, stride=2, padding=1),
+            mx.conv2d(y, v, padding=1),
+            mx.conv_transpose1d(x, w.swapaxes(0, 2)[:, :, :3].swapaxes(0, 2), stride=2),
+        ],
+        lambda r: [
+            rand(r, 2, 9, 3),
+            rand(r, 4, 3, 3),
+            rand(r, 1, 6, 6, 2),
+            rand(r, 3, 3, 3, 2),
+        ],
+        False,
+    ),
+    (
+        "fft",
+        lambda x: [
+            mx.abs(mx.fft.fft(x.astype(mx.complex64))),
+            mx.fft.irfft(mx.fft.rfft(x)),
+        ],
+        lambda r: [rand(r, 3, 8)],
+        False,
+    ),
     (
         "random_key_input",
-        lambda k: [mx.random.uniform(shape=(3, 2), key=k), mx.random.normal((5,), key=k), mx.random.randint(0, 9, (4,), key=k)],
+        lambda k: [
+            mx.random.uniform(shape=(3, 2), key=k),
+            mx.random.normal((5,), key=k),
+            mx.random.randint(0, 9, (4,), key=k),
+        ],
         lambda r: [mx.random.key(int(r.integers(0, 2**30)))],
         True,
     ),
     (
         "quantized",
-        lambda x, w: [mx.quantized_matmul(x, *mx.quantize(w, 32, 4), transpose=True, group_size=32, bits=4), mx.dequantize(*mx.quantize(w, 32, 4), 32, 4)],
+        lambda x, w: [
+            mx.quantized_matmul(
+                x, *mx.quantize(w, 32, 4), transpose=True, group_size=32, bits=4
+            ),
+            mx.dequantize(*mx.quantize(w, 32, 4), 32, 4),
+        ],
         lambda r: [rand(r, 2, 64), rand(r, 8, 64)],
         False,
     ),
     (
         "fast",
-        lambda x, w: [mx.fast.rms_norm(x, w, 1e-5), mx.fast.layer_norm(x, w, w, 1e-5), mx.softmax(x, -1), mx.fast.rope(x[None], 8, traditional=False, base=10000.0, scale=1.0, offset=2)[0]],
+        lambda x, w: [
+            mx.fast.rms_norm(x, w, 1e-5),
+            mx.fast.layer_norm(x, w, w, 1e-5),
+            mx.softmax(x, -1),
+            mx.fast.rope(
+                x[None], 8, traditional=False, base=10000.0, scale=1.0, offset=2
+            )[0],
+        ],
         lambda r: [rand(r, 3, 8), rand(r, 8)],
         False,
     ),
     (
         "attention",
-        lambda q, k, v: [mx.fast.scaled_dot_product_attention(q, k, v, scale=0.5, mask="causal")],
+        lambda q, k, v: [
+            mx.fast.scaled_dot_product_attention(q, k, v, scale=0.5, mask="causal")
+        ],
         lambda r: [rand(r, 1, 2, 4, 8), rand(r, 1, 2, 4, 8), rand(r, 1, 2, 4, 8)],
         False,
     ),
@@ -203,12 +294,20 @@ def test_mlx_argument_forms(path, rng):
     for bad in (("hi",), (x, "hi"), ([[x]],), (x, [x])):
         with pytest.raises(ValueError, match=r"\[export_function\]"):
             mx.export_function(path, fn, *bad)
-    for out in (lambda: (mx.zeros(3), 1), lambda: (mx.zeros(3), [mx.zeros(3)]), lambda: None):
+    for out in (
+        lambda: (mx.zeros(3), 1),
+        lambda: (mx.zeros(3), [mx.zeros(3)]),
+        lambda: None,
+    ):
         with pytest.raises(ValueError, match=r"\[export_function\]"):
             mx.export_function(path, out)
     mx.export_function(path, lambda a, b: a + b, mx.array(1.0), mx.array(1.0))
     f = mx.import_function(path)
-    for bad in ((mx.array(1.0), 1.0), (mx.array(1.0),) * 3, (mx.array(1.0), [mx.array(1.0)])):
+    for bad in (
+        (mx.array(1.0), 1.0),
+        (mx.array(1.0),) * 3,
+        (mx.array(1.0), [mx.array(1.0)]),
+    ):
         with pytest.raises(ValueError):
             f(*bad)
 
@@ -294,11 +393,15 @@ def test_constants_and_metadata(path, rng):
     w = mx.array(rng.standard_normal((3, 3)), dtype=mx.float64)  # a float64 constant
     k = mx.array(rng.integers(0, 100, 3))
     meta = json.dumps({"name": "m", "params": 7_000_000_000})
-    mx.export_function(path, lambda x: x @ w + k, mx.zeros((2, 3), dtype=mx.float64), metadata=meta)
+    mx.export_function(
+        path, lambda x: x @ w + k, mx.zeros((2, 3), dtype=mx.float64), metadata=meta
+    )
     f, m = mx.import_function(path, return_metadata=True)
     assert m == meta
     x = mx.array(rng.standard_normal((2, 3)), dtype=mx.float64)
-    np.testing.assert_allclose(np.array(f(x)[0]), np.array(x) @ np.array(w) + np.array(k), rtol=1e-12)
+    np.testing.assert_allclose(
+        np.array(f(x)[0]), np.array(x) @ np.array(w) + np.array(k), rtol=1e-12
+    )
     mx.export_function(path, lambda x: x, x)
     assert mx.import_function(path, return_metadata=True)[1] == ""
     with pytest.raises(TypeError):
@@ -323,13 +426,19 @@ def test_imported_function_transforms(path, rng):
     f = mx.import_function(path)
     g = lambda x, y: f(x, y)[0]  # noqa: E731
     x, y = rand(rng, 4), rand(rng, 4)
-    for a, b in zip(mx.grad(g, argnums=(0, 1))(x, y), mx.grad(fn, argnums=(0, 1))(x, y)):
+    for a, b in zip(
+        mx.grad(g, argnums=(0, 1))(x, y), mx.grad(fn, argnums=(0, 1))(x, y)
+    ):
         np.testing.assert_allclose(np.array(a), np.array(b), rtol=1e-5, atol=1e-6)
     xs = rand(rng, 3, 4)
     np.testing.assert_allclose(
-        np.array(mx.vmap(g, in_axes=(0, None))(xs, y)), np.array(mx.vmap(fn, in_axes=(0, None))(xs, y)), rtol=1e-5
+        np.array(mx.vmap(g, in_axes=(0, None))(xs, y)),
+        np.array(mx.vmap(fn, in_axes=(0, None))(xs, y)),
+        rtol=1e-5,
     )
-    np.testing.assert_allclose(np.array(mx.compile(g)(x, y)), np.array(fn(x, y)), rtol=1e-5)
+    np.testing.assert_allclose(
+        np.array(mx.compile(g)(x, y)), np.array(fn(x, y)), rtol=1e-5
+    )
 
 
 def test_custom_function_exports_its_forward(path, rng):
@@ -357,7 +466,12 @@ def test_callback(rng):
         else:
             seen[d["type"]] = d
 
-    mx.export_function(callback, lambda x, y: mx.log(mx.abs(x - y)).astype(mx.int32), mx.array(1.0), y=mx.array(1.0))
+    mx.export_function(
+        callback,
+        lambda x, y: mx.log(mx.abs(x - y)).astype(mx.int32),
+        mx.array(1.0),
+        y=mx.array(1.0),
+    )
     assert seen["primitives"] == ["Subtract", "Abs", "Log", "AsType"]
     assert seen["args"] == [[], [], [2], [mx.int32]]
     assert len(seen["inputs"]["inputs"]) == 2

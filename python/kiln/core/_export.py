@@ -39,7 +39,9 @@ def _inputs(args, kwargs, tag):
                     bad(f"a second argument of type {type(args[1]).__name__}")
                 kw = args[1]
     else:
-        bad(f"{len(args)} positional arguments starting with a {type(args[0]).__name__}")
+        bad(
+            f"{len(args)} positional arguments starting with a {type(args[0]).__name__}"
+        )
     for a in pos:
         if not _is_array(a):
             bad(f"a positional input of type {type(a).__name__}")
@@ -78,7 +80,9 @@ class FunctionExporter:
 
     def __init__(self, file, fun, shapeless=False, metadata=None):
         _check_metadata(metadata)
-        self._file = _core._ExportFile(_os.fspath(file), bool(shapeless), metadata or "")
+        self._file = _core._ExportFile(
+            _os.fspath(file), bool(shapeless), metadata or ""
+        )
         self._fun = fun
 
     def _trace(self, args, kwargs):
@@ -126,7 +130,9 @@ def exporter(file, fun, *, shapeless=False, metadata=None):
     return FunctionExporter(file, fun, shapeless=shapeless, metadata=metadata)
 
 
-def export_function(file_or_callback, fun, *args, shapeless=False, metadata=None, **kwargs):
+def export_function(
+    file_or_callback, fun, *args, shapeless=False, metadata=None, **kwargs
+):
     """Export a kiln function.
 
     Example input arrays must be provided: variable ``*args`` and ``**kwargs``, or a tuple of
