@@ -671,6 +671,13 @@ detail::ImportedTrace decode_trace(const std::string& body, const std::string& p
     program->constants.push_back(it->second);
   }
   size_t n_values = n_in + n_used;
+  // Shapes and dtypes of the values so far (for primitives rebuilt through their op).
+  std::vector<Shape> value_shapes = t.shapes;
+  std::vector<Dtype> value_dtypes = t.dtypes;
+  for (const auto& k : program->constants) {
+    value_shapes.push_back(k.shape());
+    value_dtypes.push_back(k.dtype());
+  }
   uint32_t n_steps = c.count(8);
   for (uint32_t i = 0; i < n_steps; ++i) {
     std::string key = c.str();
@@ -681,22 +688,30 @@ detail::ImportedTrace decode_trace(const std::string& body, const std::string& p
       throw std::invalid_argument(msg("[import_function] ", path, " uses primitive ", key,
                                       ", which this kiln (", KILN_VERSION, ") does not have."));
     }
-    export_detail::StateReader reader(state, key);
-    auto prim = codec->load(reader, stream_of_code(device, key, path));
-    reader.done();
-    ReplayProgram::Step st{std::move(prim), {}, {}, {}};
+    const Stream stream = stream_of_code(device, key, path);
+    ReplayProgram::Step st{nullptr, {}, {}, {}};
+    std::vector<Shape> in_shapes;
+    std::vector<Dtype> in_dtypes;
     uint32_t n_args = c.count(4);
     for (uint32_t j = 0; j < n_args; ++j) {
       uint32_t v = c.get<uint32_t>();
       if (v >= n_values) c.corrupt("a step input that is not yet computed");
       st.in.push_back(static_cast<int>(v));
+      in_shapes.push_back(value_shapes[v]);
+      in_dtypes.push_back(value_dtypes[v]);
     }
     uint32_t n_out = c.count(5);
     if (n_out == 0) c.corrupt("a step without outputs");
     for (uint32_t j = 0; j < n_out; ++j) {
       st.shapes.push_back(c.shape());
       st.dtypes.push_back(c.dtype());
+      value_shapes.push_back(st.shapes.back());
+      value_dtypes.push_back(st.dtypes.back());
     }
+    export_detail::StateReader reader(state, key);
+    st.prim = codec->load ? codec->load(reader, stream)
+                          : codec->load_inputs(reader, stream, in_shapes, in_dtypes);
+    reader.done();
     n_values += n_out;
     program->steps.push_back(std::move(st));
   }

@@ -2,6 +2,7 @@
 #include "kiln/export_program.h"
 
 #include "kiln/compile.h"
+#include "kiln/export_state.h"
 #include "kiln/fast_primitives.h"
 #include "kiln/io/load_primitive.h"
 #include "kiln/primitives_transforms.h"
@@ -72,6 +73,25 @@ std::vector<Sym> splice(SymProgram& out, const SymProgram& sub, const std::vecto
   return outs;
 }
 
+// Whether the import rebuilds `prim` through its op (a codec with an input loader that
+// gives an equivalent primitive for these inputs).
+bool rebuilds(const Primitive& prim, const std::vector<Shape>& shapes,
+              const std::vector<Dtype>& dtypes) {
+  const Codec* c = registry().by_type(prim);
+  if (!c || !c->load_inputs) return false;
+  try {
+    StateWriter w;
+    c->save(prim, w);
+    State state = w.take();
+    StateReader r(state, c->key);
+    auto back = c->load_inputs(r, prim.stream(), shapes, dtypes);
+    r.done();
+    return back && back->is_equivalent(prim);
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 SymProgram rewrite(const ReplayProgram& p, const std::vector<Shape>& in_shapes,
                    const std::vector<Dtype>& in_dtypes) {
   SymProgram out;
@@ -89,11 +109,27 @@ SymProgram rewrite(const ReplayProgram& p, const std::vector<Shape>& in_shapes,
     const auto& st = p.steps[si];
     std::vector<Sym> in;
     for (int v : st.in) in.push_back(mapped(v));
+    // The shapes and dtypes of the step's inputs.
+    std::vector<Shape> shapes;
+    std::vector<Dtype> dtypes;
+    for (int v : st.in) {
+      const Sym& s = table[v];
+      if (s.kind == Sym::step) {
+        shapes.push_back(p.steps[s.idx].shapes[s.out]);
+        dtypes.push_back(p.steps[s.idx].dtypes[s.out]);
+      } else if (s.kind == Sym::constant) {
+        shapes.push_back(p.constants[s.idx].shape());
+        dtypes.push_back(p.constants[s.idx].dtype());
+      } else {
+        shapes.push_back(in_shapes[s.idx]);
+        dtypes.push_back(in_dtypes[s.idx]);
+      }
+    }
     // Fused fast operations and compiled nodes keep closures or generated code: export the
-    // operations they stand for.
+    // operations they stand for, unless the fast op rebuilds the same node on import.
     ArrayFn expansion;
     if (auto* custom = dynamic_cast<fast::Custom*>(st.prim.get())) {
-      expansion = custom->fallback();
+      if (!rebuilds(*st.prim, shapes, dtypes)) expansion = custom->fallback();
     } else if (auto* compiled = dynamic_cast<Compiled*>(st.prim.get())) {
       expansion = [prim = st.prim, compiled](const std::vector<array>& x) {
         return compiled->unfused(x);
@@ -104,21 +140,6 @@ SymProgram rewrite(const ReplayProgram& p, const std::vector<Shape>& in_shapes,
       };
     }
     if (expansion) {
-      std::vector<Shape> shapes;
-      std::vector<Dtype> dtypes;
-      for (int v : st.in) {
-        const Sym& s = table[v];
-        if (s.kind == Sym::step) {
-          shapes.push_back(p.steps[s.idx].shapes[s.out]);
-          dtypes.push_back(p.steps[s.idx].dtypes[s.out]);
-        } else if (s.kind == Sym::constant) {
-          shapes.push_back(p.constants[s.idx].shape());
-          dtypes.push_back(p.constants[s.idx].dtype());
-        } else {
-          shapes.push_back(in_shapes[s.idx]);
-          dtypes.push_back(in_dtypes[s.idx]);
-        }
-      }
       ReplayProgram sub = detail::trace_for_export(expansion, shapes, dtypes, {}, p.shapeless);
       if (sub.outputs.size() != st.shapes.size()) {
         throw std::invalid_argument(msg("[export_function] The expansion of ", st.prim->name(),

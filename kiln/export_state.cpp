@@ -70,6 +70,7 @@ const Registry& registry() {
     ExportAccess::register_math(*reg);
     ExportAccess::register_kernels(*reg);
     ExportAccess::register_distributed(*reg);
+    ExportAccess::register_fast(*reg);
     return reg;
   }();
   return *r;

@@ -88,10 +88,16 @@ class StateReader {
 using Loader = std::function<std::shared_ptr<Primitive>(StateReader&, Stream)>;
 using Saver = std::function<void(const Primitive&, StateWriter&)>;
 
+/** A loader that rebuilds the primitive through its op, from the inputs' shapes and dtypes
+ * (primitives holding closures, such as the fused fast operations). */
+using InputLoader = std::function<std::shared_ptr<Primitive>(
+    StateReader&, Stream, const std::vector<Shape>&, const std::vector<Dtype>&)>;
+
 struct Codec {
   std::string key;  // stored in files; stable across versions
   Saver save;
-  Loader load;
+  Loader load;              // set for most primitives
+  InputLoader load_inputs;  // set instead for those rebuilt through their op
 };
 
 class Registry {
@@ -105,6 +111,17 @@ class Registry {
                       save(static_cast<const T&>(p), w);
                     },
                     std::move(load)});
+  }
+  /** Registers primitive class T, rebuilt through its op on inputs of the saved shapes. */
+  template <typename T>
+  void add_rebuilt(std::string key, std::function<void(const T&, StateWriter&)> save,
+                   InputLoader load) {
+    add_codec(std::type_index(typeid(T)),
+              Codec{std::move(key),
+                    [save = std::move(save)](const Primitive& p, StateWriter& w) {
+                      save(static_cast<const T&>(p), w);
+                    },
+                    nullptr, std::move(load)});
   }
   /** A primitive without parameters, made from its stream alone. */
   template <typename T>
@@ -144,6 +161,7 @@ struct ExportAccess {
                                                              // quantized, transforms
   static void register_kernels(export_detail::Registry& r);  // custom and precompiled kernels
   static void register_distributed(export_detail::Registry& r);  // collectives
+  static void register_fast(export_detail::Registry& r);         // fused fast operations
 };
 
 }  // namespace kiln

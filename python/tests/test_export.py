@@ -609,3 +609,28 @@ def test_exported_gradient_function(path, rng):
     f = mx.import_function(path)
     x, y = rand(rng, 4, 6), rand(rng, 6, 8)
     assert_same(f(x, y), list(g(x, y)), tol=2e-4)
+
+
+def test_fused_norms_keep_their_kernel(path, rng):
+    import io
+
+    w = rand(rng, 8)
+    fn = lambda x: [
+        mx.fast.rms_norm(x, w, 1e-5),
+        mx.fast.layer_norm(x, w, None, 1e-6),
+    ]  # noqa: E731
+    mx.export_function(path, fn, rand(rng, 2, 8), shapeless=True)
+    f = mx.import_function(path)
+    x = rand(rng, 5, 8)
+    out = f(x)
+    s = io.StringIO()
+    mx.export_to_dot(s, *out)
+    assert "RMSNorm" in s.getvalue() and "LayerNorm" in s.getvalue()
+    assert_same(out, fn(x))
+    g = mx.grad(lambda x: f(x)[0].sum())(x)
+    np.testing.assert_allclose(
+        np.array(g),
+        np.array(mx.grad(lambda x: fn(x)[0].sum())(x)),
+        rtol=1e-5,
+        atol=1e-6,
+    )
