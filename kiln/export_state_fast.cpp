@@ -68,6 +68,30 @@ void ExportAccess::register_fast(Registry& r) {
         if (has_bias) b = x[1 + has_weight];
         return node_of<fast::LayerNorm>(fast::layer_norm(x[0], w, b, eps, s), x, in);
       });
+  r.add_rebuilt<fast::ScaledDotProductAttention>(
+      "ScaledDotProductAttention",
+      [](const fast::ScaledDotProductAttention& p, StateWriter& w) {
+        w.f(p.scale()).i(static_cast<int>(p.mask())).b(p.has_sinks());
+      },
+      [](StateReader& in, Stream s, const std::vector<Shape>& shapes,
+         const std::vector<Dtype>& dtypes) {
+        float scale = static_cast<float>(in.f());
+        int64_t mask = in.i();
+        bool has_sinks = in.b();
+        if (mask < 0 || mask > 3) in.fail("an unknown mask kind");
+        const auto kind = static_cast<fast::MaskKind>(mask);
+        const bool has_mask = kind == fast::MaskKind::boolean || kind == fast::MaskKind::additive;
+        if (shapes.size() != 3u + has_mask + has_sinks) in.fail("the number of inputs");
+        auto x = placeholders(shapes, dtypes, s);
+        std::optional<array> m, sinks;
+        if (has_mask) m = x[3];
+        if (has_sinks) sinks = x[3 + has_mask];
+        const std::string mode = kind == fast::MaskKind::causal ? "causal"
+                                 : has_mask                     ? "array"
+                                                                : "";
+        return node_of<fast::ScaledDotProductAttention>(
+            fast::scaled_dot_product_attention(x[0], x[1], x[2], scale, mode, m, sinks, s), x, in);
+      });
 }
 
 }  // namespace kiln

@@ -634,3 +634,30 @@ def test_fused_norms_keep_their_kernel(path, rng):
         rtol=1e-5,
         atol=1e-6,
     )
+
+
+def test_attention_keeps_its_kernel(path, rng):
+    import io
+
+    def fn(q, k, v, m):
+        return [
+            mx.fast.scaled_dot_product_attention(q, k, v, scale=0.3, mask="causal"),
+            mx.fast.scaled_dot_product_attention(q, k, v, scale=0.3, mask=m),
+        ]
+
+    def make(L):
+        return [
+            rand(rng, 1, 2, L, 8),
+            rand(rng, 1, 2, L, 8),
+            rand(rng, 1, 2, L, 8),
+            rand(rng, 1, 2, L, L),
+        ]
+
+    mx.export_function(path, fn, *make(4))
+    f = mx.import_function(path)
+    x = make(4)
+    out = f(*x)
+    s = io.StringIO()
+    mx.export_to_dot(s, *out)
+    assert s.getvalue().count("ScaledDotProductAttention") >= 2
+    assert_same(out, fn(*x))
