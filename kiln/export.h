@@ -19,9 +19,10 @@
 //   std::invalid_argument listing the traces it has.
 // - The rebuilt graph is made of kiln's ordinary primitives, so the imported function can be
 //   differentiated, vectorized and compiled, and runs on the GPU.
-// - Fused fast operations (rms_norm, layer_norm, rope, scaled_dot_product_attention,
-//   cross_entropy) are exported as the operations they are made of; custom_function's
-//   transforms are not exported (the forward computation is).
+// - Fused fast operations rms_norm, layer_norm and scaled_dot_product_attention are rebuilt
+//   through their op on import (the fused kernel is kept); the others (rope, cross_entropy,
+//   the vjp nodes) and compiled nodes are exported as the operations they are made of.
+//   custom_function's transforms are not exported (the forward computation is).
 // Errors: a primitive without a codec throws std::invalid_argument naming it; a missing,
 // truncated, corrupt or foreign file throws std::runtime_error, all tagged
 // `[export_function]` / `[import_function]`.
