@@ -42,8 +42,9 @@ class StateWriter {
   State take() { return std::move(state_); }
 
  private:
-  StateWriter& put(StateValue v) {
-    state_.push_back(std::move(v));
+  template <typename T>
+  StateWriter& put(T&& v) {
+    state_.emplace_back(std::forward<T>(v));  // in place: no temporary variant to move
     return *this;
   }
   State state_;
@@ -110,7 +111,7 @@ class Registry {
                     [save = std::move(save)](const Primitive& p, StateWriter& w) {
                       save(static_cast<const T&>(p), w);
                     },
-                    std::move(load)});
+                    std::move(load), nullptr});
   }
   /** Registers primitive class T, rebuilt through its op on inputs of the saved shapes. */
   template <typename T>
