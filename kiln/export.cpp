@@ -356,7 +356,10 @@ class ExportFile {
     write(c.data());
     os_.flush();
     if (!os_) throw std::runtime_error(msg("[export_function] Failed to write ", path_, "."));
-    for (auto& a : added) constants_.push_back(std::move(a));
+    for (auto& [a, key] : added) {
+      key_of_.emplace(a.id(), key);
+      constants_.push_back(std::move(a));
+    }
   }
 
   void close() {
@@ -365,6 +368,7 @@ class ExportFile {
     open_ = false;
     os_.close();
     constants_.clear();
+    key_of_.clear();
   }
 
  private:
@@ -390,29 +394,26 @@ class ExportFile {
     }
     // Constants: stored once per file, by identity (the exporter keeps them alive).
     std::vector<uint64_t> keys;
-    std::vector<const array*> fresh;
+    std::unordered_map<uintptr_t, uint64_t> fresh_keys;
     for (const auto& c : p.constants) {
-      uint64_t key = 0;
-      for (const auto& [a, k] : constants_)
-        if (a.id() == c.id()) key = k;
-      for (const auto& [a, k] : added)
-        if (a.id() == c.id()) key = k;
-      if (!key) {
+      uint64_t key;
+      if (auto it = key_of_.find(c.id()); it != key_of_.end()) {
+        key = it->second;
+      } else if (auto f = fresh_keys.find(c.id()); f != fresh_keys.end()) {
+        key = f->second;
+      } else {
         key = ++next_key_;
+        fresh_keys.emplace(c.id(), key);
         added.emplace_back(c, key);
-        fresh.push_back(&c);
       }
       keys.push_back(key);
     }
-    b.put<uint32_t>(static_cast<uint32_t>(fresh.size()));
-    for (const array* c : fresh) {
-      uint64_t key = 0;
-      for (const auto& [a, k] : added)
-        if (a.id() == c->id()) key = k;
+    b.put<uint32_t>(static_cast<uint32_t>(added.size()));
+    for (const auto& [c, key] : added) {
       b.put<uint64_t>(key);
-      b.shape(c->shape());
-      b.dtype(c->dtype());
-      append_data(b, *c);
+      b.shape(c.shape());
+      b.dtype(c.dtype());
+      append_data(b, c);
     }
     b.put<uint32_t>(static_cast<uint32_t>(keys.size()));
     for (uint64_t k : keys) b.put<uint64_t>(k);
@@ -443,7 +444,9 @@ class ExportFile {
   uint32_t count_ = 0;
   bool open_ = true;
   uint64_t next_key_ = 0;
-  std::vector<std::pair<array, uint64_t>> constants_;
+  // Constants already in the file, by array identity; kept alive so identities stay unique.
+  std::vector<array> constants_;
+  std::unordered_map<uintptr_t, uint64_t> key_of_;
 };
 
 std::shared_ptr<ExportFile> open_export_file(const std::string& path, bool shapeless,
