@@ -482,6 +482,28 @@ ArrayFn compile(ArrayFn fun, std::uintptr_t fun_id, bool shapeless,
   };
 }
 
+ReplayProgram trace_for_export(const ArrayFn& fun, const std::vector<Shape>& shapes,
+                               const std::vector<Dtype>& dtypes,
+                               const std::vector<array>& originals, bool shapeless) {
+  const Stream stream = to_stream(StreamOrDevice{});
+  std::vector<array> placeholders;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    array p(shapes[i], dtypes[i], std::make_shared<CompileInput>(stream), {});
+    p.set_tracer(true);
+    placeholders.push_back(std::move(p));
+  }
+  std::vector<array> outputs;
+  {
+    TraceScope scope(shapeless);
+    outputs = fun(placeholders);
+  }
+  Graph g = build_graph(placeholders, outputs, originals, shapeless);
+  compile_ir::simplify(g);
+  if (shapeless) compile_ir::make_shapeless(g);
+  g.remove_dead();
+  return lower(g);
+}
+
 void compile_erase(std::uintptr_t fun_id) {
   cache().erase(fun_id);
 }

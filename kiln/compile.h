@@ -53,6 +53,8 @@ void enable_compile();
 void set_compile_mode(CompileMode mode);
 CompileMode compile_mode();
 
+struct ReplayProgram;  // kiln/primitives_compile.h
+
 namespace detail {
 
 /** The function and an opaque value the trace produced (the Python bindings keep the
@@ -69,6 +71,14 @@ ArrayFnWithExtra compile(ArrayFnWithExtra fun, std::uintptr_t fun_id, bool shape
                          std::vector<uint64_t> constants = {});
 ArrayFn compile(ArrayFn fun, std::uintptr_t fun_id, bool shapeless,
                 std::vector<uint64_t> constants = {});
+
+/** The traced, simplified (not fused) graph of `fun` on placeholders of `shapes` and
+ * `dtypes`, as a replay program: what export_function saves (kiln/export.cpp). `originals`
+ * are the arrays the caller holds for those inputs (the function must not read them other
+ * than through its arguments). */
+ReplayProgram trace_for_export(const ArrayFn& fun, const std::vector<Shape>& shapes,
+                               const std::vector<Dtype>& dtypes,
+                               const std::vector<array>& originals, bool shapeless);
 
 /** Drops the cache entries of `fun_id`. */
 void compile_erase(std::uintptr_t fun_id);

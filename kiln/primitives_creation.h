@@ -21,6 +21,7 @@ class Arange : public UnaryPrimitive {
   KILN_PRIMITIVE_GRADS()
   KILN_PRIMITIVE_VMAP()
   KILN_PRIMITIVE_NAME(Arange)
+  friend struct ExportAccess;  // saves the parameters (kiln/export_state.h)
   bool is_equivalent(const Primitive& other) const override;
   std::vector<Shape> output_shapes(const std::vector<array>&) override;
   double start() const { return start_; }
@@ -46,6 +47,7 @@ class Linspace : public UnaryPrimitive {
   KILN_PRIMITIVE_GRADS()
   KILN_PRIMITIVE_VMAP()
   KILN_PRIMITIVE_NAME(Linspace)
+  friend struct ExportAccess;  // saves the parameters (kiln/export_state.h)
   bool is_equivalent(const Primitive& other) const override;
   std::vector<Shape> output_shapes(const std::vector<array>&) override;
 
@@ -65,6 +67,7 @@ class Eye : public UnaryPrimitive {
   KILN_PRIMITIVE_GRADS()
   KILN_PRIMITIVE_VMAP()
   KILN_PRIMITIVE_NAME(Eye)
+  friend struct ExportAccess;  // saves the parameters (kiln/export_state.h)
   bool is_equivalent(const Primitive& other) const override;
   std::vector<Shape> output_shapes(const std::vector<array>&) override;
   int k() const { return k_; }

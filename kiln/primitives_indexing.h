@@ -42,6 +42,7 @@ class Gather : public UnaryPrimitive {
   KILN_PRIMITIVE_GRADS()
   KILN_PRIMITIVE_VMAP()
   KILN_PRIMITIVE_NAME(Gather)
+  friend struct ExportAccess;  // saves the parameters (kiln/export_state.h)
   void print(std::ostream& os) override;
   bool is_equivalent(const Primitive& other) const override;
   std::vector<Shape> output_shapes(const std::vector<array>& inputs) override;
@@ -98,6 +99,7 @@ class GatherAxis : public UnaryPrimitive {
   KILN_PRIMITIVE_GRADS()
   KILN_PRIMITIVE_VMAP()
   KILN_PRIMITIVE_NAME(GatherAxis)
+  friend struct ExportAccess;  // saves the parameters (kiln/export_state.h)
   void print(std::ostream& os) override;
   bool is_equivalent(const Primitive& other) const override;
   std::vector<Shape> output_shapes(const std::vector<array>& inputs) override {
@@ -124,6 +126,7 @@ class ScatterAxis : public UnaryPrimitive {
   KILN_PRIMITIVE_GRADS()
   KILN_PRIMITIVE_VMAP()
   KILN_PRIMITIVE_NAME(ScatterAxis)
+  friend struct ExportAccess;  // saves the parameters (kiln/export_state.h)
   KILN_PRIMITIVE_SAME_SHAPE()
   void print(std::ostream& os) override;
   bool is_equivalent(const Primitive& other) const override;

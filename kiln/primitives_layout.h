@@ -67,6 +67,7 @@ class Reshape : public UnaryPrimitive {
   KILN_PRIMITIVE_GRADS()
   KILN_PRIMITIVE_VMAP()
   KILN_PRIMITIVE_NAME(Reshape)
+  friend struct ExportAccess;  // saves the parameters (kiln/export_state.h)
   bool is_equivalent(const Primitive& other) const override;
   /** The shape for the input's size (throws std::invalid_argument when it cannot hold it). */
   std::vector<Shape> output_shapes(const std::vector<array>& inputs) override;
@@ -106,6 +107,7 @@ class Contiguous : public UnaryPrimitive {
   KILN_PRIMITIVE_GRADS()
   KILN_PRIMITIVE_VMAP()
   KILN_PRIMITIVE_NAME(Contiguous)
+  friend struct ExportAccess;  // saves the parameters (kiln/export_state.h)
   KILN_PRIMITIVE_SAME_SHAPE()
   bool is_equivalent(const Primitive& other) const override;
 
@@ -129,6 +131,7 @@ class AsStrided : public UnaryPrimitive {
   KILN_PRIMITIVE_GRADS()
   KILN_PRIMITIVE_VMAP()
   KILN_PRIMITIVE_NAME(AsStrided)
+  friend struct ExportAccess;  // saves the parameters (kiln/export_state.h)
   bool is_equivalent(const Primitive& other) const override;
   std::vector<Shape> output_shapes(const std::vector<array>&) override { return {shape_}; }
 
@@ -147,6 +150,7 @@ class View : public UnaryPrimitive {
   KILN_PRIMITIVE_GRADS()
   KILN_PRIMITIVE_VMAP()
   KILN_PRIMITIVE_NAME(View)
+  friend struct ExportAccess;  // saves the parameters (kiln/export_state.h)
   bool is_equivalent(const Primitive& other) const override;
   std::vector<Shape> output_shapes(const std::vector<array>& inputs) override;
 
@@ -186,6 +190,7 @@ class Slice : public UnaryPrimitive {
   KILN_PRIMITIVE_GRADS()
   KILN_PRIMITIVE_VMAP()
   KILN_PRIMITIVE_NAME(Slice)
+  friend struct ExportAccess;  // saves the parameters (kiln/export_state.h)
   bool is_equivalent(const Primitive& other) const override;
   /** The bounds' shape, after checking they lie inside the input. With a traced shape, an
    * axis taken whole follows the input's size, and the others need the traced size (throws

@@ -64,6 +64,7 @@ class Dequantize : public UnaryPrimitive {
   KILN_PRIMITIVE_GRADS()
   KILN_PRIMITIVE_VMAP()
   KILN_PRIMITIVE_NAME(Dequantize)
+  friend struct ExportAccess;  // saves the parameters (kiln/export_state.h)
   bool is_equivalent(const Primitive& other) const override;
   std::vector<Shape> output_shapes(const std::vector<array>& inputs) override;
   const QuantParams& params() const { return p_; }

@@ -63,6 +63,7 @@ class Depends : public Primitive {
   KILN_PRIMITIVE_GRADS()
   KILN_PRIMITIVE_VMAP()
   KILN_PRIMITIVE_NAME(Depends)
+  friend struct ExportAccess;  // saves the parameters (kiln/export_state.h)
   std::vector<Shape> output_shapes(const std::vector<array>& inputs) override;
 
  private:

@@ -21,5 +21,6 @@ void init_io(py::module_& m);          // io.cpp
 void init_linalg(py::module_& m);      // linalg.cpp
 void init_fft(py::module_& m);         // fft.cpp
 void init_distributed(py::module_& m); // distributed.cpp
+void init_export(py::module_& m);      // export.cpp
 
 }  // namespace kiln::python

@@ -52,4 +52,5 @@ PYBIND11_MODULE(_core, m) {
   init_linalg(m);
   init_fft(m);
   init_distributed(m);
+  init_export(m);
 }

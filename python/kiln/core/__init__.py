@@ -26,3 +26,7 @@ from kiln.core._transforms import grad, value_and_grad  # noqa: E402,F401
 if hasattr(_core, "distributed"):
     distributed = _core.distributed
     _sys.modules[f"{__name__}.distributed"] = _core.distributed
+
+# Function export and import (kiln/export.h).
+from kiln.core._export import FunctionExporter, export_function, exporter  # noqa: E402,F401
+from kiln.core._export import import_function  # noqa: E402,F401
