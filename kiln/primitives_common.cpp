@@ -22,4 +22,8 @@ std::pair<std::vector<array>, int> vmap_elementwise(
   return {std::move(out), 0};
 }
 
+array conj_if_complex(const array& x, const Stream& s) {
+  return is_complex(x.dtype()) ? conjugate(x, s) : x;
+}
+
 }  // namespace kiln
