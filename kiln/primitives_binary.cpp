@@ -75,8 +75,8 @@ array selected(int arg, const array& a_wins, const array& a, const Stream& s) {
     array g = conj_if_complex(cotangents[0], s);                                                \
     std::vector<array> vjps;                                                                    \
     for (int arg : argnums) {                                                                   \
-      vjps.push_back(conj_if_complex(                                                           \
-          NAME##_partial(arg, g, primals[0], primals[1], outputs[0], s), s));                   \
+      vjps.push_back(                                                                           \
+          conj_if_complex(NAME##_partial(arg, g, primals[0], primals[1], outputs[0], s), s));   \
     }                                                                                           \
     return vjps;                                                                                \
   }                                                                                             \

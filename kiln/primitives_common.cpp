@@ -5,8 +5,8 @@
 
 namespace kiln {
 
-std::pair<std::vector<array>, int> vmap_elementwise(
-    const std::vector<array>& inputs, const std::vector<int>& axes, const Stream& s) {
+std::pair<std::vector<array>, int> vmap_elementwise(const std::vector<array>& inputs,
+                                                    const std::vector<int>& axes, const Stream& s) {
   int batch = -1;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (axes[i] >= 0) batch = inputs[i].shape(axes[i]);

@@ -16,8 +16,8 @@ namespace kiln {
  * and the output's mapped axis (0, or -1 when nothing is mapped, in which case the
  * inputs are returned unchanged).
  */
-std::pair<std::vector<array>, int> vmap_elementwise(
-    const std::vector<array>& inputs, const std::vector<int>& axes, const Stream& s);
+std::pair<std::vector<array>, int> vmap_elementwise(const std::vector<array>& inputs,
+                                                    const std::vector<int>& axes, const Stream& s);
 
 /**
  * conj(x) for complex64, x itself for every other dtype. vjp rules use it for kiln's (and

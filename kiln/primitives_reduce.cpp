@@ -136,8 +136,8 @@ std::vector<array> Reduce::vjp(const std::vector<array>& primals,
       return {astype(g, x.dtype(), s)};
     case Prod:
       // c * conj(d prod / d x) for complex x (MLX's convention, docs/transforms.md).
-      return {astype(multiply(g, conj_if_complex(prod_of_others(x, axes_, s), s), s), x.dtype(),
-                     s)};
+      return {
+          astype(multiply(g, conj_if_complex(prod_of_others(x, axes_, s), s), s), x.dtype(), s)};
     case Max:
     case Min:
       // Ties share the gradient equally.
@@ -346,8 +346,7 @@ std::vector<array> Scan::vjp(const std::vector<array>& primals,
   if (is_complex(cotangents[0].dtype()) && type_ != Sum) {
     return adjoint_of_transpose(
         cotangents,
-        [&](const std::vector<array>& c) { return scan_transpose(primals, c, outputs); },
-        stream());
+        [&](const std::vector<array>& c) { return scan_transpose(primals, c, outputs); }, stream());
   }
   return scan_transpose(primals, cotangents, outputs);
 }

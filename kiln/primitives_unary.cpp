@@ -29,24 +29,24 @@ array round0(const array& x, StreamOrDevice s) {
 
 // jvp, vjp and vmap of a smooth unary primitive NAME computing FN, whose derivative is
 // the expression DERIV of (x, y, s).
-#define KILN_SMOOTH_UNARY(NAME, FN, ...)                                                         \
-  namespace {                                                                                    \
-  array NAME##_derivative(const array& x, const array& y, const Stream& s) {                     \
-    (void)x, (void)y;                                                                            \
-    return __VA_ARGS__;                                                                          \
-  }                                                                                              \
-  }                                                                                              \
-  std::vector<array> NAME::jvp(const std::vector<array>& primals,                                \
-                               const std::vector<array>& tangents, const std::vector<int>&) {    \
-    const array& x = primals[0];                                                                 \
-    return {multiply(tangents[0], NAME##_derivative(x, FN(x, stream()), stream()), stream())};   \
-  }                                                                                              \
-  std::vector<array> NAME::vjp(const std::vector<array>& primals,                                \
-                               const std::vector<array>& cotangents, const std::vector<int>&,    \
-                               const std::vector<array>& outputs) {                              \
-    array d = NAME##_derivative(primals[0], outputs[0], stream());                              \
-    return {multiply(cotangents[0], conj_if_complex(d, stream()), stream())};                    \
-  }                                                                                              \
+#define KILN_SMOOTH_UNARY(NAME, FN, ...)                                                       \
+  namespace {                                                                                  \
+  array NAME##_derivative(const array& x, const array& y, const Stream& s) {                   \
+    (void)x, (void)y;                                                                          \
+    return __VA_ARGS__;                                                                        \
+  }                                                                                            \
+  }                                                                                            \
+  std::vector<array> NAME::jvp(const std::vector<array>& primals,                              \
+                               const std::vector<array>& tangents, const std::vector<int>&) {  \
+    const array& x = primals[0];                                                               \
+    return {multiply(tangents[0], NAME##_derivative(x, FN(x, stream()), stream()), stream())}; \
+  }                                                                                            \
+  std::vector<array> NAME::vjp(const std::vector<array>& primals,                              \
+                               const std::vector<array>& cotangents, const std::vector<int>&,  \
+                               const std::vector<array>& outputs) {                            \
+    array d = NAME##_derivative(primals[0], outputs[0], stream());                             \
+    return {multiply(cotangents[0], conj_if_complex(d, stream()), stream())};                  \
+  }                                                                                            \
   KILN_UNARY_VMAP(NAME, FN)
 
 #define KILN_UNARY_VMAP(NAME, FN)                                                              \
