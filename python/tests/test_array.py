@@ -565,3 +565,31 @@ def test_array_dimension_overflow():
     big = np.empty(2**31, dtype=np.bool_)  # not touched: no memory is committed
     with pytest.raises(OverflowError, match=r"\[array\] Shape dimension 2147483648 is outside"):
         mx.array(big)
+
+
+def test_list_of_arrays_keeps_the_graph_under_transforms(rng):
+    # As MLX: mx.array([x, ...]) inside grad/vmap keeps x in the graph.
+    xn = rng.standard_normal(3).astype(np.float32)
+
+    def f(x):
+        y = mx.array([x, mx.array([2.0, 3.0, 4.0]), [1.0, x[0], 0.5]])
+        return (y * y).sum()
+
+    g = mx.grad(f)(mx.array(xn))
+    ref = 2 * xn
+    ref[0] += 2 * xn[0]  # x[0] appears twice
+    np.testing.assert_allclose(np.array(g), ref, rtol=1e-6)
+    out = mx.vmap(lambda v: mx.array([v, 2 * v]))(mx.array(xn))
+    np.testing.assert_allclose(np.array(out), np.stack([xn, 2 * xn], axis=1), rtol=1e-6)
+    # Outside transforms the values are copied, with the same promotion.
+    z = mx.array([mx.array([1, 2], dtype=mx.int8), [3.5, 4]])
+    assert z.dtype == mx.float32 and z.tolist() == [[1.0, 2.0], [3.5, 4.0]]
+
+
+def test_buffer_formats_of_64_bit_integers():
+    # 'q'/'Q' (long long), as MLX's buffers, where NumPy's own say 'l'/'L'.
+    assert memoryview(mx.array([1, -2], dtype=mx.int64)).format == "q"
+    assert memoryview(mx.array([1, 2], dtype=mx.uint64)).format == "Q"
+    np.testing.assert_array_equal(
+        np.asarray(memoryview(mx.array([2**40], dtype=mx.uint64))), [2**40]
+    )

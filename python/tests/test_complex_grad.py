@@ -17,9 +17,9 @@ RTOL = 2e-5
 
 
 def crandn(rng, shape, scale=1.0):
-    return (
-        scale * (rng.standard_normal(shape) + 1j * rng.standard_normal(shape))
-    ).astype(np.complex64)
+    return (scale * (rng.standard_normal(shape) + 1j * rng.standard_normal(shape))).astype(
+        np.complex64
+    )
 
 
 def close(got, want, rtol=RTOL, atol=1e-5):
@@ -240,12 +240,8 @@ def test_against_mlx_cpu_build(rng):
     if not py or not os.path.exists(py):
         pytest.skip("set KILN_MLX_PYTHON to an interpreter with MLX to compare")
     z, c = crandn(rng, (4,)), crandn(rng, (4,))
-    arg = json.dumps(
-        [z.real.tolist(), z.imag.tolist(), c.real.tolist(), c.imag.tolist()]
-    )
-    res = subprocess.run(
-        [py, "-c", _MLX_SCRIPT, arg], capture_output=True, text=True, check=True
-    )
+    arg = json.dumps([z.real.tolist(), z.imag.tolist(), c.real.tolist(), c.imag.tolist()])
+    res = subprocess.run([py, "-c", _MLX_SCRIPT, arg], capture_output=True, text=True, check=True)
     want = json.loads(res.stdout)
     Z, C = mx.array(z), mx.array(c)
     fns = {
