@@ -317,9 +317,9 @@ void init_array(py::module_& m) {
           }));
 
   // Zero-copy access through the buffer protocol (memoryview, np.asarray), writable as in
-  // MLX (the buffer is marked so that the GPU re-reads the host copy). The export holds its
-  // own handle on the array, so rebinding the Python object (`x += 1`) cannot free memory a
-  // view still reads.
+  // MLX (while the export lives, the GPU re-reads the host copy). The export holds its own
+  // handle on the array, so rebinding the Python object (`x += 1`) cannot free memory a view
+  // still reads.
   cls.def_buffer([](array& a) -> py::buffer_info {
     if (a.dtype() == bfloat16) {
       throw py::buffer_error(

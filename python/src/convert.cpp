@@ -7,6 +7,8 @@
 #include <sstream>
 #include <vector>
 
+#include "kiln/host_writes.h"
+
 namespace kiln::python {
 
 namespace {
@@ -740,14 +742,21 @@ py::array to_numpy_view(array& a, bool writable) {
     py::gil_scoped_release nogil;
     ptr = a.data<char>();
   }
-  // The view owns a handle on the array, so the buffer lives as long as the view.
-  py::capsule owner(new array(a), [](void* p) { delete static_cast<array*>(p); });
-  py::array out(dt, shape, strides, ptr, owner);
+  // The view owns a handle on the array, so the buffer lives as long as the view. A writable
+  // view counts as a host writer of the buffer until it is released (Storage).
+  py::capsule owner;
   if (writable) {
-    a.storage().mark_host_writable();
+    host_writes::add_writer(a.storage());
+    owner = py::capsule(new array(a), [](void* p) {
+      auto* held = static_cast<array*>(p);
+      host_writes::remove_writer(held->storage());
+      delete held;
+    });
   } else {
-    out.attr("flags").attr("writeable") = false;
+    owner = py::capsule(new array(a), [](void* p) { delete static_cast<array*>(p); });
   }
+  py::array out(dt, shape, strides, ptr, owner);
+  if (!writable) out.attr("flags").attr("writeable") = false;
   return out;
 }
 

@@ -85,8 +85,9 @@ py::dtype to_numpy_dtype(Dtype d);
 std::optional<Dtype> from_numpy_dtype(const py::dtype& dt);
 
 /** A NumPy array viewing `a`'s host data (evaluates; no copy). The view keeps the buffer
- * alive. `writable` (MLX's semantics): writes through the view change the array, and the
- * buffer is marked so that the GPU re-reads the host copy (Storage::mark_host_writable). */
+ * alive. `writable` (MLX's semantics): writes through the view change the array; the view
+ * counts as a host writer of the buffer, so the GPU re-reads the host copy
+ * (kiln/host_writes.h). */
 py::array to_numpy_view(array& a, bool writable = true);
 
 /** MLX-style repr: `array([1, 2], dtype=int32)` (evaluates). */

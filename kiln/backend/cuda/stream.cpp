@@ -13,6 +13,7 @@
 #include "kiln/backend/cuda/context.h"
 #include "kiln/backend/cuda/driver.h"
 #include "kiln/backend/gpu.h"
+#include "kiln/host_writes.h"
 #include "kiln/primitive.h"
 
 namespace kiln::gpu {
@@ -238,7 +239,8 @@ void make_resident(const array& a, DeviceStream& stream) {
                                std::to_string(copy->device_index()) + " but the op runs on GPU " +
                                std::to_string(stream.context().index()) +
                                "; copies between GPUs are not supported yet.");
-    } else if (st.host_writable() && st.has_host() && st.nbytes()) {
+    } else if (st.host_writable() && st.has_host() && st.nbytes() &&
+               host_writes::take_refresh(st)) {
       // Python may have written the host copy through a writable view since the last
       // upload: upload it again, ordered before this stream's use.
       KILN_CU(cuMemcpyHtoDAsync, reinterpret_cast<CUdeviceptr>(copy->ptr()), st.host_ptr(),
