@@ -18,9 +18,9 @@
 #include "kiln/backend/cuda/context.h"
 #include "kiln/backend/cuda/jit.h"
 #include "kiln/backend/cuda/launch.h"
-#include "kiln/host_writes.h"
 #include "kiln/backend/cuda/stream.h"
 #include "kiln/backend/gpu.h"
+#include "kiln/host_writes.h"
 #include "kiln/primitives.h"
 #include "test_utils.h"
 
