@@ -15,6 +15,7 @@
 
 #include "kiln/backend/gpu.h"
 #include "kiln/device.h"
+#include "kiln/host_writes.h"
 
 namespace kiln {
 
@@ -276,6 +277,7 @@ std::shared_ptr<Storage> Storage::device(std::unique_ptr<DeviceCopy> copy, size_
 }
 
 Storage::~Storage() {
+  if (host_writable()) host_writes::forget(*this);
   void* p = host_.load(std::memory_order_relaxed);
   if (!p) return;
   if (host_deleter_) host_deleter_(p);

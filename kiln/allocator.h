@@ -2,7 +2,9 @@
 //
 // A Storage is one logical buffer with a copy in host memory, device memory, or both.
 // It is written once by the op that produces it and immutable afterwards, so a copy made
-// for the other device stays valid for the buffer's lifetime (lazy mirroring).
+// for the other device stays valid for the buffer's lifetime (lazy mirroring). The one
+// exception is a host copy exported writable to Python (a NumPy view or memoryview, as
+// MLX allows): its device copy is refreshed from the host each time the GPU reads it.
 #pragma once
 
 #include <atomic>
@@ -50,6 +52,11 @@ class Storage {
   bool has_device() const { return device_ != nullptr; }
   /** Whether kiln allocated the host memory (wrapped external memory is never reused). */
   bool owns_host() const { return !host_deleter_; }
+  /** Marks the host copy as writable from outside kiln (a writable NumPy view or
+   * memoryview). From then on the host copy is the reference: the GPU backend uploads it
+   * again whenever an op reads the buffer, so writes made between evaluations show. */
+  void mark_host_writable() { host_writable_.store(true, std::memory_order_release); }
+  bool host_writable() const { return host_writable_.load(std::memory_order_acquire); }
 
   /** The device copy, or null. The GPU backend creates it under `mutex()`. */
   DeviceCopy* device_copy() { return device_.get(); }
@@ -65,6 +72,7 @@ class Storage {
 
   size_t nbytes_;
   std::atomic<void*> host_{nullptr};
+  std::atomic<bool> host_writable_{false};
   Deleter host_deleter_;  // empty: memory from the host allocator
   std::unique_ptr<DeviceCopy> device_;
   std::mutex mu_;

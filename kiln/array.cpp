@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "kiln/primitive.h"
+#include "kiln/scheduler.h"
 #include "kiln/transforms.h"
 
 namespace kiln {
@@ -195,9 +196,17 @@ int64_t array::strides(int dim) const {
   return desc_->strides[ax];
 }
 
+namespace {
+// Raises an array's error; raised here, synchronize() does not raise it again.
+[[noreturn]] void raise_error(const std::exception_ptr& err) {
+  scheduler::forget_error(err);
+  std::rethrow_exception(err);
+}
+}  // namespace
+
 void array::eval() {
   if (status() != Status::available) kiln::eval({*this});
-  else if (desc_->error) std::rethrow_exception(desc_->error);
+  else if (desc_->error) raise_error(desc_->error);
 }
 
 void array::wait() {
@@ -205,7 +214,7 @@ void array::wait() {
     desc_->event.wait();
     desc_->status = Status::available;
   }
-  if (desc_->error) std::rethrow_exception(desc_->error);
+  if (desc_->error) raise_error(desc_->error);
 }
 
 bool array::is_available() const {

@@ -147,7 +147,11 @@ Stream to_stream(StreamOrDevice s, Device default_dev) {
   return default_stream(default_dev);
 }
 
-void synchronize(Stream s) { scheduler::wait(s, scheduler::last_value(s)); }
+void synchronize(Stream s) {
+  scheduler::wait(s, scheduler::last_value(s));
+  // An error of work submitted by async_eval that no array has raised yet, raised once.
+  if (auto err = scheduler::take_error(s)) std::rethrow_exception(err);
+}
 
 void synchronize() {
   std::vector<Stream> streams;
@@ -156,7 +160,15 @@ void synchronize() {
     std::lock_guard lk(r.mu);
     streams = r.streams;
   }
-  for (auto& s : streams) synchronize(s);
+  std::exception_ptr first;
+  for (auto& s : streams) {
+    try {
+      synchronize(s);
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
 }
 
 }  // namespace kiln

@@ -1,10 +1,13 @@
 // Transformations of the binary primitives.
 //
 // Each differentiable f(a, b) defines its partial action: g * df/da or g * df/db, which
-// serves both as the jvp term of a tangent g and as the vjp of a cotangent g (no
-// conjugation for complex inputs, as MLX and JAX). Inputs were broadcast by the op, so
+// serves as the jvp term of a tangent g and, for real dtypes, as the vjp of a cotangent g.
+// Complex cotangents follow MLX's convention (docs/transforms.md): the vjp is
+// g * conj(df/da), computed as conj(partial(conj(g))). Inputs were broadcast by the op, so
 // Broadcast's vjp sums cotangents back to the original shapes.
 #include "kiln/primitives_binary.h"
+
+#include <optional>
 
 #include "kiln/ops.h"
 #include "kiln/primitives_common.h"
@@ -68,10 +71,12 @@ array selected(int arg, const array& a_wins, const array& a, const Stream& s) {
   std::vector<array> NAME::vjp(                                                                 \
       const std::vector<array>& primals, const std::vector<array>& cotangents,                  \
       const std::vector<int>& argnums, const std::vector<array>& outputs) {                     \
+    const Stream& s = stream();                                                                 \
+    array g = conj_if_complex(cotangents[0], s);                                                \
     std::vector<array> vjps;                                                                    \
     for (int arg : argnums) {                                                                   \
       vjps.push_back(                                                                           \
-          NAME##_partial(arg, cotangents[0], primals[0], primals[1], outputs[0], stream()));    \
+          conj_if_complex(NAME##_partial(arg, g, primals[0], primals[1], outputs[0], s), s));   \
     }                                                                                           \
     return vjps;                                                                                \
   }                                                                                             \
@@ -95,7 +100,30 @@ array selected(int arg, const array& a_wins, const array& a, const Stream& s) {
 
 KILN_SMOOTH_BINARY(Add, add, g)
 KILN_SMOOTH_BINARY(Subtract, subtract, arg == 0 ? g : negative(g, s))
-KILN_SMOOTH_BINARY(Multiply, multiply, multiply(g, arg == 0 ? b : a, s))
+// Written out so that a complex cotangent is exactly c * conj(other) (one multiply, as
+// prod's vjp computes it).
+std::vector<array> Multiply::jvp(const std::vector<array>& primals,
+                                 const std::vector<array>& tangents,
+                                 const std::vector<int>& argnums) {
+  const Stream& s = stream();
+  std::optional<array> out;
+  for (size_t i = 0; i < argnums.size(); ++i) {
+    array t = multiply(tangents[i], primals[argnums[i] == 0 ? 1 : 0], s);
+    out = out ? add(*out, t, s) : t;
+  }
+  return {*out};
+}
+std::vector<array> Multiply::vjp(const std::vector<array>& primals,
+                                 const std::vector<array>& cotangents,
+                                 const std::vector<int>& argnums, const std::vector<array>&) {
+  const Stream& s = stream();
+  std::vector<array> vjps;
+  for (int arg : argnums) {
+    vjps.push_back(multiply(cotangents[0], conj_if_complex(primals[arg == 0 ? 1 : 0], s), s));
+  }
+  return vjps;
+}
+KILN_BINARY_VMAP(Multiply, multiply)
 // d(a/b)/db = -a/b^2 = -y/b
 KILN_SMOOTH_BINARY(Divide, divide,
                    arg == 0 ? divide(g, b, s) : negative(multiply(g, divide(y, b, s), s), s))

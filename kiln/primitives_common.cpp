@@ -5,8 +5,8 @@
 
 namespace kiln {
 
-std::pair<std::vector<array>, int> vmap_elementwise(
-    const std::vector<array>& inputs, const std::vector<int>& axes, const Stream& s) {
+std::pair<std::vector<array>, int> vmap_elementwise(const std::vector<array>& inputs,
+                                                    const std::vector<int>& axes, const Stream& s) {
   int batch = -1;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (axes[i] >= 0) batch = inputs[i].shape(axes[i]);
@@ -20,6 +20,10 @@ std::pair<std::vector<array>, int> vmap_elementwise(
   Shape shape = broadcast_shapes(out, "vmap");
   for (auto& a : out) a = broadcast_to(a, shape, s);
   return {std::move(out), 0};
+}
+
+array conj_if_complex(const array& x, const Stream& s) {
+  return is_complex(x.dtype()) ? conjugate(x, s) : x;
 }
 
 }  // namespace kiln

@@ -1,12 +1,13 @@
 // Transformations and shapes of the FFT primitive.
 //
-// The transforms are linear, so jvp applies the same transform to the tangent. The vjp
-// uses kiln's pairing of complex cotangents with tangents, Re(sum(u * v)) (no conjugate):
-// the adjoint of a DFT matrix is then its plain transpose, which is itself. Real-to-complex
-// (rfft) is the first n / 2 + 1 rows of the DFT: its adjoint zero-pads the cotangent to n,
-// transforms it the same way and keeps the real part. Complex-to-real (irfft) reads each
-// frequency 0 < k < n / 2 twice (k and its mirror n - k): its adjoint is the real-input
-// transform in the inverse direction weighted by 2 there.
+// The transforms are linear, so jvp applies the same transform to the tangent. The vjp is
+// the adjoint under Re(sum(conj(u) * v)) (MLX's convention, docs/transforms.md): the
+// adjoint of a DFT matrix is its conjugate transpose, the unnormalized transform in the
+// other direction, with the same scale. Real-to-complex (rfft) is the first n / 2 + 1 rows
+// of the DFT: its adjoint zero-pads the cotangent to n, transforms it in the inverse
+// direction and keeps the real part. Complex-to-real (irfft) reads each frequency
+// 0 < k < n / 2 twice (k and its mirror n - k): its adjoint is the forward real-input
+// transform of the real cotangent weighted by 2 there.
 #include "kiln/primitives_fft.h"
 
 #include "kiln/ops.h"
@@ -55,25 +56,26 @@ std::vector<array> FFT::vjp(const std::vector<array>& primals, const std::vector
                             const std::vector<int>&, const std::vector<array>&) {
   const auto& s = stream();
   const array& g = cotangents[0];
-  if (!real_) return {apply(g, axes_, inverse_, false, 0, scale_, s)};
+  if (!real_) return {apply(g, axes_, !inverse_, false, 0, scale_, s)};
   const int last = axes_.back();
   const std::vector<int> others(axes_.begin(), axes_.end() - 1);
   if (!inverse_) {
-    // rfft: transform the other axes, zero-pad the last to n, transform it, keep Re.
-    array t = others.empty() ? g : apply(g, others, false, false, 0, 1.0, s);
+    // rfft: inverse-direction transforms of the other axes, zero-pad the last to n,
+    // transform it in the inverse direction, keep Re.
+    array t = others.empty() ? g : apply(g, others, true, false, 0, 1.0, s);
     const int n = primals[0].shape(last), m = t.shape(last);
     if (n > m) {
       std::vector<std::pair<int, int>> w(t.ndim(), {0, 0});
       w[last] = {0, n - m};
       t = pad(t, w, array(complex64_t(0.0f, 0.0f)), s);
     }
-    return {kiln::real(apply(t, {last}, false, false, 0, scale_, s), s)};
+    return {kiln::real(apply(t, {last}, true, false, 0, scale_, s), s)};
   }
-  // irfft: the inverse-direction transform of the real cotangent (conj of its rfft) on the
-  // last axis, the inverse transform on the others, and the mirror weights.
+  // irfft: the forward real-input transform of the real cotangent on the last axis, the
+  // forward transform on the others, and the mirror weights.
   const int n = n_last_, m = primals[0].shape(last);
-  array t = conjugate(apply(g, {last}, false, true, 0, scale_, s), s);
-  if (!others.empty()) t = apply(t, others, true, false, 0, 1.0, s);
+  array t = apply(g, {last}, false, true, 0, scale_, s);
+  if (!others.empty()) t = apply(t, others, false, false, 0, 1.0, s);
   Shape wshape(t.ndim(), 1);
   wshape[last] = m;
   std::vector<float> w(m, 2.0f);

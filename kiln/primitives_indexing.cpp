@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "kiln/ops.h"
+#include "kiln/primitives_common.h"
 #include "kiln/utils.h"
 
 namespace kiln {
@@ -304,7 +305,9 @@ std::vector<array> Scatter::vjp(const std::vector<array>& primals,
         grads.push_back(src ? c : at_updates(c));
         break;
       case ScatterReduce::prod:
-        grads.push_back(src ? multiply(c, prod->da, s) : multiply(at_updates(c), prod->du, s));
+        // Complex: c * conj(derivative) (MLX's convention, docs/transforms.md).
+        grads.push_back(src ? multiply(c, conj_if_complex(prod->da, s), s)
+                            : multiply(at_updates(c), conj_if_complex(prod->du, s), s));
         break;
       case ScatterReduce::max:
       case ScatterReduce::min:

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "kiln/ops.h"
+#include "kiln/primitives_common.h"
 #include "kiln/utils.h"
 
 namespace kiln {
@@ -18,12 +19,14 @@ array scaled(const array& x, float factor, const Stream& s) {
   return factor == 1.0f ? x : multiply(x, array(factor, x.dtype()), s);
 }
 
-// Cotangents of a and b for out = alpha * (a @ b). The primitive's inputs have equal batch
-// axes, so the products have exactly their shapes; the Broadcast nodes the op inserted
-// sum over broadcast batch axes in their own vjp.
+// Cotangents of a and b for out = alpha * (a @ b): cot @ b^H and a^H @ cot (the conjugate
+// transposes for complex64, MLX's convention, docs/transforms.md). The primitive's inputs
+// have equal batch axes, so the products have exactly their shapes; the Broadcast nodes
+// the op inserted sum over broadcast batch axes in their own vjp.
 array matmul_vjp(const array& a, const array& b, const array& cot, int arg, float alpha,
                  const Stream& s) {
-  return scaled(arg == 0 ? matmul(cot, mT(b, s), s) : matmul(mT(a, s), cot, s), alpha, s);
+  auto mH = [&](const array& x) { return conj_if_complex(mT(x, s), s); };
+  return scaled(arg == 0 ? matmul(cot, mH(b), s) : matmul(mH(a), cot, s), alpha, s);
 }
 
 // Tangent of alpha * (a @ b) given tangents of the inputs listed (0: a, 1: b).

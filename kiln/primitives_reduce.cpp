@@ -7,6 +7,7 @@
 
 #include "kiln/compile.h"
 #include "kiln/ops.h"
+#include "kiln/primitives_common.h"
 #include "kiln/primitives_indexing.h"
 #include "kiln/utils.h"
 
@@ -134,7 +135,9 @@ std::vector<array> Reduce::vjp(const std::vector<array>& primals,
     case Sum:
       return {astype(g, x.dtype(), s)};
     case Prod:
-      return {astype(multiply(g, prod_of_others(x, axes_, s), s), x.dtype(), s)};
+      // c * conj(d prod / d x) for complex x (MLX's convention, docs/transforms.md).
+      return {
+          astype(multiply(g, conj_if_complex(prod_of_others(x, axes_, s), s), s), x.dtype(), s)};
     case Max:
     case Min:
       // Ties share the gradient equally.
@@ -338,6 +341,19 @@ std::vector<array> Scan::jvp(const std::vector<array>& primals, const std::vecto
 std::vector<array> Scan::vjp(const std::vector<array>& primals,
                              const std::vector<array>& cotangents, const std::vector<int>&,
                              const std::vector<array>& outputs) {
+  // The rules below are plain transposes; complex cotangents take the adjoint (MLX's
+  // convention, docs/transforms.md).
+  if (is_complex(cotangents[0].dtype()) && type_ != Sum) {
+    return adjoint_of_transpose(
+        cotangents,
+        [&](const std::vector<array>& c) { return scan_transpose(primals, c, outputs); }, stream());
+  }
+  return scan_transpose(primals, cotangents, outputs);
+}
+
+std::vector<array> Scan::scan_transpose(const std::vector<array>& primals,
+                                        const std::vector<array>& cotangents,
+                                        const std::vector<array>& outputs) {
   auto s = stream();
   const array& g = cotangents[0];
   const array& x = primals[0];
@@ -453,7 +469,8 @@ std::vector<array> Softmax::jvp(const std::vector<array>& primals,
 std::vector<array> Softmax::vjp(const std::vector<array>&, const std::vector<array>& cotangents,
                                 const std::vector<int>&, const std::vector<array>& outputs) {
   auto s = stream();
-  const array& y = outputs[0];
+  // Complex: the adjoint of the symmetric Jacobian is its conjugate (docs/transforms.md).
+  const array y = conj_if_complex(outputs[0], s);
   const array& g = cotangents[0];
   return {multiply(y, subtract(g, sum(multiply(g, y, s), -1, true, s), s), s)};
 }

@@ -97,6 +97,11 @@ class Scan : public UnaryPrimitive {
   bool inclusive() const { return inclusive_; }
 
  private:
+  // The vjp as the plain transpose (no conjugation); vjp adapts it for complex cotangents.
+  std::vector<array> scan_transpose(const std::vector<array>& primals,
+                                    const std::vector<array>& cotangents,
+                                    const std::vector<array>& outputs);
+
   ReduceType type_;
   int axis_;
   bool reverse_;

@@ -1,14 +1,16 @@
 // Transformations of the unary primitives.
 //
-// A differentiable f has jvp = t * f'(x) and vjp = c * f'(x) (no conjugation for complex
-// inputs, as MLX and JAX); each f' below may use the primal output y = f(x), which the jvp
-// builds lazily and only evaluates if f' reads it. vmap maps f over the same axis.
+// A differentiable f has jvp = t * f'(x) and vjp = c * conj(f'(x)) (MLX's convention for
+// complex inputs, docs/transforms.md; conj is the identity on real dtypes); each f' below
+// may use the primal output y = f(x), which the jvp builds lazily and only evaluates if f'
+// reads it. vmap maps f over the same axis.
 #include "kiln/primitives_unary.h"
 
 #include <cmath>
 #include <numbers>
 
 #include "kiln/ops.h"
+#include "kiln/primitives_common.h"
 
 namespace kiln {
 
@@ -27,24 +29,24 @@ array round0(const array& x, StreamOrDevice s) {
 
 // jvp, vjp and vmap of a smooth unary primitive NAME computing FN, whose derivative is
 // the expression DERIV of (x, y, s).
-#define KILN_SMOOTH_UNARY(NAME, FN, ...)                                                         \
-  namespace {                                                                                    \
-  array NAME##_derivative(const array& x, const array& y, const Stream& s) {                     \
-    (void)x, (void)y;                                                                            \
-    return __VA_ARGS__;                                                                          \
-  }                                                                                              \
-  }                                                                                              \
-  std::vector<array> NAME::jvp(const std::vector<array>& primals,                                \
-                               const std::vector<array>& tangents, const std::vector<int>&) {    \
-    const array& x = primals[0];                                                                 \
-    return {multiply(tangents[0], NAME##_derivative(x, FN(x, stream()), stream()), stream())};   \
-  }                                                                                              \
-  std::vector<array> NAME::vjp(const std::vector<array>& primals,                                \
-                               const std::vector<array>& cotangents, const std::vector<int>&,    \
-                               const std::vector<array>& outputs) {                              \
-    return {                                                                                     \
-        multiply(cotangents[0], NAME##_derivative(primals[0], outputs[0], stream()), stream())}; \
-  }                                                                                              \
+#define KILN_SMOOTH_UNARY(NAME, FN, ...)                                                       \
+  namespace {                                                                                  \
+  array NAME##_derivative(const array& x, const array& y, const Stream& s) {                   \
+    (void)x, (void)y;                                                                          \
+    return __VA_ARGS__;                                                                        \
+  }                                                                                            \
+  }                                                                                            \
+  std::vector<array> NAME::jvp(const std::vector<array>& primals,                              \
+                               const std::vector<array>& tangents, const std::vector<int>&) {  \
+    const array& x = primals[0];                                                               \
+    return {multiply(tangents[0], NAME##_derivative(x, FN(x, stream()), stream()), stream())}; \
+  }                                                                                            \
+  std::vector<array> NAME::vjp(const std::vector<array>& primals,                              \
+                               const std::vector<array>& cotangents, const std::vector<int>&,  \
+                               const std::vector<array>& outputs) {                            \
+    array d = NAME##_derivative(primals[0], outputs[0], stream());                             \
+    return {multiply(cotangents[0], conj_if_complex(d, stream()), stream())};                  \
+  }                                                                                            \
   KILN_UNARY_VMAP(NAME, FN)
 
 #define KILN_UNARY_VMAP(NAME, FN)                                                              \
@@ -79,8 +81,9 @@ std::vector<array> Abs::jvp(const std::vector<array>& primals, const std::vector
 }
 std::vector<array> Abs::vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
                             const std::vector<int>&, const std::vector<array>&) {
-  // Complex: c d|x| = Re(c conj(sign(x)) dx), so the cotangent is c conj(sign(x)).
-  return {multiply(cotangents[0], conjugate(sign(primals[0], stream()), stream()), stream())};
+  // Complex: d|x| = Re(conj(sign(x)) dx), whose adjoint under Re(conj(u) v) takes a real
+  // cotangent c to c sign(x) (the gradients of |x| by Re(x) and Im(x)).
+  return {multiply(cotangents[0], sign(primals[0], stream()), stream())};
 }
 KILN_UNARY_VMAP(Abs, abs)
 
@@ -149,8 +152,8 @@ KILN_ZERO_GRAD_UNARY(IsPosInf, isposinf)
 KILN_ZERO_GRAD_UNARY(IsNegInf, isneginf)
 
 // ---------------------------------------------------------------- complex parts
-// Linear maps: the jvp applies the map; the vjp its adjoint (a real cotangent c of Real
-// comes back as c + 0i, of Imag as -i c, as MLX and JAX).
+// Linear maps: the jvp applies the map; the vjp its adjoint under Re(conj(u) v) (a real
+// cotangent c of Real comes back as c + 0i, of Imag as i c, as MLX).
 
 std::vector<array> Real::jvp(const std::vector<array>&, const std::vector<array>& tangents,
                              const std::vector<int>&) {
@@ -170,7 +173,7 @@ std::vector<array> Imag::jvp(const std::vector<array>&, const std::vector<array>
 std::vector<array> Imag::vjp(const std::vector<array>& primals,
                              const std::vector<array>& cotangents, const std::vector<int>&,
                              const std::vector<array>&) {
-  return {multiply(array(complex64_t(0, -1), primals[0].dtype()), cotangents[0], stream())};
+  return {multiply(array(complex64_t(0, 1), primals[0].dtype()), cotangents[0], stream())};
 }
 KILN_UNARY_VMAP(Imag, imag)
 

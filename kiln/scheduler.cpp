@@ -7,6 +7,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <utility>
 
 #include "kiln/backend/cpu/eval.h"
 #include "kiln/backend/gpu.h"
@@ -33,6 +34,16 @@ class Executor {
     return first;
   }
   uint64_t last_reserved() const { return next_ - 1; }
+
+  // The first error a task raised since it was last taken or forgotten.
+  std::exception_ptr take_error() {
+    std::lock_guard lk(err_mu_);
+    return std::exchange(pending_error_, nullptr);
+  }
+  void forget_error(const std::exception_ptr& err) {
+    std::lock_guard lk(err_mu_);
+    if (pending_error_ == err) pending_error_ = nullptr;
+  }
 
   void push(Batch&& items) {
     {
@@ -135,13 +146,20 @@ class Executor {
         }
       }
       for (auto& in : arr.inputs()) {
-        if (auto err = in.error()) std::rethrow_exception(err);
+        if (auto err = in.error()) {
+          for (auto& out : arr.outputs()) out.set_error(err);  // not this task's own error
+          if (!arr.is_tracer()) arr.detach();
+          return;
+        }
       }
       if (is_gpu_) gpu::eval(arr);
       else cpu::eval(arr);
     } catch (...) {
       auto err = std::current_exception();
       for (auto& out : arr.outputs()) out.set_error(err);
+      // Kept for synchronize(), which raises it once (MLX's async error semantics).
+      std::lock_guard lk(err_mu_);
+      if (!pending_error_) pending_error_ = err;
     }
     if (!arr.is_tracer()) arr.detach();
   }
@@ -169,6 +187,9 @@ class Executor {
   std::thread thread_;
 
   std::mutex run_mu_;  // held by whichever thread executes this stream's tasks
+
+  std::mutex err_mu_;
+  std::exception_ptr pending_error_;  // guarded by err_mu_
 
   std::atomic<uint64_t> done_{0};
   std::atomic<int> waiters_{0};
@@ -276,6 +297,17 @@ bool is_done(const Stream& stream, uint64_t value) {
   auto& ex = get_executor(stream);
   if (!ex.is_done(value)) return false;
   return !ex.is_gpu() || gpu::is_done(stream, value);
+}
+
+std::exception_ptr take_error(const Stream& stream) {
+  return get_executor(stream).take_error();
+}
+
+void forget_error(const std::exception_ptr& err) {
+  if (!err) return;
+  for (auto& slot : executors()) {
+    if (Executor* e = slot.load(std::memory_order_acquire)) e->forget_error(err);
+  }
 }
 
 uint64_t last_value(const Stream& stream) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <vector>
 
 #include "kiln/array.h"
@@ -31,6 +32,13 @@ void wait(const Stream& stream, uint64_t value);
 bool is_done(const Stream& stream, uint64_t value);
 /** The value of the last work submitted to `stream`. */
 uint64_t last_value(const Stream& stream);
+
+/** The first error a task of `stream` raised (its own, not one passed on from an input)
+ * since the last call or since the error reached the caller through an array; cleared.
+ * synchronize() raises it, as MLX raises the errors of async_eval there. */
+std::exception_ptr take_error(const Stream& stream);
+/** Forgets `err` as a pending error of every stream (it was raised to the caller). */
+void forget_error(const std::exception_ptr& err);
 
 /** Registers a new stream (called by `new_stream`). */
 void add_stream(const Stream& stream);

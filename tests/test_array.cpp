@@ -1,3 +1,4 @@
+#include "kiln/host_writes.h"
 #include "test_utils.h"
 
 using namespace kiln;
@@ -81,4 +82,26 @@ TEST(Array, LayoutFlags) {
   EXPECT_EQ(n4, 5u);
   auto [f5, n5] = array::layout({3}, {-1});  // reversed
   EXPECT_FALSE(f5.contiguous);
+}
+
+// A writable host view handed to Python (host_writes::add_writer) makes the host copy the
+// reference: the GPU refreshes its copy while the view lives and once after it is released.
+TEST(Array, HostWritersAskForDeviceRefreshes) {
+  auto st = Storage::host(64);
+  EXPECT_FALSE(st->host_writable());
+  EXPECT_FALSE(host_writes::take_refresh(*st)) << "an ordinary buffer is immutable";
+  host_writes::add_writer(*st);
+  host_writes::add_writer(*st);
+  EXPECT_TRUE(st->host_writable());
+  EXPECT_TRUE(host_writes::take_refresh(*st));
+  EXPECT_TRUE(host_writes::take_refresh(*st)) << "every read refreshes while a writer lives";
+  host_writes::remove_writer(*st);
+  EXPECT_TRUE(host_writes::take_refresh(*st)) << "one writer is still alive";
+  host_writes::remove_writer(*st);
+  EXPECT_TRUE(host_writes::take_refresh(*st)) << "the last writer's writes are still unseen";
+  EXPECT_FALSE(host_writes::take_refresh(*st)) << "after that refresh it is immutable again";
+  host_writes::add_writer(*st);
+  st.reset();  // a storage that dies with a writer leaves no entry behind (~Storage)
+  auto other = Storage::host(64);
+  EXPECT_FALSE(host_writes::take_refresh(*other));
 }

@@ -20,6 +20,7 @@
 #include "kiln/backend/cuda/launch.h"
 #include "kiln/backend/cuda/stream.h"
 #include "kiln/backend/gpu.h"
+#include "kiln/host_writes.h"
 #include "kiln/primitives.h"
 #include "test_utils.h"
 
@@ -328,6 +329,32 @@ TEST(GpuOps, ViewsShareTheBufferOnTheGpu) {
   EXPECT_EQ(b.storage_ptr(), x.storage_ptr());
   EXPECT_EQ(r.storage_ptr(), x.storage_ptr());
   EXPECT_FALSE(x.storage().has_host()) << "a view must not bring the data to the host";
+}
+
+// A host buffer written through a writable Python view (host_writes::add_writer) between
+// GPU reads: each read sees the host's current values.
+TEST(GpuOps, HostWritesThroughWritableViewsReachTheGpu) {
+  REQUIRE_GPU();
+  array x = test::random_array({257}, float32);
+  x.eval();
+  auto ref = test::to_double(x);
+  auto twice = [&] { return test::to_double(multiply(x, array(2.0f), kGpu)); };
+  auto expect_twice = [&](const std::vector<double>& v) {
+    auto got = twice();
+    for (size_t i = 0; i < v.size(); ++i) ASSERT_EQ(got[i], 2 * v[i]) << i;
+  };
+  expect_twice(ref);  // the first read uploads
+  ASSERT_TRUE(x.storage().has_device());
+  host_writes::add_writer(x.storage());
+  float* host = x.data<float>();
+  host[3] = 7.5f;
+  ref[3] = 7.5;
+  expect_twice(ref);  // refreshed while the writer lives
+  host[100] = -1.25f;
+  ref[100] = -1.25;
+  host_writes::remove_writer(x.storage());
+  expect_twice(ref);  // and once after it is released
+  expect_twice(ref);
 }
 
 TEST(GpuOps, ManyDimensionsAndEmptyArrays) {

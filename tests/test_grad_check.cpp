@@ -5,7 +5,8 @@
 // Ops/GradCheck.VjpJvp/<row>: on random float64 inputs, vjp and jvp against the Jacobian from
 // central finite differences, and <vjp(u), v> == <u, jvp(v)>. Integer and bool outputs
 // have zero derivatives. Complex arrays (complex64, so looser tolerances) pair cotangents
-// with tangents by Re(sum(u * v)), the convention of the seed Exp::vjp (MLX's and JAX's).
+// with tangents by Re(sum(conj(u) * v)), MLX's convention (docs/transforms.md): the vjp's
+// real and imaginary parts are the derivatives by the input's real and imaginary parts.
 // Ops/VmapCheck.Loop/<row>: vmap against a loop of the op over the mapped axis, with the mapped
 // axis first, second and last in every input, and with only the first or last input mapped.
 //
@@ -227,6 +228,21 @@ std::vector<Row> unary_rows() {
            {"exp", FN1(exp(a))},
            {"abs", FN1(abs(a))},
            {"square", FN1(square(a))},
+           {"sin", FN1(sin(a))},
+           {"cos", FN1(cos(a))},
+           {"tanh", FN1(tanh(a))},
+           {"log", FN1(log(add(a, array(complex64_t(2.5f, 0.0f)))))},
+           {"sqrt", FN1(sqrt(add(a, array(complex64_t(2.5f, 0.0f)))))},
+           {"rsqrt", FN1(rsqrt(add(a, array(complex64_t(2.5f, 0.0f)))))},
+           {"reciprocal", FN1(reciprocal(add(a, array(complex64_t(2.5f, 0.0f)))))},
+           {"negative", FN1(negative(a))},
+           {"prod", FN1(prod(a, 1))},
+           {"sum", FN1(sum(a, 0))},
+           {"mean", FN1(mean(a))},
+           {"cumprod", FN1(cumprod(a, 1))},
+           {"cumprod", FN1(cumprod(a, 0, true, false))},
+           {"cumsum", FN1(cumsum(a, 1))},
+           {"transpose", FN1(transpose(a))},
        }) {
     // |z| has a kink at 0 and curvature ~1/|z|: keep its inputs away from it.
     Input z = name == "abs" ? C({2, 3}, 0.5, 1.5) : C({2, 3});
@@ -268,6 +284,12 @@ std::vector<Row> binary_rows() {
       INT_BINARY(left_shift, 0, 16, 0, 4),
       INT_BINARY(right_shift, 0, 64, 0, 4),
       row("multiply", "complex", FN2(multiply(a, b)), {C({2, 3}), C({2, 3})}).fd(1e-2, 2e-3),
+      row("divide", "complex", FN2(divide(a, b)), {C({2, 3}), C({3}, 1.0, 2.0)}).fd(1e-2, 2e-3),
+      row("subtract", "complex", FN2(subtract(a, b)), {C({2, 3}), C({3})}).fd(1e-2, 2e-3),
+      row("power", "complex", FN2(power(a, b)), {C({2, 3}, 0.5, 1.5), C({2, 3})}).fd(1e-2, 2e-3),
+      row("where", "complex", FN3(where(a, b, c)), {B({2, 3}), C({2, 3}), C({3})}).fd(1e-2, 2e-3),
+      row("matmul", "complex", FN2(matmul(a, b)), {C({2, 3}), C({3, 4})}).fd(1e-2, 2e-3),
+      row("multiply", "complex_real", FN2(multiply(a, b)), {C({2, 3}), F({3})}).fd(1e-2, 2e-3),
       row("where", "", FN3(where(a, b, c)), {B({3, 4}), F({3, 4}), F({4})}),
       row("clip", "both", FN3(clip(a, b, c)), {F({3, 4}), F({4}, -1, 0), F({3, 1}, 0.1, 1)}),
       row("clip", "min", FN2(clip(a, b, std::nullopt)), {F({3, 4}), F({3, 4})}),
@@ -594,6 +616,11 @@ std::vector<Row> factor_fft_rows() {
       row("fft::irfftn", "odd_forward", FN1(fft::irfftn(a, {3, 5}, {0, 1}, fft::FFTNorm::Forward)),
           {C({3, 3})})
           .fd(0.1, 1e-3),
+      row("fft::fftn", "backward", FN1(fft::fftn(a)), {C({3, 4})}).fd(0.1, 1e-3),
+      row("fft::ifft", "", FN1(fft::ifft(a)), {C({2, 5})}).fd(0.1, 1e-3),
+      row("fft::irfft", "odd", FN1(fft::irfft(a, 7)), {C({2, 4})}).fd(0.1, 1e-3),
+      row("fft::rfft", "ortho", FN1(fft::rfft(a, 6, -1, fft::FFTNorm::Ortho)), {F({2, 6})})
+          .fd(0.1, 1e-3),
   };
 }
 
@@ -736,13 +763,13 @@ void check_derivatives(const Row& row) {
   ASSERT_EQ(grads.size(), xs.size());
   ASSERT_EQ(tangents.size(), outs.size());
 
-  // The real pairing of cotangent coordinates: Re(u * w) = ur wr - ui wi.
+  // The real pairing of cotangent coordinates: Re(conj(u) w) = ur wr + ui wi.
   std::vector<double> upair;
   for (const auto& u : us) {
     if (!is_inexact(u.dtype())) continue;
     for (auto c : host(u)) {
       upair.push_back(c.real());
-      if (u.dtype() == complex64) upair.push_back(-c.imag());
+      if (u.dtype() == complex64) upair.push_back(c.imag());
     }
   }
   // vjp: each real coordinate of each floating input against u^T J.
@@ -759,9 +786,9 @@ void check_derivatives(const Row& row) {
   for (const auto& col : cols) {
     double want = 0;
     for (size_t r = 0; r < m; ++r) want += upair[r] * col.d[r];
-    // Re(w v) pairs w's real part with v's real part and -Im(w) with Im(v).
+    // Re(conj(w) v) pairs w's real part with v's real part and Im(w) with Im(v).
     cd w = g[col.input][col.elem];
-    double got = col.imag ? -w.imag() : w.real();
+    double got = col.imag ? w.imag() : w.real();
     if (!close(got, want, row.rtol) && reported++ < 5) {
       ADD_FAILURE() << row.unique_name << ": vjp of input " << col.input << " element " << col.elem
                     << (col.imag ? " (imaginary part)" : "") << " is " << got
@@ -798,7 +825,7 @@ void check_derivatives(const Row& row) {
   for (size_t i = 0; i < xs.size(); ++i) {
     auto vv = host(vs[i]);
     for (size_t k = 0; k < vv.size(); ++k) {
-      lhs += (g[i][k] * vv[k]).real();
+      lhs += (std::conj(g[i][k]) * vv[k]).real();
       scale += std::abs(g[i][k] * vv[k]);
     }
   }

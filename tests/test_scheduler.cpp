@@ -152,6 +152,39 @@ TEST(Scheduler, ErrorsPropagateAndLeaveOtherArraysUsable) {
   EXPECT_EQ(add(array(1.0f), array(2.0f), Device::cpu).item<float>(), 3.0f);
 }
 
+// As MLX: an error of work that async_eval submitted surfaces in synchronize, once; one
+// that an array already raised does not surface again.
+TEST(Scheduler, SynchronizeRaisesAsyncErrorsOnce) {
+  const Stream cpu = default_stream(Device::cpu);
+  synchronize(cpu);  // nothing pending
+  array x({1.0f, 2.0f});
+  array bad(x.shape(), float32, std::make_shared<Fails>(cpu), {x});
+  array downstream = add(bad, array(1.0f), Device::cpu);
+  async_eval(downstream);
+  try {
+    synchronize(cpu);
+    ADD_FAILURE() << "synchronize did not raise the failed task's error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("[Fails]"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(synchronize(cpu));                           // raised once
+  EXPECT_THROW(downstream.eval(), std::runtime_error);         // the array keeps its error
+  EXPECT_EQ(sum(add(x, x, Device::cpu)).item<float>(), 6.0f);  // the stream still works
+
+  // Raised through the array first: synchronize has nothing left to raise.
+  array bad2(x.shape(), float32, std::make_shared<Fails>(cpu), {x});
+  async_eval(bad2);
+  EXPECT_THROW(bad2.wait(), std::runtime_error);
+  EXPECT_NO_THROW(synchronize(cpu));
+  EXPECT_NO_THROW(synchronize());
+
+  // synchronize() over every stream raises it too.
+  array bad3(x.shape(), float32, std::make_shared<Fails>(cpu), {x});
+  async_eval(bad3);
+  EXPECT_THROW(synchronize(), std::runtime_error);
+  EXPECT_NO_THROW(synchronize());
+}
+
 TEST(Scheduler, TwoThreadsOnIndependentGraphs) {
   std::atomic<int> failures{0};
   auto work = [&](float start) {

@@ -238,14 +238,15 @@ void init_array(py::module_& m) {
       .def(
           "__array__",
           [](array& a, py::object dtype, py::object copy) -> py::object {
-            py::object view = to_numpy_view(a);
             bool want_copy = !copy.is_none() && copy.cast<bool>();
+            py::object view = to_numpy_view(a, /*writable=*/!want_copy);
             if (!dtype.is_none()) view = view.attr("astype")(dtype, py::arg("copy") = false);
             if (want_copy) view = view.attr("copy")();
             return view;
           },
           py::arg("dtype") = py::none(), py::arg("copy") = py::none(), R"doc(
-    A read-only NumPy view of the data (no copy; a GPU array is copied to the host once).
+    A NumPy view of the data (no copy; a GPU array is copied to the host once). As in MLX,
+    the view is writable and writes show in the array (``copy=True`` gives a copy).
   )doc")
       .def("__dlpack__", &to_dlpack, py::kw_only(), py::arg("stream") = py::none(),
            py::arg("max_version") = py::none(), py::arg("dl_device") = py::none(),
@@ -315,9 +316,10 @@ void init_array(py::module_& m) {
             return array(std::move(storage), std::move(shape), d);
           }));
 
-  // Zero-copy reads through the buffer protocol (memoryview, np.asarray). Read-only: kiln
-  // buffers are immutable once computed. The export holds its own handle on the array, so
-  // rebinding the Python object (`x += 1`) cannot free memory a view still reads.
+  // Zero-copy access through the buffer protocol (memoryview, np.asarray), writable as in
+  // MLX (while the export lives, the GPU re-reads the host copy). The export holds its own
+  // handle on the array, so rebinding the Python object (`x += 1`) cannot free memory a view
+  // still reads.
   cls.def_buffer([](array& a) -> py::buffer_info {
     if (a.dtype() == bfloat16) {
       throw py::buffer_error(
@@ -326,10 +328,13 @@ void init_array(py::module_& m) {
     // Export through a NumPy view, which owns a handle on the array.
     py::array view = to_numpy_view(a);
     auto* buf = new Py_buffer();
-    if (PyObject_GetBuffer(view.ptr(), buf, PyBUF_RECORDS_RO) != 0) {
+    if (PyObject_GetBuffer(view.ptr(), buf, PyBUF_RECORDS) != 0) {
       delete buf;
       throw py::error_already_set();
     }
+    // 8-byte integers as 'q'/'Q' (long long), as MLX, where NumPy says 'l'/'L'.
+    if (a.dtype() == int64) buf->format = const_cast<char*>("q");
+    if (a.dtype() == uint64) buf->format = const_cast<char*>("Q");
     return py::buffer_info(buf, /*ownview=*/true);
   });
 

@@ -2,7 +2,7 @@
 // trees (lists, tuples, dicts) of arrays and constants; the cache key holds the structure of
 // the arguments and their constant leaves; state the function reads and updates is captured
 // with `inputs=` and `outputs=` (trees of arrays updated in place, e.g. a model's parameters,
-// an optimizer's state, or mx.random.state, the list holding the global random key).
+// an optimizer's state, or mx.random.state, which holds the calling thread's random key).
 //
 // The Python function (compile) in kiln/core/_compile.py wraps _compile's callable so that
 // it keeps the function's name, docstring and signature and binds as a method.
@@ -17,6 +17,7 @@
 
 #include "bindings.h"
 #include "convert.h"
+#include "random_state.h"
 #include "kiln/backend/gpu.h"
 #include "kiln/compile.h"
 #include "kiln/graph_utils.h"
@@ -157,7 +158,10 @@ void update_in_place(py::handle tree, size_t& index, const Pick& pick, const cha
     throw std::invalid_argument(
         msg("[compile] The captured ", what, " are nested deeper than ", kMaxDepth, " levels."));
   }
-  if (PyList_Check(tree.ptr())) {
+  if (is_random_state(tree)) {
+    // The calling thread's key, as a list holding one array.
+    if (auto v = pick(index++, thread_random_key())) set_thread_random_key(*v);
+  } else if (PyList_Check(tree.ptr())) {
     auto l = py::reinterpret_borrow<py::list>(tree);
     for (size_t i = 0; i < l.size(); ++i) {
       py::object item = l[i];
@@ -405,42 +409,6 @@ class CompiledFunction {
   std::uintptr_t id_;
 };
 
-// ---------------------------------------------------------------- mx.random.state
-
-// The global random key in `kiln.core.random.state` (a list holding one key), so compile can
-// capture it: samplers called without a key read and advance it (kiln/random.h's KeyStore).
-class PyKeyStore : public random::KeyStore {
- public:
-  explicit PyKeyStore(py::list state) : state_(std::move(state)) {}
-  ~PyKeyStore() override {
-    if (!interpreter_alive()) {
-      state_.release();  // leaked: no interpreter to release it
-      return;
-    }
-    py::gil_scoped_acquire gil;
-    state_ = py::list();
-  }
-  array load() override {
-    py::gil_scoped_acquire gil;
-    if (state_.size() < 1 || !is_array(state_[0])) {
-      throw std::invalid_argument(
-          "[random] kiln.core.random.state must be a list holding the key array (uint32, "
-          "shape (2,)).");
-    }
-    return array_ref(state_[0]);
-  }
-  void store(array key) override {
-    py::gil_scoped_acquire gil;
-    if (state_.size() < 1)
-      state_.append(py::cast(std::move(key)));
-    else
-      state_[0] = py::cast(std::move(key));
-  }
-
- private:
-  py::list state_;
-};
-
 }  // namespace
 
 void init_compile(py::module_& m) {
@@ -524,14 +492,10 @@ void init_compile(py::module_& m) {
         **kwargs: Arrays or trees of arrays, labelled with their names.
   )doc");
 
-  // mx.random.state: the global key, seeded from the clock as kiln's own.
+  // mx.random.state: each thread's key (random_state.h).
   if (py::hasattr(m, "random")) {
-    const auto now = std::chrono::system_clock::now().time_since_epoch();
-    py::list state;
-    state.append(py::cast(random::key(static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::milliseconds>(now).count()))));
-    m.attr("random").attr("state") = state;
-    random::set_key_store(std::make_shared<PyKeyStore>(state));
+    py::module_ random = m.attr("random");
+    init_random_state(random);
   }
 }
 

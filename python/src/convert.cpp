@@ -7,6 +7,8 @@
 #include <sstream>
 #include <vector>
 
+#include "kiln/host_writes.h"
+
 namespace kiln::python {
 
 namespace {
@@ -174,8 +176,10 @@ Shape numpy_shape(const py::array& arr) {
   shape.reserve(arr.ndim());
   for (py::ssize_t i = 0; i < arr.ndim(); ++i) {
     if (arr.shape(i) > std::numeric_limits<int32_t>::max()) {
-      throw std::invalid_argument(msg("[array] Dimension ", i, " of size ", arr.shape(i),
-                                      " is too large (kiln's limit is 2^31 - 1)."));
+      // OverflowError, as MLX.
+      throw std::overflow_error(msg("[array] Shape dimension ", arr.shape(i),
+                                    " is outside the supported range [-2147483648, 2147483647]. "
+                                    "kiln uses 32-bit integers for shape dimensions."));
     }
     shape.push_back(static_cast<int32_t>(arr.shape(i)));
   }
@@ -230,17 +234,16 @@ class ListReader {
     infer_shape(obj);
     visit(obj, 0);
     Dtype out = dtype ? *dtype : infer_dtype();
+    // Inside a transformation the array elements stay in the graph (MLX's stack), so that
+    // gradients flow through them.
+    for (const auto& a : arrays_) {
+      if (a.is_tracer()) return assemble(out);
+    }
     if (!arrays_.empty()) {
       py::gil_scoped_release nogil;
       eval(arrays_);
     }
-    size_t n = shape_size(shape_);
-    auto storage = Storage::host(n * out.size);
-    dispatch_dtype(out, [&](auto tag) {
-      using T = decltype(tag);
-      fill(static_cast<T*>(storage->host_ptr()), out);
-    });
-    return array(std::move(storage), shape_, out);
+    return constant(leaves_, shape_, out);
   }
 
  private:
@@ -279,20 +282,14 @@ class ListReader {
     return std::nullopt;
   }
 
-  [[noreturn]] void ragged(size_t depth, size_t got) const {
-    throw std::invalid_argument(msg("[array] Nested lists must be rectangular: expected ",
-                                    shape_[depth], " elements at depth ", depth, " but got ", got,
-                                    " (shape so far ", shape_str(shape_), ")."));
-  }
+  // MLX's exact message for lists that are not rectangular (its tests compare it).
+  static constexpr const char* kRagged = "Initialization encountered non-uniform length.";
+
+  [[noreturn]] void ragged(size_t, size_t) const { throw std::invalid_argument(kRagged); }
 
   void visit(py::handle h, size_t depth) {
     if (is_sequence(h)) {
-      if (depth >= shape_.size()) {
-        throw std::invalid_argument(
-            msg("[array] Nested lists must be rectangular: found a list at "
-                "depth ",
-                depth, " where shape ", shape_str(shape_), " expects a scalar."));
-      }
+      if (depth >= shape_.size()) throw std::invalid_argument(kRagged);
       size_t n = seq_size(h);
       if (n != static_cast<size_t>(shape_[depth])) ragged(depth, n);
       for (size_t i = 0; i < n; ++i) visit(PySequence_Fast_GET_ITEM(h.ptr(), i), depth + 1);
@@ -333,13 +330,7 @@ class ListReader {
     }();
     Shape rest(shape_.begin() + static_cast<std::ptrdiff_t>(std::min(depth, shape_.size())),
                shape_.end());
-    if (depth > shape_.size() || a.shape() != rest) {
-      throw std::invalid_argument(
-          msg("[array] Nested lists must be rectangular: found an array of "
-              "shape ",
-              shape_str(a.shape()), " at depth ", depth, " where shape ", shape_str(shape_),
-              " expects ", shape_str(rest), "."));
-    }
+    if (depth > shape_.size() || a.shape() != rest) throw std::invalid_argument(kRagged);
     array_dtype_ = array_dtype_ ? promote_types(*array_dtype_, a.dtype()) : a.dtype();
     leaf.array_index = static_cast<int>(arrays_.size());
     arrays_.push_back(std::move(a));
@@ -381,9 +372,41 @@ class ListReader {
     return d;
   }
 
-  template <typename T>
-  void fill(T* dst, Dtype out) const {
+  // The leaves (scalars, or evaluated arrays) as one array of `shape` on the host.
+  array constant(const std::vector<Leaf>& leaves, const Shape& shape, Dtype out) const {
+    auto storage = Storage::host(shape_size(shape) * out.size);
+    dispatch_dtype(out, [&](auto tag) {
+      using T = decltype(tag);
+      fill(static_cast<T*>(storage->host_ptr()), out, leaves);
+    });
+    return array(std::move(storage), shape, out);
+  }
+
+  // The leaves in order as one graph: runs of scalars as constants, arrays flattened, then
+  // concatenated and reshaped.
+  array assemble(Dtype out) const {
+    std::vector<array> parts;
+    std::vector<Leaf> run;
+    auto flush = [&] {
+      if (run.empty()) return;
+      parts.push_back(constant(run, Shape{static_cast<int32_t>(run.size())}, out));
+      run.clear();
+    };
     for (const auto& leaf : leaves_) {
+      if (leaf.array_index < 0) {
+        run.push_back(leaf);
+        continue;
+      }
+      flush();
+      parts.push_back(reshape(astype(arrays_[leaf.array_index], out), {-1}));
+    }
+    flush();
+    return reshape(parts.size() == 1 ? parts[0] : concatenate(parts, 0), shape_);
+  }
+
+  template <typename T>
+  void fill(T* dst, Dtype out, const std::vector<Leaf>& leaves) const {
+    for (const auto& leaf : leaves) {
       if (leaf.array_index >= 0) {
         const array& a = arrays_[leaf.array_index];
         copy_elements(a, dst);
@@ -702,13 +725,13 @@ std::optional<Dtype> from_numpy_dtype(const py::dtype& dt) {
   return std::nullopt;
 }
 
-py::array to_numpy_view(array& a) {
+py::array to_numpy_view(array& a, bool writable) {
   py::dtype dt = to_numpy_dtype(a.dtype());
   eval_nogil(a);
   std::vector<py::ssize_t> shape(a.shape().begin(), a.shape().end());
   if (a.size() == 0) {
     py::array out(dt, shape);
-    out.attr("flags").attr("writeable") = false;
+    out.attr("flags").attr("writeable") = writable;
     return out;
   }
   std::vector<py::ssize_t> strides;
@@ -719,10 +742,21 @@ py::array to_numpy_view(array& a) {
     py::gil_scoped_release nogil;
     ptr = a.data<char>();
   }
-  // The view owns a handle on the array, so the buffer lives as long as the view.
-  py::capsule owner(new array(a), [](void* p) { delete static_cast<array*>(p); });
+  // The view owns a handle on the array, so the buffer lives as long as the view. A writable
+  // view counts as a host writer of the buffer until it is released (Storage).
+  py::capsule owner;
+  if (writable) {
+    host_writes::add_writer(a.storage());
+    owner = py::capsule(new array(a), [](void* p) {
+      auto* held = static_cast<array*>(p);
+      host_writes::remove_writer(held->storage());
+      delete held;
+    });
+  } else {
+    owner = py::capsule(new array(a), [](void* p) { delete static_cast<array*>(p); });
+  }
   py::array out(dt, shape, strides, ptr, owner);
-  out.attr("flags").attr("writeable") = false;
+  if (!writable) out.attr("flags").attr("writeable") = false;
   return out;
 }
 

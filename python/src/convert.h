@@ -84,9 +84,11 @@ py::dtype to_numpy_dtype(Dtype d);
 /** The kiln dtype of a NumPy dtype, or nullopt when kiln has no such type. */
 std::optional<Dtype> from_numpy_dtype(const py::dtype& dt);
 
-/** A read-only NumPy array viewing `a`'s host data (evaluates; no copy). The view keeps
- * the buffer alive. */
-py::array to_numpy_view(array& a);
+/** A NumPy array viewing `a`'s host data (evaluates; no copy). The view keeps the buffer
+ * alive. `writable` (MLX's semantics): writes through the view change the array; the view
+ * counts as a host writer of the buffer, so the GPU re-reads the host copy
+ * (kiln/host_writes.h). */
+py::array to_numpy_view(array& a, bool writable = true);
 
 /** MLX-style repr: `array([1, 2], dtype=int32)` (evaluates). */
 std::string array_repr(array& a);

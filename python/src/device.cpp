@@ -278,16 +278,17 @@ void init_device(py::module_& m) {
 
   m.def(
       "synchronize",
-      [](std::optional<Stream> s) {
+      [](StreamOrDevice s) {
         py::gil_scoped_release nogil;
-        if (s)
-          synchronize(*s);
-        else
+        if (std::holds_alternative<std::monostate>(s))
           synchronize();
+        else
+          synchronize(to_stream(s));
       },
       py::arg("stream") = py::none(), R"doc(
-    Blocks until the work submitted to ``stream`` (or, without a stream, to every stream)
-    has finished.
+    Blocks until the work submitted to ``stream`` (a stream, or a device for its default
+    stream; without one, every stream) has finished. As in MLX, an error raised by work that
+    :func:`async_eval` submitted, and that no array has raised yet, is raised here (once).
   )doc");
 
   // Diagnostics (python -m kiln info).

@@ -164,7 +164,7 @@ std::shared_ptr<void> take_ownership(void* managed, bool versioned) {
   });
 }
 
-array import_cpu(const DLTensor& t, Dtype dtype, std::shared_ptr<void> owner, bool must_share) {
+array import_cpu(const DLTensor& t, Dtype dtype, std::shared_ptr<void> owner, bool will_copy) {
   Shape shape(t.shape, t.shape + t.ndim);
   Strides strides =
       t.strides ? Strides(t.strides, t.strides + t.ndim) : array::row_major_strides(shape);
@@ -173,33 +173,32 @@ array import_cpu(const DLTensor& t, Dtype dtype, std::shared_ptr<void> owner, bo
   if (size == 0) return zeros(shape, dtype);
 
   // The span of elements the view touches, from its lowest to its highest address.
+  // Overlapping views (a broadcast, stride 0) are shared as they are, as kiln's own
+  // broadcasts are.
   int64_t lo = 0, hi = 0;
   for (int i = 0; i < t.ndim; ++i) {
     if (shape[i] <= 1) continue;
     int64_t extent = strides[i] * (shape[i] - 1);
+    if (extent < 0 && !will_copy) {
+      // As MLX: a view with negative strides is not shared (copy=True copies it).
+      throw py::value_error(msg("[from_dlpack] Cannot share a tensor with negative strides ",
+                                shape_str(Shape(strides.begin(), strides.end())),
+                                "; pass copy=True to copy it."));
+    }
     (extent < 0 ? lo : hi) += extent;
   }
-  size_t span = static_cast<size_t>(hi - lo + 1);
-  if (span < size) {
-    // Overlapping elements (e.g. a broadcast view): kiln buffers cover every element, so
-    // copy into a dense one, unless copy=False asked for shared memory.
-    if (must_share) {
-      buffer_error(
-          "[from_dlpack] The tensor's elements overlap (a broadcast view); kiln cannot share "
-          "its memory, and copy=False forbids a copy.");
-    }
-    auto storage = Storage::host(size * dtype.size);
-    char* dst = static_cast<char*>(storage->host_ptr());
-    for (size_t i = 0; i < size; ++i) {
-      std::memcpy(dst + i * dtype.size,
-                  first + elem_to_loc(static_cast<int64_t>(i), shape, strides) * dtype.size,
-                  dtype.size);
-    }
-    return array(std::move(storage), std::move(shape), dtype);
-  }
+  const size_t span = static_cast<size_t>(hi - lo + 1);
   char* base = first + lo * static_cast<int64_t>(dtype.size);
   auto storage =
       Storage::wrap_host(base, span * dtype.size, [owner](void*) mutable { owner.reset(); });
+  if (span < size) {
+    // Overlapping elements: a strided view of the flat span, computed on the CPU, where it
+    // shares the memory.
+    array flat(storage, Shape{static_cast<int32_t>(span)}, dtype);
+    array out = as_strided(flat, shape, strides, static_cast<size_t>(-lo), Device(Device::cpu));
+    eval_nogil(out);
+    return out;
+  }
   array out(storage, shape, dtype);
   auto [flags, data_size] = array::layout(shape, strides);
   out.set_data(storage, data_size, strides, flags, -lo * static_cast<int64_t>(dtype.size));
@@ -281,7 +280,7 @@ array from_dlpack(py::object obj, std::optional<bool> copy) {
       case kDLCPU:
       case kDLCUDAHost:
       case kDLCUDAManaged:
-        return import_cpu(*tensor, dtype, std::move(owner), copy == std::optional<bool>(false));
+        return import_cpu(*tensor, dtype, std::move(owner), copy.value_or(false));
       case kDLCUDA:
         return cuda_import(*tensor, dtype, std::move(owner));
     }
@@ -395,15 +394,15 @@ void init_dlpack(py::module_& m) {
     ``x`` is any object with ``__dlpack__`` and ``__dlpack_device__`` (NumPy arrays,
     PyTorch, JAX and CuPy tensors, kiln arrays) or a DLPack capsule. The producer's memory
     stays alive as long as the kiln array (or anything computed lazily from it) needs it;
-    kiln never writes to it. Views with arbitrary strides are shared; overlapping views
-    (e.g. broadcasts) are copied.
+    kiln never writes to it. Views with non-negative strides are shared as they are,
+    overlapping ones (broadcasts) included; as in MLX, a view with a negative stride raises
+    ``ValueError`` unless ``copy=True``.
 
     Args:
         x: The tensor to import.
         copy (bool, optional): If ``True``, the result gets its own buffer, copied at
-            the call (later changes of ``x`` do not show). If ``False``, the memory is
-            shared or ``BufferError`` is raised (a CPU broadcast view cannot be shared).
-            ``None`` (default) shares when possible.
+            the call (later changes of ``x`` do not show; any strides). If ``False`` or
+            ``None`` (default), the memory is shared.
 
     Returns:
         array: An array with ``x``'s shape, dtype and values.

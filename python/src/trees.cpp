@@ -1,6 +1,7 @@
 #include "trees.h"
 
 #include "convert.h"
+#include "random_state.h"
 #include "kiln/utils.h"
 
 namespace kiln::python {
@@ -27,6 +28,8 @@ void walk(py::handle h, const Leaf& leaf, int depth, const char* op) {
     for (auto item : py::reinterpret_borrow<py::sequence>(h)) walk(item, leaf, depth + 1, op);
   } else if (PyDict_Check(h.ptr())) {
     for (auto item : py::reinterpret_borrow<py::dict>(h)) walk(item.second, leaf, depth + 1, op);
+  } else if (is_random_state(h)) {
+    leaf(py::cast(thread_random_key()));  // holds the calling thread's key
   } else {
     leaf(h);
   }

@@ -79,10 +79,18 @@ def test_list_of_arrays_and_mixed_leaves(rng):
 
 
 @pytest.mark.parametrize(
-    "value", [[1, [2, 3]], [[1, 2], [3]], [[1, 2], 3], [mx.array([1, 2]), mx.array([1, 2, 3])]]
+    "value",
+    [
+        [1, [2, 3]],
+        [[1, 2], [3]],
+        [[1, 2], 3],
+        [mx.array([1, 2]), mx.array([1, 2, 3])],
+        [mx.array([1.0]), 1.0],
+        [1.0, mx.array([1.0])],
+    ],
 )
 def test_ragged_lists_raise(value):
-    with pytest.raises(ValueError, match=r"\[array\].*rectangular"):
+    with pytest.raises(ValueError, match=r"^Initialization encountered non-uniform length\.$"):
         mx.array(value)
 
 
@@ -219,16 +227,14 @@ def test_repr():
     assert "nan" in repr(mx.array([float("nan"), float("-inf")])) and "-inf" in repr(mx.array([float("-inf")]))
 
 
-def test_numpy_views_are_zero_copy_and_read_only(rng):
+def test_numpy_views_are_zero_copy_and_writable(rng):
     a = mx.array(rng.standard_normal((3, 4)).astype(np.float32))
     v1 = np.asarray(a)
     v2 = np.asarray(a)
     assert v1.ctypes.data == v2.ctypes.data  # both view the array's buffer
-    assert not v1.flags.writeable
-    with pytest.raises(ValueError):
-        v1[0, 0] = 1
+    assert v1.flags.writeable and not v1.flags.owndata  # as MLX
     m = memoryview(a)
-    assert m.readonly and m.shape == (3, 4) and m.format == "f"
+    assert not m.readonly and m.shape == (3, 4) and m.format == "f"
     np.testing.assert_array_equal(np.asarray(m), v1)
     t = np.asarray(a.T)  # strided views keep their strides
     assert t.ctypes.data == v1.ctypes.data
@@ -236,6 +242,56 @@ def test_numpy_views_are_zero_copy_and_read_only(rng):
     c = np.array(a)  # np.array copies and is writable
     c[0, 0] = 100
     assert a[0, 0].item() != 100
+
+
+@pytest.mark.parametrize("dtype", [mx.float32, mx.int32, mx.uint8, mx.float16, mx.complex64, mx.bool_])
+def test_writes_through_views_show_in_the_array(rng, dtype):
+    # MLX's semantics: np.array(a, copy=False), np.asarray and memoryview share a writable
+    # buffer; later reads and ops (on any device) see the writes.
+    values = random_np(rng, (3, 4), dtype).astype(np_dtype(dtype))
+    a = mx.array(values)
+    rtol = 1e-2 if dtype == mx.float16 else 1e-6
+
+    def check_square(x, v):
+        got = np.array(mx.multiply(x, x)).astype(np.complex128)
+        np.testing.assert_allclose(got, (v * v).astype(np.complex128), rtol=rtol)
+
+    check_square(a, values)  # a first use (on the GPU: the upload)
+    view = np.array(a, copy=False)
+    assert view.flags.writeable and not view.flags.owndata
+    new = random_np(rng, (3, 4), dtype).astype(np_dtype(dtype))
+    view[...] = new
+    np.testing.assert_array_equal(np.array(a), new)
+    assert a.tolist() == new.tolist()
+    check_square(a, new)  # on the GPU: the refreshed upload
+    # A transposed view writes through to the same elements.
+    t = np.asarray(a.T)
+    t[1, 0] = values[0, 1]
+    assert np.array(a)[0, 1] == values[0, 1]
+    # memoryview writes (as bytes of a flat view).
+    flat = mx.array(values.reshape(-1))
+    m = memoryview(flat).cast("B")  # bytes: memoryview has no item access for e and Zf
+    size = flat.itemsize
+    m[2 * size : 3 * size] = new.reshape(-1)[5:6].tobytes()
+    assert flat[2].item() == new.reshape(-1)[5].item()
+    # copy=True is a separate buffer.
+    c = np.array(a, copy=True)
+    c[...] = values
+    np.testing.assert_array_equal(np.array(a)[1:], new[1:])
+
+
+def test_views_of_computed_and_broadcast_arrays(rng):
+    x = mx.array(rng.standard_normal((2, 3)).astype(np.float32))
+    y = mx.exp(x)  # a computed (lazy, then evaluated) array
+    v = np.array(y, copy=False)
+    v[0, 0] = 5.0
+    assert y[0, 0].item() == 5.0 and (y + 0)[0, 0].item() == 5.0
+    b = mx.broadcast_to(mx.ones((2, 2)), (5, 2, 2))
+    bv = np.array(b, copy=False)
+    assert bv.strides == (0, 8, 4) and bv.flags.writeable and not bv.flags.owndata
+    np.testing.assert_array_equal(bv, np.ones((5, 2, 2), np.float32))
+    e = np.array(mx.zeros((0, 3)), copy=False)
+    assert e.shape == (0, 3) and e.flags.writeable
 
 
 def test_views_outlive_rebinding():
@@ -502,3 +558,38 @@ def test_methods_mirror_ops(rng):
     assert z.conj().item() == 1 - 2j
     assert z.real.item() == 1 and z.imag.item() == 2
     assert_close(a.round(1), np.round(an, 1), rtol=1e-6)
+
+
+def test_array_dimension_overflow():
+    # As MLX: a NumPy dimension beyond int32 is an OverflowError naming it.
+    big = np.empty(2**31, dtype=np.bool_)  # not touched: no memory is committed
+    with pytest.raises(OverflowError, match=r"\[array\] Shape dimension 2147483648 is outside"):
+        mx.array(big)
+
+
+def test_list_of_arrays_keeps_the_graph_under_transforms(rng):
+    # As MLX: mx.array([x, ...]) inside grad/vmap keeps x in the graph.
+    xn = rng.standard_normal(3).astype(np.float32)
+
+    def f(x):
+        y = mx.array([x, mx.array([2.0, 3.0, 4.0]), [1.0, x[0], 0.5]])
+        return (y * y).sum()
+
+    g = mx.grad(f)(mx.array(xn))
+    ref = 2 * xn
+    ref[0] += 2 * xn[0]  # x[0] appears twice
+    np.testing.assert_allclose(np.array(g), ref, rtol=1e-6)
+    out = mx.vmap(lambda v: mx.array([v, 2 * v]))(mx.array(xn))
+    np.testing.assert_allclose(np.array(out), np.stack([xn, 2 * xn], axis=1), rtol=1e-6)
+    # Outside transforms the values are copied, with the same promotion.
+    z = mx.array([mx.array([1, 2], dtype=mx.int8), [3.5, 4]])
+    assert z.dtype == mx.float32 and z.tolist() == [[1.0, 2.0], [3.5, 4.0]]
+
+
+def test_buffer_formats_of_64_bit_integers():
+    # 'q'/'Q' (long long), as MLX's buffers, where NumPy's own say 'l'/'L'.
+    assert memoryview(mx.array([1, -2], dtype=mx.int64)).format == "q"
+    assert memoryview(mx.array([1, 2], dtype=mx.uint64)).format == "Q"
+    np.testing.assert_array_equal(
+        np.asarray(memoryview(mx.array([2**40], dtype=mx.uint64))), [2**40]
+    )

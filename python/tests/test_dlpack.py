@@ -51,13 +51,27 @@ def test_kiln_from_numpy(rng, dtype):
 
 def test_strided_views_are_shared(rng):
     base = rng.standard_normal((6, 8)).astype(np.float32)
-    for view in (base.T, base[::2, ::-3], base[1:, 2:5], base[::-1]):
+    b = np.broadcast_to(base[0], (3, 8))  # overlapping elements: shared too, as MLX
+    for view in (base.T, base[::2, ::3], base[1:, 2:5], b):
         a = mx.from_dlpack(view)
         np.testing.assert_array_equal(np.asarray(a), view)
         np.testing.assert_allclose(np.asarray(mx.exp(a)), np.exp(view), rtol=1e-6)
-    # A broadcast view (overlapping elements) is copied into a dense buffer.
-    b = np.broadcast_to(base[0], (3, 8))
-    np.testing.assert_array_equal(np.asarray(mx.from_dlpack(b)), b)
+        m = memoryview(a)  # the producer's strides, zero-copy
+        assert m.strides == view.strides
+        assert np.asarray(a).ctypes.data == view.ctypes.data
+        assert m.c_contiguous == view.flags.c_contiguous
+
+
+def test_negative_strides_need_a_copy(rng):
+    base = rng.standard_normal((6, 8)).astype(np.float32)
+    for view in (base[::-1], base[::2, ::-3], base[:, ::-1].T):
+        with pytest.raises(ValueError, match=r"\[from_dlpack\].*negative strides"):
+            mx.from_dlpack(view)
+        with pytest.raises(ValueError, match=r"\[from_dlpack\].*negative strides"):
+            mx.from_dlpack(view, copy=False)
+        c = mx.from_dlpack(view, copy=True)  # an explicit copy takes any strides
+        np.testing.assert_array_equal(np.asarray(c), view)
+        assert np.asarray(c).flags.c_contiguous
 
 
 def test_kiln_views_export(rng):
@@ -171,12 +185,14 @@ def test_from_dlpack_copy_true_copies_at_the_call():
     assert shared.tolist() == [-1.0] * 1000
 
 
-def test_from_dlpack_copy_false_shares_or_raises():
-    src = np.arange(12, dtype=np.int32).reshape(3, 4)[:, ::2]  # strided: can be shared
+def test_from_dlpack_copy_false_shares():
+    src = np.arange(12, dtype=np.int32).reshape(3, 4)[:, ::2]  # strided: shared
     s = mx.from_dlpack(src, copy=False)
     src[0, 0] = 99
     assert s.tolist()[0][0] == 99
-    b = np.broadcast_to(np.arange(4, dtype=np.int32), (3, 4))  # overlapping: cannot
-    with pytest.raises(BufferError, match="copy=False"):
-        mx.from_dlpack(b, copy=False)
-    assert mx.from_dlpack(b).tolist() == b.tolist()
+    base = np.arange(4, dtype=np.int32)
+    b = np.broadcast_to(base, (3, 4))  # overlapping: shared as well
+    shared = mx.from_dlpack(b, copy=False)
+    base[1] = -7
+    assert shared.tolist() == [[0, -7, 2, 3]] * 3
+    assert mx.from_dlpack(b, copy=True).tolist() == b.tolist()

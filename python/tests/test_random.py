@@ -215,3 +215,74 @@ def test_multivariate_normal_moments():
     # Batches broadcast: mean (3, 2) against shape (4, 3).
     y = mx.random.multivariate_normal(mx.zeros((3, 2)), cov, (4, 3), stream=mx.cpu)
     assert y.shape == (4, 3, 2)
+
+
+# ---------------------------------------------------------------- mx.random.state
+
+
+def test_random_state_holds_the_calling_threads_key():
+    import threading
+
+    state = mx.random.state
+    assert len(state) == 1
+    mx.random.seed(5)
+    assert state[0].dtype == mx.uint32 and state[0].shape == (2,)
+    assert state[0].tolist() == [0, 5] and state[-1].tolist() == [0, 5]
+    assert [k.tolist() for k in state] == [[0, 5]]
+    with pytest.raises(IndexError, match=r"\[random.state\]"):
+        state[1]
+    with pytest.raises(TypeError):
+        state[0] = mx.random.key(1)  # MLX's state takes no item assignment
+    mx.eval(state)  # a tree holding the key
+
+    seen = {}
+
+    def worker():
+        seen["same_object"] = mx.random.state is state
+        seen["own_key"] = mx.random.state[0].tolist()
+        mx.random.seed(9)
+        seen["draw"] = mx.random.uniform(shape=(3,)).tolist()
+
+    t = threading.Thread(target=worker)
+    t.start()
+    t.join()
+    assert seen["same_object"]
+    assert seen["own_key"] != [0, 5]  # a new thread's key comes from the clock
+    assert state[0].tolist() == [0, 5]  # the worker's seed left this thread's key alone
+    mx.random.seed(9)
+    assert mx.random.uniform(shape=(3,)).tolist() == seen["draw"]
+
+
+def test_random_state_samplers_advance_it():
+    mx.random.seed(3)
+    k0 = mx.random.state[0].tolist()
+    a = mx.random.normal((4,))
+    k1 = mx.random.state[0].tolist()
+    assert k0 != k1
+    # The sampler used the second half of split(k0); the state keeps the first.
+    kept, used = mx.random.split(mx.array(k0, dtype=mx.uint32))
+    assert k1 == kept.tolist()
+    assert mx.array_equal(a, mx.random.normal((4,), key=used))
+
+
+def test_random_state_in_compile_per_thread():
+    import threading
+    from functools import partial
+
+    fun = partial(mx.compile, inputs=mx.random.state, outputs=mx.random.state)(
+        lambda: mx.random.uniform(shape=(8,))
+    )
+    mx.random.seed(11)
+    ref = [mx.random.uniform(shape=(8,)).tolist() for _ in range(2)]
+    out = {}
+
+    def worker():
+        mx.random.seed(11)
+        out["vals"] = [fun().tolist() for _ in range(2)]
+
+    t = threading.Thread(target=worker)
+    t.start()
+    t.join()
+    assert out["vals"] == ref  # compiled draws follow the worker's own seeded key
+    mx.random.seed(11)
+    assert [fun().tolist() for _ in range(2)] == ref

@@ -192,6 +192,11 @@ DeviceBuffer::~DeviceBuffer() {
   ctx_.allocator().free(ptr_, block_size_);
 }
 
+void DeviceBuffer::replace_upload(int stream, CUevent event) {
+  if (upload_event_) driver().cuEventDestroy(upload_event_);
+  set_upload(stream, event);
+}
+
 int DeviceBuffer::device_index() const {
   return ctx_.index();
 }

@@ -93,6 +93,8 @@ class DeviceBuffer : public DeviceCopy {
     upload_stream_ = stream;
     upload_event_ = event;
   }
+  /** As set_upload, destroying the previous upload event (a refreshed upload). */
+  void replace_upload(int stream, CUevent event);
   int upload_stream() const { return upload_stream_; }
   CUevent upload_event() const { return upload_event_; }
 

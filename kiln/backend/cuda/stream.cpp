@@ -13,6 +13,7 @@
 #include "kiln/backend/cuda/context.h"
 #include "kiln/backend/cuda/driver.h"
 #include "kiln/backend/gpu.h"
+#include "kiln/host_writes.h"
 #include "kiln/primitive.h"
 
 namespace kiln::gpu {
@@ -238,6 +239,18 @@ void make_resident(const array& a, DeviceStream& stream) {
                                std::to_string(copy->device_index()) + " but the op runs on GPU " +
                                std::to_string(stream.context().index()) +
                                "; copies between GPUs are not supported yet.");
+    } else if (st.host_writable() && st.has_host() && st.nbytes() &&
+               host_writes::take_refresh(st)) {
+      // Python may have written the host copy through a writable view since the last
+      // upload: upload it again, ordered before this stream's use.
+      KILN_CU(cuMemcpyHtoDAsync, reinterpret_cast<CUdeviceptr>(copy->ptr()), st.host_ptr(),
+              st.nbytes(), stream.handle());
+      if (auto* buf = dynamic_cast<DeviceBuffer*>(copy)) {
+        CUevent ev = nullptr;
+        KILN_CU(cuEventCreate, &ev, CU_EVENT_DISABLE_TIMING);
+        buf->replace_upload(stream.index(), ev);
+        KILN_CU(cuEventRecord, ev, stream.handle());
+      }
     } else if (auto* buf = dynamic_cast<DeviceBuffer*>(copy);
                buf && buf->upload_event() && buf->upload_stream() != stream.index()) {
       KILN_CU(cuStreamWaitEvent, stream.handle(), buf->upload_event(), 0);
