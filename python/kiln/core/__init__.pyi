@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections.abc
 import enum
 import typing
+import typing_extensions
 from . import random
 from . import fast
 from . import linalg
@@ -198,7 +199,8 @@ class array:
         ...
     def __array__(self, dtype: typing.Any = None, copy: typing.Any = None) -> typing.Any:
         """
-        A read-only NumPy view of the data (no copy; a GPU array is copied to the host once).
+        A NumPy view of the data (no copy; a GPU array is copied to the host once). As in MLX,
+        the view is writable and writes show in the array (``copy=True`` gives a copy).
         """
     def __bool__(self) -> bool:
         ...
@@ -692,6 +694,35 @@ class _CompiledFunction:
     """
     def __call__(self, *args, **kwargs) -> typing.Any:
         ...
+class _ExportFile:
+    """
+    The open file of an exporter (see kiln.core.exporter).
+    """
+    def __init__(self, path: str, shapeless: bool, metadata: str) -> None:
+        ...
+    def add_trace(self, fn: collections.abc.Callable, args: collections.abc.Sequence[array], kwargs: collections.abc.Mapping[str, array]) -> None:
+        """
+        Traces fn(args, kwargs) -> list of arrays and appends the trace to the file.
+        """
+    def close(self) -> None:
+        ...
+class _ImportedFunction:
+    """
+    A function read by kiln.core.import_function.
+    """
+    def __call__(self, args: collections.abc.Sequence[array], kwargs: collections.abc.Mapping[str, array]) -> tuple:
+        ...
+    def __init__(self, path: str) -> None:
+        ...
+    @property
+    def metadata(self) -> str:
+        ...
+    @property
+    def num_traces(self) -> int:
+        ...
+    @property
+    def shapeless(self) -> bool:
+        ...
 def _checkpoint_call(fun: collections.abc.Callable, args: tuple, kwargs: dict) -> typing.Any:
     ...
 def _compile(fun: typing.Any, inputs: typing.Any = None, outputs: typing.Any = None, shapeless: bool = False) -> _CompiledFunction:
@@ -705,6 +736,8 @@ def _compile_stats() -> dict:
     Counters of compile since start: traces run, replays of cached traces, and fused nodes run by their generated kernel or unfused (a kernel that did not compile).
     """
 def _custom_function_call(fun: collections.abc.Callable, vjp: typing.Any, jvp: typing.Any, vmap: typing.Any, args: tuple, kwargs: dict) -> typing.Any:
+    ...
+def _export_callback(callback: collections.abc.Callable, fn: collections.abc.Callable, args: collections.abc.Sequence[array], kwargs: collections.abc.Mapping[str, array], shapeless: bool) -> None:
     ...
 def _get_print_precision() -> int:
     ...
@@ -1683,15 +1716,15 @@ def from_dlpack(x: typing.Any, /, *, copy: bool | None = None) -> array:
     ``x`` is any object with ``__dlpack__`` and ``__dlpack_device__`` (NumPy arrays,
     PyTorch, JAX and CuPy tensors, kiln arrays) or a DLPack capsule. The producer's memory
     stays alive as long as the kiln array (or anything computed lazily from it) needs it;
-    kiln never writes to it. Views with arbitrary strides are shared; overlapping views
-    (e.g. broadcasts) are copied.
+    kiln never writes to it. Views with non-negative strides are shared as they are,
+    overlapping ones (broadcasts) included; as in MLX, a view with a negative stride raises
+    ``ValueError`` unless ``copy=True``.
 
     Args:
         x: The tensor to import.
         copy (bool, optional): If ``True``, the result gets its own buffer, copied at
-            the call (later changes of ``x`` do not show). If ``False``, the memory is
-            shared or ``BufferError`` is raised (a CPU broadcast view cannot be shared).
-            ``None`` (default) shares when possible.
+            the call (later changes of ``x`` do not show; any strides). If ``False`` or
+            ``None`` (default), the memory is shared.
 
     Returns:
         array: An array with ``x``'s shape, dtype and values.
@@ -3122,10 +3155,11 @@ def swapaxes(a: array, /, axis1: typing.SupportsInt | typing.SupportsIndex, axis
     Raises:
         ValueError: An axis is out of bounds.
     """
-def synchronize(stream: Stream | None = None) -> None:
+def synchronize(stream: None | Stream | Device = None) -> None:
     """
-    Blocks until the work submitted to ``stream`` (or, without a stream, to every stream)
-    has finished.
+    Blocks until the work submitted to ``stream`` (a stream, or a device for its default
+    stream; without one, every stream) has finished. As in MLX, an error raised by work that
+    :func:`async_eval` submitted, and that no array has raised yet, is raised here (once).
     """
 def take(a: array, /, indices: typing.Any, axis: typing.SupportsInt | typing.SupportsIndex | None = None, *, stream: None | Stream | Device = None) -> array:
     """

@@ -5,9 +5,24 @@ Bits come from the counter-based Threefry-2x32 generator, laid out as MLX lays t
 out, and every sampler rounds as MLX's does: a key or a seed gives MLX's numbers.
 """
 from __future__ import annotations
+import collections.abc
 import kiln.core
 import typing
 __all__: list[str] = ['bernoulli', 'bits', 'categorical', 'gumbel', 'key', 'laplace', 'multivariate_normal', 'normal', 'permutation', 'randint', 'seed', 'split', 'state', 'truncated_normal', 'uniform']
+class _RandomState:
+    """
+    The global random state (``kiln.core.random.state``): one object for all threads whose
+    single element, ``state[0]``, is the calling thread's key, as in MLX. Each thread has its
+    own key, seeded from the clock on first use; :func:`seed` resets the calling thread's.
+    Pass it to :func:`compile` as ``inputs=`` and ``outputs=`` so that compiled functions
+    draw from and advance it.
+    """
+    def __getitem__(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> kiln.core.array:
+        ...
+    def __iter__(self) -> collections.abc.Iterator:
+        ...
+    def __len__(self) -> int:
+        ...
 def bernoulli(p: kiln.core.array | bool | int | float | complex = 0.5, shape: int | typing.Sequence[int] | None = None, key: kiln.core.array | None = None, *, stream: None | kiln.core.Stream | kiln.core.Device = None) -> kiln.core.array:
     """
     Booleans that are true with probability ``p``.
@@ -192,4 +207,4 @@ def uniform(low: kiln.core.array | bool | int | float | complex = 0, high: kiln.
     Returns:
         array: The samples. ValueError for a non-floating dtype or bounds that do not broadcast.
     """
-state: list
+state: _RandomState
