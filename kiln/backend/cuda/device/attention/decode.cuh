@@ -44,7 +44,7 @@ __global__ void __launch_bounds__(128)
                float* __restrict__ po, float* __restrict__ pml, const __grid_constant__ Args a) {
   using S = DecodeShape<T, D>;
   constexpr int VEC = S::kVec, LPK = S::kLpk, KPS = S::kKps;
-  constexpr int U = G <= 2 ? 4 : 2;  // steps per iteration
+  constexpr int U = G <= 4 ? 4 : 2;  // steps per iteration
   extern __shared__ float dsm[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int grp = lane / LPK, sub = lane % LPK;  // key group of the lane, its slice of D
@@ -77,26 +77,17 @@ __global__ void __launch_bounds__(128)
   const T* vb = v + b * a.v_b + hk * a.v_h + sub * VEC;
   const long long off = causal_offset(a);
   constexpr int kPerIter = S::kWarps * KPS * U;  // keys a block reads per iteration
-  // U consecutive keys of this lane group from warp offset w (clamped reads past j1, masked
-  // below); the next iteration's are loaded before this one's are used.
-  Vec<T, VEC> kn[U], vn[U];
-  auto load_keys = [&](long long w) {
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const long long j = w + grp * U + u < j1 ? w + grp * U + u : j1 - 1;
-      kn[u] = load_vec<VEC>(kb + j * a.k_l);
-      vn[u] = load_vec<VEC>(vb + j * a.v_l);
-    }
-  };
   // The trip count is the warp's (its shuffles need every lane): a group past j1 reads
   // clamped keys and masks them.
-  if (j0 + warp * KPS * U < j1) load_keys(j0 + warp * KPS * U);
   for (long long wb = j0 + warp * KPS * U; wb < j1; wb += kPerIter) {
     const long long jb = wb + grp * U;  // U consecutive keys of this lane group
     Vec<T, VEC> kv[U], vv[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u) kv[u] = kn[u], vv[u] = vn[u];
-    if (wb + kPerIter < j1) load_keys(wb + kPerIter);
+    for (int u = 0; u < U; ++u) {
+      const long long j = jb + u < j1 ? jb + u : j1 - 1;
+      kv[u] = load_vec<VEC>(kb + j * a.k_l);
+      vv[u] = load_vec<VEC>(vb + j * a.v_l);
+    }
     float sc[U][G];
 #pragma unroll
     for (int u = 0; u < U; ++u)
