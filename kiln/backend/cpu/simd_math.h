@@ -10,7 +10,10 @@
 // inlines every call (the functions below included) into each version, so that none runs
 // baseline code. Where the ISA has FMA, GCC contracts a * b + c into it: results may then
 // differ by an ulp between machines, never between two calls on one machine.
-#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__)
+// Not under ThreadSanitizer: the clones' IFUNC resolvers run during relocation, before the
+// sanitizer's runtime is initialized, and its instrumentation of them crashes the loader.
+#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(__SANITIZE_THREAD__)
 #define KILN_SIMD_CLONES \
   __attribute__((flatten, target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #elif defined(__GNUC__)
