@@ -374,12 +374,9 @@ void QuantizedMatmul::eval_gpu(const std::vector<array>& inputs, array& out) {
   if (small) {
     const int mmax =
         *std::find_if(std::begin(kMmax), std::end(kMmax), [&](int m) { return m >= M; });
-    // Split K until there are enough blocks to fill the GPU (~132 SMs x 8 blocks).
     const int64_t row_blocks = transpose_ ? (N + 7) / 8 : (N + 127) / 128;
-    int splits = 1;
     const int64_t steps = transpose_ ? K / qmv_elems(p_.bits) / 32 : K;
-    while (row_blocks * batch * splits < 1024 && splits < 32 && steps / (splits * 2) >= 4)
-      splits *= 2;
+    const int splits = choose_splits(row_blocks, steps, 4);
     const CUdeviceptr partials = gpu::scratch(sizeof(float) * batch * splits * M * N, s);
     const bool vec16 = wp % 16 == 0 && wb % 4 == 0;
     QmvArgs a{M, N, K, wpr, gpr, xb, wb, sb, splits * M * N, splits, global, vec16 ? 1 : 0};
