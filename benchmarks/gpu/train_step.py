@@ -37,7 +37,6 @@ benchmarks/results/<device kind>-train-step-<device>-<date>.{json,md}.
 import argparse
 import datetime
 import gc
-import math
 import os
 import pathlib
 import platform
