@@ -104,10 +104,11 @@ std::string flash_dq_name(Dtype d, int D) {
   return "kiln::attn::flash_bwd_dq<" + tname(d) + ", " + std::to_string(D) + ">";
 }
 int flash_dkv_smem(int D) {
-  return (2 * 16 * kBwdWarps + 2 * 32) * (D + 8) * 2 + 2 * 32 * 4;
+  return (2 * 16 * kBwdWarps + 4 * 32) * (D + 8) * 2 + 4 * 32 * 4;
 }
 int flash_dq_smem(int D) {
-  return (2 * 16 * kBwdWarps + 2 * 64) * (D + 8) * 2 + 2 * 16 * kBwdWarps * 4;
+  const int stages = D <= 96 ? 2 : 1;
+  return (2 * 16 * kBwdWarps + 2 * stages * 64) * (D + 8) * 2;
 }
 
 // Modules: one per kernel family, dtype and head dim, so a first call compiles only what it

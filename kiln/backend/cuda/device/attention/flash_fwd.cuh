@@ -30,7 +30,7 @@ __host__ __device__ constexpr int flash_fwd_smem(int D, int BN) {
 }
 
 template <typename T, int D, int BN>
-__global__ void __launch_bounds__(flash_fwd_warps(D) * 32)
+__global__ void __launch_bounds__(flash_fwd_warps(D) * 32, D <= 64 ? 2 : 1)
     flash_fwd(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
               const void* __restrict__ mask, const T* __restrict__ sinks, T* __restrict__ out,
               float* __restrict__ lse, const __grid_constant__ Args a) {
