@@ -30,7 +30,8 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 CUDA_KERNEL_SOURCE = """
-    uint elem = blockIdx.x * blockDim.x + threadIdx.x;
+    // unsigned int, not Metal's uint: MLX's CUDA build does not define uint in CUDA bodies.
+    unsigned int elem = blockIdx.x * blockDim.x + threadIdx.x;
     if (elem < inp_shape[0]) {
         out[elem] = inp[elem] * 2.0f + 1.0f;
     }

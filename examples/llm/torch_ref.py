@@ -372,8 +372,10 @@ def train(run_dir: Path, compile: bool, device: str, steps=None, log=print):
 
 
 @torch.no_grad() if torch is not None else (lambda f: f)
+@torch.inference_mode() if torch is not None else (lambda f: f)
 def generate(model, prompt_ids, n, device):
-    """Greedy batch-1 generation with a KV cache: (tokens, generation tokens/s)."""
+    """Greedy batch-1 generation with a KV cache, under inference mode (no autograd
+    records, PyTorch's fastest eager path): (tokens, generation tokens/s)."""
     model.eval()
     caches = [{"k": None, "v": None, "offset": 0} for _ in model.model.layers]
     x = torch.tensor([prompt_ids], device=device)
