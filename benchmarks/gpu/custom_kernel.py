@@ -8,6 +8,8 @@ CuPy's RawKernel on the same GPU in the same run (issue 6).
   target: kiln at most CuPy's;
 - cold compile: the first call of a small kernel whose source neither cache has seen (a unique
   comment in each trial), compile and module load included; target: at most CuPy's;
+- cold eval of 60 distinct kernels in one graph (they compile in parallel) against the same
+  number evaluated one at a time;
 - disk-cache load: the first call of an already compiled kernel in a new process, after the
   process created its inputs (so the CUDA context exists), for both libraries;
 - throughput of the seed documents' exp kernel (a Metal body) on 2^28 float32, with a CUDA
@@ -151,6 +153,30 @@ def cold_compiles(cp, trials):
     return res
 
 
+def cold_eval_many(count):
+    """The first eval of `count` distinct kernels no cache has seen, all in one graph (as a
+    model with many custom kernels evaluates them), against the same kernels evaluated one at a
+    time (another set of sources): kiln compiles a graph's kernels in parallel (issue 16)."""
+    x = mx.random.normal((SMALL_N,))
+    mx.eval(x)
+
+    def kernels():
+        tag = uuid.uuid4().hex
+        return [cuda_exp_kernel(f"{tag} {i}") for i in range(count)]
+
+    ks = kernels()
+    start = time.perf_counter()
+    mx.eval([kiln_launch(k, x) for k in ks])
+    together = time.perf_counter() - start
+    ks = kernels()
+    start = time.perf_counter()
+    for k in ks:
+        mx.eval(kiln_launch(k, x))
+    one_by_one = time.perf_counter() - start
+    return {f"kiln cold eval of {count} kernels, one graph": together,
+            f"kiln cold eval of {count} kernels, one at a time": one_by_one}
+
+
 CHILD = r"""
 import sys, time
 sys.path.insert(0, sys.argv[2])
@@ -279,6 +305,8 @@ def main():
     seconds.update(call_costs(cp, number, repeats))
     seconds.update(cold_compiles(cp, trials))
     seconds.update(disk_loads(cp is not None, trials))
+    many = 12 if args.quick else 60
+    seconds.update(cold_eval_many(many))
     tp, max_err = throughput(cp, n, batch, rounds)
     seconds.update(tp)
 
@@ -298,6 +326,10 @@ def main():
           ">= 1", lambda r: r >= 1)
     check("cold compile: CuPy / kiln", "kiln cold compile (first call)",
           "CuPy cold compile (first call)", ">= 1", lambda r: r >= 1)
+    check(f"cold eval of {many} kernels: one at a time / one graph",
+          f"kiln cold eval of {many} kernels, one graph",
+          f"kiln cold eval of {many} kernels, one at a time", "reported (> 1: compiled in parallel)",
+          lambda r: None)
     if copy_key in gbs:
         for k in ("kiln seed exp kernel (Metal body)", "kiln exp kernel (CUDA body)", "kiln built-in exp"):
             checks.append({"name": f"{k}: fraction of copy bandwidth", "ratio": gbs[k] / gbs[copy_key],
