@@ -7,9 +7,9 @@
 // in MLX. A matrix the factorization cannot handle (singular for inv/solve, not positive
 // definite for cholesky, no convergence for svd/eig) raises std::runtime_error when the
 // result is evaluated, naming the op and the LAPACK/cuSOLVER status; non-finite inputs to
-// svd, eig and eigh give NaN outputs. Derivatives (vjp, jvp) exist for every function except
-// eig/eigvals; those of factorizations follow the usual matrix-calculus identities (cited
-// in primitives_factor.cpp).
+// svd, eig and eigh give NaN outputs. Derivatives (vjp, jvp) exist for every function (MLX
+// has none for eig/eigvals); those of factorizations follow the usual matrix-calculus
+// identities (cited in primitives_factor.cpp).
 #pragma once
 
 #include <optional>
@@ -85,7 +85,8 @@ array eigvalsh(const array& a, const std::string& UPLO = "L", StreamOrDevice s =
 std::pair<array, array> eigh(const array& a, const std::string& UPLO = "L", StreamOrDevice s = {});
 /** Eigenvalues of a general square matrix, complex64 (in LAPACK's order). */
 array eigvals(const array& a, StreamOrDevice s = {});
-/** Eigenvalues and unit-norm eigenvectors (columns), both complex64. */
+/** Eigenvalues and unit-norm eigenvectors (columns, largest-modulus component real, as
+ * LAPACK's geev), both complex64. */
 std::pair<array, array> eig(const array& a, StreamOrDevice s = {});
 
 /**

@@ -267,7 +267,7 @@ KILN_REDUCTION(mean)
 /** Logical reductions; bool result. */
 KILN_REDUCTION(all)
 KILN_REDUCTION(any)
-/** log(sum(exp(a))) computed stably. */
+/** log(sum(exp(a))) computed stably; complex64 as MLX (shifted by the lexicographic max). */
 KILN_REDUCTION(logsumexp)
 #undef KILN_REDUCTION
 
@@ -287,7 +287,7 @@ array argmax(const array& a, int axis, bool keepdims = false, StreamOrDevice s =
 array argmin(const array& a, bool keepdims = false, StreamOrDevice s = {});
 array argmin(const array& a, int axis, bool keepdims = false, StreamOrDevice s = {});
 
-/** exp(a - logsumexp(a)) along the axes, computed stably. */
+/** exp(a - logsumexp(a)) along the axes, computed stably; complex64 in, complex64 out. */
 array softmax(const array& a, const std::vector<int>& axes, StreamOrDevice s = {});
 array softmax(const array& a, int axis = -1, StreamOrDevice s = {});
 

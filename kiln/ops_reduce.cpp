@@ -198,13 +198,19 @@ KILN_REDUCTION_OVERLOADS(mean)
 
 array logsumexp(const array& a, const std::vector<int>& axes_in, bool keepdims, StreamOrDevice s) {
   auto stream = to_stream(s);
-  check_real(a, "logsumexp");
   auto axes = normalize_axes(axes_in, static_cast<int>(a.ndim()), "logsumexp");
   Dtype work = work_dtype(a.dtype());
   array x = astype(a, work, stream);
   array r = x;
   if (!axes.empty() && reduced_size(a, axes) == 0) {
     r = log(sum(exp(x, stream), axes, true, stream), stream);  // log(0) = -inf, as NumPy
+  } else if (!axes.empty() && is_complex(work)) {
+    // MLX's complex form: shift by the lexicographic maximum m (both parts), so the
+    // imaginary part is Im(m) + Arg(sum), not folded into (-pi, pi]; an infinite m is the
+    // result itself.
+    array m = stop_gradient(max(x, axes, true, stream), stream);
+    r = add(log(sum(exp(subtract(x, m, stream), stream), axes, true, stream), stream), m, stream);
+    r = where(isinf(m, stream), m, r, stream);
   } else if (!axes.empty()) {
     // Shift by the maximum so exp cannot overflow. An infinite maximum would turn x - m
     // into NaN; shifting by zero then gives the right +-inf (or NaN) instead.
@@ -321,11 +327,12 @@ array argmin(const array& a, bool keepdims, StreamOrDevice s) {
 
 array softmax(const array& a, const std::vector<int>& axes_in, StreamOrDevice s) {
   auto stream = to_stream(s);
-  check_real(a, "softmax");
   auto axes = normalize_axes(axes_in, static_cast<int>(a.ndim()), "softmax");
   Dtype out = float_dtype(a.dtype());
   if (a.size() == 0) return astype(a, out, stream);
-  if (axes.size() == 1 && axes[0] == static_cast<int>(a.ndim()) - 1) {
+  // complex64 is composed (as in MLX), shifted by the lexicographic maximum: the fused
+  // kernels are real-only.
+  if (!is_complex(out) && axes.size() == 1 && axes[0] == static_cast<int>(a.ndim()) - 1) {
     array x = astype(a, out, stream);
     return array(x.shape(), out, std::make_shared<Softmax>(stream), {x});
   }

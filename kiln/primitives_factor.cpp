@@ -4,7 +4,7 @@
 // symmetric: their vjp is symmetrized, their jvp uses the symmetric part of the tangent, so
 // both agree with finite differences of f(sym(a)). Formulas:
 //  - Cholesky: Murray, "Differentiation of the Cholesky decomposition" (2016).
-//  - Eigh, SVD: Giles, "An extended collection of matrix derivative results" (2008);
+//  - Eig, Eigh, SVD: Giles, "An extended collection of matrix derivative results" (2008);
 //    Townsend, "Differentiating the singular value decomposition" (2016).
 //  - QR: Walter & Lehmann (2018); the wide case splits a = [X | Y] (PyTorch's derivation).
 //  - LU: de Hoog, Anderssen & Lukas, "Differentiation of matrix functionals using
@@ -18,6 +18,7 @@
 
 #include "kiln/linalg.h"
 #include "kiln/ops.h"
+#include "kiln/ops_complex.h"
 #include "kiln/primitives_transforms.h"
 #include "kiln/utils.h"
 
@@ -492,19 +493,81 @@ std::vector<Shape> Eig::output_shapes(const std::vector<array>& inputs) {
   return {w, a.shape()};
 }
 
-std::vector<array> Eig::vjp(const std::vector<array>&, const std::vector<array>&,
-                            const std::vector<int>&, const std::vector<array>&) {
-  throw std::invalid_argument(
-      "[Eig::vjp] Derivatives of eig/eigvals are not implemented: eigenvectors of a non-normal "
-      "matrix are defined up to a normalization that the derivative depends on (use eigh for "
-      "symmetric matrices).");
+namespace {
+
+array mH(const array& x, const Stream& s) {
+  return conjugate(mT(x, s), s);
 }
 
-std::vector<array> Eig::jvp(const std::vector<array>&, const std::vector<array>&,
+// x with a @ x = b for complex64 a (..., n, n), b (..., n, k): the real system
+// [[Re a, -Im a], [Im a, Re a]] [Re x; Im x] = [Re b; Im b] (Solve is real-only).
+array complex_solve(const array& a, const array& b, const Stream& s) {
+  const int n = a.shape(-1);
+  array ar = real(a, s), ai = imag(a, s);
+  array m =
+      concatenate({concatenate({ar, negative(ai, s)}, -1, s), concatenate({ai, ar}, -1, s)}, -2, s);
+  array x = linalg::solve(m, concatenate({real(b, s), imag(b, s)}, -2, s), s);
+  const int r = static_cast<int>(x.ndim()) - 2;
+  Shape zero(x.ndim(), 0), half = x.shape(), mid(x.ndim(), 0);
+  half[r] = n;
+  mid[r] = n;
+  return detail::complex_from_parts(slice(x, zero, half, s), slice(x, mid, x.shape(), s), s);
+}
+
+// geev's (and cuSOLVER's) normalization makes each eigenvector's largest-modulus component
+// real: K (..., n, n) is 1 at that component of each column, vk (..., n) its real value.
+std::pair<array, array> largest_components(const array& V, const Stream& s) {
+  const int n = V.shape(-1);
+  array k = argmax(abs(V, s), -2, true, s);  // the first maximum, as LAPACK's i?amax
+  array K = astype(equal(reshape(arange(n, s), {n, 1}, s), k, s), complex64, s);
+  return {K, real(sum(multiply(V, K, s), -2, false, s), s)};
+}
+
+}  // namespace
+
+// Derivatives of A V = V diag(w) with unit columns whose largest-modulus component is real
+// (the normalization geev and cuSOLVER return, so these match finite differences of eig
+// itself): with P = V^-1 dA V and F_ij = 1 / (w_j - w_i), dw = diag(P),
+// dV = V (F o P) + V diag(c), c_i = -Re(v_i^H (V (F o P))_i) - i Im((V (F o P))_ki) / v_ki.
+// The vjp is its adjoint (Giles 2008; PyTorch's linalg_eig_backward without the gauge term).
+// Repeated eigenvalues have no eigenvector derivative (infinite F).
+std::vector<array> Eig::vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
+                            const std::vector<int>&, const std::vector<array>& outputs) {
+  const auto& s = stream();
+  const array& A = primals[0];
+  array V = compute_vectors_ ? outputs[1] : linalg::eig(A, s).second;
+  array Vh = mH(V, s);
+  array gP = diag_embed(astype(cotangents[0], complex64, s), s);
+  if (compute_vectors_) {
+    array gV = astype(cotangents[1], complex64, s);
+    array h = linalg_detail::diagonal(mm(Vh, gV, s), s);
+    auto [K, vk] = largest_components(V, s);
+    // The adjoint of c: -Re(h_i) v_i on column i, and -i Im(h_i) / v_ki at its component k.
+    array gU =
+        subtract(gV, multiply(V, astype(expand_dims(real(h, s), -2, s), complex64, s), s), s);
+    array phase = astype(expand_dims(divide(imag(h, s), vk, s), -2, s), complex64, s);
+    gU = subtract(gU, multiply(multiply(K, phase, s), array(std::complex<float>(0, 1)), s), s);
+    array F = conjugate(gap_inverse(outputs[0], s), s);
+    gP = add(gP, multiply(F, mm(Vh, gU, s), s), s);
+  }
+  array gA = complex_solve(Vh, mm(gP, Vh, s), s);  // V^-H gP V^H
+  if (!is_complex(A.dtype())) gA = real(gA, s);
+  return {astype(gA, A.dtype(), s)};
+}
+
+std::vector<array> Eig::jvp(const std::vector<array>& primals, const std::vector<array>& tangents,
                             const std::vector<int>&) {
-  throw std::invalid_argument(
-      "[Eig::jvp] Derivatives of eig/eigvals are not implemented (see Eig::vjp); use eigh for "
-      "symmetric matrices.");
+  const auto& s = stream();
+  auto [w, V] = linalg::eig(primals[0], s);
+  array P = complex_solve(V, mm(astype(tangents[0], complex64, s), V, s), s);
+  array dw = linalg_detail::diagonal(P, s);
+  if (!compute_vectors_) return {dw};
+  array U = mm(V, multiply(gap_inverse(w, s), P, s), s);
+  auto [K, vk] = largest_components(V, s);
+  array re = real(linalg_detail::diagonal(mm(mH(V, s), U, s), s), s);
+  array im = divide(imag(sum(multiply(U, K, s), -2, false, s), s), vk, s);
+  array c = negative(detail::complex_from_parts(re, im, s), s);
+  return {dw, add(U, multiply(V, expand_dims(c, -2, s), s), s)};
 }
 
 std::pair<std::vector<array>, std::vector<int>> Eig::vmap(const std::vector<array>& inputs,

@@ -115,8 +115,9 @@ class Eigh : public Primitive {
 };
 
 /** Eigenvalues (..., n) and, with `compute_vectors`, right eigenvectors (..., n, n) of a
- * general square matrix (geev), both complex64. Derivatives are not defined here: those of
- * eigenvectors of non-normal matrices depend on a normalization choice (as in MLX). */
+ * general square matrix (geev), both complex64: unit columns whose largest-modulus component
+ * is real. Its derivatives (which MLX does not define) are those of that normalization, so
+ * they match finite differences of eig itself; none exist at repeated eigenvalues. */
 class Eig : public Primitive {
  public:
   Eig(Stream stream, bool compute_vectors) : Primitive(stream), compute_vectors_(compute_vectors) {}

@@ -553,6 +553,24 @@ std::vector<Row> factor_fft_rows() {
   auto nonsingular = [](const array& a) {
     return add(a, multiply(eye(a.shape(0), float64), array(4.0)));
   };
+  auto sorted_eig = [](const array& a, bool vectors, bool positive) {
+    array base = array(
+        {1.0, 4.0, 0.0, 0.0, -1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 4.0, 0.0, 0.0, 0.0, 0.0, 7.0}, {4, 4});
+    array m = add(multiply(a, array(0.2, a.dtype())), astype(base, a.dtype()));
+    auto [w, v] = vectors ? linalg::eig(m) : std::pair<array, array>{linalg::eigvals(m), m};
+    // Re - Im / 2 is near 0, 2, 4 and 7: a stable order.
+    array order = argsort(subtract(real(w), multiply(imag(w), array(0.5f))), -1);
+    std::vector<array> out{take_along_axis(w, order, -1)};
+    if (!vectors) return out;
+    v = take_along_axis(v, broadcast_to(expand_dims(order, -2), v.shape()), -1);
+    if (positive) {
+      array k = argmax(abs(v), -2, true);
+      array vk = take_along_axis(v, k, -2);
+      v = multiply(v, divide(conjugate(vk), astype(abs(vk), complex64)));
+    }
+    out.push_back(v);
+    return out;
+  };
   return {
       row("linalg::inv", "", f1([=](const array& a) { return linalg::inv(nonsingular(a)); }),
           {F({4, 4})}),
@@ -605,6 +623,20 @@ std::vector<Row> factor_fft_rows() {
       row("linalg::norm", "ord3_axis", FN1(linalg::norm(a, 3.0, std::vector<int>{1})),
           {F({3, 4}, 0.5, 2)}),
       row("linalg::cross", "", FN2(linalg::cross(a, b)), {F({2, 3}), F({3})}),
+      // eig in complex64, on inputs with eigenvalues near 1 +- 2i, 4 and 7 whose vectors
+      // have one dominant component. geev's order and (for real inputs) the sign of real
+      // vectors can jump between nearby inputs, so the rows sort the pairs and the real rows
+      // make each vector's largest component positive; complex inputs keep geev's own
+      // normalization (largest component real and positive), unsquared.
+      row("linalg::eigvals", "", f1([=](const array& a) { return sorted_eig(a, false, false)[0]; }),
+          {F({4, 4})})
+          .fd(1e-2, 2e-3),
+      row("linalg::eig", "batched",
+          [=](const std::vector<array>& x) { return sorted_eig(x[0], true, true); }, {F({2, 4, 4})})
+          .fd(1e-2, 2e-3),
+      row("linalg::eig", "complex",
+          [=](const std::vector<array>& x) { return sorted_eig(x[0], true, false); }, {C({4, 4})})
+          .fd(1e-2, 2e-3),
       // The transforms are linear: a large step has no truncation error and keeps float32
       // rounding out of the difference quotient.
       row("fft::fft", "n_pad", FN1(fft::fft(a, 9)), {C({2, 7})}).fd(0.1, 1e-3),

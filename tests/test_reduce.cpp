@@ -391,6 +391,80 @@ TEST(Reduce, SoftmaxOverAxes) {
   EXPECT_EQ(softmax(zeros({2, 0}), -1).shape(), (Shape{2, 0}));
 }
 
+namespace {
+
+using cd = std::complex<double>;
+
+/** MLX's order for complex numbers: by real part, then imaginary part. */
+cd lex_max(const std::vector<cd>& v) {
+  cd m = v[0];
+  for (cd z : v) {
+    if (z.real() > m.real() || (z.real() == m.real() && z.imag() > m.imag())) m = z;
+  }
+  return m;
+}
+
+void expect_complex_near(cd got, cd want, double rtol, const std::string& what) {
+  EXPECT_LE(std::abs(got - want), rtol * (1 + std::abs(want)))
+      << what << ": " << got << " vs " << want;
+}
+
+}  // namespace
+
+// complex64 as MLX: shifted by the lexicographic maximum m, so logsumexp's imaginary part is
+// Im(m) + Arg(sum exp(z - m)) (possibly outside NumPy's (-pi, pi]); softmax stays complex64.
+TEST(Reduce, ComplexLogSumExpAndSoftmax) {
+  array base = test::random_array({3, 4, 5}, complex64, -3, 3);
+  for (const array& x : {base, transpose(base, {2, 0, 1})}) {
+    for (const auto& axes : kAxes3) {
+      auto g = groups(test::to_complex(x), x.shape(), axes);
+      for (bool keep : {false, true}) {
+        array l = logsumexp(x, axes, keep);
+        EXPECT_EQ(l.dtype(), complex64);
+        EXPECT_EQ(l.shape(), reduced_shape(x.shape(), axes, keep));
+        auto lv = test::to_complex(l);
+        for (size_t i = 0; i < g.size(); ++i) {
+          cd m = lex_max(g[i]), s = 0;
+          for (cd z : g[i]) s += std::exp(z - m);
+          expect_complex_near(lv[i], std::log(s) + m, 2e-5, "logsumexp");
+        }
+      }
+      // softmax: exp(z - m) / sum, compared position by position through the same groups.
+      array y = softmax(x, axes);
+      EXPECT_EQ(y.dtype(), complex64);
+      EXPECT_EQ(y.shape(), x.shape());
+      auto gy = groups(test::to_complex(y), x.shape(), axes);
+      for (size_t i = 0; i < g.size(); ++i) {
+        cd m = lex_max(g[i]), s = 0;
+        for (cd z : g[i]) s += std::exp(z - m);
+        for (size_t j = 0; j < g[i].size(); ++j) {
+          expect_complex_near(gy[i][j], std::exp(g[i][j] - m) / s, 2e-5, "softmax");
+        }
+      }
+    }
+  }
+  // The lexicographic shift keeps Im(m): a row whose maximum has imaginary part 4 gives
+  // 4 + Arg(...) rather than the principal value (MLX's result, 2 pi above NumPy's here).
+  using cf = std::complex<float>;
+  array z = array({cf(2, -1), cf(0.1f, 0.1f), cf(3, 4)});
+  auto zv = test::to_complex(z);
+  cd shifted = 0;
+  for (cd w : zv) shifted += std::exp(w - zv[2]);
+  cd got = test::to_complex(logsumexp(z))[0];
+  expect_complex_near(got, std::log(shifted) + zv[2], 1e-5, "shifted");
+  EXPECT_GT(got.imag(), M_PI);
+  // An infinite maximum is the result (MLX); a row of -inf gives -inf; empty gives log(0).
+  const float inf = std::numeric_limits<float>::infinity();
+  array edge = array({cf(inf, 0), cf(1, 2), cf(-inf, 0), cf(-inf, 0)}, {2, 2});
+  auto ev = test::to_complex(logsumexp(edge, 1));
+  EXPECT_EQ(ev[0], cd(kInf, 0));
+  EXPECT_EQ(ev[1], cd(-kInf, 0));
+  EXPECT_EQ(logsumexp(zeros({0, 2}, complex64), 0).shape(), Shape{2});
+  EXPECT_EQ(test::to_complex(logsumexp(zeros({0, 2}, complex64), 0))[0].real(), -kInf);
+  EXPECT_EQ(softmax(zeros({2, 0}, complex64), -1).dtype(), complex64);
+  EXPECT_EQ(softmax(zeros({2, 0}, complex64), -1).shape(), (Shape{2, 0}));
+}
+
 // ---------------------------------------------------------------- argmax, argmin
 
 TEST(Reduce, ArgMaxArgMinEveryRealDtype) {
@@ -546,10 +620,10 @@ TEST(Reduce, ArgumentErrors) {
   expect_tag([&] { min(zeros({0})); }, "[min]");
   expect_tag([&] { argmax(zeros({0, 3}), 0); }, "[argmax]");
   expect_tag([&] { argmin(zeros({0})); }, "[argmin]");
-  // No ordering for complex numbers in argmax and logsumexp (max and var take them).
+  // No ordering for complex numbers in argmax (max, logsumexp and softmax order them
+  // lexicographically, as MLX).
   array c = zeros({2}, complex64);
   expect_tag([&] { argmax(c); }, "[argmax]");
-  expect_tag([&] { logsumexp(c); }, "[logsumexp]");
   // The input stays usable.
   EXPECT_EQ(sum(x).item<float>(), 0.0f);
 }
@@ -651,6 +725,34 @@ TEST(ReduceGrad, LogSumExpAndSoftmax) {
   auto xv = test::to_double(x);
   double m = ref_mean(xv), sd = std::sqrt(ref_var(xv, 0));
   for (int i = 0; i < 15; ++i) EXPECT_NEAR(dstd[i], (xv[i] - m) / (15 * sd), 1e-5);
+}
+
+// Holomorphic, so (MLX's convention) vjp(c) = conj(J)^T c and jvp(t) = J t, with
+// J = diag(y) - y y^T for softmax y and J = y for logsumexp.
+TEST(ReduceGrad, ComplexLogSumExpAndSoftmax) {
+  array x = test::random_array({3, 4}, complex64, -2, 2);
+  array c = test::random_array({3, 4}, complex64);
+  array cl = test::random_array({3}, complex64);
+  auto y = test::to_complex(softmax(x, -1));
+  auto cv = test::to_complex(c), clv = test::to_complex(cl);
+  auto dl = test::to_complex(vjp([](const array& a) { return logsumexp(a, 1); }, x, cl).second);
+  auto ds = test::to_complex(vjp([](const array& a) { return softmax(a, -1); }, x, c).second);
+  auto jl = test::to_complex(jvp([](const array& a) { return logsumexp(a, -1); }, x, c).second);
+  auto js = test::to_complex(jvp([](const array& a) { return softmax(a, 1); }, x, c).second);
+  for (int i = 0; i < 3; ++i) {
+    cd dot_conj = 0, dot = 0;
+    for (int j = 0; j < 4; ++j) {
+      dot_conj += cv[i * 4 + j] * std::conj(y[i * 4 + j]);
+      dot += cv[i * 4 + j] * y[i * 4 + j];
+    }
+    expect_complex_near(jl[i], dot, 1e-5, "jvp logsumexp");
+    for (int j = 0; j < 4; ++j) {
+      int k = i * 4 + j;
+      expect_complex_near(dl[k], clv[i] * std::conj(y[k]), 1e-5, "vjp logsumexp");
+      expect_complex_near(ds[k], std::conj(y[k]) * (cv[k] - dot_conj), 1e-5, "vjp softmax");
+      expect_complex_near(js[k], y[k] * (cv[k] - dot), 1e-5, "jvp softmax");
+    }
+  }
 }
 
 TEST(ReduceGrad, IntegerAndBoolOutputsHaveZeroGradient) {

@@ -39,7 +39,9 @@ const Reduction kReductions[] = {
      "The result is ``bool_``."},
     {"logsumexp", &reduce_logsumexp,
      "``log(sum(exp(a)))`` over the given axes, computed stably (the maximum is subtracted first).",
-     "Floating inputs keep their dtype; integer and bool inputs give float32."},
+     "Floating inputs keep their dtype; integer and bool inputs give float32. complex64 (as "
+     "MLX) subtracts the lexicographic maximum ``m`` and adds it back, so the imaginary part is "
+     "``m.imag`` plus the angle of the shifted sum, not always NumPy's principal value."},
 };
 
 std::string reduction_doc(const Reduction& r) {
@@ -132,7 +134,8 @@ void init_ops_reduce(py::module_& m) {
             types in float32.
 
     Returns:
-        array: An array of ``a``'s shape (float32 for integer inputs).
+        array: An array of ``a``'s shape (float32 for integer inputs; complex64 stays
+        complex64, shifted by the lexicographic maximum as MLX).
   )doc");
 
   const char* scan_doc = R"doc(

@@ -215,6 +215,81 @@ def test_complex_logcumsumexp_derivative_is_an_error():
         mx.eval(mx.vjp(lambda v: mx.logcumsumexp(v), [z], [z]))
 
 
+# ---------------------------------------------------------------- softmax, logsumexp
+# complex64 as MLX: shifted by the lexicographic maximum m (NumPy's order too), so
+# logsumexp = log(sum(exp(z - m))) + m keeps Im(m); both are holomorphic.
+
+
+def lse_ref(z, axis, keepdims=True):
+    m = np.max(z, axis=axis, keepdims=True)
+    r = np.log(np.exp(z - m).sum(axis=axis, keepdims=True)) + m
+    return r if keepdims else np.squeeze(r, axis=axis)
+
+
+@pytest.mark.parametrize("axis", [-1, 0, (0, 2), None])
+def test_complex_softmax_and_logsumexp_values(rng, axis):
+    z = crandn(rng, (3, 4, 5), scale=2)
+    # A transposed (non-contiguous) view of the input.
+    Z = mx.transpose(mx.array(z), (2, 0, 1))
+    z = z.transpose(2, 0, 1).astype(np.complex128)
+    want = lse_ref(z, axis)
+    for keepdims in (True, False):
+        got = mx.logsumexp(Z, axis=axis, keepdims=keepdims)
+        assert got.dtype == mx.complex64
+        close(got, want if keepdims else lse_ref(z, axis, False), rtol=1e-5)
+    # The same number as NumPy's log of the sum, up to a whole turn of the imaginary part.
+    turns = (
+        np.array(mx.logsumexp(Z, axis=axis, keepdims=True))
+        - np.log(np.exp(z).sum(axis=axis, keepdims=True))
+    ).imag / (2 * np.pi)
+    np.testing.assert_allclose(turns, np.round(turns), atol=1e-4)
+    for precise in (False, True):  # precise changes nothing for complex64 (MLX)
+        y = mx.softmax(Z, axis=axis, precise=precise)
+        assert y.dtype == mx.complex64 and y.shape == Z.shape
+        close(y, np.exp(z - want), rtol=1e-5)
+
+
+def test_complex_logsumexp_keeps_the_imaginary_part_of_the_maximum():
+    z = np.array([2 - 1j, 0.1 + 0.1j, 3 + 4j], np.complex64)
+    got = mx.logsumexp(mx.array(z)).item()
+    z = z.astype(np.complex128)
+    want = np.log(np.exp(z - z[2]).sum()) + z[2]
+    assert abs(got - want) < 1e-5 * abs(want)
+    assert got.imag > np.pi  # NumPy's principal value is 2 pi lower
+    # An infinite maximum is the result; a row of -inf is -inf; an empty axis is log(0).
+    inf = np.inf
+    edge = mx.array(
+        np.array([[inf + 0j, 1 + 2j], [complex(-inf, 0), complex(-inf, 0)]], np.complex64)
+    )
+    assert mx.logsumexp(edge, axis=1).tolist() == [complex(inf, 0), complex(-inf, 0)]
+    assert mx.logsumexp(mx.zeros((0, 2), mx.complex64), axis=0).real.tolist() == [-inf, -inf]
+    assert mx.softmax(mx.zeros((2, 0), mx.complex64), axis=-1).dtype == mx.complex64
+
+
+def test_complex_softmax_and_logsumexp_derivatives(rng):
+    z, c = crandn(rng, (3, 4)), crandn(rng, (3, 4))
+    cl = crandn(rng, (3,))
+    z64 = z.astype(np.complex128)
+    y = np.exp(z64 - lse_ref(z64, 1))
+    Z, C = mx.array(z), mx.array(c)
+    # vjp = conj(J)^T c with J = diag(y) - y y^T (softmax), J = y (logsumexp); jvp = J t.
+    (_,), (g,) = mx.vjp(lambda v: mx.softmax(v, axis=1), [Z], [C])
+    close(g, np.conj(y) * (c - (c * np.conj(y)).sum(1, keepdims=True)), rtol=1e-4)
+    (_,), (g,) = mx.vjp(lambda v: mx.logsumexp(v, axis=1), [Z], [mx.array(cl)])
+    close(g, cl[:, None] * np.conj(y), rtol=1e-4)
+    _, (t,) = mx.jvp(lambda v: mx.softmax(v, axis=-1), [Z], [C])
+    close(t, y * (c - (c * y).sum(1, keepdims=True)), rtol=1e-4)
+    _, (t,) = mx.jvp(lambda v: mx.logsumexp(v, axis=-1), [Z], [C])
+    close(t, (c * y).sum(1), rtol=1e-4)
+    # Real losses against central differences in complex128, over other axes.
+    w = crandn(rng, (3, 4)).astype(np.complex128)
+    g = mx.grad(lambda v: (mx.softmax(v, axis=0) * mx.array(w.astype(np.complex64))).sum().real)(Z)
+    soft0 = lambda v: np.exp(v - lse_ref(v, 0))
+    close(g, numeric_grad(lambda v: (soft0(v) * w).sum().real, z64), rtol=1e-3, atol=1e-4)
+    g = mx.grad(lambda v: mx.logsumexp(v).imag)(Z)
+    close(g, numeric_grad(lambda v: lse_ref(v, None).imag.sum(), z64), rtol=1e-3, atol=1e-4)
+
+
 _MLX_SCRIPT = r"""
 import json, sys
 import numpy as np
@@ -225,7 +300,10 @@ Z, C = mx.array(z.astype(np.complex64)), mx.array(c.astype(np.complex64))
 out = {}
 for name, f in [("exp", mx.exp), ("sin", mx.sin), ("square", mx.square),
                 ("mul", lambda v: v * mx.conj(v) * v), ("fft", mx.fft.fft),
-                ("matmul", lambda v: (v.reshape(2, 2) @ v.reshape(2, 2)).reshape(4))]:
+                ("matmul", lambda v: (v.reshape(2, 2) @ v.reshape(2, 2)).reshape(4)),
+                ("softmax", lambda v: mx.softmax(v.reshape(2, 2), axis=0).reshape(4)),
+                ("logsumexp", lambda v: (mx.logsumexp(v.reshape(2, 2), axis=1, keepdims=True)
+                                         + mx.zeros((2, 2), mx.complex64)).reshape(4))]:
     g = np.array(mx.vjp(f, [Z], [C])[1][0])
     out[name] = [g.real.tolist(), g.imag.tolist()]
 out["abs"] = np.array(mx.grad(lambda v: mx.abs(v).sum())(Z))
@@ -251,6 +329,10 @@ def test_against_mlx_cpu_build(rng):
         "mul": lambda v: v * mx.conj(v) * v,
         "fft": mx.fft.fft,
         "matmul": lambda v: (v.reshape(2, 2) @ v.reshape(2, 2)).reshape(4),
+        "softmax": lambda v: mx.softmax(v.reshape(2, 2), axis=0).reshape(4),
+        "logsumexp": lambda v: (
+            mx.logsumexp(v.reshape(2, 2), axis=1, keepdims=True) + mx.zeros((2, 2), mx.complex64)
+        ).reshape(4),
     }
     for name, f in fns.items():
         g = np.array(mx.vjp(f, [Z], [C])[1][0])

@@ -385,6 +385,77 @@ def test_gradients_match_finite_differences(rng, name, fn):
     np.testing.assert_allclose(np.array(g), numeric_grad(loss, x), rtol=1e-5, atol=1e-6)
 
 
+# eig's derivatives (MLX has none) against central differences of NumPy's complex128 eig.
+# Inputs have eigenvalues near 1 +- 2i, 4 and 7 and vectors with one dominant component;
+# both sides sort the pairs and turn each vector's largest component real and positive
+# (geev's normalization up to the sign of real vectors, which may jump between inputs).
+_EIG_BASE = np.array([[1, 4, 0, 0], [-1, 1, 0, 0], [0, 0, 4, 0], [0, 0, 0, 7.0]])
+
+
+def _canonical_np(w, v):
+    order = np.argsort(w.real - 0.5 * w.imag, axis=-1)
+    w = np.take_along_axis(w, order, -1)
+    v = np.take_along_axis(v, order[..., None, :], -1)
+    vk = np.take_along_axis(v, np.abs(v).argmax(-2)[..., None, :], -2)
+    return w, v * np.conj(vk) / np.abs(vk)
+
+
+def _canonical_mx(w, v):
+    order = mx.argsort(mx.real(w) - 0.5 * mx.imag(w), axis=-1)
+    w = mx.take_along_axis(w, order, -1)
+    v = mx.take_along_axis(v, mx.broadcast_to(mx.expand_dims(order, -2), v.shape), -1)
+    vk = mx.take_along_axis(v, mx.argmax(mx.abs(v), axis=-2, keepdims=True), -2)
+    return w, v * mx.conj(vk) / mx.abs(vk).astype(mx.complex64)
+
+
+@pytest.mark.parametrize("dtype", [mx.float64, mx.float32, mx.complex64])
+def test_eig_gradients_match_finite_differences(rng, dtype):
+    cplx = dtype == mx.complex64
+    x = _EIG_BASE + 0.2 * rng.standard_normal((2, 4, 4))
+    if cplx:
+        x = x + 0.2j * rng.standard_normal((2, 4, 4))
+    x = x.astype(np.complex64 if cplx else NP[dtype])
+    cw = rng.standard_normal((2, 4)) + 1j * rng.standard_normal((2, 4))
+    cv = rng.standard_normal((2, 4, 4)) + 1j * rng.standard_normal((2, 4, 4))
+
+    def loss_np(a):
+        w, v = _canonical_np(*np.linalg.eig(a))
+        return (np.conj(cw) * w).real.sum() + (np.conj(cv) * v).real.sum()
+
+    def loss_mx(a):
+        w, v = _canonical_mx(*mx.linalg.eig(a))
+        return mx.sum(mx.real(mx.conj(mx.array(cw.astype(np.complex64))) * w)) + mx.sum(
+            mx.real(mx.conj(mx.array(cv.astype(np.complex64))) * v)
+        )
+
+    x128 = x.astype(np.complex128 if cplx else np.float64)
+    want = numeric_grad(loss_np, x128)
+    if cplx:
+        want = want + 1j * numeric_grad(lambda v: loss_np(x128 + 1j * (v - x128)), x128)
+    g = mx.grad(loss_mx)(marr(x))
+    assert g.dtype == dtype and g.shape == x.shape
+    np.testing.assert_allclose(np.array(g), want, rtol=2e-3, atol=2e-3 * np.abs(want).max())
+    # eigvals alone, and the jvp of eig against the directional difference.
+    gw = mx.grad(
+        lambda a: mx.sum(mx.real(mx.linalg.eigvals(a) * mx.array(cw.astype(np.complex64))))
+    )
+    wnum = numeric_grad(lambda a: (np.linalg.eigvals(a) * cw).real.sum(), x128)
+    if cplx:
+        wnum = wnum + 1j * numeric_grad(
+            lambda v: (np.linalg.eigvals(x128 + 1j * (v - x128)) * cw).real.sum(), x128
+        )
+    np.testing.assert_allclose(
+        np.array(gw(marr(x))), wnum, rtol=2e-3, atol=2e-3 * np.abs(wnum).max()
+    )
+    t = rng.standard_normal(x.shape) + (1j * rng.standard_normal(x.shape) if cplx else 0)
+    t = t.astype(x.dtype)
+    _, (dw, dv) = mx.jvp(lambda a: _canonical_mx(*mx.linalg.eig(a)), [marr(x)], [marr(t)])
+    h = 1e-6
+    (wp, vp), (wm, vm) = (_canonical_np(*np.linalg.eig(x128 + s * h * t)) for s in (1, -1))
+    np.testing.assert_allclose(np.array(dw), (wp - wm) / (2 * h), rtol=2e-3, atol=2e-3)
+    np.testing.assert_allclose(np.array(dv), (vp - vm) / (2 * h), rtol=2e-3, atol=2e-3)
+
+
 def test_vmap_matches_batch(rng):
     a = rng.standard_normal((3, 4, 4)) + 4 * np.eye(4)
     np.testing.assert_allclose(mx.vmap(mx.linalg.inv)(marr(a)), np.linalg.inv(a), rtol=1e-10)

@@ -982,6 +982,30 @@ def test_quantize_linear_and_embedding(rng):
     assert [k for k, _ in tree_flatten(model.trainable_parameters())] == ["layers.1.bias"]
 
 
+@pytest.mark.skipif(not hasattr(mx, "qqmm"), reason="mx.qqmm not in kiln.core yet")
+@pytest.mark.parametrize("mode", ["nvfp4", "mxfp8"])
+def test_qqlinear_from_linear_and_bias(rng, mode):
+    # As MLX 0.32.4: a Linear with a bias cannot become a QQLinear (NotImplementedError),
+    # whichever way the conversion is asked for; a bias-free one keeps its weight.
+    with pytest.raises(NotImplementedError, match="bias"):
+        nn.QQLinear.from_linear(nn.Linear(64, 32), mode=mode)
+    with pytest.raises(NotImplementedError, match="bias"):
+        nn.Linear(64, 32).to_quantized(mode=mode, quantize_input=True)
+    with pytest.raises(NotImplementedError, match="bias"):
+        nn.quantize(nn.Sequential(nn.Linear(64, 32)), mode=mode, quantize_input=True)
+    linear = nn.Linear(64, 32, bias=False)
+    q = linear.to_quantized(mode=mode, quantize_input=True)
+    assert isinstance(q, nn.QQLinear) and "bias" not in q
+    assert [k for k, _ in tree_flatten(q.parameters())] == ["weight"]
+    assert np.array_equal(np64(q.weight), np64(linear.weight))
+    x = mx.array(rng.standard_normal((3, 64)).astype(np.float32))
+    want = mx.qqmm(x, linear.weight, mode=mode)
+    close(q(x), np64(want), rtol=1e-5, atol=1e-5)
+    q.eval()  # weights quantized once, as qqmm quantizes them on the fly
+    assert q.weight.dtype == mx.uint32
+    close(q(x), np64(want), rtol=1e-5, atol=1e-5)
+
+
 def test_quantize_errors_without_core_ops():
     with pytest.raises(ValueError, match="Invalid quantization mode 'int3'"):
         nn.QuantizedLinear(64, 32, mode="int3")
