@@ -2269,7 +2269,7 @@ def logsumexp(a: array, /, axis: None | typing.SupportsInt | typing.SupportsInde
     """
     ``log(sum(exp(a)))`` over the given axes, computed stably (the maximum is subtracted first).
 
-    Floating inputs keep their dtype; integer and bool inputs give float32.
+    Floating inputs keep their dtype; integer and bool inputs give float32. complex64 (as MLX) subtracts the lexicographic maximum ``m`` and adds it back, so the imaginary part is ``m.imag`` plus the angle of the shifted sum, not always NumPy's principal value.
 
     Args:
         a (array): Input array.
@@ -2988,7 +2988,8 @@ def softmax(a: array, /, axis: None | typing.SupportsInt | typing.SupportsIndex 
             types in float32.
 
     Returns:
-        array: An array of ``a``'s shape (float32 for integer inputs).
+        array: An array of ``a``'s shape (float32 for integer inputs; complex64 stays
+        complex64, shifted by the lexicographic maximum as MLX).
     """
 def sort(a: array, /, axis: typing.SupportsInt | typing.SupportsIndex | None = -1, *, stream: None | Stream | Device = None) -> array:
     """
