@@ -130,12 +130,16 @@ def _wrap(command: list[str]) -> int:
     """Runs `command`, copying its output with each line prefixed by the MPI rank."""
     rank = os.environ.get("OMPI_COMM_WORLD_RANK", os.environ.get("PMIX_RANK", "?"))
     env = os.environ.copy()
-    # One GPU per process on each machine (NCCL refuses two ranks on one GPU).
+    # One GPU per process on each machine (NCCL refuses two ranks on one GPU). With more
+    # local ranks than GPUs (the MPI backend's CPU ranks), every rank keeps the default
+    # visibility, as under a bare mpirun: pinning two of them to one GPU hung their MPI
+    # collectives on a 2-GPU host.
     local = os.environ.get("OMPI_COMM_WORLD_LOCAL_RANK")
+    local_size = int(os.environ.get("OMPI_COMM_WORLD_LOCAL_SIZE", "1"))
     if local is not None and "CUDA_VISIBLE_DEVICES" not in env:
         gpus = _gpu_count()
-        if gpus > 1:
-            env["CUDA_VISIBLE_DEVICES"] = str(int(local) % gpus)
+        if 1 < gpus and local_size <= gpus:
+            env["CUDA_VISIBLE_DEVICES"] = str(int(local))
     lock = threading.Lock()
     p, threads = _spawn(command, env, lock, rank, True, new_session=False)
     signal.signal(signal.SIGTERM, lambda *_: p.terminate())
