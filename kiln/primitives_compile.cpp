@@ -279,6 +279,25 @@ array broadcast_like(const array& x, const array& like, StreamOrDevice s) {
                {x, stop_gradient(like, stream)});
 }
 
+array matrix_stack(const array& x, StreamOrDevice s) {
+  const int nd = static_cast<int>(x.ndim());
+  if (nd < 2) {
+    throw std::invalid_argument(
+        msg("[matrix_stack] Expected at least 2 dimensions; got ", shape_str(x.shape()), "."));
+  }
+  if (nd == 3) return x;
+  const int M = x.shape(-2), K = x.shape(-1);
+  const auto B = static_cast<int32_t>(x.size() / std::max<size_t>(1, static_cast<size_t>(M) * K));
+  // A matrix gains a leading axis (expand_dims follows it in shapeless traces); several
+  // batch axes merge into one, whose size a plain reshape could not recompute.
+  if (nd == 2) return expand_dims(x, 0, s);
+  if (!in_shapeless_trace() || static_cast<int64_t>(M) * K == 0) return reshape(x, {B, M, K}, s);
+  return array({B, M, K}, x.dtype(),
+               std::make_shared<Reshape>(to_stream(s), Shape{B, M, K}, /*infer=*/0,
+                                         std::vector<int>{-1, nd - 2, nd - 1}),
+               {x});
+}
+
 array broadcast_view(const array& a, const Shape& shape) {
   if (a.shape() == shape) return a;
   const Strides strides = broadcast_strides(a, shape);
