@@ -90,6 +90,9 @@ void compile_clear_cache();
  * record how to recompute it. */
 bool in_compile_trace();
 bool in_shapeless_trace();
+/** Whether this thread is tracing a function for export_function (not a compiled function
+ * that it calls): its nodes are saved, never evaluated here. */
+bool in_export_trace();
 
 /** broadcast_to(x, like.shape()), which in a shapeless trace follows like's shape on
  * replays (for transforms that broadcast to a primal's shape, e.g. a reduction's vjp). */
