@@ -551,7 +551,9 @@ def test_gpu_kernel_exports_without_a_gpu(path, rng, math_mode):
         output_dtypes=[x.dtype],
         stream=mx.cpu,
     )[0]
-    np.testing.assert_allclose(np.array(cpu), np.exp(np.array(x, dtype=np.float64)), rtol=1e-5)
+    np.testing.assert_allclose(
+        np.array(cpu), np.exp(np.array(x, dtype=np.float64)), rtol=1e-5
+    )
 
 
 def test_quantized_model(path):
