@@ -286,9 +286,11 @@ const char* math_mode_name(MathMode m) {
 KernelFunction cuda_kernel(const std::string& name, const std::vector<std::string>& input_names,
                            const std::vector<std::string>& output_names, const std::string& source,
                            const std::string& header, bool ensure_row_contiguous,
-                           bool atomic_outputs, int shared_memory, CompileOptions compile_options) {
+                           bool atomic_outputs, int shared_memory,
+                           CompileOptions compile_options) {
   return define({KernelFlavour::cuda, name, input_names, output_names, source, header,
-                 ensure_row_contiguous, atomic_outputs, shared_memory, compile_options.math_mode});
+                 ensure_row_contiguous, atomic_outputs, shared_memory,
+                 compile_options.math_mode});
 }
 
 KernelFunction metal_kernel(const std::string& name, const std::vector<std::string>& input_names,

@@ -287,13 +287,15 @@ array matrix_stack(const array& x, StreamOrDevice s) {
   }
   if (nd == 3) return x;
   const int M = x.shape(-2), K = x.shape(-1);
-  const auto B = static_cast<int32_t>(x.size() / std::max<size_t>(1, static_cast<size_t>(M) * K));
+  int64_t B = 1;
+  for (int d = 0; d < nd - 2; ++d) B *= x.shape(d);
   // A matrix gains a leading axis (expand_dims follows it in shapeless traces); several
   // batch axes merge into one, whose size a plain reshape could not recompute.
   if (nd == 2) return expand_dims(x, 0, s);
-  if (!in_shapeless_trace() || static_cast<int64_t>(M) * K == 0) return reshape(x, {B, M, K}, s);
-  return array({B, M, K}, x.dtype(),
-               std::make_shared<Reshape>(to_stream(s), Shape{B, M, K}, /*infer=*/0,
+  const Shape shape{static_cast<int32_t>(B), M, K};
+  if (!in_shapeless_trace() || static_cast<int64_t>(M) * K == 0) return reshape(x, shape, s);
+  return array(shape, x.dtype(),
+               std::make_shared<Reshape>(to_stream(s), shape, /*infer=*/0,
                                          std::vector<int>{-1, nd - 2, nd - 1}),
                {x});
 }

@@ -118,10 +118,8 @@ class Executor {
   // After a task ran: CPU work is done; GPU work is only launched and becomes visible to
   // waiters when committed (an event recorded), which happens in batches.
   void finish(uint64_t value) {
-    if (is_gpu_)
-      executed_ = value;
-    else
-      mark_done(value);
+    if (is_gpu_) executed_ = value;
+    else mark_done(value);
   }
 
   // Commits the GPU work launched since the last commit (caller holds run_mu_).
@@ -154,10 +152,8 @@ class Executor {
           return;
         }
       }
-      if (is_gpu_)
-        gpu::eval(arr);
-      else
-        cpu::eval(arr);
+      if (is_gpu_) gpu::eval(arr);
+      else cpu::eval(arr);
     } catch (...) {
       auto err = std::current_exception();
       for (auto& out : arr.outputs()) out.set_error(err);
@@ -223,13 +219,11 @@ Executor& get_executor(const Stream& s) {
         "exported, not evaluated.");
   }
   if (s.index < 0 || s.index >= kMaxStreams) {
-    throw std::invalid_argument("[scheduler] Invalid stream index " + std::to_string(s.index) +
-                                ".");
+    throw std::invalid_argument("[scheduler] Invalid stream index " + std::to_string(s.index) + ".");
   }
   Executor* e = executors()[s.index].load(std::memory_order_acquire);
   if (!e) {
-    throw std::invalid_argument("[scheduler] Stream " + std::to_string(s.index) +
-                                " does not exist.");
+    throw std::invalid_argument("[scheduler] Stream " + std::to_string(s.index) + " does not exist.");
   }
   return *e;
 }
@@ -238,8 +232,8 @@ Executor& get_executor(const Stream& s) {
 
 void add_stream(const Stream& s) {
   if (s.index < 0 || s.index >= kMaxStreams) {
-    throw std::invalid_argument("[new_stream] At most " + std::to_string(kMaxStreams) +
-                                " streams are supported.");
+    throw std::invalid_argument(
+        "[new_stream] At most " + std::to_string(kMaxStreams) + " streams are supported.");
   }
   auto& slot = executors()[s.index];
   if (!slot.load()) slot.store(new Executor(s), std::memory_order_release);

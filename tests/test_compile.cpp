@@ -243,6 +243,7 @@ TEST_F(Compile, MatrixStackOutsideShapelessTracesIsAReshape) {
   expect_bitwise_equal(m, reshape(x, {6, 4, 5}));
   EXPECT_EQ(detail::matrix_stack(random_array({4, 5}, float32)).shape(), (Shape{1, 4, 5}));
   EXPECT_EQ(detail::matrix_stack(zeros({0, 4, 5})).shape(), (Shape{0, 4, 5}));
+  EXPECT_EQ(detail::matrix_stack(zeros({2, 3, 0, 5})).shape(), (Shape{6, 0, 5}));
   EXPECT_THROW(detail::matrix_stack(zeros({5})), std::invalid_argument);
 }
 
