@@ -15,8 +15,9 @@
 
 namespace kiln::test {
 
-/** The process-wide generator, seeded from std::random_device (printed on failure by the
- * environment in test_main). Fresh inputs every run. */
+/** The calling thread's generator, seeded from std::random_device (printed on failure by the
+ * environment in test_main; the first thread gets that seed's sequence, others a sequence
+ * derived from it). Fresh inputs every run. */
 std::mt19937_64& rng();
 uint64_t seed();
 
