@@ -320,15 +320,4 @@ inline void check_vmap(const array& y, const std::vector<int>& axes, int n = 3) 
   }
 }
 
-// Runs `f`, skipping the test when it needs an op of a family that has not landed yet.
-template <typename F>
-void unless_pending(F&& f) {
-  try {
-    f();
-  } catch (const std::logic_error& e) {
-    if (dynamic_cast<const std::invalid_argument*>(&e)) throw;
-    GTEST_SKIP() << "depends on an op not implemented yet: " << e.what();
-  }
-}
-
 }  // namespace layout_test

@@ -374,9 +374,9 @@ TEST(LayoutTransforms, GradientsAreAdjointAndMatchCentralDifferences) {
 TEST(LayoutTransforms, GradientsThroughOtherFamilies) {
   // Broadcast sums its cotangent back (reduce family); as_strided scatter-adds (indexing).
   array x = test::random_array({4, 1}, float64);
-  unless_pending([&] { check_grads(broadcast_to(x, {2, 4, 3})); });
+  check_grads(broadcast_to(x, {2, 4, 3}));
   array z = test::random_array({10}, float64);
-  unless_pending([&] { check_grads(as_strided(z, {4, 3}, {2, 1}, 1)); });
+  check_grads(as_strided(z, {4, 3}, {2, 1}, 1));
 }
 
 TEST(LayoutTransforms, Vmap) {
