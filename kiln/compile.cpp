@@ -47,6 +47,8 @@ std::atomic<uint64_t> g_traces{0}, g_replays{0}, g_fused{0}, g_fallback{0};
 // arrays that are not traced, e.g. constants it created).
 thread_local int t_trace_depth = 0;
 thread_local bool t_shapeless = false;
+// The trace depth of the export trace running on this thread (-1: none).
+thread_local int t_export_depth = -1;
 
 struct TraceScope {
   bool saved;
@@ -432,6 +434,9 @@ bool in_compile_trace() {
 bool in_shapeless_trace() {
   return t_trace_depth > 0 && t_shapeless;
 }
+bool in_export_trace() {
+  return t_export_depth > 0 && t_export_depth == t_trace_depth;
+}
 
 CompileStats compile_stats() {
   return {g_traces.load(), g_replays.load(), g_fused.load(), g_fallback.load()};
@@ -495,6 +500,11 @@ ReplayProgram trace_for_export(const ArrayFn& fun, const std::vector<Shape>& sha
   std::vector<array> outputs;
   {
     TraceScope scope(shapeless);
+    struct ExportScope {
+      int saved = t_export_depth;
+      ExportScope() { t_export_depth = t_trace_depth; }
+      ~ExportScope() { t_export_depth = saved; }
+    } export_scope;
     outputs = fun(placeholders);
   }
   Graph g = build_graph(placeholders, outputs, originals, shapeless);

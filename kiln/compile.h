@@ -90,10 +90,18 @@ void compile_clear_cache();
  * record how to recompute it. */
 bool in_compile_trace();
 bool in_shapeless_trace();
+/** Whether this thread is tracing a function for export_function (not a compiled function
+ * that it calls): its nodes are saved, never evaluated here. */
+bool in_export_trace();
 
 /** broadcast_to(x, like.shape()), which in a shapeless trace follows like's shape on
  * replays (for transforms that broadcast to a primal's shape, e.g. a reduction's vjp). */
 array broadcast_like(const array& x, const array& like, StreamOrDevice s = {});
+
+/** x (..., M, K) as the stack (B, M, K) of its matrices (B = 1 for a matrix). In a shapeless
+ * trace M and K follow x's last two axes on replays and B is recomputed from x's size (a
+ * plain reshape would keep the traced M and K). x needs at least two axes. */
+array matrix_stack(const array& x, StreamOrDevice s = {});
 
 /** Counters for tests and benchmarks: traces run, replays of a cached trace, and
  * evaluations of Compiled nodes by their generated kernel or by the unfused fallback. */

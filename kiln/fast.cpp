@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "kiln/backend/kernels/signature.h"
+#include "kiln/compile.h"
 #include "kiln/primitives_custom.h"
 #include "kiln/scheduler.h"
 #include "kiln/utils.h"
@@ -97,6 +98,17 @@ KernelInstance make_instance(const KernelSpec& spec, const kernels::BodyUsage& u
   return inst;
 }
 
+// The stream of a call. As MLX, export_function may record a kernel for the GPU on a machine
+// without one: the node gets a placeholder GPU stream (never evaluated; the scheduler refuses
+// its index), saved as "the GPU" for the importing process to run on its own.
+Stream kernel_stream(const StreamOrDevice& s) {
+  const Device* d = std::get_if<Device>(&s);
+  if (d && d->type == Device::gpu && !is_available(*d) && kiln::detail::in_export_trace()) {
+    return Stream(-1, Device::gpu);
+  }
+  return to_stream(s);
+}
+
 }  // namespace
 
 std::vector<array> KernelFunction::operator()(
@@ -140,7 +152,7 @@ std::vector<array> KernelFunction::operator()(
   // As in MLX, a threadgroup larger than the grid shrinks to it.
   const std::tuple<int, int, int> tg{std::min(tx, gx), std::min(ty, gy), std::min(tz, gz)};
 
-  const Stream stream = to_stream(s);
+  const Stream stream = kernel_stream(s);
   if (stream.device.type == Device::gpu) {
     // CUDA's grid limits, in blocks.
     auto blocks = [](int g, int t) { return (static_cast<int64_t>(g) + t - 1) / t; };

@@ -69,7 +69,10 @@ class KernelFunction {
    * Builds the kernel's outputs (lazy). `output_shapes[i]`/`output_dtypes[i]` describe
    * output i; `grid` and `threadgroup` are (x, y, z) thread counts; `template_args` are
    * (name, value) pairs; `init_value` fills every output before the kernel runs (without
-   * it outputs start uninitialized); `verbose` prints the generated source.
+   * it outputs start uninitialized); `verbose` prints the generated source. `s` picks the
+   * device (CPU or GPU). Inside export_function's trace, the GPU may be asked for on a
+   * machine without one (as MLX): the node is recorded for the GPU of the importing
+   * process and cannot be evaluated here.
    *
    * Throws std::invalid_argument ("[metal_kernel] ...") for a wrong number of inputs,
    * output shapes or dtypes, a threadgroup above 1024 threads (64 in z), a zero-sized grid

@@ -113,9 +113,13 @@ array take(const array& a, const array& indices, int axis, StreamOrDevice s) {
   array g = gather_impl(op, a, {indices}, {ax}, slice, stream);
   // (indices..., a[:ax]..., 1, a[ax+1:]...) -> (a[:ax]..., indices..., a[ax+1:]...).
   const int pd = static_cast<int>(indices.ndim());
-  Shape squeezed = g.shape();
-  squeezed.erase(squeezed.begin() + pd + ax);
-  g = reshape(g, std::move(squeezed), stream);
+  if (slice[ax] == 1) {
+    g = squeeze(g, pd + ax, stream);  // exact in shapeless traces, where a reshape would guess
+  } else {
+    Shape squeezed = g.shape();
+    squeezed.erase(squeezed.begin() + pd + ax);
+    g = reshape(g, std::move(squeezed), stream);
+  }
   if (ax == 0) return g;
   std::vector<int> perm;
   for (int d = 0; d < ax; ++d) perm.push_back(pd + d);

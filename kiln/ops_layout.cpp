@@ -128,6 +128,22 @@ array flatten(const array& a, int start_axis, int end_axis, StreamOrDevice s) {
   return reshape(a, std::move(shape), s);
 }
 
+namespace {
+
+// A reshape that only drops or adds size-1 axes; follow[i] is the input axis that output axis
+// i is (-1 for a new one). A shapeless compile trace records it, so replays follow the input's
+// other axes where reshape's own matching would have to guess between size-1 axes.
+array reshape_unit_axes(const array& a, Shape shape, std::vector<int> follow, StreamOrDevice s) {
+  if (!detail::in_shapeless_trace()) return reshape(a, std::move(shape), s);
+  if (shape == a.shape()) return a;
+  Shape out_shape = shape;
+  return array(std::move(out_shape), a.dtype(),
+               std::make_shared<Reshape>(to_stream(s), std::move(shape), -1, std::move(follow)),
+               {a});
+}
+
+}  // namespace
+
 array squeeze(const array& a, const std::vector<int>& axes, StreamOrDevice s) {
   auto ax = normalize_axes(axes, static_cast<int>(a.ndim()), "squeeze");
   for (int i : ax) {
@@ -137,10 +153,14 @@ array squeeze(const array& a, const std::vector<int>& axes, StreamOrDevice s) {
     }
   }
   Shape shape;
+  std::vector<int> follow;
   for (int i = 0; i < static_cast<int>(a.ndim()); ++i) {
-    if (!std::binary_search(ax.begin(), ax.end(), i)) shape.push_back(a.shape()[i]);
+    if (!std::binary_search(ax.begin(), ax.end(), i)) {
+      shape.push_back(a.shape()[i]);
+      follow.push_back(i);
+    }
   }
-  return reshape(a, std::move(shape), s);
+  return reshape_unit_axes(a, std::move(shape), std::move(follow), s);
 }
 
 array squeeze(const array& a, int axis, StreamOrDevice s) {
@@ -149,26 +169,35 @@ array squeeze(const array& a, int axis, StreamOrDevice s) {
 
 array squeeze(const array& a, StreamOrDevice s) {
   Shape shape;
-  for (auto d : a.shape())
-    if (d != 1) shape.push_back(d);
-  return reshape(a, std::move(shape), s);
+  std::vector<int> follow;
+  for (int i = 0; i < static_cast<int>(a.ndim()); ++i) {
+    if (a.shape()[i] != 1) {
+      shape.push_back(a.shape()[i]);
+      follow.push_back(i);
+    }
+  }
+  return reshape_unit_axes(a, std::move(shape), std::move(follow), s);
 }
 
 array expand_dims(const array& a, const std::vector<int>& axes, StreamOrDevice s) {
   int out_nd = static_cast<int>(a.ndim() + axes.size());
   auto ax = normalize_axes(axes, out_nd, "expand_dims");
   Shape shape;
+  std::vector<int> follow;
   shape.reserve(out_nd);
-  size_t src = 0, k = 0;
+  int src = 0;
+  size_t k = 0;
   for (int i = 0; i < out_nd; ++i) {
     if (k < ax.size() && ax[k] == i) {
       shape.push_back(1);
+      follow.push_back(-1);
       ++k;
     } else {
+      follow.push_back(src);
       shape.push_back(a.shape()[src++]);
     }
   }
-  return reshape(a, std::move(shape), s);
+  return reshape_unit_axes(a, std::move(shape), std::move(follow), s);
 }
 
 array expand_dims(const array& a, int axis, StreamOrDevice s) {

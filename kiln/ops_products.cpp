@@ -5,6 +5,7 @@
 #include <memory>
 #include <string_view>
 
+#include "kiln/compile.h"
 #include "kiln/ops.h"
 #include "kiln/primitives_unary.h"
 #include "kiln/utils.h"
@@ -35,21 +36,13 @@ void require_floating(const array& a, const array& b, const char* op) {
 // The matrices of `x` (batch axes flattened) picked by `indices` (default: all, in order).
 array pick_matrices(const array& x, const std::optional<array>& indices, const char* op,
                     const Stream& s) {
-  const int32_t batch =
-      static_cast<int32_t>(x.size() / std::max<size_t>(1, x.shape(-1) * x.shape(-2)));
-  array flat = reshape(x, {x.ndim() > 2 ? batch : 1, x.shape(-2), x.shape(-1)}, s);
-  if (!indices) {
-    Shape bshape(x.shape().begin(), x.shape().end() - 2);
-    Shape shape = bshape;
-    shape.push_back(x.shape(-2));
-    shape.push_back(x.shape(-1));
-    return reshape(flat, shape, s);
-  }
+  if (!indices) return x;
   if (!is_integral(indices->dtype()) || indices->dtype() == bool_) {
     throw std::invalid_argument(
         msg("[", op, "] Indices must be integers; got ", indices->dtype(), "."));
   }
-  return take(flat, *indices, 0, s);
+  // The stack follows x's matrix shape in shapeless compile traces (so does take's gather).
+  return take(detail::matrix_stack(x, s), *indices, 0, s);
 }
 
 // An element mask of extent (rows, cols) from a block mask (.., ceil(rows/bs), ceil(cols/bs)).

@@ -279,6 +279,27 @@ array broadcast_like(const array& x, const array& like, StreamOrDevice s) {
                {x, stop_gradient(like, stream)});
 }
 
+array matrix_stack(const array& x, StreamOrDevice s) {
+  const int nd = static_cast<int>(x.ndim());
+  if (nd < 2) {
+    throw std::invalid_argument(
+        msg("[matrix_stack] Expected at least 2 dimensions; got ", shape_str(x.shape()), "."));
+  }
+  if (nd == 3) return x;
+  const int M = x.shape(-2), K = x.shape(-1);
+  int64_t B = 1;
+  for (int d = 0; d < nd - 2; ++d) B *= x.shape(d);
+  // A matrix gains a leading axis (expand_dims follows it in shapeless traces); several
+  // batch axes merge into one, whose size a plain reshape could not recompute.
+  if (nd == 2) return expand_dims(x, 0, s);
+  const Shape shape{static_cast<int32_t>(B), M, K};
+  if (!in_shapeless_trace() || static_cast<int64_t>(M) * K == 0) return reshape(x, shape, s);
+  return array(shape, x.dtype(),
+               std::make_shared<Reshape>(to_stream(s), shape, /*infer=*/0,
+                                         std::vector<int>{-1, nd - 2, nd - 1}),
+               {x});
+}
+
 array broadcast_view(const array& a, const Shape& shape) {
   if (a.shape() == shape) return a;
   const Strides strides = broadcast_strides(a, shape);

@@ -147,21 +147,29 @@ bool Gather::is_equivalent(const Primitive& other) const {
   return o && same_op(o->op_, op_) && o->axes_ == axes_ && o->slice_sizes_ == slice_sizes_;
 }
 
-std::vector<Shape> Gather::output_shapes(const std::vector<array>& inputs) {
-  const Shape& src = inputs[0].shape();
+Shape Gather::slice_sizes_for(const Shape& src) const {
+  Shape slice = slice_sizes_;
   for (size_t d = 0; d < traced_shape_.size() && d < src.size(); ++d) {
-    const bool indexed = std::find(axes_.begin(), axes_.end(), static_cast<int>(d)) != axes_.end();
-    if (!indexed && src[d] != traced_shape_[d]) {
-      throw std::invalid_argument(msg("[", op_,
-                                      "] A shapeless compiled function gathers slices "
-                                      "of an array of shape ",
+    if (src[d] == traced_shape_[d] ||
+        std::find(axes_.begin(), axes_.end(), static_cast<int>(d)) != axes_.end()) {
+      continue;
+    }
+    if (slice_sizes_[d] != traced_shape_[d]) {
+      throw std::invalid_argument(msg("[", op_, "] A shapeless compiled function gathers slices ",
+                                      shape_str(slice_sizes_), " of an array of shape ",
                                       shape_str(traced_shape_),
                                       ", which have no meaning for one of shape ", shape_str(src),
                                       "; compile it without shapeless=True."));
     }
+    slice[d] = src[d];
   }
+  return slice;
+}
+
+std::vector<Shape> Gather::output_shapes(const std::vector<array>& inputs) {
   Shape shape = inputs.size() > 1 ? inputs[1].shape() : Shape{};
-  shape.insert(shape.end(), slice_sizes_.begin(), slice_sizes_.end());
+  const Shape slice = slice_sizes_for(inputs[0].shape());
+  shape.insert(shape.end(), slice.begin(), slice.end());
   return {shape};
 }
 
@@ -171,7 +179,7 @@ std::vector<array> Gather::jvp(const std::vector<array>& primals,
   // Linear in the source; the indices only select.
   std::vector<array> idx(primals.begin() + 1, primals.end());
   if (const array* t = tangent_of(0, tangents, argnums)) {
-    return {gather(*t, idx, axes_, slice_sizes_, stream())};
+    return {gather(*t, idx, axes_, slice_sizes_for(primals[0].shape()), stream())};
   }
   return {zeros(output_shapes(primals)[0], primals[0].dtype(), stream())};
 }
@@ -197,18 +205,22 @@ std::pair<std::vector<array>, std::vector<int>> Gather::vmap(const std::vector<a
   const Stream s = stream();
   const array& a = inputs[0];
   std::vector<array> idx(inputs.begin() + 1, inputs.end());
+  // The slice sizes for one batch element of the source.
+  Shape a1 = a.shape();
+  if (axes[0] >= 0) a1.erase(a1.begin() + axes[0]);
+  const Shape sizes = slice_sizes_for(a1);
   bool idx_mapped = false;
   for (size_t i = 1; i < axes.size(); ++i) idx_mapped |= axes[i] >= 0;
   if (!idx_mapped) {
-    if (axes[0] < 0) return {{gather(a, idx, axes_, slice_sizes_, s)}, {-1}};
+    if (axes[0] < 0) return {{gather(a, idx, axes_, sizes, s)}, {-1}};
     // The batch axis of the source is one more (full) slice axis.
     Shape slice{a.shape(axes[0])};
-    slice.insert(slice.end(), slice_sizes_.begin(), slice_sizes_.end());
+    slice.insert(slice.end(), sizes.begin(), sizes.end());
     const int pd = idx.empty() ? 0 : static_cast<int>(idx[0].ndim());
     return {{gather(moveaxis(a, axes[0], 0, s), idx, shift(axes_, 1), slice, s)}, {pd}};
   }
   for (size_t i = 0; i < idx.size(); ++i) idx[i] = batch_first(idx[i], axes[i + 1], s);
-  if (axes[0] < 0) return {{gather(a, idx, axes_, slice_sizes_, s)}, {0}};
+  if (axes[0] < 0) return {{gather(a, idx, axes_, sizes, s)}, {0}};
   // Both mapped: batch b of the source pairs with batch b of the indices.
   const int batch = batch_size(inputs, axes);
   const int pd = static_cast<int>(broadcast_shapes(idx, "vmap").size());
@@ -216,7 +228,7 @@ std::pair<std::vector<array>, std::vector<int>> Gather::vmap(const std::vector<a
   std::vector<int> ax = shift(axes_, 1);
   ax.insert(ax.begin(), 0);
   Shape slice{1};
-  slice.insert(slice.end(), slice_sizes_.begin(), slice_sizes_.end());
+  slice.insert(slice.end(), sizes.begin(), sizes.end());
   array g = gather(moveaxis(a, axes[0], 0, s), idx, ax, slice, s);
   return {{squeeze(g, pd, s)}, {0}};
 }

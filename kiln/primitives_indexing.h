@@ -29,8 +29,10 @@ enum class ScatterReduce { none, sum, prod, max, min };
  */
 class Gather : public UnaryPrimitive {
  public:
-  /** `traced_shape`: a's shape, recorded by shapeless compile traces: output_shapes then
-   * refuses a source whose axes outside `axes` differ (its slice sizes are fixed). */
+  /** `traced_shape`: a's shape, recorded by shapeless compile traces. A replay on a source of
+   * another shape keeps the slice sizes of the indexed axes; an axis outside `axes` that was
+   * taken whole (take's, gather_mm's) follows the source, and one taken in part must keep
+   * its traced size (output_shapes throws std::invalid_argument otherwise). */
   Gather(Stream stream, const char* op, std::vector<int> axes, Shape slice_sizes,
          Shape traced_shape = {})
       : UnaryPrimitive(stream),
@@ -51,6 +53,9 @@ class Gather : public UnaryPrimitive {
   const Shape& slice_sizes() const { return slice_sizes_; }
 
  private:
+  /** The slice sizes for a source of shape `src` (see traced_shape). */
+  Shape slice_sizes_for(const Shape& src) const;
+
   const char* op_;  // static string: the op named in out-of-range errors
   std::vector<int> axes_;
   Shape slice_sizes_;

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <numeric>
 
+#include "kiln/compile.h"
 #include "kiln/ops.h"
+#include "kiln/primitives_compile.h"
 #include "kiln/primitives_quantized.h"
 #include "kiln/quantized.h"
 #include "kiln/utils.h"
@@ -417,9 +419,11 @@ array quantized_matmul_impl(array x, array w, array scales, std::optional<array>
     scales = astype(scales, out_dtype, s);
     biases = astype(*biases, out_dtype, s);
   }
-  // Broadcast the batch axes; a 2-d w keeps x's rows together (one matrix of many rows).
+  // Broadcast the batch axes; a 2-d w keeps x's rows together (one matrix of many rows),
+  // except in shapeless compile traces, where the batch axes stay so replays can change them.
+  const bool shapeless = detail::in_shapeless_trace();
   array out = [&] {
-    if (w.ndim() == 2) {
+    if (w.ndim() == 2 && !(shapeless && x.ndim() > 2)) {
       Shape xs = x.shape();
       array x2 = reshape(x, {-1, K}, s);
       std::vector<array> in{x2, w, scales};
@@ -434,11 +438,15 @@ array quantized_matmul_impl(array x, array w, array scales, std::optional<array>
     }
     Shape xb(x.shape().begin(), x.shape().end() - 2), wb(w.shape().begin(), w.shape().end() - 2);
     Shape batch = broadcast_shapes(xb, wb, "quantized_matmul");
+    const array x0 = x;
     auto bc = [&](const array& a) {
       Shape sh = batch;
       sh.push_back(a.shape(-2));
       sh.push_back(a.shape(-1));
-      return broadcast_to(a, sh, s);
+      if (!shapeless) return broadcast_to(a, sh, s);
+      // To the batch axes of x and w as a replay finds them.
+      return array(sh, a.dtype(), std::make_shared<BroadcastLike>(s, 2),
+                   {a, stop_gradient(x0, s), stop_gradient(w, s)});
     };
     std::vector<array> in{bc(x), bc(w), bc(scales)};
     if (biases) in.push_back(bc(*biases));
@@ -492,9 +500,15 @@ bool QuantizedMatmul::is_equivalent(const Primitive& other) const {
 std::vector<Shape> QuantizedMatmul::output_shapes(const std::vector<array>& inputs) {
   const array& x = inputs[0];
   const array& w = inputs[1];
+  const int wk = static_cast<int>(static_cast<int64_t>(w.shape(-1)) * 32 / p_.bits);
+  // Shapeless replays give x shapes the op never checked.
+  const int K = transpose_ ? wk : w.shape(-2);
+  if (x.shape(-1) != K) {
+    throw std::invalid_argument(msg("[quantized_matmul] Last dimension of x ", shape_str(x.shape()),
+                                    " does not match the expanded quantized matrix's ", K, "."));
+  }
   Shape o = x.shape();
-  o.back() =
-      transpose_ ? w.shape(-2) : static_cast<int>(static_cast<int64_t>(w.shape(-1)) * 32 / p_.bits);
+  o.back() = transpose_ ? w.shape(-2) : wk;
   return {o};
 }
 
@@ -646,11 +660,10 @@ array gather_qmm(const array& x, const array& w, const array& scales,
   check_idx(lhs_indices);
   check_idx(rhs_indices);
   // The picked matrices: flatten the batch axes, take the indexed ones (index shape first).
+  // (matrix_stack follows the matrices' shape in shapeless compile traces).
   auto pick = [&](const array& a, const std::optional<array>& idx) -> array {
     if (!idx) return a;
-    Shape flat{-1, a.shape(-2), a.shape(-1)};
-    array f = a.ndim() == 2 ? expand_dims(a, 0, s) : reshape(a, flat, s);
-    return take(f, *idx, 0, s);
+    return take(detail::matrix_stack(a, s), *idx, 0, s);
   };
   if (lhs_indices && !rhs_indices) {
     Shape b(w.shape().begin(), w.shape().end() - 2);

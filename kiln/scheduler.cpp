@@ -212,6 +212,12 @@ std::mutex& submit_mutex() {
 }
 
 Executor& get_executor(const Stream& s) {
+  if (s.index == -1 && s.device.type == Device::gpu) {
+    // The placeholder of a GPU kernel exported without a GPU (kiln/fast.cpp).
+    throw std::invalid_argument(
+        "[eval] A kernel recorded for the GPU while exporting on a machine without one can be "
+        "exported, not evaluated.");
+  }
   if (s.index < 0 || s.index >= kMaxStreams) {
     throw std::invalid_argument("[scheduler] Invalid stream index " + std::to_string(s.index) + ".");
   }

@@ -189,6 +189,64 @@ TEST_F(Compile, ShapelessReshapeInfersAgainOrThrows) {
   EXPECT_THROW(cfun({zeros({5, 5, 5})}), std::invalid_argument);
 }
 
+TEST_F(Compile, ShapelessGatherFollowsAxesTakenWhole) {
+  // Random indices in range for every source below (axis 1 has at least 4 entries).
+  array idx = astype(random_array({2, 3}, float32, 0.0, 3.99), int32);
+  auto take_fun = [&](const std::vector<array>& x) {
+    return std::vector<array>{take(x[0], idx, 1) * 2.0f};
+  };
+  auto cfun = compile(take_fun, /*shapeless=*/true);
+  // Traced on size-1 axes, which a guessing reshape would confuse with the dropped one.
+  for (Shape s : {Shape{1, 4, 1}, Shape{3, 6, 5}, Shape{2, 4, 1}}) {
+    array a = random_array(s, float32);
+    expect_bitwise_equal(cfun({a})[0], take_fun({a})[0], shape_str(s));
+  }
+  EXPECT_EQ(detail::compile_stats().traces, 1u);
+  // A slice taking part of an axis keeps meaning only for the traced size of that axis.
+  auto part = compile(
+      [&](const std::vector<array>& x) {
+        return std::vector<array>{gather(x[0], {array({1}, int32)}, {0}, {1, 2})};
+      },
+      true);
+  EXPECT_EQ(part({random_array({3, 4}, float32)})[0].shape(), (Shape{1, 1, 2}));
+  EXPECT_EQ(part({random_array({5, 4}, float32)})[0].shape(), (Shape{1, 1, 2}));  // indexed
+  try {
+    part({random_array({3, 6}, float32)});
+    FAIL() << "a partial slice of another axis size was replayed";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("[gather] A shapeless compiled function"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(Compile, ShapelessGatherMMFollowsMatrixAndBatchShapes) {
+  array b = random_array({6, 8, 3}, float32);
+  array lhs = astype(random_array({2, 2}, float32, 0.0, 5.99), int32);
+  array rhs = astype(random_array({2, 2}, float32, 0.0, 5.99), uint32);
+  auto fun = [&](const std::vector<array>& x) {
+    return std::vector<array>{gather_mm(x[0], b, lhs, rhs)};
+  };
+  auto cfun = compile(fun, true);
+  for (Shape s : {Shape{2, 3, 1, 8}, Shape{2, 3, 5, 8}, Shape{3, 2, 2, 8}, Shape{1, 6, 1, 8}}) {
+    array a = random_array(s, float32);
+    expect_bitwise_equal(cfun({a})[0], fun({a})[0], shape_str(s));
+  }
+  EXPECT_EQ(detail::compile_stats().traces, 1u);
+  EXPECT_THROW(cfun({random_array({2, 3, 5, 4}, float32)}), std::invalid_argument);  // K
+}
+
+TEST_F(Compile, MatrixStackOutsideShapelessTracesIsAReshape) {
+  array x = random_array({2, 3, 4, 5}, float32);
+  array m = detail::matrix_stack(x);
+  EXPECT_EQ(m.shape(), (Shape{6, 4, 5}));
+  expect_bitwise_equal(m, reshape(x, {6, 4, 5}));
+  EXPECT_EQ(detail::matrix_stack(random_array({4, 5}, float32)).shape(), (Shape{1, 4, 5}));
+  EXPECT_EQ(detail::matrix_stack(zeros({0, 4, 5})).shape(), (Shape{0, 4, 5}));
+  EXPECT_EQ(detail::matrix_stack(zeros({2, 3, 0, 5})).shape(), (Shape{6, 0, 5}));
+  EXPECT_THROW(detail::matrix_stack(zeros({5})), std::invalid_argument);
+}
+
 TEST_F(Compile, ShapelessZerosLikeFollowsTheInput) {
   auto cfun = compile(
       [](const std::vector<array>& x) {

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "kiln/backend/gpu.h"
 #include "kiln/compile.h"
 #include "kiln/distributed/primitives.h"
 #include "kiln/export.h"
@@ -14,6 +15,7 @@
 #include "kiln/fft.h"
 #include "kiln/linalg.h"
 #include "kiln/primitives_compile.h"
+#include "kiln/primitives_custom.h"
 #include "kiln/quantized.h"
 #include "kiln/random.h"
 #include "test_utils.h"
@@ -508,6 +510,63 @@ TEST(Export, CustomKernelIsRecompiledOnImport) {
   ImportedFunction f = import_function(path);
   auto x = std::vector{rnd({40}), rnd({40})};
   expect_same(f(x), {add(multiply(x[0], array(3.0f)), x[1])}, false, "kernel");
+  std::remove(path.c_str());
+}
+
+// As MLX: a kernel called for the GPU can be exported on a machine without one (recorded, not
+// run, with its compile options); calling it outside an export, evaluating it inside one, and
+// importing the file here are refused with the reason.
+TEST(Export, GpuKernelExportsWithoutAGpu) {
+  if (gpu::is_available()) GTEST_SKIP() << "needs a machine without a GPU";
+  const std::string path = temp_path("gpu_kernel.kilnfn");
+  for (auto flavour : {fast::KernelFlavour::metal, fast::KernelFlavour::cuda}) {
+    const bool metal = flavour == fast::KernelFlavour::metal;
+    auto kernel = metal ? fast::metal_kernel(
+                              "export_gpu_exp", {"a"}, {"out"},
+                              "uint i = thread_position_in_grid.x;\nout[i] = metal::exp(a[i]);", "",
+                              true, false, {fast::MathMode::fast})
+                        : fast::cuda_kernel("export_gpu_exp", {"a"}, {"out"},
+                                            "int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                                            "if (i < a_size) out[i] = expf(a[i]);",
+                                            "", true, false, 0, {fast::MathMode::relaxed});
+    ArrayFn fn = [kernel](const std::vector<array>& x) {
+      auto out = kernel({x[0]}, {x[0].shape()}, {x[0].dtype()}, {x[0].size(), 1, 1}, {32, 1, 1}, {},
+                        std::nullopt, false, Device(Device::gpu));
+      return std::vector<array>{multiply(out[0], array(2.0f))};
+    };
+    array x = rnd({37});
+    EXPECT_THROW(fn({x}), std::invalid_argument);  // no GPU to run it on
+    ReplayProgram p = detail::trace_for_export(fn, {x.shape()}, {x.dtype()}, {x}, false);
+    int kernels = 0;
+    for (const auto& st : p.steps) {
+      const auto* k = dynamic_cast<const CustomKernel*>(st.prim.get());
+      if (!k) continue;
+      ++kernels;
+      EXPECT_EQ(k->stream().device.type, Device::gpu);
+      EXPECT_EQ(k->spec().math_mode, metal ? fast::MathMode::fast : fast::MathMode::relaxed);
+    }
+    EXPECT_EQ(kernels, 1);
+    for (bool shapeless : {false, true}) {
+      export_function(path, fn, {x}, shapeless);
+      try {
+        import_function(path)({x});
+        ADD_FAILURE() << "a GPU kernel was imported without a GPU";
+      } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("on the GPU"), std::string::npos) << e.what();
+      }
+    }
+    ArrayFn evaluates = [&fn](const std::vector<array>& x) {
+      auto out = fn({ones({4})});
+      eval(out);
+      return std::vector<array>{add(x[0], out[0])};
+    };
+    try {
+      export_function(path, evaluates, {rnd({4})});
+      ADD_FAILURE() << "a placeholder GPU kernel was evaluated";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("[eval]"), std::string::npos) << e.what();
+    }
+  }
   std::remove(path.c_str());
 }
 

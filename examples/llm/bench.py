@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-import kiln.core as mx
+from .framework import mx
 
 from . import config as C
 from . import kernels as K

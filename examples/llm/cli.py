@@ -25,7 +25,7 @@ MAIN = "python examples/llm/main.py"
 
 def _device(name: str):
     """Sets kiln's default device: 'cpu', 'gpu' (an error without one) or 'auto'."""
-    import kiln.core as mx
+    from .framework import mx
 
     has_gpu = mx.is_available(mx.gpu)
     if name == "gpu" and not has_gpu:
@@ -162,7 +162,7 @@ def _show_sample(prompt, text, stats, label, log=print):
 
 
 def cmd_generate(args):
-    import kiln.core as mx
+    from .framework import mx
 
     from . import generate as G
 
@@ -186,7 +186,7 @@ def cmd_generate(args):
 
 
 def cmd_quantize(args, log=print):
-    import kiln.core as mx
+    from .framework import mx
 
     from . import data as D
     from . import generate as G
@@ -222,7 +222,7 @@ def cmd_quantize(args, log=print):
 
 
 def cmd_bench(args):
-    import kiln.core as mx
+    from .framework import mx
 
     from . import bench as B
     from . import config as C
@@ -237,7 +237,7 @@ def cmd_bench(args):
 
 def cmd_demo(args):
     """Prepare (if needed), check and time the kernels, train, generate, quantize."""
-    import kiln.core as mx
+    from .framework import mx
 
     from . import bench as B
     from . import config as C

@@ -7,8 +7,7 @@ import time
 from pathlib import Path
 from typing import Iterator, List, Optional
 
-import kiln.core as mx
-import kiln.nn as nn
+from .framework import mx, nn
 
 from . import config as C
 from . import data as D

@@ -15,7 +15,7 @@ composition rounds (``h`` is rounded to the storage dtype before it is normalize
 they match ``x * mx.sigmoid(x) * up`` and ``mx.fast.rms_norm(x + r, w, eps)``.
 """
 
-import kiln.core as mx
+from .framework import mx
 
 # ---------------------------------------------------------------- SwiGLU (Metal flavour)
 

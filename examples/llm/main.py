@@ -7,6 +7,7 @@ Puts examples/ (for the `llm` package) and, when kiln is not installed, the repo
 python/ folder on the import path, so it runs from a source checkout without PYTHONPATH.
 """
 
+import os
 import sys
 from pathlib import Path
 
@@ -15,7 +16,8 @@ HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 sys.path.insert(0, str(HERE.parent))
 try:
-    import kiln.core  # noqa: F401
+    if os.environ.get("LLM_FRAMEWORK", "kiln") == "kiln":
+        import kiln.core  # noqa: F401
 except ImportError:
     sys.path.insert(0, str(HERE.parents[1] / "python"))
 

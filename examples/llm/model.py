@@ -13,8 +13,7 @@ The parameters are the same either way, so one checkpoint serves both.
 
 from typing import List, Optional
 
-import kiln.core as mx
-import kiln.nn as nn
+from .framework import mx, nn
 
 from . import kernels as K
 from .config import ModelConfig
@@ -177,6 +176,6 @@ def loss_fn(model: Model, inputs: mx.array, targets: mx.array) -> mx.array:
 
 
 def num_parameters(model: nn.Module) -> int:
-    from kiln.utils import tree_flatten
+    from .framework import tree_flatten
 
     return sum(v.size for _, v in tree_flatten(model.parameters()))

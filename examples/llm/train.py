@@ -22,10 +22,7 @@ from typing import List, Optional
 
 import numpy as np
 
-import kiln.core as mx
-import kiln.nn as nn
-import kiln.optimizers as optim
-from kiln.utils import tree_flatten, tree_unflatten
+from .framework import mx, nn, optim, tree_flatten, tree_unflatten
 
 from . import config as C
 from . import data as D

@@ -742,13 +742,21 @@ def test_random_programs_equal_uncompiled(rng, trial):
         assert_bitwise(a, b, f"trial {trial}")
 
 
-def test_shapeless_gathers_refuse_other_source_shapes():
+def test_shapeless_gathers_follow_whole_axes_and_refuse_partial_ones(rng):
     fun = mx.compile(lambda x, i: mx.take(x, i, axis=0) * 2, shapeless=True)
     x = mx.arange(12, dtype=mx.float32).reshape(4, 3)
     assert_bitwise(fun(x, mx.array([0, 2])), mx.take(x, mx.array([0, 2]), axis=0) * 2)
     assert fun(x, mx.array([1, 2, 3])).shape == (3, 3)  # the indices' shape follows
-    with pytest.raises(ValueError):
-        fun(mx.zeros((4, 5)), mx.array([0, 2]))  # the slices' size is fixed
+    # take's slices span the other axes whole, so they follow the source's (MLX keeps the
+    # traced sizes and reads the wrong elements).
+    y = rand(rng, (6, 5))
+    i = mx.array([[5, 0], [2, 2]])
+    np.testing.assert_array_equal(np.array(fun(y, i)), np.take(np.array(y), np.array(i), 0) * 2)
+    # A slice that takes part of an axis has no meaning for another size of it.
+    part = mx.compile(lambda x, i: mx.gather(x, [i], [0], [1, 2]), shapeless=True)
+    assert part(x, mx.array([3])).tolist() == [[[9.0, 10.0]]]
+    with pytest.raises(ValueError, match=r"\[gather\] A shapeless compiled function"):
+        part(mx.zeros((4, 5)), mx.array([0]))
 
 
 def test_compiled_functions_inside_custom_function_and_checkpoint(rng):

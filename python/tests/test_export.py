@@ -504,6 +504,58 @@ def test_custom_kernel_round_trip(path, rng):
     assert_same(f(x), [x * 3])
 
 
+@pytest.mark.skipif(mx.is_available(mx.gpu), reason="needs a machine without a GPU")
+@pytest.mark.parametrize("math_mode", ["safe", "relaxed", "fast"])
+def test_gpu_kernel_exports_without_a_gpu(path, rng, math_mode):
+    # As MLX: the kernel is recorded for the importing process's GPU, not run here.
+    kernel = mx.fast.metal_kernel(
+        name="export_gpu_only",
+        input_names=["a"],
+        output_names=["out"],
+        source="uint i = thread_position_in_grid.x;\nout[i] = metal::exp(a[i]);",
+        compile_options={"math_mode": math_mode},
+    )
+
+    def call(a):
+        out = kernel(
+            inputs=[a],
+            grid=(a.size, 1, 1),
+            threadgroup=(min(a.size, 256), 1, 1),
+            output_shapes=[a.shape],
+            output_dtypes=[a.dtype],
+            stream=mx.gpu,
+        )[0]
+        return out + 1
+
+    x = rand(rng, 3, 5)
+    with pytest.raises(ValueError, match="GPU is not available"):
+        call(x)
+    for shapeless in (False, True):
+        mx.export_function(path, call, x, shapeless=shapeless)
+        with pytest.raises(RuntimeError, match="on the GPU"):
+            mx.import_function(path)(x)
+
+    def evaluates(a):
+        y = call(mx.ones((4,)))
+        mx.eval(y)
+        return a + y
+
+    with pytest.raises(ValueError, match=r"\[eval\]"):
+        mx.export_function(path, evaluates, rand(rng, 4))
+    # On a CPU stream the same kernel runs here (kiln compiles Metal bodies for the CPU).
+    cpu = kernel(
+        inputs=[x],
+        grid=(x.size, 1, 1),
+        threadgroup=(32, 1, 1),
+        output_shapes=[x.shape],
+        output_dtypes=[x.dtype],
+        stream=mx.cpu,
+    )[0]
+    np.testing.assert_allclose(
+        np.array(cpu), np.exp(np.array(x, dtype=np.float64)), rtol=1e-5
+    )
+
+
 def test_quantized_model(path):
     model = nn.Sequential(nn.Linear(64, 32), nn.ReLU(), nn.Linear(32, 64))
     nn.quantize(model, group_size=32)

@@ -17,6 +17,7 @@ def marr(x, *args, **kwargs):
         return mx.array(x, dtype=mx.float64)
     return mx.array(x, *args, **kwargs)
 
+
 try:
     import scipy.linalg as sla
 except ImportError:  # the SciPy references skip without it
@@ -70,11 +71,23 @@ def test_norm_every_order(rng, dtype):
                 close(mx.linalg.norm(xm, ord=o, axis=list(axes), keepdims=keep), want, dtype, 10)
     # No axis: the flattened 2-norm; an order with no axis for a 1-d or 2-d array.
     close(mx.linalg.norm(xm), np.linalg.norm(x.astype(np.float64)), dtype, 10)
-    close(mx.linalg.norm(xm, keepdims=True), np.linalg.norm(x.astype(np.float64), keepdims=True), dtype, 10)
+    close(
+        mx.linalg.norm(xm, keepdims=True),
+        np.linalg.norm(x.astype(np.float64), keepdims=True),
+        dtype,
+        10,
+    )
     m = x[0]
     for o in MATRIX_ORDS:
-        close(mx.linalg.norm(marr(m), ord=o), np.linalg.norm(m.astype(np.float64), ord=o), dtype, 10)
-    close(mx.linalg.matrix_norm(xm, 2), np.linalg.norm(x.astype(np.float64), 2, axis=(-2, -1)), dtype, 10)
+        close(
+            mx.linalg.norm(marr(m), ord=o), np.linalg.norm(m.astype(np.float64), ord=o), dtype, 10
+        )
+    close(
+        mx.linalg.matrix_norm(xm, 2),
+        np.linalg.norm(x.astype(np.float64), 2, axis=(-2, -1)),
+        dtype,
+        10,
+    )
 
 
 def test_norm_integer_and_complex(rng):
@@ -84,7 +97,9 @@ def test_norm_integer_and_complex(rng):
     np.testing.assert_allclose(out, np.linalg.norm(x, 1), rtol=1e-6)
     c = (rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4))).astype(np.complex64)
     for o in [None, 1, 2, float("inf")]:
-        np.testing.assert_allclose(mx.linalg.norm(marr(c), ord=o, axis=1), np.linalg.norm(c, o, axis=1), rtol=1e-5)
+        np.testing.assert_allclose(
+            mx.linalg.norm(marr(c), ord=o, axis=1), np.linalg.norm(c, o, axis=1), rtol=1e-5
+        )
     np.testing.assert_allclose(mx.linalg.norm(marr(c), "fro"), np.linalg.norm(c, "fro"), rtol=1e-5)
     assert mx.linalg.norm(marr(c)).dtype == mx.float32
 
@@ -107,6 +122,7 @@ def test_norm_errors():
 
 # ---------------------------------------------------------------- inverses, solvers
 
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_inv_batched_and_views(rng, dtype):
     a = rand(rng, (2, 3, 5, 5), dtype) + 5 * np.eye(5, dtype=NP[dtype])
@@ -114,7 +130,12 @@ def test_inv_batched_and_views(rng, dtype):
     close(mx.linalg.inv(transposed_view(a)), np.linalg.inv(a.astype(np.float64)), dtype, 10)
     # A broadcast batch: every matrix the same buffer.
     b = mx.broadcast_to(marr(a[0, 0]), (4, 5, 5))
-    close(mx.linalg.inv(b), np.broadcast_to(np.linalg.inv(a[0, 0].astype(np.float64)), (4, 5, 5)), dtype, 10)
+    close(
+        mx.linalg.inv(b),
+        np.broadcast_to(np.linalg.inv(a[0, 0].astype(np.float64)), (4, 5, 5)),
+        dtype,
+        10,
+    )
     for n in (1, 7, 33):
         m = rand(rng, (n, n), dtype) + n * np.eye(n, dtype=NP[dtype])
         close(mx.linalg.inv(marr(m)), np.linalg.inv(m.astype(np.float64)), dtype, 100)
@@ -142,9 +163,19 @@ def test_solve(rng, dtype):
     close(mx.linalg.solve(marr(a), marr(b)), np.linalg.solve(a64, b64), dtype, 10)
     # 1-d right-hand side against a batch; broadcasting batch axes; views.
     v = rand(rng, (4,), dtype)
-    close(mx.linalg.solve(marr(a), marr(v)), np.linalg.solve(a64, v.astype(np.float64)[None, :, None])[..., 0], dtype, 10)
+    close(
+        mx.linalg.solve(marr(a), marr(v)),
+        np.linalg.solve(a64, v.astype(np.float64)[None, :, None])[..., 0],
+        dtype,
+        10,
+    )
     bb = rand(rng, (2, 1, 4, 3), dtype)
-    close(mx.linalg.solve(transposed_view(a), marr(bb)), np.linalg.solve(a64, bb.astype(np.float64)), dtype, 10)
+    close(
+        mx.linalg.solve(transposed_view(a), marr(bb)),
+        np.linalg.solve(a64, bb.astype(np.float64)),
+        dtype,
+        10,
+    )
     # Promotion: an integer right-hand side.
     out = mx.linalg.solve(marr(a[0]), marr([1, 2, 3, 4]))
     assert out.dtype == dtype
@@ -155,10 +186,20 @@ def test_solve_triangular(rng, upper):
     a = rand(rng, (2, 5, 5)) + 5 * np.eye(5)
     t = np.triu(a) if upper else np.tril(a)
     b = rand(rng, (2, 5, 3))
-    close(mx.linalg.solve_triangular(marr(a), marr(b), upper=upper), np.linalg.solve(t, b), mx.float64, 10)
+    close(
+        mx.linalg.solve_triangular(marr(a), marr(b), upper=upper),
+        np.linalg.solve(t, b),
+        mx.float64,
+        10,
+    )
     if sla is not None:
         want = sla.solve_triangular(t[0], b[0, :, 0], lower=not upper)
-        close(mx.linalg.solve_triangular(marr(a[0]), marr(b[0, :, 0]), upper=upper), want, mx.float64, 10)
+        close(
+            mx.linalg.solve_triangular(marr(a[0]), marr(b[0, :, 0]), upper=upper),
+            want,
+            mx.float64,
+            10,
+        )
 
 
 def test_singular_errors():
@@ -205,6 +246,7 @@ def test_argument_errors():
 
 # ---------------------------------------------------------------- factorizations
 
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("upper", [False, True])
 def test_cholesky(rng, dtype, upper):
@@ -248,10 +290,16 @@ def test_svd(rng, dtype, shape):
     u, s, vt = mx.linalg.svd(marr(a))
     m, n = shape[-2:]
     k = min(m, n)
-    assert u.shape == shape[:-2] + (m, m) and vt.shape == shape[:-2] + (n, n) and s.shape == shape[:-2] + (k,)
+    assert (
+        u.shape == shape[:-2] + (m, m)
+        and vt.shape == shape[:-2] + (n, n)
+        and s.shape == shape[:-2] + (k,)
+    )
     assert s.dtype == (mx.float32 if dtype == mx.complex64 else dtype)
     tol = mx.float32 if dtype == mx.complex64 else dtype
-    sn = np.linalg.svd(a.astype(np.complex128 if dtype == mx.complex64 else np.float64), compute_uv=False)
+    sn = np.linalg.svd(
+        a.astype(np.complex128 if dtype == mx.complex64 else np.float64), compute_uv=False
+    )
     close(s, sn, tol, 10)
     un, vtn = np.array(u), np.array(vt)
     rec = (un[..., :, :k] * np.array(s)[..., None, :]) @ vtn[..., :k, :]
@@ -299,7 +347,9 @@ def test_eig(rng, dtype):
     w, v = mx.linalg.eig(marr(a))
     assert w.dtype == mx.complex64 and v.dtype == mx.complex64
     wn, vn = np.array(w, np.complex128), np.array(v, np.complex128)
-    np.testing.assert_allclose(a.astype(np.complex128) @ vn, vn * wn[..., None, :], rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(
+        a.astype(np.complex128) @ vn, vn * wn[..., None, :], rtol=1e-4, atol=1e-4
+    )
     np.testing.assert_allclose(np.linalg.norm(vn, axis=-2), 1.0, rtol=1e-5)
     # Every eigenvalue of the reference has a match (order is LAPACK's, pairs may swap).
     got = np.array(mx.linalg.eigvals(marr(a)))
@@ -313,7 +363,9 @@ def test_lu(rng, dtype, shape):
     a = rand(rng, shape, dtype)
     p, l, u = mx.linalg.lu(marr(a))
     assert p.dtype == mx.uint32
-    pl = np.take_along_axis(np.array(l, np.float64), np.array(p)[..., None].astype(np.int64), axis=-2)
+    pl = np.take_along_axis(
+        np.array(l, np.float64), np.array(p)[..., None].astype(np.int64), axis=-2
+    )
     close(pl @ np.array(u, np.float64), a.astype(np.float64), dtype, 10)
     lu, piv = mx.linalg.lu_factor(marr(a))
     if sla is not None and len(shape) == 2:
@@ -343,14 +395,19 @@ def test_cross(rng):
     np.testing.assert_allclose(mx.linalg.cross(marr(a), marr(b)), np.cross(a, b), rtol=1e-12)
     a2 = rng.standard_normal((3, 2))
     # 2-vectors are 3-vectors with a zero third component; along axis 0 of transposed views.
-    np.testing.assert_allclose(mx.linalg.cross(marr(a2), marr(b[0, 0])),
-                               np.cross(np.pad(a2, ((0, 0), (0, 1))), b[0, 0]), rtol=1e-12)
-    np.testing.assert_allclose(mx.linalg.cross(marr(a.T), marr(a[::-1].T), axis=0),
-                               np.cross(a, a[::-1]).T, rtol=1e-12)
+    np.testing.assert_allclose(
+        mx.linalg.cross(marr(a2), marr(b[0, 0])),
+        np.cross(np.pad(a2, ((0, 0), (0, 1))), b[0, 0]),
+        rtol=1e-12,
+    )
+    np.testing.assert_allclose(
+        mx.linalg.cross(marr(a.T), marr(a[::-1].T), axis=0), np.cross(a, a[::-1]).T, rtol=1e-12
+    )
     assert mx.linalg.cross(marr([1, 2, 3]), marr([4, 5, 6])).tolist() == [-3, 6, -3]
 
 
 # ---------------------------------------------------------------- gradients
+
 
 def numeric_grad(f, x, eps=1e-6):
     g = np.zeros_like(x)
@@ -369,7 +426,12 @@ def numeric_grad(f, x, eps=1e-6):
         ("eigh", lambda m: mx.linalg.eigh(m + m.T)[0] ** 3),
         ("svd_values", lambda m: mx.linalg.svd(m, compute_uv=False)),
         ("qr", lambda m: mx.linalg.qr(m)[1] ** 2),
-        ("solve", lambda m: mx.linalg.solve(m + 4 * mx.eye(4, dtype=mx.float64), mx.ones((4, 2), dtype=mx.float64))),
+        (
+            "solve",
+            lambda m: mx.linalg.solve(
+                m + 4 * mx.eye(4, dtype=mx.float64), mx.ones((4, 2), dtype=mx.float64)
+            ),
+        ),
         ("det", lambda m: mx.linalg.det(m + 2 * mx.eye(4, dtype=mx.float64))),
         ("norm_nuc", lambda m: mx.linalg.norm(m, "nuc")),
     ],
@@ -392,19 +454,29 @@ def test_gradients_match_finite_differences(rng, name, fn):
 _EIG_BASE = np.array([[1, 4, 0, 0], [-1, 1, 0, 0], [0, 0, 4, 0], [0, 0, 0, 7.0]])
 
 
-def _canonical_np(w, v):
-    order = np.argsort(w.real - 0.5 * w.imag, axis=-1)
+# eig's output order and eigenvector phases are LAPACK's choice, so the tests
+# compare a canonical form: eigenvalues sorted by a well-separated key, and each
+# vector's phase fixed by its component `k` (chosen once, at the unperturbed
+# input, so a near-tie between two components cannot pick different rows).
+def _sort_key_np(w):
+    return np.argsort(w.real - 0.5 * w.imag, axis=-1)
+
+
+def _canonical_np(w, v, k=None):
+    order = _sort_key_np(w)
     w = np.take_along_axis(w, order, -1)
     v = np.take_along_axis(v, order[..., None, :], -1)
-    vk = np.take_along_axis(v, np.abs(v).argmax(-2)[..., None, :], -2)
+    if k is None:
+        k = np.abs(v).argmax(-2)[..., None, :]
+    vk = np.take_along_axis(v, k, -2)
     return w, v * np.conj(vk) / np.abs(vk)
 
 
-def _canonical_mx(w, v):
+def _canonical_mx(w, v, k):
     order = mx.argsort(mx.real(w) - 0.5 * mx.imag(w), axis=-1)
     w = mx.take_along_axis(w, order, -1)
     v = mx.take_along_axis(v, mx.broadcast_to(mx.expand_dims(order, -2), v.shape), -1)
-    vk = mx.take_along_axis(v, mx.argmax(mx.abs(v), axis=-2, keepdims=True), -2)
+    vk = mx.take_along_axis(v, mx.array(k.astype(np.int32)), -2)
     return w, v * mx.conj(vk) / mx.abs(vk).astype(mx.complex64)
 
 
@@ -417,41 +489,50 @@ def test_eig_gradients_match_finite_differences(rng, dtype):
     x = x.astype(np.complex64 if cplx else NP[dtype])
     cw = rng.standard_normal((2, 4)) + 1j * rng.standard_normal((2, 4))
     cv = rng.standard_normal((2, 4, 4)) + 1j * rng.standard_normal((2, 4, 4))
+    x128 = x.astype(np.complex128 if cplx else np.float64)
+    w0, v0 = np.linalg.eig(x128)
+    k = np.abs(np.take_along_axis(v0, _sort_key_np(w0)[..., None, :], -1)).argmax(-2)[..., None, :]
 
     def loss_np(a):
-        w, v = _canonical_np(*np.linalg.eig(a))
+        w, v = _canonical_np(*np.linalg.eig(a), k)
         return (np.conj(cw) * w).real.sum() + (np.conj(cv) * v).real.sum()
 
     def loss_mx(a):
-        w, v = _canonical_mx(*mx.linalg.eig(a))
+        w, v = _canonical_mx(*mx.linalg.eig(a), k)
         return mx.sum(mx.real(mx.conj(mx.array(cw.astype(np.complex64))) * w)) + mx.sum(
             mx.real(mx.conj(mx.array(cv.astype(np.complex64))) * v)
         )
 
-    x128 = x.astype(np.complex128 if cplx else np.float64)
     want = numeric_grad(loss_np, x128)
     if cplx:
         want = want + 1j * numeric_grad(lambda v: loss_np(x128 + 1j * (v - x128)), x128)
     g = mx.grad(loss_mx)(marr(x))
     assert g.dtype == dtype and g.shape == x.shape
     np.testing.assert_allclose(np.array(g), want, rtol=2e-3, atol=2e-3 * np.abs(want).max())
-    # eigvals alone, and the jvp of eig against the directional difference.
-    gw = mx.grad(
-        lambda a: mx.sum(mx.real(mx.linalg.eigvals(a) * mx.array(cw.astype(np.complex64))))
-    )
-    wnum = numeric_grad(lambda a: (np.linalg.eigvals(a) * cw).real.sum(), x128)
+
+    # eigvals alone (sorted: LAPACK's order may differ between precisions), and
+    # the jvp of eig against the directional difference.
+    def eigvals_loss_mx(a):
+        w = mx.linalg.eigvals(a)
+        w = mx.take_along_axis(w, mx.argsort(mx.real(w) - 0.5 * mx.imag(w), axis=-1), -1)
+        return mx.sum(mx.real(w * mx.array(cw.astype(np.complex64))))
+
+    def eigvals_loss_np(a):
+        w = np.linalg.eigvals(a)
+        return (np.take_along_axis(w, _sort_key_np(w), -1) * cw).real.sum()
+
+    gw = mx.grad(eigvals_loss_mx)
+    wnum = numeric_grad(eigvals_loss_np, x128)
     if cplx:
-        wnum = wnum + 1j * numeric_grad(
-            lambda v: (np.linalg.eigvals(x128 + 1j * (v - x128)) * cw).real.sum(), x128
-        )
+        wnum = wnum + 1j * numeric_grad(lambda v: eigvals_loss_np(x128 + 1j * (v - x128)), x128)
     np.testing.assert_allclose(
         np.array(gw(marr(x))), wnum, rtol=2e-3, atol=2e-3 * np.abs(wnum).max()
     )
     t = rng.standard_normal(x.shape) + (1j * rng.standard_normal(x.shape) if cplx else 0)
     t = t.astype(x.dtype)
-    _, (dw, dv) = mx.jvp(lambda a: _canonical_mx(*mx.linalg.eig(a)), [marr(x)], [marr(t)])
+    _, (dw, dv) = mx.jvp(lambda a: _canonical_mx(*mx.linalg.eig(a), k), [marr(x)], [marr(t)])
     h = 1e-6
-    (wp, vp), (wm, vm) = (_canonical_np(*np.linalg.eig(x128 + s * h * t)) for s in (1, -1))
+    (wp, vp), (wm, vm) = (_canonical_np(*np.linalg.eig(x128 + s * h * t), k) for s in (1, -1))
     np.testing.assert_allclose(np.array(dw), (wp - wm) / (2 * h), rtol=2e-3, atol=2e-3)
     np.testing.assert_allclose(np.array(dv), (vp - vm) / (2 * h), rtol=2e-3, atol=2e-3)
 

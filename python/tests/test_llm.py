@@ -686,3 +686,17 @@ def test_the_model_file_runs_on_mlx_with_the_same_logits(trained, tmp_path):
     theirs = np.load(tmp_path / "y.npy")
     mine = np.array(model(mx.array(tokens)))
     np.testing.assert_allclose(mine, theirs, atol=2e-5 * max(1.0, np.abs(theirs).max()))
+
+
+def test_framework_switch_names_a_bad_choice():
+    # LLM_FRAMEWORK picks the imports (kiln or MLX); anything else is one clear line.
+    env = dict(os.environ, LLM_FRAMEWORK="torch")
+    res = subprocess.run(
+        [sys.executable, str(MAIN), "train", "--config", "tiny", "--steps", "1"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert res.returncode != 0
+    assert "LLM_FRAMEWORK='torch': choose kiln or mlx" in res.stderr + res.stdout

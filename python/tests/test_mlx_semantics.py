@@ -292,6 +292,41 @@ def test_asarray_copy_false_refuses_arrays():
     assert mx.asarray(a, copy=True).tolist() == [1, 2]
 
 
+@pytest.mark.parametrize("np_dtype", [np.int32, np.float32, np.complex64, np.uint8])
+def test_asarray_shares_host_buffers_unless_asked_to_copy(rng, np_dtype):
+    # As MLX on unified memory: copy=None/False adopt the buffer, so writes show.
+    a = (np.abs(rng.standard_normal(40)) * 50).astype(np_dtype)
+    shared = mx.asarray(a, copy=False)
+    same = mx.asarray(a, dtype=shared.dtype, copy=False)
+    view = mx.asarray(a[3::2], copy=False)  # a strided view is shared too
+    copied = mx.asarray(a, copy=True)
+    before = a.copy()
+    a[5] = a[7] = 3
+    np.testing.assert_array_equal(np.array(shared), a)
+    np.testing.assert_array_equal(np.array(same), a)
+    np.testing.assert_array_equal(np.array(view), a[3::2])
+    np.testing.assert_array_equal(np.array(copied), before)
+    with pytest.raises(ValueError, match=r"\[asarray\]"):
+        mx.asarray(a[::-1], copy=False)  # negative strides cannot be shared
+    np.testing.assert_array_equal(np.array(mx.asarray(a[::-1])), a[::-1])
+    with pytest.raises(ValueError, match=r"\[asarray\] Converting a ndarray to"):
+        mx.asarray(a, dtype=mx.float16, copy=False)
+
+
+def test_asarray_of_numpy_float64_is_float32_as_the_constructor(rng):
+    a = rng.standard_normal((3, 4))
+    x = mx.asarray(a)
+    assert x.dtype == mx.float32 == mx.array(a).dtype
+    np.testing.assert_array_equal(np.array(x), a.astype(np.float32))
+    a[0, 0] = 1e3  # a copy: the source's writes do not show
+    assert np.array(x)[0, 0] != np.float32(1e3)
+    with pytest.raises(ValueError, match=r"\[asarray\] A NumPy float64 array"):
+        mx.asarray(a, copy=False)
+    kept = mx.asarray(a, dtype=mx.float64, copy=False)
+    a[1, 2] = -7.5
+    assert kept.dtype == mx.float64 and kept[1, 2].item() == -7.5
+
+
 # ---------------------------------------------------------------- indexing errors
 
 

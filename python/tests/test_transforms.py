@@ -258,3 +258,50 @@ def test_half_precision_gradients(rng):
     g = mx.grad(lambda v: (v * v).sum())(x)
     assert g.dtype == mx.float16
     assert_close(g, 2 * xn, mx.float16)
+
+
+def test_indices_computed_from_the_input_carry_no_derivative(rng):
+    # Integer arrays carry no derivative, so indices derived from the differentiated input
+    # (argsort, argmax) act as if behind stop_gradient. MLX 0.32.4 raises a ValueError
+    # asking for that stop_gradient instead; kiln's result is the one it would then give.
+    w = mx.array(rng.permutation(8).astype(np.float32) + rng.uniform(0, 0.5, 8).astype(np.float32))
+    wn = np.array(w, dtype=np.float64)
+    a = mx.array(rng.standard_normal((8, 2, 3)).astype(np.float32))
+    b = mx.array(rng.standard_normal((8, 3, 2)).astype(np.float32))
+    order = np.argsort(wn)
+
+    def cases(sg):
+        return {
+            "take": lambda v: mx.take(v * v, sg(mx.argsort(v)[:3])).sum(),
+            "argmax": lambda v: (v * 3)[sg(mx.argmax(v))],
+            "along": lambda v: (mx.take_along_axis(v, sg(mx.argsort(v)), 0) * mx.arange(8)).sum(),
+            "scatter": lambda v: (
+                mx.zeros(8).at[sg(mx.argsort(v))].add(v * v) * mx.arange(8)
+            ).sum(),
+            "gather_mm": lambda v: (
+                mx.gather_mm(a * v[:, None, None], b, sg(mx.argsort(v)[:4]), sg(mx.argsort(v)[4:]))
+            ).sum(),
+        }
+
+    ref = {
+        "take": np.where(np.isin(np.arange(8), order[:3]), 2 * wn, 0.0),
+        "argmax": np.eye(8)[np.argmax(wn)] * 3,
+    }
+    along = np.zeros(8)
+    along[order] = np.arange(8)
+    ref["along"] = along
+    ref["scatter"] = 2 * wn * order
+    am, bm = np.array(a, dtype=np.float64), np.array(b, dtype=np.float64)
+    gm = np.zeros(8)
+    for lhs, rhs in zip(order[:4], order[4:]):
+        gm[lhs] = (am[lhs] @ bm[rhs]).sum()
+    ref["gather_mm"] = gm
+
+    plain, stopped = cases(lambda i: i), cases(mx.stop_gradient)
+    for name in plain:
+        g = mx.grad(plain[name])(w)
+        np.testing.assert_allclose(np.array(g), ref[name], rtol=1e-5, atol=1e-5, err_msg=name)
+        np.testing.assert_array_equal(np.array(g), np.array(mx.grad(stopped[name])(w)))
+        t = mx.array(rng.standard_normal(8).astype(np.float32))
+        _, (jv,) = mx.jvp(plain[name], [w], [t])
+        np.testing.assert_allclose(jv.item(), float(ref[name] @ np.array(t)), rtol=1e-4, atol=1e-4)

@@ -427,10 +427,12 @@ void Gather::eval_cpu(const std::vector<array>& inputs, array& out) {
   const int nd = static_cast<int>(src.ndim());
   const int pd = static_cast<int>(pshape.size());
   const int m = split_axis(axes_);
+  // The output's trailing axes: slice_sizes_, or what a shapeless replay made of them.
+  const Shape slice_sizes(out.shape().begin() + pd, out.shape().end());
 
   GatherPlan g;
-  g.operands = index_operands(inputs, 1, axes_, slice_sizes_, src, op_);
-  Shape outer = take_range(slice_sizes_, 0, m), inner = take_range(slice_sizes_, m, nd);
+  g.operands = index_operands(inputs, 1, axes_, slice_sizes, src, op_);
+  Shape outer = take_range(slice_sizes, 0, m), inner = take_range(slice_sizes, m, nd);
   g.O = shape_size(outer);
   g.P = shape_size(pshape);
   g.I = shape_size(inner);
@@ -452,7 +454,7 @@ void Gather::eval_cpu(const std::vector<array>& inputs, array& out) {
   int64_t acc = 1;
   for (int d = nd - 1; d >= m; --d) {
     strides[pd + d] = acc;
-    acc *= std::max(slice_sizes_[d], 1);
+    acc *= std::max(slice_sizes[d], 1);
   }
   for (int d = pd - 1; d >= 0; --d) {
     strides[d] = acc;
@@ -460,7 +462,7 @@ void Gather::eval_cpu(const std::vector<array>& inputs, array& out) {
   }
   for (int d = m - 1; d >= 0; --d) {
     strides[pd + d] = acc;
-    acc *= std::max(slice_sizes_[d], 1);
+    acc *= std::max(slice_sizes[d], 1);
   }
   auto [flags, data_size] = array::layout(out.shape(), strides);
   out.set_data(Storage::host(out.nbytes()), out.size(), strides, flags);

@@ -371,13 +371,15 @@ void Gather::eval_gpu(const std::vector<array>& inputs, array& out) {
   const int nd = static_cast<int>(src.ndim());
   const int pd = static_cast<int>(pshape.size());
   const int m = split_axis(axes_);
+  // The output's trailing axes: slice_sizes_, or what a shapeless replay made of them.
+  const Shape slice_sizes(out.shape().begin() + pd, out.shape().end());
 
   // The CPU's layout: outer slice axes, index axes, inner slice axes (see Gather).
   Strides strides(out.ndim());
   int64_t acc = 1;
   for (int d = nd - 1; d >= m; --d) {
     strides[pd + d] = acc;
-    acc *= std::max(slice_sizes_[d], 1);
+    acc *= std::max(slice_sizes[d], 1);
   }
   for (int d = pd - 1; d >= 0; --d) {
     strides[d] = acc;
@@ -385,24 +387,24 @@ void Gather::eval_gpu(const std::vector<array>& inputs, array& out) {
   }
   for (int d = m - 1; d >= 0; --d) {
     strides[pd + d] = acc;
-    acc *= std::max(slice_sizes_[d], 1);
+    acc *= std::max(slice_sizes[d], 1);
   }
   auto [flags, data_size] = array::layout(out.shape(), strides);
   out.set_data(gpu::new_device_storage(out.nbytes(), s), out.size(), strides, flags);
 
   GatherArgs g;
   {
-    auto [sh, st] = collapse_contiguous_dims<1>(take_range(slice_sizes_, 0, m),
+    auto [sh, st] = collapse_contiguous_dims<1>(take_range(slice_sizes, 0, m),
                                                 {take_range(src.strides(), 0, m)});
-    g.O = static_cast<int64_t>(shape_size(take_range(slice_sizes_, 0, m)));
+    g.O = static_cast<int64_t>(shape_size(take_range(slice_sizes, 0, m)));
     g.oshape = gpu::dims_arg(sh, op_);
     g.osrc = gpu::dims_arg(st[0], op_);
     g.ondim = static_cast<int32_t>(sh.size());
   }
   {
-    auto [sh, st] = collapse_contiguous_dims<1>(take_range(slice_sizes_, m, nd),
+    auto [sh, st] = collapse_contiguous_dims<1>(take_range(slice_sizes, m, nd),
                                                 {take_range(src.strides(), m, nd)});
-    g.I = static_cast<int64_t>(shape_size(take_range(slice_sizes_, m, nd)));
+    g.I = static_cast<int64_t>(shape_size(take_range(slice_sizes, m, nd)));
     g.ishape = gpu::dims_arg(sh, op_);
     g.isrc = gpu::dims_arg(st[0], op_);
     g.indim = static_cast<int32_t>(sh.size());
@@ -414,7 +416,7 @@ void Gather::eval_gpu(const std::vector<array>& inputs, array& out) {
   if (axes_.empty()) KILN_CU(cuMemsetD8Async, starts, 0, sizeof(int64_t), s.handle());
   for (size_t k = 0; k < axes_.size(); ++k) {
     const int ax = axes_[k];
-    dec.decode(k, inputs[1 + k], {op_, ax, src.shape(ax), slice_sizes_[ax], src.strides()[ax]},
+    dec.decode(k, inputs[1 + k], {op_, ax, src.shape(ax), slice_sizes[ax], src.strides()[ax]},
                starts, k > 0);
   }
   const int64_t e = g.O * g.P * g.I;

@@ -38,9 +38,18 @@ def positive(a, /, *, stream=None):
     return a if isinstance(a, _core.array) else _core.array(a)
 
 
+def _is_numpy_float64(a):
+    return type(a).__module__ == "numpy" and str(getattr(a, "dtype", "")) == "float64"
+
+
 def asarray(a, dtype=None, *, copy=None):
     """``a`` as an array: arrays are returned as they are unless ``dtype`` differs or
     ``copy=True``; anything the :class:`array` constructor takes is converted.
+
+    Unless ``copy=True``, a DLPack producer (a NumPy array, a PyTorch tensor) of the asked
+    dtype is shared without a copy, as MLX shares host buffers on unified memory: writes to
+    it show in the array. A NumPy float64 array without ``dtype`` becomes float32 (a copy),
+    as the constructor does.
 
     Raises:
         ValueError: ``copy=False`` and a copy or conversion is needed; as MLX, also for a
@@ -52,13 +61,26 @@ def asarray(a, dtype=None, *, copy=None):
         if dtype is not None and a.dtype != dtype:
             return a.astype(dtype)
         return _core.copy(a) if copy else a
-    if hasattr(a, "__dlpack__") and dtype is None and copy is not True:
+    if _is_numpy_float64(a) and dtype is None:
+        # As the constructor (and MLX): NumPy's default float64 becomes float32, a copy.
+        if copy is False:
+            raise ValueError(
+                "[asarray] A NumPy float64 array becomes float32, which needs a copy; "
+                "pass dtype=float64 to share it."
+            )
+        return _core.array(a)
+    if hasattr(a, "__dlpack__") and copy is not True:
         try:
-            return _core.from_dlpack(a)
+            shared = _core.from_dlpack(a)
         except Exception:  # a producer kiln cannot share with: convert as the constructor does
-            pass
+            shared = None
+        if shared is not None and (dtype is None or shared.dtype == dtype):
+            return shared
     if copy is False:
-        raise ValueError("[asarray] The input is not an array; converting it needs a copy.")
+        what = f" to {dtype}" if dtype is not None else ""
+        raise ValueError(
+            f"[asarray] Converting a {type(a).__name__}{what} needs a copy (copy=False)."
+        )
     return _core.array(a, dtype=dtype)
 
 

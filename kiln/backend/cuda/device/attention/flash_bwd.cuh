@@ -87,8 +87,8 @@ __global__ void __launch_bounds__(kBwdWarps * 32, D <= 64 ? 2 : 1)
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* ks = reinterpret_cast<T*>(smem_raw);
   T* vs = ks + BN * LD;
-  T* qs = vs + BN * LD;              // two stages of BM rows
-  T* dos = qs + 2 * BM * LD;         // two stages of BM rows
+  T* qs = vs + BN * LD;                                       // two stages of BM rows
+  T* dos = qs + 2 * BM * LD;                                  // two stages of BM rows
   float* lses = reinterpret_cast<float*>(dos + 2 * BM * LD);  // two stages, times log2 e
   float* drs = lses + 2 * BM;
 
@@ -281,7 +281,7 @@ __global__ void __launch_bounds__(kBwdWarps * 32, D <= 64 ? 2 : 1)
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* qs = reinterpret_cast<T*>(smem_raw);
   T* dos = qs + BM * LD;
-  T* ks = dos + BM * LD;         // STAGES tiles of BN rows
+  T* ks = dos + BM * LD;          // STAGES tiles of BN rows
   T* vs = ks + STAGES * BN * LD;  // STAGES tiles of BN rows
 
   const int nqt = (a.Lq + BM - 1) / BM;
@@ -359,8 +359,9 @@ __global__ void __launch_bounds__(kBwdWarps * 32, D <= 64 ? 2 : 1)
     }
     // dS = P (dP - Drow), zero where a mask hid the score; full tiles (in bounds, unmasked
     // or wholly below the causal diagonal) skip the index arithmetic.
-    const bool full = j0 + BN <= a.Lk && warp_first_row + 16 <= a.Lq &&
-                      (a.mask == kNone || (a.mask == kCausal && j0 + BN - 1 <= warp_first_row + off));
+    const bool full =
+        j0 + BN <= a.Lk && warp_first_row + 16 <= a.Lq &&
+        (a.mask == kNone || (a.mask == kCausal && j0 + BN - 1 <= warp_first_row + off));
     if (full) {
 #pragma unroll
       for (int n = 0; n < BN / 8; ++n)
@@ -377,9 +378,8 @@ __global__ void __launch_bounds__(kBwdWarps * 32, D <= 64 ? 2 : 1)
         for (int e = 0; e < 4; ++e) {
           const int r = e >= 2;
           bool hid;
-          const float p = bwd_detail::prob_masked<T>(a, mask, b, h, i0 + r0 + 8 * r,
-                                                     j0 + n * 8 + 2 * t + (e & 1), s[n][e],
-                                                     lse2[r], hid);
+          const float p = bwd_detail::prob_masked<T>(
+              a, mask, b, h, i0 + r0 + 8 * r, j0 + n * 8 + 2 * t + (e & 1), s[n][e], lse2[r], hid);
           s[n][e] = hid ? 0.0f : p * (dp[n][e] - dr[r]);
         }
     }
