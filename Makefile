@@ -44,7 +44,7 @@ sanitize: setup
 	@# kernels' dlopen'ed libraries, takes bogus block bounds from its glibc 2.19 heuristic and
 	@# its tracer crashes at exit ("Tracer caught signal 11"); glibc's DTV still reaches them.
 	@LD_LIBRARY_PATH=$(CURDIR)/build/$(SAN)/cudastub:$$LD_LIBRARY_PATH KILN_POISON=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=0:intercept_tls_get_addr=0 \
-	  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$(CURDIR)/scripts/tsan.supp \
 	  build/$(SAN)/tests/kiln_tests --gtest_filter='$(FILTER)' --gtest_brief=1
 
 gpu-check:

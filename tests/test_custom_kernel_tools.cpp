@@ -600,6 +600,8 @@ TEST(CustomKernelTools, MetalSupportTableMatchesTheHeaders) {
                                "exclusive_scan",
                                "cas_small",
                                "cas_rmw",
+                               "relaxed_load",
+                               "relaxed_store",
                                "native_ptr",
                                "native_value",
                                "mat_row",

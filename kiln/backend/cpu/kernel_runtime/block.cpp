@@ -79,6 +79,7 @@ void BlockRunner::run(uint64_t b) {
     bdim.z = std::min(tg.z, L.grid.z - bid.z * tg.z);
   }
   n_ = bdim.x * bdim.y * bdim.z;
+  worker_.block_threads.store(n_, std::memory_order_relaxed);
   auto& pool = fiber_pool();
   ready_.clear();
   next_.clear();

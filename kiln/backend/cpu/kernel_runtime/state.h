@@ -50,6 +50,9 @@ struct Worker {
   std::atomic<bool> in_fiber{false};  // a fiber runs (user code, or runtime code that
                                       // may be abandoned)
   std::atomic<const Thread*> running{nullptr};
+  // Threads in the block it runs: the watchdog reads this, not running->block_dim, which
+  // the next block rewrites (and a larger block reallocates) while the watchdog looks.
+  std::atomic<uint32_t> block_threads{0};
   std::atomic<int> waiting{0};  // threads of the block parked at a barrier/warp op
   sigjmp_buf escape;            // where a stuck fiber is abandoned to
   std::atomic<bool> escape_armed{false};

@@ -96,8 +96,9 @@ void watchdog_loop() {
         w->signalled = false;
         continue;
       }
-      const Thread* t = w->running.load();
-      const bool alone = !t || t->block_dim.x * t->block_dim.y * t->block_dim.z <= 1;
+      // Not through running->block_dim: the worker rewrites that Thread for its next block
+      // (ThreadSanitizer: data race with BlockRunner::run).
+      const bool alone = !w->running.load() || w->block_threads.load() <= 1;
       if (!w->in_fiber.load() || w->signalled || alone) continue;
       const double stuck = std::chrono::duration<double>(now - w->since).count();
       const bool failed = ls->failed.load();

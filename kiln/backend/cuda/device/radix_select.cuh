@@ -312,7 +312,9 @@ __global__ void __launch_bounds__(kSelectBlock)
                                           MODE == kSelectMedian && first ? &nan : nullptr);
   __syncthreads();
   if (hist[threadIdx.x]) atomicAdd(&ghist[row * 256 + threadIdx.x], hist[threadIdx.x]);
-  if (threadIdx.x == 0 && nan) st[row].nan = 1;
+  // Several blocks of a row may find a NaN: an atomic store, not racing plain ones (TSan on
+  // the CPU emulation, SortKernels.SelectManyBlocksPerRow).
+  if (threadIdx.x == 0 && nan) atomicExch(&st[row].nan, 1);
 }
 
 /** One block per row: picks the bin of ghist[row] holding the sought rank (kth on the

@@ -30,6 +30,28 @@ KILN_HD auto native_value(T v) {
     return v;
 }
 
+// Plain loads and stores of an atomic's value. On the GPU a volatile access (what CUDA's
+// atomics pair with); in CPU kernels a relaxed atomic one: a volatile read racing with
+// another thread's compare-and-swap is a data race there (ThreadSanitizer, SubwordAtomics).
+template <typename U>
+KILN_HD U relaxed_load(const U* p) {
+#if defined(KILN_DEVICE_CODE)
+  return *reinterpret_cast<const volatile U*>(p);
+#else
+  U v;
+  __atomic_load(p, &v, __ATOMIC_RELAXED);
+  return v;
+#endif
+}
+template <typename U>
+KILN_HD void relaxed_store(U* p, U v) {
+#if defined(KILN_DEVICE_CODE)
+  *reinterpret_cast<volatile U*>(p) = v;
+#else
+  __atomic_store(p, &v, __ATOMIC_RELAXED);
+#endif
+}
+
 // Read-modify-write of a 1- or 2-byte value by compare-and-swap on its aligned 32-bit word.
 template <typename T, typename F>
 KILN_HD T cas_small(T* p, F f) {
@@ -37,7 +59,7 @@ KILN_HD T cas_small(T* p, F f) {
   uint32_t* word = reinterpret_cast<uint32_t*>(reinterpret_cast<uintptr_t>(p) & ~uintptr_t(3));
   const int shift = static_cast<int>(reinterpret_cast<uintptr_t>(p) & 3) * 8;
   const uint32_t mask = static_cast<uint32_t>(static_cast<B>(~B(0))) << shift;
-  uint32_t old = *reinterpret_cast<volatile uint32_t*>(word), assumed;
+  uint32_t old = relaxed_load(word), assumed;
   do {
     assumed = old;
     T cur = __builtin_bit_cast(T, static_cast<B>(assumed >> shift));
@@ -52,7 +74,7 @@ template <typename T, typename F>
 KILN_HD T cas_rmw(T* p, F f) {
   typedef conditional_t<sizeof(T) == 8, unsigned long long, unsigned> U;
   U* q = reinterpret_cast<U*>(p);
-  U old = *reinterpret_cast<volatile U*>(q), assumed;
+  U old = relaxed_load(q), assumed;
   do {
     assumed = old;
     T next = f(__builtin_bit_cast(T, assumed));
@@ -65,11 +87,11 @@ KILN_HD T cas_rmw(T* p, F f) {
 
 template <typename T>
 KILN_HD T atomic_load_explicit(const atomic<T>* a, memory_order = memory_order_relaxed) {
-  return *reinterpret_cast<const volatile T*>(&a->value_);
+  return detail::relaxed_load(&a->value_);
 }
 template <typename T, typename U>
 KILN_HD void atomic_store_explicit(atomic<T>* a, U v, memory_order = memory_order_relaxed) {
-  *reinterpret_cast<volatile T*>(&a->value_) = static_cast<T>(v);
+  detail::relaxed_store(&a->value_, static_cast<T>(v));
 }
 
 template <typename T, typename U>
