@@ -238,6 +238,9 @@ void compile_ahead(const std::vector<scheduler::Task>& tape) {
     if (std::find(seen.begin(), seen.end(), p) != seen.end()) continue;
     seen.push_back(p);
     const Stream s = k->stream();
+    // A GPU kernel exported without a GPU has a placeholder stream: the scheduler
+    // reports it when the task runs, so there is nothing to compile ahead here.
+    if (s.index < 0) continue;
     // Keep the program alive while it compiles: the node may be evaluated and freed first.
     std::shared_ptr<const CustomKernel> keep =
         std::static_pointer_cast<const CustomKernel>(t.arr.primitive_ptr());

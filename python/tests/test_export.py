@@ -535,10 +535,28 @@ def test_gpu_kernel_exports_without_a_gpu(path, rng, math_mode):
         with pytest.raises(RuntimeError, match="on the GPU"):
             mx.import_function(path)(x)
 
+    # Two distinct uncompiled GPU programs in one eval make the scheduler try to
+    # compile them ahead; the placeholder stream must still give the [eval] error.
+    other = mx.fast.metal_kernel(
+        name="export_gpu_only_log",
+        input_names=["a"],
+        output_names=["out"],
+        source="uint i = thread_position_in_grid.x;\nout[i] = metal::log(a[i]);",
+    )
+
     def evaluates(a):
-        y = call(mx.ones((4,)))
-        mx.eval(y)
-        return a + y
+        ones = mx.ones((4,))
+        y = call(ones)
+        z = other(
+            inputs=[ones],
+            grid=(4, 1, 1),
+            threadgroup=(4, 1, 1),
+            output_shapes=[(4,)],
+            output_dtypes=[ones.dtype],
+            stream=mx.gpu,
+        )[0]
+        mx.eval(y, z)
+        return a + y + z
 
     with pytest.raises(ValueError, match=r"\[eval\]"):
         mx.export_function(path, evaluates, rand(rng, 4))
