@@ -310,10 +310,9 @@ def check_transforms(g):
     xsb = [rank_data(q, (4, 2 * n), mx.float32, 15) for q in range(n)]
     out = mx.vmap(lambda a: dist.sum_scatter(a, group=g))(mx.array(xsb[r]))
     expect(out, np.sum(xsb, axis=0)[:, 2 * r : 2 * r + 2], "vmap sum_scatter")
-    # Inside compile (once kiln.core has it).
-    if hasattr(mx, "compile"):
-        f = mx.compile(lambda a: dist.all_sum(a * 2, group=g) + 1)
-        expect(f(x), 2 * np.sum(xs, axis=0) + 1, "compile all_sum")
+    # Inside compile.
+    f = mx.compile(lambda a: dist.all_sum(a * 2, group=g) + 1)
+    expect(f(x), 2 * np.sum(xs, axis=0) + 1, "compile all_sum")
     # nn.average_gradients.
     import kiln.nn as nn
 

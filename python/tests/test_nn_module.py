@@ -331,10 +331,6 @@ def test_save_weights_rejects_unknown_extension(tmp_path):
         Block().save_weights(str(tmp_path / "weights.bin"))
 
 
-@pytest.mark.skipif(
-    not (hasattr(mx, "savez") and hasattr(mx, "save_safetensors") and hasattr(mx, "load")),
-    reason="mx.savez / mx.save_safetensors / mx.load not in kiln.core yet",
-)
 @pytest.mark.parametrize("extension", ["npz", "safetensors"])
 @pytest.mark.parametrize("dtype", [mx.float32, mx.bfloat16])
 def test_save_and_load_weights_round_trip(tmp_path, extension, dtype):

@@ -183,10 +183,6 @@ def test_randint_bool_and_errors():
         mx.random.randint(0, 2, (3,), dtype=mx.float32)
 
 
-def has_svd():
-    return hasattr(mx, "linalg") and hasattr(mx.linalg, "svd")
-
-
 def test_multivariate_normal_checks():
     k = mx.random.key(17)
     mean, cov = mx.zeros((2,)), mx.eye(2)
@@ -203,7 +199,6 @@ def test_multivariate_normal_checks():
             mx.random.multivariate_normal(m, c, shape, key=k, stream=mx.cpu)
 
 
-@pytest.mark.skipif(not has_svd(), reason="multivariate_normal needs kiln.core.linalg.svd (the linalg branch)")
 def test_multivariate_normal_moments():
     mean = mx.array([4.0, 7.0])
     cov = mx.array([[2.0, 0.5], [0.5, 1.0]])

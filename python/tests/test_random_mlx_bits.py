@@ -422,10 +422,6 @@ def k(n):
     return mx.random.key(n)
 
 
-def has_svd():
-    return hasattr(mx, "linalg") and hasattr(mx.linalg, "svd")
-
-
 def as_numpy(x):
     """Exact float64 (or complex128, or int) values of a kiln array."""
     if x.dtype == mx.complex64:
@@ -477,8 +473,6 @@ def test_every_case_has_golden_values():
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_same_numbers_as_mlx(name):
-    if name == "multivariate_normal" and not has_svd():
-        pytest.skip("multivariate_normal needs kiln.core.linalg.svd (the linalg branch)")
     on_gpu = mx.default_device() == mx.gpu
     # multivariate_normal goes through an SVD, whose last bits depend on the LAPACK build.
     exact = not (on_gpu and name in THROUGH_LOG) and name != "multivariate_normal"

@@ -1,7 +1,8 @@
 // Metal's math library: metal:: functions on float, half, bfloat (computed in float and
 // rounded back) and their vectors (elementwise), metal::fast:: (the GPU's approximate
 // intrinsics) and metal::precise:: (correctly rounded library calls), plus select, clamp,
-// mix, dot, fma, the geometric functions, the integer functions and numeric_limits.
+// mix, dot, fma, the geometric functions and the integer functions (numeric_limits and the
+// float constants are in limits.h).
 //
 // Scalar functions are templates on purpose: where the toolkit or the C library already
 // declares `exp(float)` in the global namespace, a body that says `exp(x)` after
@@ -10,6 +11,7 @@
 
 #include "kiln/backend/kernels/metal/defines.h"
 #include "kiln/backend/kernels/metal/half.h"
+#include "kiln/backend/kernels/metal/limits.h"
 #include "kiln/backend/kernels/metal/vec.h"
 
 namespace metal {
@@ -48,7 +50,7 @@ template <typename A, typename B>
 using promote_t = typename promote<remove_cv_t<A>, remove_cv_t<B>>::type;
 // Two different scalar types (one of them a float type, for the float functions).
 template <typename A, typename B>
-inline constexpr bool mixed_scalars_v = is_scalar_v<A> && is_scalar_v<B> && !is_same_v<A, B>;
+inline constexpr bool mixed_scalars_v = is_scalar_v<A>&& is_scalar_v<B> && !is_same_v<A, B>;
 template <typename A, typename B, typename R = promote_t<A, B>>
 using if_mixed_float_t = enable_if_t<mixed_scalars_v<A, B> && is_float_v<promote_t<A, B>>, R>;
 template <typename A, typename B, typename R = promote_t<A, B>>
@@ -203,7 +205,6 @@ KILN_MATH2(fmod, ::fmodf, ::fmod)
 KILN_MATH2(pow, ::powf, ::pow)
 KILN_MATH2(powr, detail::powr_f, ::pow)
 
-
 // ---------------------------------------------------------------- vector maps
 
 // Componentwise forms of scalar functions: a vector (or swizzle, or packed vector) and
@@ -223,54 +224,55 @@ using if_scalar_arg = enable_if_t<is_scalar_v<S>, int>;
     for (int i = 0; i < vec_t<V>::N; ++i) r[i] = NAME(a[i]); \
     return r;                                                \
   }
-#define KILN_VMAP2(NAME, COND)                                                \
-  template <typename V>                                                       \
-  KILN_HD COND NAME(const V& x, const vec_t<V>& y) {                          \
-    vec_t<V> a = x, r;                                                        \
-    for (int i = 0; i < vec_t<V>::N; ++i) r[i] = NAME(a[i], y[i]);            \
-    return r;                                                                 \
-  }                                                                           \
-  template <typename V, typename S, detail::if_scalar_arg<S> = 0>             \
-  KILN_HD COND NAME(const V& x, S y) {                                        \
-    vec_t<V> a = x, r;                                                        \
+#define KILN_VMAP2(NAME, COND)                                                     \
+  template <typename V>                                                            \
+  KILN_HD COND NAME(const V& x, const vec_t<V>& y) {                               \
+    vec_t<V> a = x, r;                                                             \
+    for (int i = 0; i < vec_t<V>::N; ++i) r[i] = NAME(a[i], y[i]);                 \
+    return r;                                                                      \
+  }                                                                                \
+  template <typename V, typename S, detail::if_scalar_arg<S> = 0>                  \
+  KILN_HD COND NAME(const V& x, S y) {                                             \
+    vec_t<V> a = x, r;                                                             \
     for (int i = 0; i < vec_t<V>::N; ++i) r[i] = NAME(a[i], detail::elem_t<V>(y)); \
-    return r;                                                                 \
+    return r;                                                                      \
   }
-#define KILN_VMAP3(NAME, COND)                                                           \
-  template <typename V>                                                                  \
-  KILN_HD COND NAME(const V& x, const vec_t<V>& y, const vec_t<V>& z) {                  \
-    vec_t<V> a = x, r;                                                                   \
-    for (int i = 0; i < vec_t<V>::N; ++i) r[i] = NAME(a[i], y[i], z[i]);                 \
-    return r;                                                                            \
-  }                                                                                      \
-  template <typename V, typename S1, typename S2, detail::if_scalar_arg<S1> = 0,          \
-            detail::if_scalar_arg<S2> = 0>                                               \
-  KILN_HD COND NAME(const V& x, S1 y, S2 z) {                                            \
-    typedef detail::elem_t<V> E;                                                         \
-    vec_t<V> a = x, r;                                                                   \
-    for (int i = 0; i < vec_t<V>::N; ++i) r[i] = NAME(a[i], E(y), E(z));                 \
-    return r;                                                                            \
+#define KILN_VMAP3(NAME, COND)                                                   \
+  template <typename V>                                                          \
+  KILN_HD COND NAME(const V& x, const vec_t<V>& y, const vec_t<V>& z) {          \
+    vec_t<V> a = x, r;                                                           \
+    for (int i = 0; i < vec_t<V>::N; ++i) r[i] = NAME(a[i], y[i], z[i]);         \
+    return r;                                                                    \
+  }                                                                              \
+  template <typename V, typename S1, typename S2, detail::if_scalar_arg<S1> = 0, \
+            detail::if_scalar_arg<S2> = 0>                                       \
+  KILN_HD COND NAME(const V& x, S1 y, S2 z) {                                    \
+    typedef detail::elem_t<V> E;                                                 \
+    vec_t<V> a = x, r;                                                           \
+    for (int i = 0; i < vec_t<V>::N; ++i) r[i] = NAME(a[i], E(y), E(z));         \
+    return r;                                                                    \
   }
 #define KILN_ANY_VEC detail::if_vec_t<V>
 #define KILN_FLOAT_VEC detail::if_float_vec_t<V>
-#define KILN_INT_VEC detail::enable_if_t<is_vec_v<V> && detail::is_integral_v<detail::elem_t<V>>, vec_t<V>>
+#define KILN_INT_VEC \
+  detail::enable_if_t<is_vec_v<V> && detail::is_integral_v<detail::elem_t<V>>, vec_t<V>>
 
 // Mixed scalar types meet in their promoted type (pow(x, 2), max(h, 0.5f)).
-#define KILN_MIXED2(NAME, COND)                       \
-  template <typename A, typename B>                   \
-  KILN_HD COND<A, B> NAME(A x, B y) {                 \
-    typedef detail::promote_t<A, B> P;                \
-    return NAME(P(x), P(y));                          \
+#define KILN_MIXED2(NAME, COND)        \
+  template <typename A, typename B>    \
+  KILN_HD COND<A, B> NAME(A x, B y) {  \
+    typedef detail::promote_t<A, B> P; \
+    return NAME(P(x), P(y));           \
   }
-#define KILN_MIXED3(NAME, COND)                                                    \
-  template <typename A, typename B, typename C,                                    \
-            detail::enable_if_t<!(detail::is_same_v<A, B> && detail::is_same_v<B, C>) && \
-                                    detail::is_scalar_v<A> && detail::is_scalar_v<B> &&  \
-                                    detail::is_scalar_v<C>,                        \
-                                int> = 0>                                          \
+#define KILN_MIXED3(NAME, COND)                                                           \
+  template <typename A, typename B, typename C,                                           \
+            detail::enable_if_t<!(detail::is_same_v<A, B> &&                              \
+                                  detail::is_same_v<B, C>)&&detail::is_scalar_v<A> &&     \
+                                    detail::is_scalar_v<B> && detail::is_scalar_v<C>,     \
+                                int> = 0>                                                 \
   KILN_HD auto NAME(A x, B y, C z)->COND<detail::promote_t<detail::promote_t<A, B>, C>> { \
-    typedef detail::promote_t<detail::promote_t<A, B>, C> P;                       \
-    return NAME(P(x), P(y), P(z));                                                 \
+    typedef detail::promote_t<detail::promote_t<A, B>, C> P;                              \
+    return NAME(P(x), P(y), P(z));                                                        \
   }
 namespace detail {
 template <typename P>
@@ -627,8 +629,7 @@ KILN_HD detail::if_int_t<T> mulhi(T a, T b) {
       return static_cast<T>((static_cast<unsigned __int128>(a) * b) >> 64);
 #endif
   } else {
-    return static_cast<T>((static_cast<int64_t>(a) * static_cast<int64_t>(b)) >>
-                          (sizeof(T) * 8));
+    return static_cast<T>((static_cast<int64_t>(a) * static_cast<int64_t>(b)) >> (sizeof(T) * 8));
   }
 }
 KILN_VMAP1(popcount, KILN_INT_VEC)
@@ -638,320 +639,6 @@ KILN_VMAP2(mulhi, KILN_INT_VEC)
 
 // The map macros stay defined for math_more.h.
 
-// ---------------------------------------------------------------- fast and precise
-
-/** The GPU's approximate intrinsics (on the CPU, the same functions as metal::). */
-namespace fast {
-#ifdef __CUDA_ARCH__
-#define KILN_FAST(NAME, F32)                                 \
-  template <typename T>                                      \
-  KILN_HD detail::if_float_t<T> NAME(T x) {                  \
-    return T(F32(static_cast<float>(x)));                    \
-  }                                                          \
-  template <typename V>                                      \
-  KILN_HD detail::if_float_vec_t<V> NAME(const V& v) {       \
-    vec_t<V> a = v, r;                                       \
-    for (int i = 0; i < vec_t<V>::N; ++i) r[i] = NAME(a[i]); \
-    return r;                                                \
-  }
-KILN_FAST(exp, __expf)
-KILN_FAST(exp10, __exp10f)
-KILN_FAST(log, __logf)
-KILN_FAST(log2, __log2f)
-KILN_FAST(log10, __log10f)
-KILN_FAST(sin, __sinf)
-KILN_FAST(cos, __cosf)
-KILN_FAST(tan, __tanf)
-KILN_FAST(rsqrt, ::rsqrtf)
-KILN_FAST(sqrt, __fsqrt_rn)
-#undef KILN_FAST
-KILN_HD float exp2(float x) {
-  return __expf(x * 0.69314718055994531f);
-}
-template <typename T>
-KILN_HD detail::if_float_t<T> pow(T x, T y) {
-  return T(__powf(static_cast<float>(x), static_cast<float>(y)));
-}
-KILN_HD float divide(float x, float y) {
-  return __fdividef(x, y);
-}
-#else
-using metal::cos;
-using metal::exp;
-using metal::exp10;
-using metal::exp2;
-using metal::log;
-using metal::log10;
-using metal::log2;
-using metal::pow;
-using metal::rsqrt;
-using metal::sin;
-using metal::sqrt;
-using metal::tan;
-KILN_HD float divide(float x, float y) {
-  return x / y;
-}
-#endif
-using metal::abs;
-using metal::acos;
-using metal::acosh;
-using metal::asin;
-using metal::asinh;
-using metal::atan;
-using metal::atan2;
-using metal::atanh;
-using metal::ceil;
-using metal::clamp;
-using metal::copysign;
-using metal::cosh;
-using metal::cospi;
-using metal::fabs;
-using metal::fdim;
-using metal::floor;
-using metal::fma;
-using metal::fmax;
-using metal::fmin;
-using metal::fmod;
-using metal::fract;
-using metal::frexp;
-using metal::isfinite;
-using metal::isinf;
-using metal::isnan;
-using metal::ldexp;
-using metal::max;
-using metal::max3;
-using metal::median3;
-using metal::min;
-using metal::min3;
-using metal::mix;
-using metal::modf;
-using metal::powr;
-using metal::rint;
-using metal::round;
-using metal::saturate;
-using metal::sign;
-using metal::sincos;
-using metal::sinh;
-using metal::sinpi;
-using metal::smoothstep;
-using metal::step;
-using metal::tanh;
-using metal::tanpi;
-using metal::trunc;
-}  // namespace fast
-
-/** Correctly rounded library calls (metal:: already uses them). */
-namespace precise {
-using metal::abs;
-using metal::acos;
-using metal::acosh;
-using metal::asin;
-using metal::asinh;
-using metal::atan;
-using metal::atan2;
-using metal::atanh;
-using metal::ceil;
-using metal::clamp;
-using metal::copysign;
-using metal::cos;
-using metal::cosh;
-using metal::cospi;
-using metal::exp;
-using metal::exp10;
-using metal::exp2;
-using metal::fabs;
-using metal::fdim;
-using metal::floor;
-using metal::fma;
-using metal::fmax;
-using metal::fmin;
-using metal::fmod;
-using metal::fract;
-using metal::frexp;
-using metal::isfinite;
-using metal::isinf;
-using metal::isnan;
-using metal::ldexp;
-using metal::log;
-using metal::log10;
-using metal::log2;
-using metal::max;
-using metal::max3;
-using metal::median3;
-using metal::min;
-using metal::min3;
-using metal::mix;
-using metal::modf;
-using metal::pow;
-using metal::powr;
-using metal::rint;
-using metal::round;
-using metal::rsqrt;
-using metal::saturate;
-using metal::sign;
-using metal::sin;
-using metal::sincos;
-using metal::sinh;
-using metal::sinpi;
-using metal::smoothstep;
-using metal::sqrt;
-using metal::step;
-using metal::tan;
-using metal::tanh;
-using metal::tanpi;
-using metal::trunc;
-}  // namespace precise
-
-#undef KILN_MATH1
-#undef KILN_MATH2
-
-// ---------------------------------------------------------------- numeric_limits
-
-/**
- * metal::numeric_limits: the <metal_limits> members (is_specialized, is_signed, is_integer,
- * has_infinity, has_quiet_NaN, digits, digits10, radix, min_exponent, max_exponent) and
- * functions (min, max, lowest, epsilon, infinity, quiet_NaN, denorm_min, round_error) for
- * every scalar type. The half types' functions are not constexpr (they are classes).
- */
-template <typename T, typename = void>
-struct numeric_limits {
-  static constexpr bool is_specialized = false;
-};
-template <typename T>
-struct numeric_limits<const T> : numeric_limits<T> {};
-
-namespace detail {
-template <bool Signed, bool Integer, bool Inf, int Digits, int Digits10, int MinExp, int MaxExp>
-struct limits_traits {
-  static constexpr bool is_specialized = true;
-  static constexpr bool is_signed = Signed;
-  static constexpr bool is_integer = Integer;
-  static constexpr bool is_exact = Integer;
-  static constexpr bool has_infinity = Inf;
-  static constexpr bool has_quiet_NaN = Inf;
-  static constexpr bool has_signaling_NaN = Inf;
-  static constexpr int digits = Digits;
-  static constexpr int digits10 = Digits10;
-  static constexpr int radix = 2;
-  static constexpr int min_exponent = MinExp;
-  static constexpr int max_exponent = MaxExp;
-};
-}  // namespace detail
-
-template <>
-struct numeric_limits<float> : detail::limits_traits<true, false, true, 24, 6, -125, 128> {
-  static KILN_HD constexpr float max() { return 3.402823466e+38f; }
-  static KILN_HD constexpr float min() { return 1.175494351e-38f; }
-  static KILN_HD constexpr float lowest() { return -3.402823466e+38f; }
-  static KILN_HD constexpr float epsilon() { return 1.192092896e-07f; }
-  static KILN_HD constexpr float round_error() { return 0.5f; }
-  static KILN_HD constexpr float denorm_min() { return __builtin_bit_cast(float, 1u); }
-  static KILN_HD constexpr float infinity() { return __builtin_bit_cast(float, 0x7f800000u); }
-  static KILN_HD constexpr float quiet_NaN() { return __builtin_bit_cast(float, 0x7fc00000u); }
-  static KILN_HD constexpr float signaling_NaN() {
-    return __builtin_bit_cast(float, 0x7fa00000u);
-  }
-};
-template <>
-struct numeric_limits<double> : detail::limits_traits<true, false, true, 53, 15, -1021, 1024> {
-  static KILN_HD constexpr double max() { return 1.7976931348623157e308; }
-  static KILN_HD constexpr double min() { return 2.2250738585072014e-308; }
-  static KILN_HD constexpr double lowest() { return -1.7976931348623157e308; }
-  static KILN_HD constexpr double epsilon() { return 2.220446049250313e-16; }
-  static KILN_HD constexpr double round_error() { return 0.5; }
-  static KILN_HD constexpr double denorm_min() { return __builtin_bit_cast(double, 1ull); }
-  static KILN_HD constexpr double infinity() {
-    return __builtin_bit_cast(double, 0x7ff0000000000000ull);
-  }
-  static KILN_HD constexpr double quiet_NaN() {
-    return __builtin_bit_cast(double, 0x7ff8000000000000ull);
-  }
-};
-#define KILN_HALF_LIMITS(H, D, D10, MINE, MAXE, MAX, MIN, LOW, EPS, DEN, INF, NAN_)          \
-  template <>                                                                              \
-  struct numeric_limits<H> : detail::limits_traits<true, false, true, D, D10, MINE, MAXE> { \
-    static KILN_HD H max() { return H::from_bits(MAX); }                                   \
-    static KILN_HD H min() { return H::from_bits(MIN); }                                   \
-    static KILN_HD H lowest() { return H::from_bits(LOW); }                                \
-    static KILN_HD H epsilon() { return H::from_bits(EPS); }                               \
-    static KILN_HD H round_error() { return H(0.5f); }                                     \
-    static KILN_HD H denorm_min() { return H::from_bits(DEN); }                            \
-    static KILN_HD H infinity() { return H::from_bits(INF); }                              \
-    static KILN_HD H quiet_NaN() { return H::from_bits(NAN_); }                            \
-  };
-KILN_HALF_LIMITS(half, 11, 3, -13, 16, 0x7bffu, 0x0400u, 0xfbffu, 0x1400u, 0x0001u, 0x7c00u,
-                 0x7e00u)
-KILN_HALF_LIMITS(bfloat, 8, 2, -125, 128, 0x7f7fu, 0x0080u, 0xff7fu, 0x3c00u, 0x0001u, 0x7f80u,
-                 0x7fc0u)
-#undef KILN_HALF_LIMITS
-template <typename T>
-struct numeric_limits<T, detail::enable_if_t<detail::is_integral_v<T> &&
-                                             !detail::is_same_v<detail::remove_cv_t<T>, bool>>>
-    : detail::limits_traits<detail::is_signed_v<T>, true, false,
-                            static_cast<int>(sizeof(T) * 8) - (detail::is_signed_v<T> ? 1 : 0),
-                            (static_cast<int>(sizeof(T) * 8) - (detail::is_signed_v<T> ? 1 : 0)) *
-                                301 / 1000,
-                            0, 0> {
-  static KILN_HD constexpr T max() {
-    return detail::is_signed_v<T> ? T((~0ull >> 1) >> (64 - sizeof(T) * 8)) : T(~0ull);
-  }
-  static KILN_HD constexpr T min() { return detail::is_signed_v<T> ? T(-max() - 1) : T(0); }
-  static KILN_HD constexpr T lowest() { return min(); }
-  static KILN_HD constexpr T epsilon() { return T(0); }
-  static KILN_HD constexpr T round_error() { return T(0); }
-  static KILN_HD constexpr T denorm_min() { return T(0); }
-  static KILN_HD constexpr T infinity() { return T(0); }
-  static KILN_HD constexpr T quiet_NaN() { return T(0); }
-};
-template <>
-struct numeric_limits<bool> : detail::limits_traits<false, true, false, 1, 0, 0, 0> {
-  static KILN_HD constexpr bool max() { return true; }
-  static KILN_HD constexpr bool min() { return false; }
-  static KILN_HD constexpr bool lowest() { return false; }
-};
-
-// Metal's float constants (unless the C library already defines them).
-#ifndef M_PI_F
-#define M_PI_F 3.14159265358979323846f
-#endif
-#ifndef M_PI_2_F
-#define M_PI_2_F 1.57079632679489661923f
-#endif
-#ifndef M_1_PI_F
-#define M_1_PI_F 0.318309886183790671538f
-#endif
-#ifndef M_E_F
-#define M_E_F 2.71828182845904523536f
-#endif
-#ifndef M_LN2_F
-#define M_LN2_F 0.693147180559945309417f
-#endif
-#ifndef M_LN10_F
-#define M_LN10_F 2.30258509299404568402f
-#endif
-#ifndef M_LOG2E_F
-#define M_LOG2E_F 1.44269504088896340736f
-#endif
-#ifndef M_SQRT2_F
-#define M_SQRT2_F 1.41421356237309504880f
-#endif
-#ifndef M_SQRT1_2_F
-#define M_SQRT1_2_F 0.707106781186547524401f
-#endif
-#ifndef MAXFLOAT
-#define MAXFLOAT 3.402823466e+38f
-#endif
-#ifndef FLT_MAX
-#define FLT_MAX 3.402823466e+38f
-#endif
-#ifndef FLT_MIN
-#define FLT_MIN 1.175494351e-38f
-#endif
-#ifndef FLT_EPSILON
-#define FLT_EPSILON 1.192092896e-07f
-#endif
-#ifndef HALF_MAX
-#define HALF_MAX 65504.0f
-#endif
-
 }  // namespace metal
+
+#include "kiln/backend/kernels/metal/math_fast.h"
