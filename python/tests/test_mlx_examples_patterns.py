@@ -11,7 +11,6 @@ import pytest
 
 import kiln.core as mx
 
-
 # ------------------------------------------------------------ categorical sampling
 # Token sampling at batch size 1 (T5 / Whisper / speculative decoding generate loops call
 # mx.random.categorical(logits[:, -1, :]) on logits of shape (1, vocab)).
@@ -92,7 +91,9 @@ def test_categorical_single_distribution_frequencies(rng):
     p = np.exp(np.array(logits[0], dtype=np.float64))
     p /= p.sum()
     n = 20000
-    draws = mx.random.categorical(logits, shape=(n,), key=mx.random.key(int(rng.integers(0, 2**31))))
+    draws = mx.random.categorical(
+        logits, shape=(n,), key=mx.random.key(int(rng.integers(0, 2**31)))
+    )
     counts = np.bincount(np.array(draws), minlength=6)
     sigma = np.sqrt(n * p * (1 - p))
     assert np.all(np.abs(counts - n * p) < 5 * sigma + 1)
