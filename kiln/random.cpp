@@ -521,6 +521,13 @@ int categorical_axis(const array& logits, int axis) {
   return checked_axis(axis, static_cast<int>(logits.ndim()), "categorical", "logits");
 }
 
+// MLX (0.32) inverts the CDF whenever logits hold a single distribution (every axis but
+// the sampled one of size 1) and the result is not a scalar: batch-1 sampling such as
+// categorical(logits[None]) then draws one uniform per sample, not Gumbel noise per category.
+bool inverts_cdf(const array& logits, int ax, const Shape& result_shape) {
+  return !result_shape.empty() && logits.size() == static_cast<size_t>(logits.shape(ax));
+}
+
 }  // namespace
 
 array categorical(const array& logits, int axis, const Shape& shape, const KeyArg& key,
@@ -530,6 +537,9 @@ array categorical(const array& logits, int axis, const Shape& shape, const KeyAr
   Shape reduced = logits.shape();
   reduced.erase(reduced.begin() + ax);
   check_broadcast_to(reduced, shape, "categorical", "logits without the sampled axis");
+  if (inverts_cdf(logits, ax, shape)) {
+    return categorical_by_cdf(logits, shape, resolve_key(key, "categorical"), to_stream(s));
+  }
   return categorical_from_key(logits, ax, shape, resolve_key(key, "categorical"), to_stream(s));
 }
 
@@ -559,6 +569,9 @@ array categorical_default(const array& logits, int axis, const KeyArg& key, Stre
   const int ax = categorical_axis(logits, axis);
   Shape shape = logits.shape();
   shape.erase(shape.begin() + ax);
+  if (inverts_cdf(logits, ax, shape)) {
+    return categorical_by_cdf(logits, shape, resolve_key(key, "categorical"), to_stream(s));
+  }
   return categorical_from_key(logits, ax, shape, resolve_key(key, "categorical"), to_stream(s));
 }
 }  // namespace

@@ -187,9 +187,11 @@ array gumbel(const Shape& shape, const array& key, StreamOrDevice s = {});
  * probabilities lie along `axis` of `logits` (argmax of logits + float32 Gumbel noise of
  * the result's shape with the category axis inserted where it is in logits, as MLX). The
  * result has `shape`, which logits' shape without `axis` must broadcast to; or that shape
- * with `num_samples` appended; or, by default, exactly that shape. With num_samples and a
- * single distribution (every other axis of size 1), MLX samples by inverting the CDF of
- * the weights exp(logits - max) with one float32 uniform per sample, and so does kiln
+ * with `num_samples` appended; or, by default, exactly that shape. With a single
+ * distribution (every other axis of size 1) and a result that is not a scalar (any
+ * num_samples; a non-empty shape; by default, logits of 2 or more dims such as a batch of
+ * one row), MLX samples by inverting the CDF of the weights exp(logits - max) with one
+ * float32 uniform per sample, and so does kiln
  * (its exp and sum may differ from MLX's in the last bit, which changes a sample only when
  * it falls within an ulp of a category's boundary). Throws [categorical]:
  * std::out_of_range for a bad axis (as MLX), std::invalid_argument for a non-floating
