@@ -43,12 +43,7 @@ inline double tol(Dtype d) {
 
 template <typename F>
 void expect_invalid(F&& f, const std::string& tag) {
-  try {
-    f();
-    ADD_FAILURE() << "expected std::invalid_argument " << tag;
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find(tag), std::string::npos) << e.what();
-  }
+  test::expect_throw_with<std::invalid_argument>(f, {tag});
 }
 
 // ---------------------------------------------------------------- finite differences

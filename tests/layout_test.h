@@ -198,13 +198,7 @@ inline bool shares_buffer(const array& a, const array& b) {
 
 template <typename F>
 void expect_invalid(F&& f, const std::string& tag) {
-  try {
-    f();
-    ADD_FAILURE() << "expected std::invalid_argument with " << tag;
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find(tag), std::string::npos)
-        << "message '" << e.what() << "' lacks " << tag;
-  }
+  test::expect_throw_with<std::invalid_argument>(f, {tag});
 }
 
 // A computed dimension beyond int32 is an overflow (Python's OverflowError, as MLX).

@@ -796,7 +796,9 @@ TEST_F(CompileGraphReplay, GpuCallsAfterTheCaptureLaunchOneGraph) {
     eval(c);
     // From the third call: the two inputs' staging copies, then one graph launch for the 24
     // steps (which the launch counter does not count).
-    if (call >= 2) EXPECT_EQ(gpu::kernel_launches() - before, 2u) << "call " << call;
+    if (call >= 2) {
+      EXPECT_EQ(gpu::kernel_launches() - before, 2u) << "call " << call;
+    }
     expect_bitwise_equal(c, fun({a, b})[0], msg("call ", call));
   }
 }

@@ -41,13 +41,7 @@ void expect_values(const array& a, const Shape& shape, const std::vector<cd>& ex
 
 template <typename F>
 void expect_invalid(F&& f, const std::string& tag) {
-  try {
-    f();
-    ADD_FAILURE() << "expected std::invalid_argument with " << tag;
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find(tag), std::string::npos)
-        << "message '" << e.what() << "' lacks " << tag;
-  }
+  test::expect_throw_with<std::invalid_argument>(f, {tag});
 }
 
 // A value converted to `to` as NumPy casts: truncation toward zero for integers, nonzero

@@ -33,17 +33,7 @@ bool has_gpu() {
   return is_available(Device::gpu);
 }
 
-// Expects `f` to throw E with every one of `parts` in its message.
-template <typename E, typename F>
-void expect_throw_with(F&& f, std::initializer_list<const char*> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an exception";
-  } catch (const E& e) {
-    std::string what = e.what();
-    for (const char* p : parts) EXPECT_NE(what.find(p), std::string::npos) << what;
-  }
-}
+using test::expect_throw_with;
 
 std::string random_tag() {
   static std::mt19937_64 rng(std::random_device{}());

@@ -59,17 +59,7 @@ struct ScopedEnv {
   }
 };
 
-// Expects `f` to throw E with every one of `parts` in its message.
-template <typename E, typename F>
-void expect_throw_with(F&& f, const std::vector<std::string>& parts) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an exception";
-  } catch (const E& e) {
-    std::string what = e.what();
-    for (const auto& p : parts) EXPECT_NE(what.find(p), std::string::npos) << p << " in: " << what;
-  }
-}
+using test::expect_throw_with;
 
 // ---------------------------------------------------------------- math modes
 

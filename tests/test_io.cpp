@@ -37,11 +37,6 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
-void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
-
 // The elements of `a` in row-major order, as bytes (any layout; evaluates).
 std::string row_major_bytes(array a) {
   a.eval();
@@ -315,7 +310,9 @@ TEST(IoNpz, EveryMemberIsChecked) {
       auto m = load_npz(mem(f));
       if (m.count("a")) expect_same(m.at("a"), a);
     });
-    if (!e.empty()) EXPECT_NE(e.find("[load]"), std::string::npos) << e;
+    if (!e.empty()) {
+      EXPECT_NE(e.find("[load]"), std::string::npos) << e;
+    }
   }
   EXPECT_THROW_WITH(load_npz(mem(bytes.substr(0, bytes.size() - 3))), std::invalid_argument, "zip");
   EXPECT_THROW_WITH(load_npz(mem("PK\x03\x04 not a zip at all, really not")), std::invalid_argument,
@@ -340,8 +337,9 @@ TEST(IoNpz, Zip64Records) {
         "python3 -c \"import zipfile,sys; z=zipfile.ZipFile(sys.argv[1]); "
         "sys.exit(z.testzip() is not None or sorted(z.namelist())!=['x.npy','y.npy'])\" " +
         path + " 2>&1";
-    if (std::system("python3 -c pass > /dev/null 2>&1") == 0)
+    if (std::system("python3 -c pass > /dev/null 2>&1") == 0) {
       EXPECT_EQ(std::system(cmd.c_str()), 0);
+    }
   }
   io::set_zip64_threshold(old);
 }
@@ -645,7 +643,9 @@ TEST(IoGguf, QuantizedTensorsLoadAsMLXDoes) {
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < got.size(); ++i) {
       ASSERT_EQ(got[i], want[i]) << "type " << c.type << " element " << i;
-      if (!ggml.empty()) ASSERT_NEAR(got[i], ggml[i], slack[i]) << "Q4_K element " << i;
+      if (!ggml.empty()) {
+        ASSERT_NEAR(got[i], ggml[i], slack[i]) << "Q4_K element " << i;
+      }
     }
   }
   // Other quantized types are named in the error; a short last dimension is refused.

@@ -49,7 +49,8 @@ Mat identity(int n) {
 // A well-conditioned batch: random plus n on the diagonal.
 array well_conditioned(const Shape& shape, Dtype dtype) {
   const int n = shape.back();
-  return add(test::random_array(shape, dtype), multiply(eye(n, dtype), array(static_cast<double>(n), dtype)));
+  return add(test::random_array(shape, dtype),
+             multiply(eye(n, dtype), array(static_cast<double>(n), dtype)));
 }
 
 double tol(Dtype d) {
@@ -69,23 +70,28 @@ TEST_P(Linalg, InverseSolveAndTriangular) {
   for (const array& in : {a, at}) {
     auto iv = test::to_double(linalg::inv(in, dev));
     for (size_t b = 0; b < 6; ++b) {
-      expect_near(mul(matrix(av, b, n, n), matrix(iv, b, n, n), n, n, n), identity(n), tol(d), "a @ inv(a)");
+      expect_near(mul(matrix(av, b, n, n), matrix(iv, b, n, n), n, n, n), identity(n), tol(d),
+                  "a @ inv(a)");
     }
   }
   array rhs = test::random_array({2, 1, n, 3}, d);  // batch broadcasts against a's
   auto xv = test::to_double(linalg::solve(a, rhs, dev));
   auto rv = test::to_double(broadcast_to(rhs, {2, 3, n, 3}));
   for (size_t b = 0; b < 6; ++b) {
-    expect_near(mul(matrix(av, b, n, n), matrix(xv, b, n, 3), n, n, 3), matrix(rv, b, n, 3), tol(d), "solve");
+    expect_near(mul(matrix(av, b, n, n), matrix(xv, b, n, 3), n, n, 3), matrix(rv, b, n, 3), tol(d),
+                "solve");
   }
   for (bool upper : {false, true}) {
     array t = upper ? triu(a) : tril(a);
     auto tv = test::to_double(t);
-    auto sv = test::to_double(linalg::solve_triangular(a, broadcast_to(rhs, {2, 3, n, 3}), upper, dev));
+    auto sv =
+        test::to_double(linalg::solve_triangular(a, broadcast_to(rhs, {2, 3, n, 3}), upper, dev));
     auto ti = test::to_double(linalg::tri_inv(a, upper, dev));
     for (size_t b = 0; b < 6; ++b) {
-      expect_near(mul(matrix(tv, b, n, n), matrix(sv, b, n, 3), n, n, 3), matrix(rv, b, n, 3), tol(d), "solve_triangular");
-      expect_near(mul(matrix(tv, b, n, n), matrix(ti, b, n, n), n, n, n), identity(n), tol(d), "tri_inv");
+      expect_near(mul(matrix(tv, b, n, n), matrix(sv, b, n, 3), n, n, 3), matrix(rv, b, n, 3),
+                  tol(d), "solve_triangular");
+      expect_near(mul(matrix(tv, b, n, n), matrix(ti, b, n, n), n, n, n), identity(n), tol(d),
+                  "tri_inv");
     }
   }
 }
@@ -95,7 +101,8 @@ TEST_P(Linalg, CholeskyQrSvdEigh) {
   const auto dev = test::test_device();
   const int n = 6;
   array r = test::random_array({3, n, n}, d);
-  array spd = add(matmul(r, swapaxes(r, -1, -2)), multiply(eye(n, d), array(static_cast<double>(n), d)));
+  array spd =
+      add(matmul(r, swapaxes(r, -1, -2)), multiply(eye(n, d), array(static_cast<double>(n), d)));
   auto sv = test::to_double(spd);
   for (bool upper : {false, true}) {
     auto f = test::to_double(linalg::cholesky(spd, upper, dev));
@@ -103,7 +110,9 @@ TEST_P(Linalg, CholeskyQrSvdEigh) {
       Mat m = matrix(f, b, n, n);
       for (int i = 0; i < n; ++i)
         for (int j = 0; j < n; ++j)
-          if (upper ? j < i : j > i) EXPECT_EQ(m[i * n + j], 0.0);
+          if (upper ? j < i : j > i) {
+            EXPECT_EQ(m[i * n + j], 0.0);
+          }
       // L L^T or U^T U
       expect_near(upper ? mul(m, m, n, n, n, true, false) : mul(m, m, n, n, n, false, true),
                   matrix(sv, b, n, n), tol(d), "cholesky");
@@ -116,8 +125,10 @@ TEST_P(Linalg, CholeskyQrSvdEigh) {
     const int m = shape[1], k = std::min(shape[1], shape[2]), c = shape[2];
     auto qv = test::to_double(q), rv = test::to_double(rr), av = test::to_double(a);
     for (size_t b = 0; b < 2; ++b) {
-      expect_near(mul(matrix(qv, b, m, k), matrix(rv, b, k, c), m, k, c), matrix(av, b, m, c), tol(d), "QR");
-      expect_near(mul(matrix(qv, b, m, k), matrix(qv, b, m, k), k, m, k, true, false), identity(k), tol(d), "Q^T Q");
+      expect_near(mul(matrix(qv, b, m, k), matrix(rv, b, k, c), m, k, c), matrix(av, b, m, c),
+                  tol(d), "QR");
+      expect_near(mul(matrix(qv, b, m, k), matrix(qv, b, m, k), k, m, k, true, false), identity(k),
+                  tol(d), "Q^T Q");
     }
     // SVD: U diag(S) Vt reconstructs a; S descending.
     auto usv = linalg::svd(a, true, dev);
@@ -194,11 +205,13 @@ TEST_P(Linalg, LuDetAndNorms) {
     for (int i = 0; i < 4; ++i) s += std::abs(v[i * 4 + j]);
     colmax = std::max(colmax, s);
   }
-  EXPECT_NEAR(linalg::norm(a, 1.0, std::nullopt, false, dev).item<double>(), colmax, tol(d) * colmax);
+  EXPECT_NEAR(linalg::norm(a, 1.0, std::nullopt, false, dev).item<double>(), colmax,
+              tol(d) * colmax);
   auto s = test::to_double(linalg::svd(a, false, dev)[0]);
   EXPECT_NEAR(linalg::norm(a, std::string("nuc"), std::nullopt, false, dev).item<double>(),
               s[0] + s[1] + s[2] + s[3], 10 * tol(d) * s[0]);
-  EXPECT_NEAR(linalg::norm(a, 2.0, std::nullopt, false, dev).item<double>(), s[0], 10 * tol(d) * s[0]);
+  EXPECT_NEAR(linalg::norm(a, 2.0, std::nullopt, false, dev).item<double>(), s[0],
+              10 * tol(d) * s[0]);
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, Linalg, ::testing::Values(float32, float64),

@@ -74,14 +74,7 @@ class BadVjp : public UnaryPrimitive {
 
 template <typename F>
 void expect_invalid(F&& f, const std::string& tag, const std::string& fragment = "") {
-  try {
-    f();
-    ADD_FAILURE() << "expected std::invalid_argument with " << tag;
-  } catch (const std::invalid_argument& e) {
-    std::string what = e.what();
-    EXPECT_NE(what.find(tag), std::string::npos) << what;
-    EXPECT_NE(what.find(fragment), std::string::npos) << what;
-  }
+  test::expect_throw_with<std::invalid_argument>(f, {tag, fragment});
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <functional>
 #include <random>
+#include <string_view>
 #include <vector>
 
 #include "kiln/kiln.h"
@@ -20,6 +21,28 @@ namespace kiln::test {
  * derived from it). Fresh inputs every run. */
 std::mt19937_64& rng();
 uint64_t seed();
+
+/** Runs `f` and expects an exception of type E whose message contains every one of
+ * `parts` (strings; empty ones are ignored); no exception, or one of another type, fails
+ * the test. */
+template <typename E, typename F, typename Parts>
+void expect_throw_with(F&& f, const Parts& parts) {
+  try {
+    f();
+    ADD_FAILURE() << "expected an exception";
+  } catch (const E& e) {
+    const std::string_view what = e.what();
+    for (std::string_view p : parts) {
+      EXPECT_NE(what.find(p), std::string_view::npos) << "'" << p << "' not in: " << what;
+    }
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "wrong exception type: " << e.what();
+  }
+}
+template <typename E, typename F>
+void expect_throw_with(F&& f, std::initializer_list<std::string_view> parts) {
+  expect_throw_with<E, F, std::initializer_list<std::string_view>>(std::forward<F>(f), parts);
+}
 
 /** Uniform values in [lo, hi) converted to `dtype` (integers round toward zero). */
 array random_array(const Shape& shape, Dtype dtype, double lo = -2.0, double hi = 2.0);
@@ -44,11 +67,8 @@ double tolerance(Dtype d);
 
 /** Expects `actual` (shape and values) to match `expected` within `tolerance(dtype)` (or
  * `rtol` when given): |a - e| <= rtol * (1 + |e|); NaN matches NaN; infinities must match. */
-void expect_allclose(
-    const array& actual,
-    const Shape& shape,
-    const std::vector<double>& expected,
-    double rtol = -1.0);
+void expect_allclose(const array& actual, const Shape& shape, const std::vector<double>& expected,
+                     double rtol = -1.0);
 
 /** The stream tests run on: the default device (KILN_DEVICE picks it). */
 Device test_device();
