@@ -55,3 +55,74 @@ def test_eval_inside_grad_with_index_assignment(rng):
     mask = (h[:, 0] > 0)[:, None]
     dh = np.where(mask, 2 * np.exp(2 * h), 0.0)
     assert_close(g, xd.T @ (dh * (1 - h * h)), rtol=1e-5, atol=1e-5)
+
+
+def _attention_reference(q, k, v, scale):
+    # Causal softmax attention in float64: (B, H, L, D) each.
+    s = np.einsum("bhid,bhjd->bhij", q, k) * scale
+    L = s.shape[-1]
+    s = np.where(np.tril(np.ones((L, L), bool)), s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    return np.einsum("bhij,bhjd->bhid", p, v)
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_attention_evaluated_inside_grad(rng, force):
+    # Fused attention has a second output (each row's logsumexp) that its vjp reads. When
+    # the attention is evaluated mid-trace and nothing holds that output, it must come back
+    # with its values rather than as an unevaluated array.
+    q, qn = random_array(rng, (1, 2, 5, 8), mx.float32)
+    k, kn = random_array(rng, (1, 2, 5, 8), mx.float32)
+    v, vn = random_array(rng, (1, 2, 5, 8), mx.float32)
+    c, cn = random_array(rng, (1, 2, 5, 8), mx.float32)
+
+    def f(q):
+        o = mx.fast.scaled_dot_product_attention(q, k, v, scale=0.35, mask="causal")
+        if force:
+            o.tolist()
+        return (o * c).sum()
+
+    g = mx.grad(f)(q)
+    eps = 1e-6
+    qd = qn.astype(np.float64)
+    ref = np.zeros_like(qd)
+    for idx in np.ndindex(qd.shape):
+        hi, lo = qd.copy(), qd.copy()
+        hi[idx] += eps
+        lo[idx] -= eps
+        up = (_attention_reference(hi, kn, vn, 0.35) * cn).sum()
+        down = (_attention_reference(lo, kn, vn, 0.35) * cn).sum()
+        ref[idx] = (up - down) / (2 * eps)
+    assert_close(g, ref, rtol=1e-4, atol=1e-4)
+
+
+def test_multi_output_sibling_dropped_then_differentiated(rng):
+    # linalg.qr's outputs share one node; dropping Q after an eval mid-trace must not lose it.
+    a, an = random_array(rng, (4, 3), mx.float32)
+
+    def f(a):
+        r = mx.linalg.qr(a, stream=mx.cpu)[1]
+        r.tolist()
+        return (r * r).sum()
+
+    # sum(R^2) = sum(A^2) (Q is orthonormal), so the gradient is 2A.
+    assert_close(mx.grad(f)(a), 2 * an, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("op", ["maximum", "minimum"])
+def test_maximum_minimum_ties_send_gradient_to_second(op):
+    # MLX's rule: where a == b the whole cotangent goes to b.
+    a = mx.array([1.0, 2.0, 3.0])
+    b = mx.array([2.0, 2.0, 2.0])
+    ga, gb = mx.grad(lambda x, y: getattr(mx, op)(x, y).sum(), argnums=(0, 1))(a, b)
+    wins = np.array([1.0, 2.0, 3.0]) > 2.0 if op == "maximum" else np.array([1.0, 2.0, 3.0]) < 2.0
+    np.testing.assert_array_equal(np.array(ga), wins.astype(np.float32))
+    np.testing.assert_array_equal(np.array(gb), (~wins).astype(np.float32))
+
+
+def test_clip_passes_no_gradient_at_its_bounds():
+    # Clipped activations (qkv clipping) hit the bound exactly; there the gradient is 0.
+    x = mx.array([-2.0, -1.0, 0.5, 1.0, 4.0])
+    g = mx.grad(lambda v: (mx.clip(v, -1.0, 1.0) * mx.array([1.0, 2.0, 3.0, 4.0, 5.0])).sum())(x)
+    np.testing.assert_array_equal(np.array(g), np.array([0, 0, 3, 0, 0], np.float32))
