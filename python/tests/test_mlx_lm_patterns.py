@@ -126,3 +126,14 @@ def test_clip_passes_no_gradient_at_its_bounds():
     x = mx.array([-2.0, -1.0, 0.5, 1.0, 4.0])
     g = mx.grad(lambda v: (mx.clip(v, -1.0, 1.0) * mx.array([1.0, 2.0, 3.0, 4.0, 5.0])).sum())(x)
     np.testing.assert_array_equal(np.array(g), np.array([0, 0, 3, 0, 0], np.float32))
+
+
+def test_quantize_returns_a_list(rng):
+    # KV-cache code extends or maps over the result as MLX returns it: a list.
+    w, _ = random_array(rng, (4, 64), mx.float32)
+    affine = mx.quantize(w, group_size=32, bits=4)
+    assert isinstance(affine, list) and len(affine) == 3
+    fp = mx.quantize(w, mode="mxfp4")
+    assert isinstance(fp, list) and len(fp) == 2
+    back = mx.dequantize(*affine, group_size=32, bits=4)
+    assert back.shape == (4, 64)
