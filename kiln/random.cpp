@@ -521,6 +521,13 @@ int categorical_axis(const array& logits, int axis) {
   return checked_axis(axis, static_cast<int>(logits.ndim()), "categorical", "logits");
 }
 
+// MLX samples a single distribution by inverting its CDF whenever the result has at least
+// one axis (a (1, vocab) row of logits in a language model's sampler); only a scalar result
+// takes the Gumbel path. Matching the choice keeps seeded sampling identical to MLX's.
+bool one_distribution_with_samples(const array& logits, int ax, const Shape& shape) {
+  return !shape.empty() && logits.size() == static_cast<size_t>(logits.shape(ax));
+}
+
 }  // namespace
 
 array categorical(const array& logits, int axis, const Shape& shape, const KeyArg& key,
@@ -530,6 +537,9 @@ array categorical(const array& logits, int axis, const Shape& shape, const KeyAr
   Shape reduced = logits.shape();
   reduced.erase(reduced.begin() + ax);
   check_broadcast_to(reduced, shape, "categorical", "logits without the sampled axis");
+  if (one_distribution_with_samples(logits, ax, shape)) {
+    return categorical_by_cdf(logits, shape, resolve_key(key, "categorical"), to_stream(s));
+  }
   return categorical_from_key(logits, ax, shape, resolve_key(key, "categorical"), to_stream(s));
 }
 
@@ -559,6 +569,9 @@ array categorical_default(const array& logits, int axis, const KeyArg& key, Stre
   const int ax = categorical_axis(logits, axis);
   Shape shape = logits.shape();
   shape.erase(shape.begin() + ax);
+  if (one_distribution_with_samples(logits, ax, shape)) {
+    return categorical_by_cdf(logits, shape, resolve_key(key, "categorical"), to_stream(s));
+  }
   return categorical_from_key(logits, ax, shape, resolve_key(key, "categorical"), to_stream(s));
 }
 }  // namespace

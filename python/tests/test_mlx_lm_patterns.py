@@ -137,3 +137,35 @@ def test_quantize_returns_a_list(rng):
     assert isinstance(fp, list) and len(fp) == 2
     back = mx.dequantize(*affine, group_size=32, bits=4)
     assert back.shape == (4, 64)
+
+
+def _inverse_cdf_draws(logits, u):
+    # Category i where u * total falls in [c_i, c_i + w_i) of the exclusive cumulative sum.
+    w = np.exp(logits - logits.max())
+    c = np.concatenate([[0.0], np.cumsum(w)[:-1]])
+    return np.array([np.searchsorted(c, x * w.sum(), side="right") - 1 for x in np.ravel(u)])
+
+
+@pytest.mark.parametrize(
+    "shape, axis, kwargs",
+    [((1, 40), -1, {}), ((40,), 0, {"shape": (3,)}), ((1, 1, 40), 2, {}), ((40, 1), 0, {})],
+)
+def test_categorical_one_distribution_inverts_its_cdf(rng, shape, axis, kwargs):
+    # A sampler's (1, vocab) logits: MLX inverts the CDF with one uniform per draw, so a
+    # seeded generation draws MLX's tokens.
+    logits, ln = random_array(rng, shape, mx.float32)
+    for seed in range(8):
+        key = mx.random.key(seed)
+        got = mx.random.categorical(logits, axis=axis, key=key, **kwargs)
+        u = mx.random.uniform(shape=got.shape, key=key)
+        ref = _inverse_cdf_draws(np.moveaxis(ln, axis, -1).ravel().astype(np.float64), np.array(u))
+        np.testing.assert_array_equal(np.array(got).ravel(), ref)
+
+
+def test_categorical_scalar_draw_and_many_distributions_use_gumbel(rng):
+    for shape in [(40,), (3, 40)]:
+        logits, _ = random_array(rng, shape, mx.float32)
+        key = mx.random.key(11)
+        got = mx.random.categorical(logits, key=key)
+        g = mx.random.gumbel(shape=shape, key=key)
+        np.testing.assert_array_equal(np.array(got), np.array(mx.argmax(g + logits, axis=-1)))
