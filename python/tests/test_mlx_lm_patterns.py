@@ -116,7 +116,11 @@ def test_maximum_minimum_ties_send_gradient_to_second(op):
     a = mx.array([1.0, 2.0, 3.0])
     b = mx.array([2.0, 2.0, 2.0])
     ga, gb = mx.grad(lambda x, y: getattr(mx, op)(x, y).sum(), argnums=(0, 1))(a, b)
-    wins = np.array([1.0, 2.0, 3.0]) > 2.0 if op == "maximum" else np.array([1.0, 2.0, 3.0]) < 2.0
+    wins = (
+        np.array([1.0, 2.0, 3.0]) > 2.0
+        if op == "maximum"
+        else np.array([1.0, 2.0, 3.0]) < 2.0
+    )
     np.testing.assert_array_equal(np.array(ga), wins.astype(np.float32))
     np.testing.assert_array_equal(np.array(gb), (~wins).astype(np.float32))
 
@@ -124,7 +128,9 @@ def test_maximum_minimum_ties_send_gradient_to_second(op):
 def test_clip_passes_no_gradient_at_its_bounds():
     # Clipped activations (qkv clipping) hit the bound exactly; there the gradient is 0.
     x = mx.array([-2.0, -1.0, 0.5, 1.0, 4.0])
-    g = mx.grad(lambda v: (mx.clip(v, -1.0, 1.0) * mx.array([1.0, 2.0, 3.0, 4.0, 5.0])).sum())(x)
+    g = mx.grad(
+        lambda v: (mx.clip(v, -1.0, 1.0) * mx.array([1.0, 2.0, 3.0, 4.0, 5.0])).sum()
+    )(x)
     np.testing.assert_array_equal(np.array(g), np.array([0, 0, 3, 0, 0], np.float32))
 
 
@@ -143,12 +149,19 @@ def _inverse_cdf_draws(logits, u):
     # Category i where u * total falls in [c_i, c_i + w_i) of the exclusive cumulative sum.
     w = np.exp(logits - logits.max())
     c = np.concatenate([[0.0], np.cumsum(w)[:-1]])
-    return np.array([np.searchsorted(c, x * w.sum(), side="right") - 1 for x in np.ravel(u)])
+    return np.array(
+        [np.searchsorted(c, x * w.sum(), side="right") - 1 for x in np.ravel(u)]
+    )
 
 
 @pytest.mark.parametrize(
     "shape, axis, kwargs",
-    [((1, 40), -1, {}), ((40,), 0, {"shape": (3,)}), ((1, 1, 40), 2, {}), ((40, 1), 0, {})],
+    [
+        ((1, 40), -1, {}),
+        ((40,), 0, {"shape": (3,)}),
+        ((1, 1, 40), 2, {}),
+        ((40, 1), 0, {}),
+    ],
 )
 def test_categorical_one_distribution_inverts_its_cdf(rng, shape, axis, kwargs):
     # A sampler's (1, vocab) logits: MLX inverts the CDF with one uniform per draw, so a
@@ -158,7 +171,9 @@ def test_categorical_one_distribution_inverts_its_cdf(rng, shape, axis, kwargs):
         key = mx.random.key(seed)
         got = mx.random.categorical(logits, axis=axis, key=key, **kwargs)
         u = mx.random.uniform(shape=got.shape, key=key)
-        ref = _inverse_cdf_draws(np.moveaxis(ln, axis, -1).ravel().astype(np.float64), np.array(u))
+        ref = _inverse_cdf_draws(
+            np.moveaxis(ln, axis, -1).ravel().astype(np.float64), np.array(u)
+        )
         np.testing.assert_array_equal(np.array(got).ravel(), ref)
 
 
@@ -168,4 +183,6 @@ def test_categorical_scalar_draw_and_many_distributions_use_gumbel(rng):
         key = mx.random.key(11)
         got = mx.random.categorical(logits, key=key)
         g = mx.random.gumbel(shape=shape, key=key)
-        np.testing.assert_array_equal(np.array(got), np.array(mx.argmax(g + logits, axis=-1)))
+        np.testing.assert_array_equal(
+            np.array(got), np.array(mx.argmax(g + logits, axis=-1))
+        )
