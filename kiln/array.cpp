@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <mutex>
 #include <sstream>
 
 #include "kiln/primitive.h"
@@ -29,6 +30,49 @@ size_t checked_size(const Shape& shape, const char* where) {
 
 }  // namespace detail
 
+namespace {
+
+// Buffers of evaluated outputs of traced multi-output nodes whose desc was dropped while
+// the node lives on (kept for a vjp, which reads every output): outputs() hands them back
+// when it recreates such an output. An entry goes when its node does.
+struct KeptOutput {
+  const void* node;
+  std::weak_ptr<void> alive;  // guards against a new node at a reused address
+  uint32_t position;
+  std::shared_ptr<Storage> storage;
+  Strides strides;
+  array::Flags flags;
+  size_t data_size;
+  int64_t offset;
+};
+std::mutex kept_mu;
+std::vector<KeptOutput> kept_outputs;
+std::atomic<size_t> kept_count{0};
+
+void keep_output(KeptOutput k) {
+  std::lock_guard lk(kept_mu);
+  std::erase_if(kept_outputs, [](const KeptOutput& e) { return e.alive.expired(); });
+  kept_outputs.push_back(std::move(k));
+  kept_count = kept_outputs.size();
+}
+
+void forget_outputs(const void* node) {
+  if (kept_count.load() == 0) return;
+  std::lock_guard lk(kept_mu);
+  std::erase_if(kept_outputs, [&](const KeptOutput& e) { return e.node == node; });
+  kept_count = kept_outputs.size();
+}
+
+const KeptOutput* find_output(const void* node, uint32_t position) {
+  if (kept_count.load() == 0) return nullptr;
+  for (auto& e : kept_outputs) {
+    if (e.node == node && e.position == position && !e.alive.expired()) return &e;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 array::ArrayDesc::ArrayDesc(Shape shape_, Dtype dtype_)
     : shape(std::move(shape_)),
       strides(row_major_strides(shape)),
@@ -37,6 +81,14 @@ array::ArrayDesc::ArrayDesc(Shape shape_, Dtype dtype_)
       data_size(size) {}
 
 array::ArrayDesc::~ArrayDesc() {
+  if (node && node->outputs.size() > 1) {
+    if (node.use_count() > 1 && is_tracer && storage) {
+      keep_output({node.get(), node, position, std::move(storage), std::move(strides), flags,
+                   data_size, offset});
+    } else if (node.use_count() == 1) {
+      forget_outputs(node.get());
+    }
+  }
   // Free long unevaluated chains iteratively: a recursive destructor would overflow the
   // stack on a graph of 10^5 nodes.
   if (!node || node.use_count() != 1) return;
@@ -263,6 +315,16 @@ std::vector<array> array::outputs() const {
       d->status = desc_->status;
       d->event = desc_->event;
       d->is_tracer = desc_->is_tracer;
+      if (desc_->status != Status::unscheduled) {
+        std::lock_guard lk(kept_mu);
+        if (auto* k = find_output(&node, static_cast<uint32_t>(i))) {
+          d->storage = k->storage;
+          d->strides = k->strides;
+          d->flags = k->flags;
+          d->data_size = k->data_size;
+          d->offset = k->offset;
+        }
+      }
       node.outputs[i] = d;
     }
     outs.push_back(array(std::move(d)));
@@ -280,6 +342,7 @@ std::vector<array> array::siblings() const {
 void array::detach() {
   auto node = std::move(desc_->node);
   if (!node) return;
+  if (node->outputs.size() > 1) forget_outputs(node.get());
   for (auto& w : node->outputs) {  // siblings (empty for a single output)
     if (auto d = w.lock()) d->node.reset();
   }

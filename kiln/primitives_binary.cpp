@@ -131,10 +131,10 @@ KILN_SMOOTH_BINARY(Divide, divide,
 KILN_SMOOTH_BINARY(Remainder, remainder,
                    arg == 0 ? g : negative(multiply(g, floor_divide(a, b, s), s), s))
 KILN_SMOOTH_BINARY(Power, power, multiply(g, arg == 0 ? power_da(a, b, s) : power_db(a, y, s), s))
-// The gradient goes to the input that was selected (a on ties and where a is NaN).
-KILN_SMOOTH_BINARY(Maximum, maximum,
-                   zero_where_not(selected(arg, greater_equal(a, b, s), a, s), g, s))
-KILN_SMOOTH_BINARY(Minimum, minimum, zero_where_not(selected(arg, less_equal(a, b, s), a, s), g, s))
+// The gradient goes to the input that was selected: b on ties (as MLX, so clip passes no
+// gradient at its bounds), a where a is NaN.
+KILN_SMOOTH_BINARY(Maximum, maximum, zero_where_not(selected(arg, greater(a, b, s), a, s), g, s))
+KILN_SMOOTH_BINARY(Minimum, minimum, zero_where_not(selected(arg, less(a, b, s), a, s), g, s))
 // atan2(a, b) has gradient (b, -a) / (a^2 + b^2).
 KILN_SMOOTH_BINARY(ArcTan2, arctan2,
                    divide(multiply(g, arg == 0 ? b : negative(a, s), s),

@@ -152,6 +152,10 @@ class Executor {
           return;
         }
       }
+      // A traced graph is differentiated later: holding its inputs here keeps their
+      // buffers from being donated to the output (the vjp still reads them).
+      std::vector<array> held;
+      if (arr.is_tracer()) held = arr.inputs();
       if (is_gpu_) gpu::eval(arr);
       else cpu::eval(arr);
     } catch (...) {

@@ -16,7 +16,7 @@ void init_ops_quantized(py::module_& m) {
       "quantize",
       [](const array& w, std::optional<int> group_size, std::optional<int> bits,
          const std::string& mode, std::optional<array> global_scale, StreamOrDevice s) {
-        return py::tuple(py::cast(quantize(w, group_size, bits, mode, global_scale, s)));
+        return py::list(py::cast(quantize(w, group_size, bits, mode, global_scale, s)));  // as MLX
       },
       py::arg("w"), py::pos_only(), py::arg("group_size") = py::none(),
       py::arg("bits") = py::none(), py::arg("mode") = "affine", py::kw_only(),
@@ -31,7 +31,7 @@ void init_ops_quantized(py::module_& m) {
     ``global_scale``).
 
     Returns:
-        tuple: ``(w_q, scales, biases)`` for ``"affine"``, ``(w_q, scales)`` otherwise.
+        list: ``[w_q, scales, biases]`` for ``"affine"``, ``[w_q, scales]`` otherwise.
   )doc");
   m.def(
       "dequantize",
