@@ -2633,7 +2633,7 @@ def qqmm(x: array, w: array, scales: array | None = None, group_size: typing.Sup
     ``"mxfp4"``); ``w`` is used as is when packed (uint32, with ``scales``) and quantized on
     the fly otherwise. Gradients pass straight through the rounding.
     """
-def quantize(w: array, /, group_size: typing.SupportsInt | typing.SupportsIndex | None = None, bits: typing.SupportsInt | typing.SupportsIndex | None = None, mode: str = 'affine', *, global_scale: array | None = None, stream: None | Stream | Device = None) -> tuple:
+def quantize(w: array, /, group_size: typing.SupportsInt | typing.SupportsIndex | None = None, bits: typing.SupportsInt | typing.SupportsIndex | None = None, mode: str = 'affine', *, global_scale: array | None = None, stream: None | Stream | Device = None) -> list:
     """
     Quantize the array ``w``: every ``group_size`` elements of its last axis share a scale
     (and, for ``"affine"``, a bias); each element takes ``bits`` bits, packed into uint32
@@ -2645,7 +2645,7 @@ def quantize(w: array, /, group_size: typing.SupportsInt | typing.SupportsIndex 
     ``global_scale``).
 
     Returns:
-        tuple: ``(w_q, scales, biases)`` for ``"affine"``, ``(w_q, scales)`` otherwise.
+        list: ``[w_q, scales, biases]`` for ``"affine"``, ``[w_q, scales]`` otherwise.
     """
 def quantized_matmul(x: array, w: array, /, scales: array, biases: array | None = None, transpose: bool = True, group_size: typing.SupportsInt | typing.SupportsIndex | None = None, bits: typing.SupportsInt | typing.SupportsIndex | None = None, mode: str = 'affine', *, stream: None | Stream | Device = None) -> array:
     """
