@@ -19,7 +19,7 @@ py=python3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 log "downloading nvidia-cudnn-frontend==$version"
-"$py" -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
+"$py" -m pip download -q --disable-pip-version-check --retries 1 --timeout 20 --no-deps --only-binary=:all: \
   "nvidia-cudnn-frontend==$version" -d "$work" >&2
 wheel=$(ls "$work"/nvidia_cudnn_frontend-*.whl | head -n1)
 "$py" -m zipfile -e "$wheel" "$work/x"

@@ -99,10 +99,13 @@ bool forward(const std::vector<array>&, std::vector<array>&, float, bool, gpu::D
   return false;
 }
 
-Backward backward(const std::vector<array>&, std::vector<array>&, float, bool,
-                  gpu::DeviceStream&) {
+Backward backward(const std::vector<array>&, std::vector<array>&, float, bool, gpu::DeviceStream&) {
   detail::count_sdpa_cudnn(detail::SdpaCudnnEvent::backward_fallback);
   return Backward::forward_was_kiln;
+}
+
+std::string validate_offline(Dtype, const Shape&, const Shape&, const Shape&, float, bool, int) {
+  return status();
 }
 
 #else
@@ -261,8 +264,8 @@ cudnnHandle_t handle(gpu::DeviceStream& s) {
   }
   const cudnnStatus_t st = fe::detail::set_stream(h, reinterpret_cast<cudaStream_t>(s.handle()));
   if (st != CUDNN_STATUS_SUCCESS) {
-    throw std::runtime_error(msg(kOp, " cudnnSetStream failed: ",
-                                 fe::detail::get_error_string(st), " (", static_cast<int>(st), ")."));
+    throw std::runtime_error(msg(kOp, " cudnnSetStream failed: ", fe::detail::get_error_string(st),
+                                 " (", static_cast<int>(st), ")."));
   }
   return h;
 }
@@ -322,32 +325,62 @@ std::map<Key, Plan>& backward_cache() {
   return *c;
 }
 
-/** The forward's plan (training: it always writes the stats, the node's second output). */
+/** The forward graph (training: it always writes the stats, the node's second output). */
+void make_forward(fe::graph::Graph& g, Dtype d, float scale, bool causal, const Operand& q,
+                  const Operand& k, const Operand& v) {
+  const int64_t B = q.dim[0], Hq = q.dim[1], Lq = q.dim[2], Lk = k.dim[2], Dv = v.dim[3];
+  g.set_io_data_type(io_type(d))
+      .set_intermediate_data_type(fe::DataType_t::FLOAT)
+      .set_compute_data_type(fe::DataType_t::FLOAT);
+  auto Q = tensor(g, "Q", kQ, q.dim, q.stride);
+  auto K = tensor(g, "K", kK, k.dim, k.stride);
+  auto V = tensor(g, "V", kV, v.dim, v.stride);
+  auto attrs = fe::graph::SDPA_attributes()
+                   .set_name("kiln_sdpa")
+                   .set_generate_stats(true)
+                   .set_attn_scale(scale);
+  set_causal(attrs, causal, Lq, Lk);
+  auto [O, Stats] = g.sdpa(Q, K, V, attrs);
+  O->set_output(true)
+      .set_uid(kO)
+      .set_dim({B, Hq, Lq, Dv})
+      .set_stride(dense_strides({B, Hq, Lq, Dv}));
+  Stats->set_output(true)
+      .set_uid(kStats)
+      .set_data_type(fe::DataType_t::FLOAT)
+      .set_dim({B, Hq, Lq, 1})
+      .set_stride({Hq * Lq, Lq, 1, 1});
+}
+
+/** The backward graph: dq, dk, dv (dense) from q, k, v, the forward's dense O and stats, and
+ * dO. */
+void make_backward(fe::graph::Graph& g, Dtype d, float scale, bool causal, const Operand& q,
+                   const Operand& k, const Operand& v, const Operand& dout) {
+  const int64_t B = q.dim[0], Hq = q.dim[1], Lq = q.dim[2], Lk = k.dim[2], Dv = v.dim[3];
+  g.set_io_data_type(io_type(d))
+      .set_intermediate_data_type(fe::DataType_t::FLOAT)
+      .set_compute_data_type(fe::DataType_t::FLOAT);
+  auto Q = tensor(g, "Q", kQ, q.dim, q.stride);
+  auto K = tensor(g, "K", kK, k.dim, k.stride);
+  auto V = tensor(g, "V", kV, v.dim, v.stride);
+  auto O = tensor(g, "O", kO, {B, Hq, Lq, Dv}, dense_strides({B, Hq, Lq, Dv}));
+  auto dO = tensor(g, "dO", kDO, dout.dim, dout.stride);
+  auto Stats = tensor(g, "Stats", kStats, {B, Hq, Lq, 1}, {Hq * Lq, Lq, 1, 1});
+  Stats->set_data_type(fe::DataType_t::FLOAT);
+  auto attrs =
+      fe::graph::SDPA_backward_attributes().set_name("kiln_sdpa_backward").set_attn_scale(scale);
+  set_causal(attrs, causal, Lq, Lk);
+  auto [dQ, dK, dV] = g.sdpa_backward(Q, K, V, O, dO, Stats, attrs);
+  dQ->set_output(true).set_uid(kDQ).set_dim(q.dim).set_stride(dense_strides(q.dim));
+  dK->set_output(true).set_uid(kDK).set_dim(k.dim).set_stride(dense_strides(k.dim));
+  dV->set_output(true).set_uid(kDV).set_dim(v.dim).set_stride(dense_strides(v.dim));
+}
+
 const Plan& forward_plan(Dtype d, float scale, bool causal, const Operand& q, const Operand& k,
                          const Operand& v, cudnnHandle_t h, int device) {
   const Key key = common_key(device, d, scale, causal, q, k, v);
-  return plan(forward_cache(), key, h, "forward", [&](fe::graph::Graph& g) {
-    const int64_t B = q.dim[0], Hq = q.dim[1], Lq = q.dim[2], Lk = k.dim[2], Dv = v.dim[3];
-    g.set_io_data_type(io_type(d))
-        .set_intermediate_data_type(fe::DataType_t::FLOAT)
-        .set_compute_data_type(fe::DataType_t::FLOAT);
-    auto Q = tensor(g, "Q", kQ, q.dim, q.stride);
-    auto K = tensor(g, "K", kK, k.dim, k.stride);
-    auto V = tensor(g, "V", kV, v.dim, v.stride);
-    auto attrs = fe::graph::SDPA_attributes()
-                     .set_name("kiln_sdpa")
-                     .set_generate_stats(true)
-                     .set_attn_scale(scale);
-    set_causal(attrs, causal, Lq, Lk);
-    auto [O, Stats] = g.sdpa(Q, K, V, attrs);
-    O->set_output(true).set_uid(kO).set_dim({B, Hq, Lq, Dv}).set_stride(
-        dense_strides({B, Hq, Lq, Dv}));
-    Stats->set_output(true)
-        .set_uid(kStats)
-        .set_data_type(fe::DataType_t::FLOAT)
-        .set_dim({B, Hq, Lq, 1})
-        .set_stride({Hq * Lq, Lq, 1, 1});
-  });
+  return plan(forward_cache(), key, h, "forward",
+              [&](fe::graph::Graph& g) { make_forward(g, d, scale, causal, q, k, v); });
 }
 
 void* vp(CUdeviceptr p) {
@@ -420,24 +453,7 @@ Backward backward(const std::vector<array>& in, std::vector<array>& out, float s
   Key key = common_key(device, d, scale, causal, q, k, v);
   key.insert(key.end(), dout.stride.begin(), dout.stride.end());
   const Plan& p = plan(backward_cache(), key, h, "backward", [&](fe::graph::Graph& g) {
-    const int64_t B = q.dim[0], Hq = q.dim[1], Lq = q.dim[2], Lk = k.dim[2], Dv = v.dim[3];
-    g.set_io_data_type(io_type(d))
-        .set_intermediate_data_type(fe::DataType_t::FLOAT)
-        .set_compute_data_type(fe::DataType_t::FLOAT);
-    auto Q = tensor(g, "Q", kQ, q.dim, q.stride);
-    auto K = tensor(g, "K", kK, k.dim, k.stride);
-    auto V = tensor(g, "V", kV, v.dim, v.stride);
-    auto O = tensor(g, "O", kO, {B, Hq, Lq, Dv}, dense_strides({B, Hq, Lq, Dv}));
-    auto dO = tensor(g, "dO", kDO, dout.dim, dout.stride);
-    auto Stats = tensor(g, "Stats", kStats, {B, Hq, Lq, 1}, {Hq * Lq, Lq, 1, 1});
-    Stats->set_data_type(fe::DataType_t::FLOAT);
-    auto attrs = fe::graph::SDPA_backward_attributes().set_name("kiln_sdpa_backward").set_attn_scale(
-        scale);
-    set_causal(attrs, causal, Lq, Lk);
-    auto [dQ, dK, dV] = g.sdpa_backward(Q, K, V, O, dO, Stats, attrs);
-    dQ->set_output(true).set_uid(kDQ).set_dim(q.dim).set_stride(dense_strides(q.dim));
-    dK->set_output(true).set_uid(kDK).set_dim(k.dim).set_stride(dense_strides(k.dim));
-    dV->set_output(true).set_uid(kDV).set_dim(v.dim).set_stride(dense_strides(v.dim));
+    make_backward(g, d, scale, causal, q, k, v, dout);
   });
   if (!p.graph) {
     detail::count_sdpa_cudnn(detail::SdpaCudnnEvent::backward_fallback);
@@ -455,6 +471,33 @@ Backward backward(const std::vector<array>& in, std::vector<array>& out, float s
   execute(p, h, pack, s, "backward");
   detail::count_sdpa_cudnn(detail::SdpaCudnnEvent::backward);
   return Backward::served;
+}
+
+std::string validate_offline(Dtype d, const Shape& q, const Shape& k, const Shape& v, float scale,
+                             bool causal, int sm) {
+  if (!load_status().empty()) return load_status();
+  auto dense = [](const Shape& sh) {
+    Operand o{0, std::vector<int64_t>(sh.begin(), sh.end()), {}};
+    o.stride = dense_strides(o.dim);
+    return o;
+  };
+  const Operand oq = dense(q), ok = dense(k), ov = dense(v);
+  const Operand dout = dense({q[0], q[1], q[2], v[3]});
+  try {
+    fe::graph::Graph fwd;
+    fwd.set_sm_version(sm);
+    make_forward(fwd, d, scale, causal, oq, ok, ov);
+    fe::error_t e = fwd.validate();
+    if (e.is_bad()) return "forward: " + e.get_message();
+    fe::graph::Graph bwd;
+    bwd.set_sm_version(sm);
+    make_backward(bwd, d, scale, causal, oq, ok, ov, dout);
+    e = bwd.validate();
+    if (e.is_bad()) return "backward: " + e.get_message();
+  } catch (const std::exception& ex) {
+    return ex.what();
+  }
+  return "";
 }
 
 #endif  // KILN_SDPA_CUDNN

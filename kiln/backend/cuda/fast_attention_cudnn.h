@@ -41,4 +41,13 @@ enum class Backward {
 Backward backward(const std::vector<array>& in, std::vector<array>& out, float scale, bool causal,
                   gpu::DeviceStream& s);
 
+/**
+ * Builds the forward and backward graphs of a problem (dense q (B, H_q, L_q, D), k, v) for
+ * compute capability `sm` without a device and runs the frontend's validation: "" when it
+ * passes, else the frontend's message (or why the path cannot run). Lets machines without
+ * a GPU check the graphs kiln builds; cuDNN's own support check still needs the GPU.
+ */
+std::string validate_offline(Dtype d, const Shape& q, const Shape& k, const Shape& v, float scale,
+                             bool causal, int sm);
+
 }  // namespace kiln::fast::cudnn_sdpa
