@@ -250,24 +250,32 @@ std::mutex& mutex() {
   return m;
 }
 
-/** The cuDNN handle of `s`'s device, bound to `s`. Under mutex(). */
+/** The cuDNN handle of `s`'s device, bound to `s`; null when cudnnCreate fails there (kept:
+ * that device's nodes then run kiln's kernels, forward and backward alike). Under mutex(). */
 cudnnHandle_t handle(gpu::DeviceStream& s) {
-  static auto* handles = new std::map<int, cudnnHandle_t>();
-  cudnnHandle_t& h = (*handles)[s.context().index()];
-  if (!h) {
-    const cudnnStatus_t st = fe::detail::create_handle(&h);
+  struct Device {
+    cudnnHandle_t h = nullptr;
+    bool tried = false;
+  };
+  static auto* devices = new std::map<int, Device>();
+  Device& d = (*devices)[s.context().index()];
+  if (!d.tried) {
+    d.tried = true;
+    const cudnnStatus_t st = fe::detail::create_handle(&d.h);
     if (st != CUDNN_STATUS_SUCCESS) {
-      h = nullptr;
-      throw std::runtime_error(msg(kOp, " cudnnCreate failed: ", fe::detail::get_error_string(st),
-                                   " (", static_cast<int>(st), ")."));
+      d.h = nullptr;
+      std::cerr << kOp << " cudnnCreate failed on GPU " << s.context().index() << ": "
+                << fe::detail::get_error_string(st) << " (" << static_cast<int>(st)
+                << "); attention there runs on kiln's kernels" << std::endl;
     }
   }
-  const cudnnStatus_t st = fe::detail::set_stream(h, reinterpret_cast<cudaStream_t>(s.handle()));
+  if (!d.h) return nullptr;
+  const cudnnStatus_t st = fe::detail::set_stream(d.h, reinterpret_cast<cudaStream_t>(s.handle()));
   if (st != CUDNN_STATUS_SUCCESS) {
     throw std::runtime_error(msg(kOp, " cudnnSetStream failed: ", fe::detail::get_error_string(st),
                                  " (", static_cast<int>(st), ")."));
   }
-  return h;
+  return d.h;
 }
 
 std::string describe(const Key& k) {
@@ -390,7 +398,13 @@ void* vp(CUdeviceptr p) {
 void execute(const Plan& p, cudnnHandle_t h, std::unordered_map<int64_t, void*>& pack,
              gpu::DeviceStream& s, const char* what) {
   void* ws = p.workspace > 0 ? vp(gpu::scratch(static_cast<size_t>(p.workspace), s)) : nullptr;
-  fe::error_t e = p.graph->execute(h, pack, ws);
+  fe::error_t e;
+  try {
+    e = p.graph->execute(h, pack, ws);
+  } catch (const std::exception& ex) {
+    throw std::runtime_error(
+        msg(kOp, " cuDNN's fused attention ", what, " failed to run: ", ex.what()));
+  }
   if (e.is_bad()) {
     throw std::runtime_error(
         msg(kOp, " cuDNN's fused attention ", what, " failed to run: ", e.get_message()));
@@ -411,8 +425,12 @@ bool forward(const std::vector<array>& in, std::vector<array>& out, float scale,
   }
   std::lock_guard lk(mutex());
   s.context().make_current();
-  const Operand q = operand(in[0], s), k = operand(in[1], s), v = operand(in[2], s);
   cudnnHandle_t h = handle(s);
+  if (!h) {
+    detail::count_sdpa_cudnn(detail::SdpaCudnnEvent::forward_fallback);
+    return false;
+  }
+  const Operand q = operand(in[0], s), k = operand(in[1], s), v = operand(in[2], s);
   const Plan& p = forward_plan(in[0].dtype(), scale, causal, q, k, v, h, s.context().index());
   if (!p.graph) {
     detail::count_sdpa_cudnn(detail::SdpaCudnnEvent::forward_fallback);
@@ -439,8 +457,12 @@ Backward backward(const std::vector<array>& in, std::vector<array>& out, float s
   const size_t n = in.size();
   const Dtype d = in[0].dtype();
   const int device = s.context().index();
-  const Operand q = operand(in[0], s), k = operand(in[1], s), v = operand(in[2], s);
   cudnnHandle_t h = handle(s);
+  if (!h) {  // the forward could not have run cuDNN either
+    detail::count_sdpa_cudnn(detail::SdpaCudnnEvent::backward_fallback);
+    return Backward::forward_was_kiln;
+  }
+  const Operand q = operand(in[0], s), k = operand(in[1], s), v = operand(in[2], s);
   // The forward's decision for these inputs: its plan is cached (built now if the forward
   // ran in an earlier process state that never built it, with the same result).
   if (!forward_plan(d, scale, causal, q, k, v, h, device).graph) {
