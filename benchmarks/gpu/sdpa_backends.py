@@ -147,9 +147,7 @@ def main():
             out = kiln_fwd_bwd()
             kx.eval(out)
             after = kx.fast._sdpa_cudnn_counts()
-            ran = {
-                k_: after[k_] - before[k_] for k_ in ("forward", "backward")
-            }
+            ran = {k_: after[k_] - before[k_] for k_ in ("forward", "backward")}
             vals = [np.array(a.astype(kx.float32)) for a in out]
             if reference is None:
                 reference = vals
@@ -236,7 +234,12 @@ def main():
     text = "\n".join(lines) + "\n"
     print(text)
     save_results(
-        args.out_dir, "gpu-sdpa" + ("-quick" if args.quick else ""), name, date, report, text
+        args.out_dir,
+        "gpu-sdpa" + ("-quick" if args.quick else ""),
+        name,
+        date,
+        report,
+        text,
     )
 
 

@@ -57,7 +57,12 @@ def test_cpu_attention_ignores_the_switch(monkeypatch, rng, no_override):
     out = fast.scaled_dot_product_attention(q, q, q, scale=0.5, stream=mx.cpu)
     mx.eval(out)
     counts = fast._sdpa_cudnn_counts()
-    assert set(counts) == {"forward", "backward", "forward_fallbacks", "backward_fallbacks"}
+    assert set(counts) == {
+        "forward",
+        "backward",
+        "forward_fallbacks",
+        "backward_fallbacks",
+    }
     assert isinstance(fast._sdpa_cudnn_status(), str)
 
 
@@ -119,14 +124,18 @@ def test_cudnn_path_matches_float64(rng, no_override, dtype, causal, lengths):
     fast._set_sdpa_backend("cudnn")
     before = fast._sdpa_cudnn_counts()
     (out,), grads = mx.vjp(
-        lambda a, b, c: fast.scaled_dot_product_attention(a, b, c, scale=scale, mask=mask),
+        lambda a, b, c: fast.scaled_dot_product_attention(
+            a, b, c, scale=scale, mask=mask
+        ),
         [q, k, v],
         [g],
     )
     mx.eval(out, grads)
     after = fast._sdpa_cudnn_counts()
     assert after["forward"] - before["forward"] == 1, "the forward did not run on cuDNN"
-    assert after["backward"] - before["backward"] == 1, "the backward did not run on cuDNN"
+    assert (
+        after["backward"] - before["backward"] == 1
+    ), "the backward did not run on cuDNN"
     r_out, r_dq, r_dk, r_dv = ref_grads(nq, nk, nv, ng, scale, causal)
     tol = tolerance(dtype)
 
