@@ -103,7 +103,7 @@ std::pair<int64_t, int64_t> check_case(const Case& c, Dtype t, double out_tol = 
             ref_attention(a[0], a[1], a[2], scale, mode, std::nullopt, std::nullopt)};
       },
       {f64(q), f64(k), f64(v)}, {f64(g)});
-  const double to = out_tol > 0 ? out_tol : tol(t);
+  const double to = out_tol > 0 ? out_tol : (t == float32 ? 1e-4 : tol(t));
   const double r = grad_tol > 0 ? grad_tol : (t == float32 ? 2e-4 : 4 * tol(t));
   test::expect_allclose(o1[0], {c.B, c.Hq, c.Lq, c.D}, test::to_double(o2[0]), to);
   const Shape shapes[] = {q.shape(), k.shape(), v.shape()};
@@ -263,7 +263,8 @@ TEST(SdpaCudnn, NodeFlagFollowsTheSwitchAndTheProblem) {
   EXPECT_FALSE(flag(bfloat16, {2, 8, 300, 64}, {2, 2, 77, 64}, "causal"));  // L_q > L_k
   EXPECT_FALSE(flag(bfloat16, {1, 2, 9, 256}, {1, 2, 9, 256}, ""));         // D > 128
   EXPECT_FALSE(flag(bfloat16, {1, 2, 9, 36}, {1, 2, 9, 36}, ""));           // D % 8 != 0
-  EXPECT_FALSE(flag(bfloat16, {1, 2, 9, 64}, {1, 2, 9, 64}, "", test::random_array({9, 9}, bool_)));
+  EXPECT_FALSE(
+      flag(bfloat16, {1, 2, 9, 64}, {1, 2, 9, 64}, "", test::random_array({9, 9}, bool_, 0, 1.3)));
   EXPECT_FALSE(flag(bfloat16, {1, 2, 9, 64}, {1, 2, 9, 64}, "", std::nullopt, true));  // sinks
   {
     BackendScope a(fast::SdpaBackend::automatic);
@@ -301,7 +302,9 @@ TEST(SdpaCudnn, MultiQueryShortAndSingleRowCases) {
     // the results above must match; report which ran.
     std::cout << "[ sdpa     ] " << name(c, bfloat16) << ": forward on " << (f ? "cuDNN" : "kiln")
               << ", backward on " << (bw ? "cuDNN" : "kiln") << std::endl;
-    EXPECT_EQ(f, bw) << "the backward must follow the forward's path";
+    // cuDNN's backward only ever follows cuDNN's forward (a rejected backward after an
+    // accepted forward recomputes kiln's forward for kiln's backward: still right).
+    EXPECT_GE(f, bw) << "the backward ran cuDNN after kiln's forward";
   }
 }
 
