@@ -88,4 +88,33 @@ function(kiln_configure_cuda target)
     ${PROJECT_SOURCE_DIR}/kiln/backend/cuda/device/*.cuh)
   kiln_embed_files(${target}
     FUNCTION embedded_device_headers ROOT ${PROJECT_SOURCE_DIR} FILES ${device_headers})
+  kiln_cudnn_frontend(${target})
+endfunction()
+
+# cuDNN's fused attention (backend/cuda/fast_attention_cudnn.cpp) through the header-only
+# cudnn-frontend (PyPI's nvidia-cudnn-frontend wheel, whose include/ scripts/fetch-deps.sh
+# unpacks into build/deps/cudnn_frontend/include). Optional: without its headers (or with
+# KILN_CUDNN_FRONTEND=OFF) that path compiles out and kiln's attention kernels serve.
+option(KILN_CUDNN_FRONTEND "Use the cudnn-frontend headers when found (cuDNN attention)" ON)
+function(kiln_cudnn_frontend target)
+  if(NOT KILN_CUDNN_FRONTEND)
+    message(STATUS "kiln: cudnn-frontend off (KILN_CUDNN_FRONTEND=OFF): attention on kiln's kernels only")
+    return()
+  endif()
+  find_path(KILN_CUDNN_FRONTEND_INCLUDE_DIR cudnn_frontend.h
+    HINTS "${KILN_DEPS_PREFIX}/cudnn_frontend/include" "${PROJECT_SOURCE_DIR}/build/deps/cudnn_frontend/include"
+    NO_DEFAULT_PATH)
+  find_path(KILN_CUDNN_HEADER_DIR cudnn.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
+  if(KILN_CUDNN_FRONTEND_INCLUDE_DIR AND KILN_CUDNN_HEADER_DIR)
+    # On the one source that uses them (a change of headers rebuilds only it); -isystem keeps
+    # the frontend's warnings out of the build log.
+    set(src "${PROJECT_SOURCE_DIR}/kiln/backend/cuda/fast_attention_cudnn.cpp")
+    set_property(SOURCE "${src}" APPEND PROPERTY COMPILE_DEFINITIONS KILN_HAVE_CUDNN_FRONTEND=1)
+    set_property(SOURCE "${src}" APPEND PROPERTY COMPILE_OPTIONS
+                 "-isystem${KILN_CUDNN_FRONTEND_INCLUDE_DIR}" "-isystem${KILN_CUDNN_HEADER_DIR}")
+    message(STATUS "kiln: cudnn-frontend ${KILN_CUDNN_FRONTEND_INCLUDE_DIR} (cuDNN attention available)")
+  else()
+    message(STATUS "kiln: cudnn-frontend or cudnn.h not found: attention on kiln's kernels only "
+                   "(scripts/fetch-deps.sh fetches the frontend into build/deps)")
+  endif()
 endfunction()

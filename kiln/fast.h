@@ -257,11 +257,20 @@ array rope(const array& x, int dims, bool traditional, std::optional<float> base
  * NaN under an additive mask of -inf. sinks: None or (H_q,) logits, one per head, that join
  * each row's softmax normalization without a value (attention sinks, Xiao et al., 2023).
  *
+ * GPU implementation: KILN_SDPA_BACKEND (kiln/fast_sdpa_backend.h), read when the call is
+ * made: "kiln" (default) runs kiln's kernels; "cudnn" runs cuDNN's fused attention
+ * (cudnn-frontend's sdpa graphs) wherever it computes the call exactly (float16/bfloat16,
+ * head dims multiples of 8 up to 128, no mask or causal with L_q <= L_k, no array mask, no
+ * sinks) and kiln's kernels elsewhere or where cuDNN rejects the problem; "auto" is "cudnn"
+ * except decode-like calls (at most 16 query rows per key/value head). The gradient runs on
+ * the implementation its forward ran on.
+ *
  * Throws std::invalid_argument ("[scaled_dot_product_attention] ...") for inputs not 4-d,
  * batch sizes, head dims or key/value head counts that differ, H_q not a multiple of H_kv,
  * an unknown mask_mode, a causal mode with a mask array, a mask of more than 4 dimensions
  * or that does not broadcast, a mask or sinks dtype that does not promote to the output
- * dtype, sinks not of shape (H_q), and non-floating inputs.
+ * dtype, sinks not of shape (H_q), non-floating inputs, and (GPU streams) a
+ * KILN_SDPA_BACKEND other than kiln, cudnn or auto.
  */
 array scaled_dot_product_attention(const array& q, const array& k, const array& v, float scale,
                                    const std::string& mask_mode = "",

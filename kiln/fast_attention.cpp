@@ -4,6 +4,7 @@
 
 #include "kiln/fast.h"
 #include "kiln/fast_primitives.h"
+#include "kiln/fast_sdpa_backend.h"
 #include "kiln/ops.h"
 #include "kiln/utils.h"
 
@@ -58,6 +59,26 @@ ArrayFn sdpa_fallback(float scale, MaskKind mask_kind, bool has_sinks, Stream s)
 
 Dtype lse_dtype(Dtype out) {
   return out == float64 ? float64 : float32;
+}
+
+// Whether the node may run cuDNN's fused attention (kiln/fast_sdpa_backend.h): a GPU stream,
+// the switch, and a problem cuDNN computes exactly as kiln defines it. cuDNN's bottom-right
+// causal band leaves queries with no key when L_q > L_k, where kiln gives the mean of v: not
+// taken. The eval still falls back to kiln's kernels where cuDNN rejects the graph.
+bool wants_cudnn(Stream s, Dtype t, const Shape& q, const Shape& k, const Shape& v,
+                 MaskKind kind, bool has_sinks) {
+  if (s.device.type != Device::gpu) return false;
+  const SdpaBackend b = sdpa_backend();
+  if (b == SdpaBackend::kiln) return false;
+  if (t != float16 && t != bfloat16) return false;
+  if (has_sinks || (kind != MaskKind::none && kind != MaskKind::causal)) return false;
+  const int B = q[0], Hq = q[1], Lq = q[2], D = q[3], Hk = k[1], Lk = k[2], Dv = v[3];
+  if (B == 0 || Hq == 0 || Lq == 0 || Lk == 0) return false;
+  if (D % 8 != 0 || Dv % 8 != 0 || D > 128 || Dv > 128) return false;
+  if (kind == MaskKind::causal && Lq > Lk) return false;
+  // auto: decode-like calls stay on kiln's decode kernels (few rows per key/value head).
+  if (b == SdpaBackend::automatic && (Hq / Hk) * Lq <= 16) return false;
+  return true;
 }
 
 }  // namespace
@@ -154,15 +175,18 @@ array scaled_dot_product_attention(const array& queries, const array& keys, cons
   }
 
   const bool has_sinks = sinks.has_value();
+  const bool cudnn = wants_cudnn(s, final_type, queries.shape(), keys.shape(), values.shape(),
+                                 kind, has_sinks);
   auto prim = std::make_shared<ScaledDotProductAttention>(
-      s, sdpa_fallback(scale, kind, has_sinks, s), scale, kind, has_sinks);
+      s, sdpa_fallback(scale, kind, has_sinks, s), scale, kind, has_sinks, cudnn);
   return array::make_arrays({Shape{B, Hq, Lq, values.shape(3)}, Shape{B, Hq, Lq}},
                             {final_type, lse_dtype(final_type)}, prim, inputs)[0];
 }
 
 bool ScaledDotProductAttention::is_equivalent(const Primitive& other) const {
   auto* o = dynamic_cast<const ScaledDotProductAttention*>(&other);
-  return o && o->scale_ == scale_ && o->mask_ == mask_ && o->has_sinks_ == has_sinks_;
+  return o && o->scale_ == scale_ && o->mask_ == mask_ && o->has_sinks_ == has_sinks_ &&
+         o->cudnn_ == cudnn_;
 }
 
 std::vector<Shape> ScaledDotProductAttention::output_shapes(const std::vector<array>& inputs) {
@@ -209,7 +233,7 @@ std::vector<array> ScaledDotProductAttention::vjp(const std::vector<array>& prim
   in.push_back(cotangents[0]);
   auto grads = array::make_arrays(shapes, dtypes,
                                   std::make_shared<ScaledDotProductAttentionVJP>(
-                                      stream(), grad_fallback, scale_, mask_, has_sinks_),
+                                      stream(), grad_fallback, scale_, mask_, has_sinks_, cudnn_),
                                   in);
   std::vector<array> r;
   for (int a : argnums) {
@@ -226,7 +250,8 @@ std::vector<array> ScaledDotProductAttention::vjp(const std::vector<array>& prim
 
 bool ScaledDotProductAttentionVJP::is_equivalent(const Primitive& other) const {
   auto* o = dynamic_cast<const ScaledDotProductAttentionVJP*>(&other);
-  return o && o->scale_ == scale_ && o->mask_ == mask_ && o->has_sinks_ == has_sinks_;
+  return o && o->scale_ == scale_ && o->mask_ == mask_ && o->has_sinks_ == has_sinks_ &&
+         o->cudnn_ == cudnn_;
 }
 
 std::vector<Shape> ScaledDotProductAttentionVJP::output_shapes(const std::vector<array>& inputs) {

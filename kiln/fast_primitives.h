@@ -146,8 +146,16 @@ enum class MaskKind { none, causal, boolean, additive };
  */
 class ScaledDotProductAttention : public Custom {
  public:
-  ScaledDotProductAttention(Stream s, ArrayFn fallback, float scale, MaskKind mask, bool has_sinks)
-      : Custom(s, std::move(fallback)), scale_(scale), mask_(mask), has_sinks_(has_sinks) {}
+  /** `cudnn`: the GPU eval may run cuDNN's fused attention (KILN_SDPA_BACKEND when the node
+   * was built, and a problem cuDNN can compute exactly); its logsumexp output then holds
+   * cuDNN's softmax stats, which only the cuDNN backward reads (the vjp node inherits it). */
+  ScaledDotProductAttention(Stream s, ArrayFn fallback, float scale, MaskKind mask, bool has_sinks,
+                            bool cudnn = false)
+      : Custom(s, std::move(fallback)),
+        scale_(scale),
+        mask_(mask),
+        has_sinks_(has_sinks),
+        cudnn_(cudnn) {}
   KILN_FAST_PRIMITIVE(ScaledDotProductAttention)
   std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
                          const std::vector<int>& argnums,
@@ -155,11 +163,13 @@ class ScaledDotProductAttention : public Custom {
   float scale() const { return scale_; }
   MaskKind mask() const { return mask_; }
   bool has_sinks() const { return has_sinks_; }
+  bool cudnn() const { return cudnn_; }
 
  private:
   float scale_;
   MaskKind mask_;
   bool has_sinks_;
+  bool cudnn_;
 };
 
 /**
@@ -169,18 +179,26 @@ class ScaledDotProductAttention : public Custom {
  */
 class ScaledDotProductAttentionVJP : public Custom {
  public:
+  /** `cudnn`: the forward node's flag; the GPU eval runs cuDNN's backward exactly when the
+   * forward ran cuDNN (whose stats it then reads), else kiln's kernels. */
   ScaledDotProductAttentionVJP(Stream s, ArrayFn fallback, float scale, MaskKind mask,
-                               bool has_sinks)
-      : Custom(s, std::move(fallback)), scale_(scale), mask_(mask), has_sinks_(has_sinks) {}
+                               bool has_sinks, bool cudnn = false)
+      : Custom(s, std::move(fallback)),
+        scale_(scale),
+        mask_(mask),
+        has_sinks_(has_sinks),
+        cudnn_(cudnn) {}
   KILN_FAST_PRIMITIVE(ScaledDotProductAttentionVJP)
   float scale() const { return scale_; }
   MaskKind mask() const { return mask_; }
   bool has_sinks() const { return has_sinks_; }
+  bool cudnn() const { return cudnn_; }
 
  private:
   float scale_;
   MaskKind mask_;
   bool has_sinks_;
+  bool cudnn_;
 };
 
 /** cross_entropy. Inputs: logits (..., C), targets (int32, ...). Outputs: the loss and the

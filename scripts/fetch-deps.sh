@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fetches the Debian/Ubuntu packages of kiln's build-time libraries that a machine without
 # network may lack (nlohmann-json's headers, zlib's headers and library, KISS FFT), and unpacks them
-# into build/deps/ (or $1), which CMake searches after the system (KILN_DEPS_PREFIX).
+# into build/deps/ (or $1), which CMake searches after the system (KILN_DEPS_PREFIX); then
+# cudnn-frontend's headers (scripts/fetch-cudnn-frontend.sh; optional: a failure only warns).
 # Run it on a machine with network and the same distribution family; carry build/deps over.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,4 +30,6 @@ test -f "$dest/usr/include/nlohmann/json.hpp" && test -f "$dest/usr/include/zlib
   log "the unpacked packages lack nlohmann/json.hpp or zlib.h"
   exit 1
 }
+scripts/fetch-cudnn-frontend.sh "$dest" ||
+  log "cudnn-frontend's headers were not fetched: the CUDA build will use kiln's attention kernels only"
 log "done: configure with -DKILN_DEPS_PREFIX=$dest (the default when it is the project's build/deps)"

@@ -135,4 +135,11 @@ if [[ $PY == "$PWD/.venv/bin/python" ]]; then
     fi
   done
 fi
+# cuDNN's fused attention (optional): cudnn-frontend's headers under build/deps, fetched once
+# where cudnn.h is installed and they are missing (a machine without network only warns).
+if [[ -f /usr/local/cuda/include/cudnn.h || -f /usr/include/cudnn.h ]] &&
+  [[ ! -f build/deps/cudnn_frontend/include/cudnn_frontend.h ]]; then
+  scripts/fetch-cudnn-frontend.sh >&2 ||
+    log "optional: scripts/fetch-cudnn-frontend.sh (cuDNN attention; kiln's kernels serve without it)"
+fi
 echo "$PY"

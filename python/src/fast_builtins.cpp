@@ -6,6 +6,7 @@
 
 #include "bindings.h"
 #include "kiln/fast.h"
+#include "kiln/fast_sdpa_backend.h"
 #include "kiln/utils.h"
 
 namespace kiln::python {
@@ -128,7 +129,43 @@ Args:
 
 Returns:
     array: The output array ``[B, N_q, T_q, D_v]``.
+
+On the GPU, the environment variable ``KILN_SDPA_BACKEND`` picks the implementation when
+the call is made: ``kiln`` (the default: kiln's kernels), ``cudnn`` (cuDNN's fused
+attention wherever it computes the call exactly: float16 or bfloat16, head dims multiples
+of 8 up to 128, no mask or ``"causal"`` with ``T_q <= T_kv``, no array mask, no sinks; kiln's
+kernels elsewhere and where cuDNN rejects the problem) or ``auto`` (as ``cudnn``, but calls
+with at most 16 query rows per key/value head stay on kiln's decode kernels). Any other
+value raises ``ValueError``. The gradient follows the forward's implementation.
 )doc");
+
+  // Internal: the backend switch and what ran, for tests and benchmarks.
+  f.def(
+      "_sdpa_backend", [] { return std::string(fast::sdpa_backend_name(fast::sdpa_backend())); },
+      "The attention backend new GPU nodes take: 'kiln', 'cudnn' or 'auto' (internal).");
+  f.def(
+      "_set_sdpa_backend",
+      [](const std::optional<std::string>& name) {
+        fast::set_sdpa_backend(name ? std::optional(fast::parse_sdpa_backend(*name))
+                                    : std::nullopt);
+      },
+      py::arg("name").none(true),
+      "Overrides KILN_SDPA_BACKEND ('kiln', 'cudnn', 'auto'; None restores it) (internal).");
+  f.def(
+      "_sdpa_cudnn_counts",
+      [] {
+        const auto c = fast::sdpa_cudnn_counts();
+        py::dict d;
+        d["forward"] = c.forward;
+        d["backward"] = c.backward;
+        d["forward_fallbacks"] = c.forward_fallbacks;
+        d["backward_fallbacks"] = c.backward_fallbacks;
+        return d;
+      },
+      "How often the cuDNN attention path ran, and fell back to kiln's kernels (internal).");
+  f.def(
+      "_sdpa_cudnn_status", [] { return fast::sdpa_cudnn_status(); },
+      "'' when the cuDNN attention path can run here, else why not (internal).");
 
   f.def(
       "cross_entropy",

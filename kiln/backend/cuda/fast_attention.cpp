@@ -2,7 +2,9 @@
 // device/attention/flash_fwd.cuh (tensor cores: bfloat16 and float16, head dims 64, 80,
 // 96, 128 and 256), device/attention/decode.cuh (few rows per key/value head against long
 // contexts), device/attention/simple.cuh (everything else, the decode path with its
-// split-key launches, and the backward), device/attention/common.cuh.
+// split-key launches, and the backward), device/attention/common.cuh. Nodes built with the
+// cuDNN backend (KILN_SDPA_BACKEND, kiln/fast_sdpa_backend.h) try cuDNN's fused attention
+// first (fast_attention_cudnn.cpp) and come here where cuDNN does not serve them.
 //
 // The forward picks: a key/value group of at most 16 query rows (decode: few queries times
 // the heads sharing a key/value head) goes to simple_fwd, which reads k and v once for the
@@ -10,6 +12,7 @@
 // else simple_fwd.
 #include "kiln/backend/cuda/allocator.h"
 #include "kiln/backend/cuda/context.h"
+#include "kiln/backend/cuda/fast_attention_cudnn.h"
 #include "kiln/backend/cuda/fast_common.h"
 #include "kiln/fast_primitives.h"
 #include "kiln/utils.h"
@@ -277,13 +280,10 @@ void simple_backward(const gpu::Module& mod, Dtype d, const AttnArgs& a, const O
   }
 }
 
-}  // namespace
-
-void ScaledDotProductAttention::eval_gpu(const std::vector<array>& inputs,
-                                         std::vector<array>& outputs) {
-  auto& s = gpu::device_stream(stream());
-  for (auto& o : outputs) o.set_data(gpu::new_device_storage(o.nbytes(), s));
-  if (outputs[0].size() == 0) return;
+/** kiln's forward kernels: the attention of `inputs` (q, k, v, [mask], [sinks]) into `out`
+ * and each row's logsumexp into `lse` (dense buffers). */
+void kiln_forward(const std::vector<array>& inputs, CUdeviceptr out, CUdeviceptr lse,
+                  float scale_, MaskKind mask_, bool has_sinks_, gpu::DeviceStream& s) {
   const Dtype d = inputs[0].dtype();
   const int D = inputs[0].shape(3), Dv = inputs[2].shape(3);
   check_supported(d, D, Dv);
@@ -291,7 +291,6 @@ void ScaledDotProductAttention::eval_gpu(const std::vector<array>& inputs,
   AttnArgs a = make_args(inputs, q, k, v, scale_, mask_, has_sinks_);
   const CUdeviceptr mask = mask_ptr(inputs, mask_);
   const CUdeviceptr sinks = has_sinks_ ? gpu::fast::dense_address(inputs.back(), s) : 0;
-  const CUdeviceptr out = gpu::device_address(outputs[0]), lse = gpu::device_address(outputs[1]);
   const int group_rows = a.R * a.Lq;
 
   const bool flash =
@@ -382,10 +381,11 @@ void ScaledDotProductAttention::eval_gpu(const std::vector<array>& inputs,
   }
 }
 
-void ScaledDotProductAttentionVJP::eval_gpu(const std::vector<array>& inputs,
-                                            std::vector<array>& outputs) {
-  auto& s = gpu::device_stream(stream());
-  for (auto& o : outputs) o.set_data(gpu::new_device_storage(o.nbytes(), s));
+/** kiln's backward kernels. `inputs`: the VJP node's (primals, out, lse, dout); `o` and `lse`:
+ * dense buffers of kiln's forward for those primals. */
+void kiln_backward(const std::vector<array>& inputs, CUdeviceptr o, CUdeviceptr lse,
+                   std::vector<array>& outputs, float scale_, MaskKind mask_, bool has_sinks_,
+                   gpu::DeviceStream& s) {
   const size_t np = inputs.size() - 3;  // the primals; then out, lse, dout
   const std::vector<array> primals(inputs.begin(), inputs.begin() + np);
   const Dtype d = inputs[0].dtype();
@@ -395,8 +395,6 @@ void ScaledDotProductAttentionVJP::eval_gpu(const std::vector<array>& inputs,
   const Operand q = operand(inputs[0], s), k = operand(inputs[1], s), v = operand(inputs[2], s);
   AttnArgs a = make_args(primals, q, k, v, scale_, mask_, has_sinks_);
   const CUdeviceptr mask = mask_ptr(primals, mask_);
-  const CUdeviceptr o = gpu::fast::dense_address(inputs[np], s);
-  const CUdeviceptr lse = gpu::fast::dense_address(inputs[np + 1], s);
   const CUdeviceptr dout = gpu::fast::dense_address(inputs[np + 2], s);
   const size_t acc = d == float64 ? 8 : 4;
   const int64_t rows = static_cast<int64_t>(a.B) * a.Hq * a.Lq;
@@ -438,6 +436,44 @@ void ScaledDotProductAttentionVJP::eval_gpu(const std::vector<array>& inputs,
     gpu::launch_kernel(mod.function(sinks_name(d)), {static_cast<uint32_t>(a.Hq), 1, 1}, {32}, 0, s,
                        sinks, lse, drow, gpu::device_address(outputs[3]), B, Hq, Lq);
   }
+}
+
+}  // namespace
+
+void ScaledDotProductAttention::eval_gpu(const std::vector<array>& inputs,
+                                         std::vector<array>& outputs) {
+  auto& s = gpu::device_stream(stream());
+  for (auto& o : outputs) o.set_data(gpu::new_device_storage(o.nbytes(), s));
+  if (outputs[0].size() == 0) return;
+  if (cudnn_ && cudnn_sdpa::forward(inputs, outputs, scale_, mask_ == MaskKind::causal, s)) return;
+  kiln_forward(inputs, gpu::device_address(outputs[0]), gpu::device_address(outputs[1]), scale_,
+               mask_, has_sinks_, s);
+}
+
+void ScaledDotProductAttentionVJP::eval_gpu(const std::vector<array>& inputs,
+                                            std::vector<array>& outputs) {
+  auto& s = gpu::device_stream(stream());
+  for (auto& o : outputs) o.set_data(gpu::new_device_storage(o.nbytes(), s));
+  const size_t np = inputs.size() - 3;  // the primals; then out, lse, dout
+  if (cudnn_) {
+    switch (cudnn_sdpa::backward(inputs, outputs, scale_, mask_ == MaskKind::causal, s)) {
+      case cudnn_sdpa::Backward::served:
+        return;
+      case cudnn_sdpa::Backward::forward_was_kiln:
+        break;
+      case cudnn_sdpa::Backward::rejected: {
+        // The saved out and stats are cuDNN's: recompute kiln's own for kiln's backward.
+        const std::vector<array> primals(inputs.begin(), inputs.begin() + np);
+        const CUdeviceptr o = gpu::scratch(std::max<size_t>(inputs[np].nbytes(), 1), s);
+        const CUdeviceptr lse = gpu::scratch(std::max<size_t>(inputs[np + 1].nbytes(), 1), s);
+        kiln_forward(primals, o, lse, scale_, mask_, has_sinks_, s);
+        kiln_backward(inputs, o, lse, outputs, scale_, mask_, has_sinks_, s);
+        return;
+      }
+    }
+  }
+  kiln_backward(inputs, gpu::fast::dense_address(inputs[np], s),
+                gpu::fast::dense_address(inputs[np + 1], s), outputs, scale_, mask_, has_sinks_, s);
 }
 
 KILN_GPU_MODULE_CATALOG(fast_attention, [](const gpu::ModuleSink& sink) {
