@@ -21,6 +21,7 @@
 #include <random>
 
 #include "kiln/backend/cpu/kernel_runtime/compiled_kernel.h"
+#include "kiln/backend/cpu/threading.h"
 #include "kiln/backend/gpu.h"
 #include "kiln/fast.h"
 #include "test_utils.h"
@@ -583,6 +584,45 @@ TEST(CustomKernelCpuErrors, DeadlockAtABarrierTimesOut) {
   EXPECT_EQ(sums[0], std::accumulate(xs.begin(), xs.begin() + 1024, 0));
 }
 
+// Under ThreadSanitizer the kernels are instrumented and each GPU thread's fiber is a TSan
+// fiber: blocks that write one element without atomics race, in the block loop and in fiber
+// mode (blocks on different OS threads), and TSan must say so. A fresh process (threadsafe
+// death test) with halt_on_error: TSan exits with 66 after its report.
+bool thread_sanitizer() {
+#if defined(__SANITIZE_THREAD__)
+  return true;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+  return true;
+#endif
+#endif
+  return false;
+}
+
+TEST(CustomKernelCpuErrors, ThreadSanitizerSeesARaceBetweenBlocks) {
+  if (!thread_sanitizer()) GTEST_SKIP() << "a ThreadSanitizer build's test";
+  if (cpu::num_threads() < 2) GTEST_SKIP() << "one CPU thread: blocks never overlap";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  ScopedEnv tsan("TSAN_OPTIONS", "halt_on_error=1");
+  for (const bool fibers : {false, true}) {
+    auto k =
+        fast::cuda_kernel(fibers ? "cpu_race_fibers" : "cpu_race_plain", {"x"}, {"out"},
+                          std::string(fibers ? "__syncthreads();\n" : "") +
+                              // Enough work per block that both OS threads take blocks.
+                              "int acc = 0;\n"
+                              "for (int i = 0; i < 1000; ++i) acc += ((volatile const int*)x)[0];\n"
+                              "out[0] = acc + int(blockIdx.x);");
+    EXPECT_EXIT(
+        {
+          k({ints({1})}, {{1}}, {int32}, d1(64 * 1024), d1(64), {}, std::nullopt, false, kCpu)[0]
+              .eval();
+          std::exit(0);
+        },
+        testing::ExitedWithCode(66), "ThreadSanitizer: data race")
+        << (fibers ? "fiber mode" : "block loop");
+  }
+}
+
 // ---------------------------------------------------------------- disk cache
 
 // Points the disk cache at a fresh private directory (a child process started by a test
@@ -630,8 +670,9 @@ TEST_F(CustomKernelCpuCache, SecondProcessLoadsFromDisk) {
   ASSERT_EQ(stat(dir_.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u) << "the cache directory is private";
 
-  pid_t pid = test::spawn_self("CustomKernelCpuCache.ChildLoadsFromDisk",
-                         {"KILN_TEST_CPU_CACHE_TAG=" + tag, "KILN_TEST_CPU_CACHE_DIR=" + dir_});
+  pid_t pid =
+      test::spawn_self("CustomKernelCpuCache.ChildLoadsFromDisk",
+                       {"KILN_TEST_CPU_CACHE_TAG=" + tag, "KILN_TEST_CPU_CACHE_DIR=" + dir_});
   ASSERT_GT(pid, 0);
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);

@@ -19,6 +19,14 @@
 
 extern char** environ;
 
+#if defined(__SANITIZE_THREAD__)
+#define KILN_TSAN_KERNELS 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define KILN_TSAN_KERNELS 1
+#endif
+#endif
+
 namespace kiln::kernels {
 
 namespace {
@@ -163,6 +171,13 @@ HostCompiler host_compiler() {
     no_compiler("'" + cc.command[0] + " --version' failed (exit status " +
                 std::to_string(r.status) + "): " + r.output.substr(0, 200));
   }
+#if KILN_TSAN_KERNELS
+  // Kernels run on kiln's threads and read and write its buffers: uninstrumented, their
+  // accesses are invisible to ThreadSanitizer. The flag is part of the command, so of the
+  // identity and every cache key: a TSan build never loads a normal build's objects, nor the
+  // reverse. The host compiler must be the one that built kiln (GCC links its own libtsan).
+  cc.command.push_back("-fsanitize=thread");
+#endif
   // The command and the version line: a different compiler, or an upgrade, is a new key.
   for (const auto& w : cc.command) cc.identity += w + " ";
   cc.identity += r.output.substr(0, r.output.find('\n'));

@@ -16,6 +16,17 @@
 #include <ucontext.h>
 #endif
 
+#if defined(__SANITIZE_THREAD__)
+#define KILN_TSAN_FIBERS 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define KILN_TSAN_FIBERS 1
+#endif
+#endif
+#if KILN_TSAN_FIBERS
+#include <sanitizer/tsan_interface.h>
+#endif
+
 namespace kiln::cpu_rt {
 
 namespace {
@@ -40,6 +51,35 @@ void* map_stack(size_t stack_bytes, size_t& mapped) {
   return p;
 }
 
+// ThreadSanitizer keeps a shadow call stack, a clock and held locks per thread: told of
+// every switch, it gives each fiber its own (a switch synchronizes the two fibers, as it
+// does on the CPU). Untold, it sees one thread's stack jump between fibers, and the
+// fiber's frames and accesses mix with the OS thread's. No-ops in other builds.
+#if KILN_TSAN_FIBERS
+void* tsan_current() {
+  return __tsan_get_current_fiber();
+}
+void* tsan_create() {
+  return __tsan_create_fiber(0);
+}
+void tsan_destroy(void* f) {
+  if (f) __tsan_destroy_fiber(f);
+}
+// Immediately before the switch itself: no instrumented code may run in between.
+void tsan_switch(void* to) {
+  __tsan_switch_to_fiber(to, 0);
+}
+#else
+void* tsan_current() {
+  return nullptr;
+}
+void* tsan_create() {
+  return nullptr;
+}
+void tsan_destroy(void*) {}
+void tsan_switch(void*) {}
+#endif
+
 }  // namespace
 
 #if KILN_HAVE_BOOST_CONTEXT
@@ -52,6 +92,8 @@ namespace fctx = boost::context::detail;
 struct Fiber::Impl {
   fctx::fcontext_t ctx = nullptr;    // where this fiber continues, while it does not run
   fctx::fcontext_t* home = nullptr;  // while it runs: where resume()'s caller continues
+  void* tsan = nullptr;              // ThreadSanitizer's fiber (null in other builds)
+  void* tsan_home = nullptr;         // ... and resume()'s caller's
 
   // Every jump passes the address where the side that jumps away is to be kept; the side
   // that wakes up stores it there (null: the side that jumped has ended).
@@ -61,8 +103,10 @@ struct Fiber::Impl {
 
   static void entry(fctx::transfer_t t) {
     auto* self = static_cast<Fiber*>(t.data);
+    tsan_switch(self->impl_->tsan_home);
     land(fctx::jump_fcontext(t.fctx, nullptr));  // back to the constructor, until first use
     loop(self);
+    tsan_switch(self->impl_->tsan_home);
     fctx::jump_fcontext(*self->impl_->home, nullptr);  // for good: the destructor unmaps
   }
 };
@@ -70,23 +114,31 @@ struct Fiber::Impl {
 Fiber::Fiber(size_t stack_bytes) {
   stack_ = map_stack(stack_bytes, mapped_);
   impl_ = new Impl;
+  impl_->tsan = tsan_create();
+  impl_->tsan_home = tsan_current();
   fctx::fcontext_t c = fctx::make_fcontext(static_cast<char*>(stack_) + mapped_,
                                            mapped_ - page_size(), &Impl::entry);
+  tsan_switch(impl_->tsan);
   impl_->ctx = fctx::jump_fcontext(c, this).fctx;  // the fiber learns its Fiber*
 }
 
 void Fiber::resume() {
   fctx::fcontext_t home = nullptr;
   impl_->home = &home;
+  impl_->tsan_home = tsan_current();
+  tsan_switch(impl_->tsan);
   Impl::land(fctx::jump_fcontext(impl_->ctx, &home));
 }
 
 void Fiber::switch_to(Fiber& next) {
   next.impl_->home = impl_->home;
+  next.impl_->tsan_home = impl_->tsan_home;
+  tsan_switch(next.impl_->tsan);
   Impl::land(fctx::jump_fcontext(next.impl_->ctx, &impl_->ctx));
 }
 
 void Fiber::suspend() {
+  tsan_switch(impl_->tsan_home);
   Impl::land(fctx::jump_fcontext(*impl_->home, &impl_->ctx));
 }
 
@@ -99,6 +151,8 @@ const char* Fiber::implementation() {
 struct Fiber::Impl {
   ucontext_t ctx;
   ucontext_t* home = nullptr;  // while it runs: where resume()'s caller continues
+  void* tsan = nullptr;        // ThreadSanitizer's fiber (null in other builds)
+  void* tsan_home = nullptr;   // ... and resume()'s caller's
 };
 
 namespace {
@@ -110,6 +164,7 @@ thread_local Fiber* starting_fiber = nullptr;
 Fiber::Fiber(size_t stack_bytes) {
   stack_ = map_stack(stack_bytes, mapped_);
   impl_ = new Impl;
+  impl_->tsan = tsan_create();
   getcontext(&impl_->ctx);
   impl_->ctx.uc_stack.ss_sp = static_cast<char*>(stack_) + page_size();
   impl_->ctx.uc_stack.ss_size = mapped_ - page_size();
@@ -118,6 +173,7 @@ Fiber::Fiber(size_t stack_bytes) {
     Fiber* self = starting_fiber;
     self->suspend();  // back to the constructor, until first use
     loop(self);
+    tsan_switch(self->impl_->tsan_home);
     setcontext(self->impl_->home);  // for good (uc_link is null: never return)
   }),
               0);
@@ -128,15 +184,20 @@ Fiber::Fiber(size_t stack_bytes) {
 void Fiber::resume() {
   ucontext_t home;
   impl_->home = &home;
+  impl_->tsan_home = tsan_current();
+  tsan_switch(impl_->tsan);
   swapcontext(&home, &impl_->ctx);
 }
 
 void Fiber::switch_to(Fiber& next) {
   next.impl_->home = impl_->home;
+  next.impl_->tsan_home = impl_->tsan_home;
+  tsan_switch(next.impl_->tsan);
   swapcontext(&impl_->ctx, &next.impl_->ctx);
 }
 
 void Fiber::suspend() {
+  tsan_switch(impl_->tsan_home);
   swapcontext(&impl_->ctx, impl_->home);
 }
 
@@ -150,15 +211,25 @@ Fiber::~Fiber() {
   if (!impl_) return;  // abandoned
   stop_ = true;
   resume();  // its last work returns, and loop() ends
+  tsan_destroy(impl_->tsan);
   delete impl_;
   munmap(stack_, mapped_);
 }
 
 void Fiber::abandon(std::unique_ptr<Fiber> fiber) {
   // Nothing may resume it: its stack goes without running what is on it.
+  tsan_destroy(fiber->impl_->tsan);
   delete fiber->impl_;
   fiber->impl_ = nullptr;
   munmap(fiber->stack_, fiber->mapped_);
+}
+
+void* Fiber::sanitizer_context() {
+  return tsan_current();
+}
+
+void Fiber::sanitizer_jump_to(void* context) {
+  tsan_switch(context);
 }
 
 void Fiber::assign(Fn fn, void* arg) {

@@ -45,6 +45,14 @@ class __attribute__((visibility("hidden"))) Fiber {
    * jump out of it): nothing on its stack runs again and the stack is released. */
   static void abandon(std::unique_ptr<Fiber> fiber);
 
+  /** ThreadSanitizer's context of the caller (a fiber or the OS thread itself); null in other
+   * builds. For sanitizer_jump_to(). */
+  static void* sanitizer_context();
+  /** Tells ThreadSanitizer that the running fiber leaves for `context` (taken earlier with
+   * sanitizer_context() on this OS thread) by a non-local jump: call it immediately before
+   * the siglongjmp, whose record TSan looks up in the context it jumps to. */
+  static void sanitizer_jump_to(void* context);
+
   /** The switching library in use, for messages and benchmarks: "boost.context" or
    * "ucontext". */
   __attribute__((visibility("default"))) static const char* implementation();

@@ -76,6 +76,7 @@ void work_fibers(LaunchState& ls) {
     return;
   }
   w.launch.store(&ls);
+  w.escape_context = Fiber::sanitizer_context();
   if (sigsetjmp(w.escape, 1) != 0) {
     w.escape_armed.store(false);
     runner->abandon();

@@ -53,8 +53,9 @@ struct Worker {
   // Threads in the block it runs: the watchdog reads this, not running->block_dim, which
   // the next block rewrites (and a larger block reallocates) while the watchdog looks.
   std::atomic<uint32_t> block_threads{0};
-  std::atomic<int> waiting{0};  // threads of the block parked at a barrier/warp op
-  sigjmp_buf escape;            // where a stuck fiber is abandoned to
+  std::atomic<int> waiting{0};     // threads of the block parked at a barrier/warp op
+  sigjmp_buf escape;               // where a stuck fiber is abandoned to
+  void* escape_context = nullptr;  // ThreadSanitizer's context there (Fiber::sanitizer_context)
   std::atomic<bool> escape_armed{false};
   // Watchdog's own bookkeeping.
   const LaunchState* seen_launch = nullptr;

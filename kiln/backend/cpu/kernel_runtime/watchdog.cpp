@@ -41,14 +41,30 @@ Registry& registry() {
 
 thread_local Worker* tls_worker = nullptr;
 
+#if defined(__SANITIZE_THREAD__)
+#define KILN_TSAN_SIGNALS 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define KILN_TSAN_SIGNALS 1
+#endif
+#endif
+
 int abort_signal() {
+#if KILN_TSAN_SIGNALS
+  // ThreadSanitizer defers an asynchronous signal until the thread enters one of its
+  // interceptors, which a kernel spinning in a loop never does (the launch hung); it runs the
+  // handler of a synchronous one (SIGSYS among them) at once.
+  return SIGSYS;
+#else
   return SIGRTMAX - 7;
+#endif
 }
 
 void on_abort_signal(int) {
   Worker* w = tls_worker;
   if (w && w->escape_armed.load() && w->in_fiber.load()) {
     w->in_fiber.store(false);
+    Fiber::sanitizer_jump_to(w->escape_context);
     siglongjmp(w->escape, 1);
   }
 }
