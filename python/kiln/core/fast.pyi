@@ -64,6 +64,22 @@ class CustomKernel:
     @property
     def name(self) -> str:
         ...
+def _sdpa_backend() -> str:
+    """
+    The attention backend new GPU nodes take: 'kiln', 'cudnn' or 'auto' (internal).
+    """
+def _sdpa_cudnn_counts() -> dict:
+    """
+    How often the cuDNN attention path ran, and fell back to kiln's kernels (internal).
+    """
+def _sdpa_cudnn_status() -> str:
+    """
+    '' when the cuDNN attention path can run here, else why not (internal).
+    """
+def _set_sdpa_backend(name: str | None) -> None:
+    """
+    Overrides KILN_SDPA_BACKEND ('kiln', 'cudnn', 'auto'; None restores it) (internal).
+    """
 def cross_entropy(logits: kiln.core.array, targets: kiln.core.array, *, stream: None | kiln.core.Stream | kiln.core.Device = None) -> kiln.core.array:
     """
     Cross entropy loss with class indices as targets.
@@ -255,4 +271,12 @@ def scaled_dot_product_attention(q: kiln.core.array, k: kiln.core.array, v: kiln
 
     Returns:
         array: The output array ``[B, N_q, T_q, D_v]``.
+
+    On the GPU, the environment variable ``KILN_SDPA_BACKEND`` picks the implementation when
+    the call is made: ``kiln`` (the default: kiln's kernels), ``cudnn`` (cuDNN's fused
+    attention wherever it computes the call exactly: float16 or bfloat16, head dims multiples
+    of 8 up to 128, no mask or ``"causal"`` with ``T_q <= T_kv``, no array mask, no sinks; kiln's
+    kernels elsewhere and where cuDNN rejects the problem) or ``auto`` (as ``cudnn``, but calls
+    with at most 16 query rows per key/value head stay on kiln's decode kernels). Any other
+    value raises ``ValueError``. The gradient follows the forward's implementation.
     """
