@@ -120,7 +120,10 @@ def test_reduce_arrays(rng):
     values = [rng.standard_normal(s) for s in [(3,), (2, 2)]]
     tree = {"a": mx.array(values[0]), "b": [mx.array(values[1])]}
     total = tree_reduce(lambda acc, x: acc + x.sum(), tree, 0.0)
-    assert np.isclose(total.item(), sum(v.sum() for v in values))
+    # float32 sums: the error is bounded by the magnitudes summed, not the (possibly ~0) total.
+    exact = sum(v.astype(np.float32).astype(np.float64).sum() for v in values)
+    bound = 1e-6 * sum(np.abs(v).sum() for v in values)
+    assert abs(total.item() - exact) <= bound
 
 
 def test_merge():
