@@ -25,13 +25,10 @@ Results: benchmarks/results/gpu-fast-<device>-<date>.{json,md}.
 
 import argparse
 import datetime
-import json
 import math
 import pathlib
 import platform
-import statistics
 import sys
-import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
@@ -39,6 +36,14 @@ sys.path.insert(0, str(ROOT / "benchmarks" / "python"))
 
 import kiln.core as kx  # noqa: E402
 from overhead import save_results  # noqa: E402
+from timers import (  # noqa: E402
+    guarded,
+    kiln_from_torch,
+    mlx_from_torch,
+    time_kiln,
+    time_mlx,
+    time_torch,
+)
 
 try:
     import torch
@@ -55,106 +60,7 @@ except Exception:
     mlx = None
 
 
-# ---------------------------------------------------------------- timers
-
-
-def time_kiln(fn, rounds, min_batch_s=0.02):
-    """Median seconds per call of fn() (returning kiln arrays), batches ending in a sync."""
-    kx.eval(fn())
-    kx.synchronize()
-    # Size the batch so it runs for about min_batch_s.
-    t0 = time.perf_counter()
-    kx.eval(fn())
-    kx.synchronize()
-    one = max(time.perf_counter() - t0, 1e-6)
-    n = max(3, min(1000, int(min_batch_s / one)))
-    times = []
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        outs = [fn() for _ in range(n)]
-        for o in outs:
-            kx.async_eval(o)
-        kx.synchronize()
-        times.append((time.perf_counter() - t0) / n)
-        del outs
-    return statistics.median(times)
-
-
-def time_mlx(fn, rounds, min_batch_s=0.02):
-    mlx.eval(fn())
-    mlx.synchronize()
-    t0 = time.perf_counter()
-    mlx.eval(fn())
-    mlx.synchronize()
-    one = max(time.perf_counter() - t0, 1e-6)
-    n = max(3, min(1000, int(min_batch_s / one)))
-    times = []
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        outs = [fn() for _ in range(n)]
-        mlx.eval(outs)
-        mlx.synchronize()
-        times.append((time.perf_counter() - t0) / n)
-    return statistics.median(times)
-
-
-def time_torch(fn, rounds, min_batch_s=0.02):
-    """Median seconds per call with CUDA events around batches."""
-    fn()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(
-        enable_timing=True
-    )
-    start.record()
-    fn()
-    end.record()
-    torch.cuda.synchronize()
-    one = max(start.elapsed_time(end) / 1e3, 1e-6)
-    n = max(3, min(1000, int(min_batch_s / one)))
-    times = []
-    for _ in range(rounds):
-        start.record()
-        for _ in range(n):
-            fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end) / 1e3 / n)
-    return statistics.median(times)
-
-
-def guarded(results, name, timer, fn, rounds):
-    try:
-        results[name] = timer(fn, rounds)
-    except Exception as e:  # a peer without this op or backend
-        print(
-            f"  {name}: skipped ({type(e).__name__}: {str(e)[:120]})", file=sys.stderr
-        )
-
-
 # ---------------------------------------------------------------- inputs
-
-
-def kiln_from_torch(t):
-    """The same values as a kiln array on the GPU (through float32 NumPy)."""
-    dt = {
-        torch.bfloat16: kx.bfloat16,
-        torch.float16: kx.float16,
-        torch.float32: kx.float32,
-    }
-    a = kx.array(t.float().cpu().numpy()).astype(dt.get(t.dtype, kx.float32))
-    kx.eval(a)
-    return a
-
-
-def mlx_from_torch(t):
-    dt = {
-        torch.bfloat16: mlx.bfloat16,
-        torch.float16: mlx.float16,
-        torch.float32: mlx.float32,
-    }
-    a = mlx.array(t.float().cpu().numpy()).astype(dt.get(t.dtype, mlx.float32))
-    mlx.eval(a)
-    return a
 
 
 def compiled(f):

@@ -23,9 +23,7 @@ import datetime
 import json
 import pathlib
 import platform
-import statistics
 import sys
-import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
@@ -33,6 +31,7 @@ sys.path.insert(0, str(ROOT / "python"))
 import numpy as np  # noqa: E402
 
 import kiln.core as kx  # noqa: E402
+import timers  # noqa: E402
 
 try:
     import torch
@@ -48,54 +47,16 @@ except Exception:
     mlx = None
 
 
-def time_host(eval_fn, sync, fn, rounds, min_batch_s=0.03):
-    eval_fn(fn())
-    sync()
-    t0 = time.perf_counter()
-    eval_fn(fn())
-    sync()
-    one = max(time.perf_counter() - t0, 1e-6)
-    n = max(3, min(2000, int(min_batch_s / one)))
-    times = []
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        outs = [fn() for _ in range(n)]
-        eval_fn(outs)
-        sync()
-        times.append((time.perf_counter() - t0) / n)
-        del outs
-    return statistics.median(times)
-
-
 def time_kiln(fn, rounds):
-    return time_host(kx.eval, kx.synchronize, fn, rounds)
+    return timers.time_lazy(kx.eval, kx.synchronize, fn, rounds, 0.03, 2000)
 
 
 def time_mlx(fn, rounds):
-    return time_host(mlx.eval, mlx.synchronize, fn, rounds)
+    return timers.time_lazy(mlx.eval, mlx.synchronize, fn, rounds, 0.03, 2000)
 
 
-def time_torch(fn, rounds, min_batch_s=0.03):
-    fn()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(
-        enable_timing=True
-    )
-    start.record()
-    fn()
-    end.record()
-    torch.cuda.synchronize()
-    one = max(start.elapsed_time(end) / 1e3, 1e-6)
-    n = max(3, min(2000, int(min_batch_s / one)))
-    times = []
-    for _ in range(rounds):
-        start.record()
-        for _ in range(n):
-            fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end) / 1e3 / n)
-    return statistics.median(times)
+def time_torch(fn, rounds):
+    return timers.time_torch(fn, rounds, 0.03, 2000)
 
 
 def copy_bandwidth(rounds, nbytes=1 << 30):

@@ -18,9 +18,7 @@ import argparse
 import datetime
 import pathlib
 import platform
-import statistics
 import sys
-import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
@@ -30,68 +28,13 @@ import numpy as np  # noqa: E402
 
 import kiln.core as kx  # noqa: E402
 from overhead import save_results  # noqa: E402
+from timers import guarded, kiln_from_torch, time_kiln, time_torch  # noqa: E402
 
 try:
     import torch
     import torch.nn.functional as F
 except ImportError:
     torch = None
-
-
-def time_kiln(fn, rounds, min_batch_s=0.05):
-    """Median seconds per call of fn() (a list of kiln arrays), batches ending in a sync."""
-    kx.eval(fn())
-    kx.synchronize()
-    t0 = time.perf_counter()
-    kx.eval(fn())
-    kx.synchronize()
-    one = max(time.perf_counter() - t0, 1e-6)
-    n = max(3, min(2000, int(min_batch_s / one)))
-    times = []
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        outs = [fn() for _ in range(n)]
-        for o in outs:
-            kx.async_eval(o)
-        kx.synchronize()
-        times.append((time.perf_counter() - t0) / n)
-        del outs
-    return statistics.median(times)
-
-
-def time_torch(fn, rounds, min_batch_s=0.05):
-    """Median seconds per call with CUDA events around batches."""
-    fn()
-    torch.cuda.synchronize()
-    start = torch.cuda.Event(enable_timing=True)
-    end = torch.cuda.Event(enable_timing=True)
-    start.record()
-    fn()
-    end.record()
-    torch.cuda.synchronize()
-    one = max(start.elapsed_time(end) / 1e3, 1e-6)
-    n = max(3, min(2000, int(min_batch_s / one)))
-    times = []
-    for _ in range(rounds):
-        start.record()
-        for _ in range(n):
-            fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end) / 1e3 / n)
-    return statistics.median(times)
-
-
-def guarded(results, key, timer, fn, rounds):
-    try:
-        results[key] = timer(fn, rounds)
-    except Exception as e:  # a backend PyTorch lacks here, a failure of ours
-        print(f"  {key}: skipped ({type(e).__name__}: {str(e)[:200]})", file=sys.stderr)
-
-
-def kiln_from_torch(t):
-    a = t.detach().float().cpu().numpy()
-    return kx.array(a, dtype=kx.bfloat16)
 
 
 def main():
