@@ -320,8 +320,11 @@ TEST(CustomKernelCpu, SimdgroupFunctionsOnPartialSimdgroupsAndEarlyReturns) {
         EXPECT_EQ(got[6][i], static_cast<int>(lanes.size())) << i;
       }
     }
-    for (int t = 0; t < tg; ++t)
-      if (t % 7 == 3) EXPECT_EQ(got[0][g * tg + t], -7) << "a returned lane wrote";
+    for (int t = 0; t < tg; ++t) {
+      if (t % 7 == 3) {
+        EXPECT_EQ(got[0][g * tg + t], -7) << "a returned lane wrote";
+      }
+    }
   }
 }
 

@@ -632,8 +632,12 @@ TEST(SortOps, ComplexOrdersByRealThenImaginary) {
       EXPECT_FALSE(less(pivot, sorted[kth]) || less(sorted[kth], pivot)) << "row " << r;
       for (int j = 0; j < 20; ++j) {
         const cf e = p[r * 20 + j];
-        if (j < kth) EXPECT_FALSE(less(pivot, e)) << "row " << r << " position " << j;
-        if (j > kth) EXPECT_FALSE(less(e, pivot)) << "row " << r << " position " << j;
+        if (j < kth) {
+          EXPECT_FALSE(less(pivot, e)) << "row " << r << " position " << j;
+        }
+        if (j > kth) {
+          EXPECT_FALSE(less(e, pivot)) << "row " << r << " position " << j;
+        }
         const cf src = line[static_cast<int>(idx[r * 20 + j])];
         EXPECT_TRUE(src == e || (std::isnan(src.real()) || std::isnan(src.imag())))
             << "argpartition row " << r;
