@@ -32,44 +32,9 @@ size_t checked_size(const Shape& shape, const char* where) {
 
 namespace {
 
-// Buffers of evaluated outputs of traced multi-output nodes whose desc was dropped while
-// the node lives on (kept for a vjp, which reads every output): outputs() hands them back
-// when it recreates such an output. An entry goes when its node does.
-struct KeptOutput {
-  const void* node;
-  std::weak_ptr<void> alive;  // guards against a new node at a reused address
-  uint32_t position;
-  std::shared_ptr<Storage> storage;
-  Strides strides;
-  array::Flags flags;
-  size_t data_size;
-  int64_t offset;
-};
+// Guards Node::kept: a dropped output's desc may die on the scheduler's thread while
+// outputs() runs on the user's.
 std::mutex kept_mu;
-std::vector<KeptOutput> kept_outputs;
-std::atomic<size_t> kept_count{0};
-
-void keep_output(KeptOutput k) {
-  std::lock_guard lk(kept_mu);
-  std::erase_if(kept_outputs, [](const KeptOutput& e) { return e.alive.expired(); });
-  kept_outputs.push_back(std::move(k));
-  kept_count = kept_outputs.size();
-}
-
-void forget_outputs(const void* node) {
-  if (kept_count.load() == 0) return;
-  std::lock_guard lk(kept_mu);
-  std::erase_if(kept_outputs, [&](const KeptOutput& e) { return e.node == node; });
-  kept_count = kept_outputs.size();
-}
-
-const KeptOutput* find_output(const void* node, uint32_t position) {
-  if (kept_count.load() == 0) return nullptr;
-  for (auto& e : kept_outputs) {
-    if (e.node == node && e.position == position && !e.alive.expired()) return &e;
-  }
-  return nullptr;
-}
 
 }  // namespace
 
@@ -81,13 +46,12 @@ array::ArrayDesc::ArrayDesc(Shape shape_, Dtype dtype_)
       data_size(size) {}
 
 array::ArrayDesc::~ArrayDesc() {
-  if (node && node->outputs.size() > 1) {
-    if (node.use_count() > 1 && is_tracer && storage) {
-      keep_output({node.get(), node, position, std::move(storage), std::move(strides), flags,
-                   data_size, offset});
-    } else if (node.use_count() == 1) {
-      forget_outputs(node.get());
-    }
+  if (node && node->outputs.size() > 1 && node.use_count() > 1 && is_tracer && storage) {
+    // One entry per position: a recreated output dropped again replaces its entry.
+    std::lock_guard lk(kept_mu);
+    std::erase_if(node->kept, [&](const Node::KeptOutput& k) { return k.position == position; });
+    node->kept.push_back(
+        {position, std::move(storage), std::move(strides), flags, data_size, offset});
   }
   // Free long unevaluated chains iteratively: a recursive destructor would overflow the
   // stack on a graph of 10^5 nodes.
@@ -145,7 +109,8 @@ std::pair<array::Flags, size_t> array::layout(const Shape& shape, const Strides&
   // Span from the first to the last element touched.
   size_t span = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] > 1) span += static_cast<size_t>(shape[i] - 1) * static_cast<size_t>(std::abs(strides[i]));
+    if (shape[i] > 1)
+      span += static_cast<size_t>(shape[i] - 1) * static_cast<size_t>(std::abs(strides[i]));
   }
   bool contiguous = row || col;
   if (!contiguous && !neg && span == size) {
@@ -167,9 +132,8 @@ std::pair<array::Flags, size_t> array::layout(const Shape& shape, const Strides&
 array::array(std::shared_ptr<Storage> storage, Shape shape, Dtype dtype)
     : desc_(std::make_shared<ArrayDesc>(std::move(shape), dtype)) {
   if (storage->nbytes() < nbytes()) {
-    throw std::invalid_argument(
-        "[array] Storage of " + std::to_string(storage->nbytes()) + " bytes is too small for " +
-        std::to_string(nbytes()) + " bytes.");
+    throw std::invalid_argument("[array] Storage of " + std::to_string(storage->nbytes()) +
+                                " bytes is too small for " + std::to_string(nbytes()) + " bytes.");
   }
   set_data(std::move(storage));
 }
@@ -179,11 +143,8 @@ array::array(void* data, Shape shape, Dtype dtype, Storage::Deleter deleter)
   set_data(Storage::wrap_host(data, nbytes(), std::move(deleter)));
 }
 
-array::array(
-    Shape shape,
-    Dtype dtype,
-    std::shared_ptr<Primitive> primitive,
-    std::vector<array> inputs)
+array::array(Shape shape, Dtype dtype, std::shared_ptr<Primitive> primitive,
+             std::vector<array> inputs)
     : desc_(std::make_shared<ArrayDesc>(std::move(shape), dtype)) {
   auto node = std::make_shared<Node>();
   node->primitive = std::move(primitive);
@@ -198,13 +159,12 @@ array::array(
   }
 }
 
-std::vector<array> array::make_arrays(
-    std::vector<Shape> shapes,
-    const std::vector<Dtype>& dtypes,
-    const std::shared_ptr<Primitive>& primitive,
-    const std::vector<array>& inputs) {
+std::vector<array> array::make_arrays(std::vector<Shape> shapes, const std::vector<Dtype>& dtypes,
+                                      const std::shared_ptr<Primitive>& primitive,
+                                      const std::vector<array>& inputs) {
   if (shapes.size() != dtypes.size()) {
-    throw std::invalid_argument("[array::make_arrays] Got a different number of shapes and dtypes.");
+    throw std::invalid_argument(
+        "[array::make_arrays] Got a different number of shapes and dtypes.");
   }
   auto node = std::make_shared<Node>();
   node->primitive = primitive;
@@ -230,9 +190,9 @@ int32_t array::shape(int dim) const {
   int nd = static_cast<int>(ndim());
   int ax = dim < 0 ? dim + nd : dim;
   if (ax < 0 || ax >= nd) {
-    throw std::invalid_argument(
-        "[array::shape] Axis " + std::to_string(dim) + " is out of bounds for an array with " +
-        std::to_string(nd) + " dimensions.");
+    throw std::invalid_argument("[array::shape] Axis " + std::to_string(dim) +
+                                " is out of bounds for an array with " + std::to_string(nd) +
+                                " dimensions.");
   }
   return desc_->shape[ax];
 }
@@ -241,9 +201,9 @@ int64_t array::strides(int dim) const {
   int nd = static_cast<int>(ndim());
   int ax = dim < 0 ? dim + nd : dim;
   if (ax < 0 || ax >= nd) {
-    throw std::invalid_argument(
-        "[array::strides] Axis " + std::to_string(dim) + " is out of bounds for an array with " +
-        std::to_string(nd) + " dimensions.");
+    throw std::invalid_argument("[array::strides] Axis " + std::to_string(dim) +
+                                " is out of bounds for an array with " + std::to_string(nd) +
+                                " dimensions.");
   }
   return desc_->strides[ax];
 }
@@ -257,8 +217,10 @@ namespace {
 }  // namespace
 
 void array::eval() {
-  if (status() != Status::available) kiln::eval({*this});
-  else if (desc_->error) raise_error(desc_->error);
+  if (status() != Status::available)
+    kiln::eval({*this});
+  else if (desc_->error)
+    raise_error(desc_->error);
 }
 
 void array::wait() {
@@ -274,7 +236,9 @@ bool array::is_available() const {
   return desc_->status == Status::scheduled && desc_->event.is_signaled();
 }
 
-Primitive& array::primitive() const { return *primitive_ptr(); }
+Primitive& array::primitive() const {
+  return *primitive_ptr();
+}
 
 const std::shared_ptr<Primitive>& array::primitive_ptr() const {
   if (!desc_->node) {
@@ -317,12 +281,13 @@ std::vector<array> array::outputs() const {
       d->is_tracer = desc_->is_tracer;
       if (desc_->status != Status::unscheduled) {
         std::lock_guard lk(kept_mu);
-        if (auto* k = find_output(&node, static_cast<uint32_t>(i))) {
-          d->storage = k->storage;
-          d->strides = k->strides;
-          d->flags = k->flags;
-          d->data_size = k->data_size;
-          d->offset = k->offset;
+        for (const auto& k : node.kept) {
+          if (k.position != i) continue;
+          d->storage = k.storage;
+          d->strides = k.strides;
+          d->flags = k.flags;
+          d->data_size = k.data_size;
+          d->offset = k.offset;
         }
       }
       node.outputs[i] = d;
@@ -342,7 +307,10 @@ std::vector<array> array::siblings() const {
 void array::detach() {
   auto node = std::move(desc_->node);
   if (!node) return;
-  if (node->outputs.size() > 1) forget_outputs(node.get());
+  if (node->outputs.size() > 1) {
+    std::lock_guard lk(kept_mu);
+    node->kept.clear();
+  }
   for (auto& w : node->outputs) {  // siblings (empty for a single output)
     if (auto d = w.lock()) d->node.reset();
   }
@@ -362,12 +330,8 @@ void array::set_data(std::shared_ptr<Storage> storage) {
   }
 }
 
-void array::set_data(
-    std::shared_ptr<Storage> storage,
-    size_t data_size,
-    Strides strides,
-    Flags flags,
-    int64_t offset) {
+void array::set_data(std::shared_ptr<Storage> storage, size_t data_size, Strides strides,
+                     Flags flags, int64_t offset) {
   desc_->storage = std::move(storage);
   desc_->data_size = data_size;
   desc_->strides = std::move(strides);
@@ -375,12 +339,8 @@ void array::set_data(
   desc_->offset = offset;
 }
 
-void array::copy_shared_buffer(
-    const array& other,
-    const Strides& strides,
-    Flags flags,
-    size_t data_size,
-    int64_t offset) {
+void array::copy_shared_buffer(const array& other, const Strides& strides, Flags flags,
+                               size_t data_size, int64_t offset) {
   desc_->storage = other.desc_->storage;
   desc_->strides = strides;
   desc_->flags = flags;

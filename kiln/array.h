@@ -73,11 +73,9 @@ class array {
   array(Shape shape, Dtype dtype, std::shared_ptr<Primitive> primitive, std::vector<array> inputs);
 
   /** The outputs of one multi-output primitive application (siblings of each other). */
-  static std::vector<array> make_arrays(
-      std::vector<Shape> shapes,
-      const std::vector<Dtype>& dtypes,
-      const std::shared_ptr<Primitive>& primitive,
-      const std::vector<array>& inputs);
+  static std::vector<array> make_arrays(std::vector<Shape> shapes, const std::vector<Dtype>& dtypes,
+                                        const std::shared_ptr<Primitive>& primitive,
+                                        const std::vector<array>& inputs);
 
   array(const array&) = default;
   array(array&&) noexcept = default;
@@ -167,19 +165,11 @@ class array {
   /** Sets a row-contiguous buffer holding exactly `size()` elements. */
   void set_data(std::shared_ptr<Storage> storage);
   /** Sets a buffer with explicit layout; `offset` is in bytes. */
-  void set_data(
-      std::shared_ptr<Storage> storage,
-      size_t data_size,
-      Strides strides,
-      Flags flags,
-      int64_t offset = 0);
+  void set_data(std::shared_ptr<Storage> storage, size_t data_size, Strides strides, Flags flags,
+                int64_t offset = 0);
   /** Makes this array a view of `other`'s buffer (offset in elements, added to other's). */
-  void copy_shared_buffer(
-      const array& other,
-      const Strides& strides,
-      Flags flags,
-      size_t data_size,
-      int64_t offset = 0);
+  void copy_shared_buffer(const array& other, const Strides& strides, Flags flags, size_t data_size,
+                          int64_t offset = 0);
   void copy_shared_buffer(const array& other);
   /** As copy_shared_buffer, but takes over `other`'s reference (donation). */
   void move_shared_buffer(array other);
@@ -213,7 +203,18 @@ class array {
     std::vector<std::weak_ptr<ArrayDesc>> outputs;
     std::vector<Shape> shapes;
     std::vector<Dtype> dtypes;
-    uint64_t visit_mark = 0;  // graph walks mark visited nodes (see mark_visited)
+    // Traced multi-output nodes only: buffers of evaluated outputs the user dropped while
+    // the node lives on for a vjp (which reads every output); outputs() hands them back.
+    struct KeptOutput {
+      uint32_t position;
+      std::shared_ptr<Storage> storage;
+      Strides strides;
+      Flags flags;
+      size_t data_size;
+      int64_t offset;
+    };
+    std::vector<KeptOutput> kept;  // guarded by a mutex in array.cpp (a rare path)
+    uint64_t visit_mark = 0;       // graph walks mark visited nodes (see mark_visited)
   };
   struct ArrayDesc {
     Shape shape;
@@ -237,7 +238,8 @@ class array {
 
   explicit array(std::shared_ptr<ArrayDesc> desc) : desc_(std::move(desc)) {}
   void* host_base() const {
-    if (!desc_->storage) [[unlikely]] throw_unevaluated();
+    if (!desc_->storage) [[unlikely]]
+      throw_unevaluated();
     return desc_->storage->host_ptr();
   }
   [[noreturn]] static void throw_unevaluated();
@@ -281,9 +283,8 @@ template <typename T>
 array::array(std::initializer_list<T> data, Shape shape, Dtype dtype)
     : desc_(std::make_shared<ArrayDesc>(std::move(shape), dtype)) {
   if (data.size() != size()) {
-    throw std::invalid_argument(
-        "[array] Data has " + std::to_string(data.size()) + " elements but the shape needs " +
-        std::to_string(size()) + ".");
+    throw std::invalid_argument("[array] Data has " + std::to_string(data.size()) +
+                                " elements but the shape needs " + std::to_string(size()) + ".");
   }
   init_from_iter(data.begin());
 }

@@ -509,6 +509,8 @@ TEST(IoGguf, SaveErrors) {
   }
   EXPECT_THROW_WITH(save_gguf(p, {{"a", zeros({2})}}, {{"m", GGUFMetaData(zeros({2, 2}))}}),
                     std::runtime_error, "0-d or 1-d");
+  EXPECT_THROW_WITH(save_gguf(p, {{"deep", zeros(Shape(9, 1))}}), std::invalid_argument,
+                    "'deep' has 9 dimensions");
 }
 
 namespace {
@@ -674,6 +676,17 @@ TEST(IoGguf, LoadErrors) {
   EXPECT_THROW_WITH(load_gguf(mem(gguf_bytes(0, {1ull << 40}, ""))), std::runtime_error,
                     "dimension");
   EXPECT_THROW_WITH(load_gguf(mem(gguf_bytes(99, {4}, ""))), std::runtime_error, "unknown (99)");
+  // Rank: 8 loads (gguflib's and MLX's limit), 9 and a hostile 2^31 are refused before reading.
+  auto ones = [](size_t n) { return std::vector<uint64_t>(n, 1); };
+  EXPECT_EQ(
+      load_gguf(mem(gguf_bytes(0, ones(8), le_bytes<float>({5})))).first.at("blk.weight").ndim(),
+      8u);
+  EXPECT_THROW_WITH(load_gguf(mem(gguf_bytes(0, ones(9), le_bytes<float>({5})))),
+                    std::runtime_error, "9 dimensions; GGUF holds at most 8");
+  std::string huge = gguf_bytes(0, {4}, le_bytes<float>({1, 2, 3, 4}), "t");
+  uint32_t rank = 1u << 31;
+  std::memcpy(huge.data() + 24 + 8 + 1, &rank, 4);  // header 24, name length 8, name "t"
+  EXPECT_THROW_WITH(load_gguf(mem(huge)), std::runtime_error, "2147483648 dimensions");
   EXPECT_THROW_WITH(load_gguf(tmp_path("missing.gguf")), std::invalid_argument,
                     "Failed to open file");
   for (size_t n = 0; n < 24; ++n)

@@ -16,7 +16,8 @@ namespace io::gguf {
 namespace {
 
 constexpr uint32_t kDefaultAlignment = 32;
-constexpr uint32_t kMaxDims = 64;
+// The GGUF spec allows 4 dimensions today; readers (gguflib, MLX) accept up to 8.
+constexpr uint32_t kMaxDims = 8;
 
 // Plain tensor types and their kiln dtypes.
 struct Plain {
@@ -95,11 +96,6 @@ class Cursor {
   std::string buf_;
   size_t buf_pos_ = 0;
 };
-
-size_t scalar_size(uint32_t type) {
-  const Dtype* d = meta_dtype(type);
-  return d ? d->size : 0;
-}
 
 // `n` values of metadata type `type` as a 1-d array (or 0-d when `scalar`).
 array read_meta_array(Cursor& c, uint32_t type, uint64_t n, bool scalar, const std::string& key) {
@@ -222,7 +218,7 @@ GGUFLoad load_gguf(std::shared_ptr<io::Reader> in, StreamOrDevice s) {
     uint32_t n_dims = c.get<uint32_t>("a tensor's dimension count");
     if (n_dims > kMaxDims) {
       io::corrupt("Tensor '", io::printable(t.name), "' of ", where, " has ", n_dims,
-                  " dimensions.");
+                  " dimensions; GGUF holds at most ", kMaxDims, ".");
     }
     t.dims.resize(n_dims);
     for (uint32_t d = 0; d < n_dims; ++d) {
@@ -348,6 +344,10 @@ void save_gguf(std::shared_ptr<io::Writer> out, std::unordered_map<std::string, 
   uint64_t offset = 0;
   std::vector<uint64_t> offsets;
   for (const auto& [name, a] : tensors) {
+    if (a.ndim() > kMaxDims) {
+      throw std::invalid_argument(msg("[save_gguf] Array '", name, "' has ", a.ndim(),
+                                      " dimensions; GGUF holds at most ", kMaxDims, "."));
+    }
     io::gguf::put_string(head, name);
     io::put_le<uint32_t>(head, static_cast<uint32_t>(a.ndim()));
     for (size_t d = a.ndim(); d-- > 0;)

@@ -428,6 +428,25 @@ def test_gguf_save_errors(tmp_path):
         mx.save_gguf(tmp_path / "e.gguf", {"a": mx.ones(2)}, {"m": 3})
     with pytest.raises(RuntimeError, match="0-d or 1-d"):
         mx.save_gguf(tmp_path / "e.gguf", {"a": mx.ones(2)}, {"m": mx.ones((2, 2))})
+    with pytest.raises(ValueError, match="'deep' has 9 dimensions"):
+        mx.save_gguf(tmp_path / "e.gguf", {"deep": mx.ones((1,) * 9)})
+
+
+def test_gguf_rank_is_bounded(tmp_path):
+    # 8 dimensions load (gguflib's and MLX's limit); a file claiming more is refused.
+    def file_of_rank(n):
+        name = b"w"
+        head = b"GGUF" + struct.pack("<IQQ", 3, 1, 0) + struct.pack("<Q", len(name)) + name
+        head += struct.pack("<I", n) + struct.pack("<Q", 1) * n + struct.pack("<IQ", 0, 0)
+        head += b"\0" * (-len(head) % 32)
+        path = tmp_path / f"rank{n}.gguf"
+        path.write_bytes(head + struct.pack("<f", 2.5))
+        return path
+
+    w = mx.load(str(file_of_rank(8)))["w"]
+    assert w.shape == (1,) * 8 and w.item() == 2.5
+    with pytest.raises(RuntimeError, match="9 dimensions; GGUF holds at most 8"):
+        mx.load(str(file_of_rank(9)))
 
 
 def gguf_write(path, tensors=(), kvs=()):
