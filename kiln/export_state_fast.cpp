@@ -1,8 +1,10 @@
-// Export codecs of the fused fast operations that can be rebuilt through their op, so an
-// imported function keeps the fused kernel: the op is called on placeholders of the saved
-// input shapes and dtypes, and must give one node of the same primitive on exactly those
-// inputs. The others (and any node that does not rebuild so) are exported as their
-// fallback's operations (export_program.cpp).
+// Export codecs of the fused fast operations, so an imported function keeps the fused
+// kernels. The forward ops are rebuilt through their op, called on placeholders of the saved
+// input shapes and dtypes, which must give one node of the same primitive on exactly those
+// inputs; rope and the vjps (built inside vjp rules) through their factory, after checking the
+// inputs as the kernels need them. Any node that does not rebuild so, and the attention's vjp
+// (whose cuDNN pairing is decided by its forward at run time), is exported as its fallback's
+// operations (export_program.cpp).
 #include "kiln/export_state.h"
 #include "kiln/fast.h"
 #include "kiln/fast_primitives.h"
@@ -34,6 +36,34 @@ std::shared_ptr<Primitive> node_of(const array& out, const std::vector<array>& i
   for (size_t i = 0; ok && i < ins.size(); ++i) ok = out.inputs()[i].id() == ins[i].id();
   if (!ok) in.fail("its op no longer builds a single node on these inputs");
   return out.primitive_ptr();
+}
+
+// Fails unless `ok`: a file whose inputs do not fit the kernel is refused, never run.
+void require(bool ok, StateReader& in, const char* what) {
+  if (!ok) in.fail(std::string("inputs that do not fit: ") + what);
+}
+
+bool is_float(Dtype d) {
+  return d == float16 || d == bfloat16 || d == float32 || d == float64;
+}
+
+// Inputs x, [w], g of the norms' vjps: a float x of rank >= 1, w of x's last axis, g as x.
+void check_norm_vjp(StateReader& in, const std::vector<Shape>& shapes,
+                    const std::vector<Dtype>& dtypes, bool has_weight) {
+  require(shapes.size() == (has_weight ? 3u : 2u), in, "the number of inputs");
+  require(!shapes[0].empty() && is_float(dtypes[0]), in, "x");
+  require(shapes.back() == shapes[0] && dtypes.back() == dtypes[0], in, "the cotangent");
+  if (has_weight) {
+    require(shapes[1] == Shape{shapes[0].back()} && is_float(dtypes[1]), in, "the weight");
+  }
+}
+
+// Logits (..., C) and int32 targets (...).
+void check_loss_inputs(StateReader& in, const std::vector<Shape>& shapes,
+                       const std::vector<Dtype>& dtypes) {
+  require(!shapes[0].empty() && is_float(dtypes[0]), in, "the logits");
+  require(dtypes[1] == int32 && shapes[1] == Shape(shapes[0].begin(), shapes[0].end() - 1), in,
+          "the targets");
 }
 
 }  // namespace
@@ -91,6 +121,74 @@ void ExportAccess::register_fast(Registry& r) {
                                                                 : "";
         return node_of<fast::ScaledDotProductAttention>(
             fast::scaled_dot_product_attention(x[0], x[1], x[2], scale, mode, m, sinks, s), x, in);
+      });
+  r.add_rebuilt<fast::RoPE>(
+      "RoPE",
+      [](const fast::RoPE& p, StateWriter& w) {
+        w.i(p.dims()).b(p.traditional()).f(p.base()).f(p.scale()).b(p.forward());
+      },
+      [](StateReader& in, Stream s, const std::vector<Shape>& shapes,
+         const std::vector<Dtype>& dtypes) -> std::shared_ptr<Primitive> {
+        const int64_t dims = in.i();
+        const bool traditional = in.b();
+        const float base = static_cast<float>(in.f());
+        const float scale = static_cast<float>(in.f());
+        const bool forward = in.b();
+        // Inputs: x (B, *, T, D), int32 offset (one, or one per batch element), [freqs].
+        require(shapes.size() == 2 || shapes.size() == 3, in, "the number of inputs");
+        require(shapes[0].size() >= 3 && is_float(dtypes[0]), in, "x");
+        require(dims > 0 && dims % 2 == 0 && dims <= shapes[0].back(), in, "dims");
+        const int64_t n_offsets = shape_size(shapes[1]);
+        require(dtypes[1] == int32 && shapes[1].size() <= 1 &&
+                    (n_offsets == 1 || n_offsets == shapes[0][0]),
+                in, "the offset");
+        if (shapes.size() == 3) {
+          require(dtypes[2] == float32 && shapes[2] == Shape{static_cast<int>(dims / 2)}, in,
+                  "the frequencies");
+        }
+        return fast::make_rope(s, static_cast<int>(dims), traditional, base, scale, forward);
+      });
+  r.add_rebuilt<fast::RMSNormVJP>(
+      "RMSNormVJP",
+      [](const fast::RMSNormVJP& p, StateWriter& w) { w.f(p.eps()).b(p.has_weight()); },
+      [](StateReader& in, Stream s, const std::vector<Shape>& shapes,
+         const std::vector<Dtype>& dtypes) -> std::shared_ptr<Primitive> {
+        const float eps = static_cast<float>(in.f());
+        const bool has_weight = in.b();
+        check_norm_vjp(in, shapes, dtypes, has_weight);
+        return fast::make_rms_norm_vjp(s, eps, has_weight);
+      });
+  r.add_rebuilt<fast::LayerNormVJP>(
+      "LayerNormVJP",
+      [](const fast::LayerNormVJP& p, StateWriter& w) {
+        w.f(p.eps()).b(p.has_weight()).b(p.has_bias());
+      },
+      [](StateReader& in, Stream s, const std::vector<Shape>& shapes,
+         const std::vector<Dtype>& dtypes) -> std::shared_ptr<Primitive> {
+        const float eps = static_cast<float>(in.f());
+        const bool has_weight = in.b();
+        const bool has_bias = in.b();
+        check_norm_vjp(in, shapes, dtypes, has_weight);  // the bias is not an input
+        return fast::make_layer_norm_vjp(s, eps, has_weight, has_bias);
+      });
+  r.add_rebuilt<fast::CrossEntropy>(
+      "CrossEntropy", [](const fast::CrossEntropy&, StateWriter&) {},
+      [](StateReader& in, Stream s, const std::vector<Shape>& shapes,
+         const std::vector<Dtype>& dtypes) -> std::shared_ptr<Primitive> {
+        require(shapes.size() == 2, in, "the number of inputs");
+        check_loss_inputs(in, shapes, dtypes);
+        return fast::make_cross_entropy(s);
+      });
+  r.add_rebuilt<fast::CrossEntropyVJP>(
+      "CrossEntropyVJP", [](const fast::CrossEntropyVJP&, StateWriter&) {},
+      [](StateReader& in, Stream s, const std::vector<Shape>& shapes,
+         const std::vector<Dtype>& dtypes) -> std::shared_ptr<Primitive> {
+        // Inputs: logits, targets, the forward's logsumexp and the loss's cotangent.
+        require(shapes.size() == 4, in, "the number of inputs");
+        check_loss_inputs(in, shapes, dtypes);
+        require(shapes[2] == shapes[1] && shapes[3] == shapes[1], in,
+                "the logsumexp and the cotangent");
+        return fast::make_cross_entropy_vjp(s);
       });
 }
 

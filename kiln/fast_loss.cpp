@@ -33,10 +33,26 @@ ArrayFn cross_entropy_fallback(Stream s) {
   };
 }
 
+}  // namespace
+
+std::shared_ptr<CrossEntropy> make_cross_entropy(Stream s) {
+  return std::make_shared<CrossEntropy>(s, cross_entropy_fallback(s));
+}
+
+// The gradient's fallback differentiates the loss's: from the primals only.
+std::shared_ptr<CrossEntropyVJP> make_cross_entropy_vjp(Stream s) {
+  ArrayFn grad_fallback = [forward = cross_entropy_fallback(s)](const std::vector<array>& in) {
+    return std::vector<array>{
+        kiln::vjp(forward, {in[0], in[1]}, {in[3], zeros_like(in[2])}).second[0]};
+  };
+  return std::make_shared<CrossEntropyVJP>(s, std::move(grad_fallback));
+}
+
+namespace {
+
 array cross_entropy_node(const array& logits, const array& targets, Stream s) {
   const Dtype out = loss_dtype(logits.dtype());
-  return array::make_arrays({targets.shape(), targets.shape()}, {out, out},
-                            std::make_shared<CrossEntropy>(s, cross_entropy_fallback(s)),
+  return array::make_arrays({targets.shape(), targets.shape()}, {out, out}, make_cross_entropy(s),
                             {logits, targets})[0];
 }
 
@@ -84,13 +100,7 @@ std::vector<array> CrossEntropy::vjp(const std::vector<array>& primals,
                                      const std::vector<int>& argnums,
                                      const std::vector<array>& outputs) {
   // Targets are integers: only the logits have a gradient.
-  const ArrayFn forward = fallback_;
-  ArrayFn grad_fallback = [forward](const std::vector<array>& in) {
-    return std::vector<array>{
-        kiln::vjp(forward, {in[0], in[1]}, {in[3], zeros_like(in[2])}).second[0]};
-  };
-  array g(primals[0].shape(), primals[0].dtype(),
-          std::make_shared<CrossEntropyVJP>(stream(), grad_fallback),
+  array g(primals[0].shape(), primals[0].dtype(), make_cross_entropy_vjp(stream()),
           {primals[0], primals[1], outputs[1], cotangents[0]});
   std::vector<array> r;
   for (int a : argnums) r.push_back(a == 0 ? g : zeros_like(primals[a], stream()));

@@ -127,6 +127,17 @@ ArrayFn layer_norm_vjp_fallback(float eps, bool has_weight, bool has_bias, Strea
 
 }  // namespace
 
+std::shared_ptr<RMSNormVJP> make_rms_norm_vjp(Stream s, float eps, bool has_weight) {
+  return std::make_shared<RMSNormVJP>(s, rms_norm_vjp_fallback(eps, has_weight, s), eps,
+                                      has_weight);
+}
+
+std::shared_ptr<LayerNormVJP> make_layer_norm_vjp(Stream s, float eps, bool has_weight,
+                                                  bool has_bias) {
+  return std::make_shared<LayerNormVJP>(s, layer_norm_vjp_fallback(eps, has_weight, has_bias, s),
+                                        eps, has_weight, has_bias);
+}
+
 // ---------------------------------------------------------------- rms_norm
 
 array rms_norm(const array& x, const std::optional<array>& weight, float eps, StreamOrDevice s_) {
@@ -163,11 +174,8 @@ std::vector<array> RMSNorm::vjp(const std::vector<array>& primals,
     shapes.push_back(p.shape());
     dtypes.push_back(p.dtype());
   }
-  auto outs = array::make_arrays(
-      shapes, dtypes,
-      std::make_shared<RMSNormVJP>(stream(), rms_norm_vjp_fallback(eps_, has_weight_, stream()),
-                                   eps_, has_weight_),
-      in);
+  auto outs =
+      array::make_arrays(shapes, dtypes, make_rms_norm_vjp(stream(), eps_, has_weight_), in);
   return select(std::move(outs), argnums);
 }
 
@@ -237,12 +245,8 @@ std::vector<array> LayerNorm::vjp(const std::vector<array>& primals,
     shapes.push_back(p.shape());
     dtypes.push_back(p.dtype());
   }
-  auto outs = array::make_arrays(
-      shapes, dtypes,
-      std::make_shared<LayerNormVJP>(
-          stream(), layer_norm_vjp_fallback(eps_, has_weight_, has_bias_, stream()), eps_,
-          has_weight_, has_bias_),
-      in);
+  auto outs = array::make_arrays(shapes, dtypes,
+                                 make_layer_norm_vjp(stream(), eps_, has_weight_, has_bias_), in);
   return select(std::move(outs), argnums);
 }
 

@@ -224,4 +224,14 @@ class CrossEntropyVJP : public Custom {
 
 #undef KILN_FAST_PRIMITIVE
 
+// The primitives built inside ops and vjps, with their fallbacks: the one way to make them,
+// also used by import_function to rebuild them from their saved parameters.
+std::shared_ptr<RoPE> make_rope(Stream s, int dims, bool traditional, float base, float scale,
+                                bool forward);
+std::shared_ptr<RMSNormVJP> make_rms_norm_vjp(Stream s, float eps, bool has_weight);
+std::shared_ptr<LayerNormVJP> make_layer_norm_vjp(Stream s, float eps, bool has_weight,
+                                                  bool has_bias);
+std::shared_ptr<CrossEntropy> make_cross_entropy(Stream s);
+std::shared_ptr<CrossEntropyVJP> make_cross_entropy_vjp(Stream s);
+
 }  // namespace kiln::fast

@@ -48,13 +48,22 @@ ArrayFn rope_fallback(int dims, bool traditional, float base, float scale, bool 
   };
 }
 
+}  // namespace
+
+std::shared_ptr<RoPE> make_rope(Stream s, int dims, bool traditional, float base, float scale,
+                                bool forward) {
+  return std::make_shared<RoPE>(s, rope_fallback(dims, traditional, base, scale, forward, s), dims,
+                                traditional, base, scale, forward);
+}
+
+namespace {
+
 array rope_impl(std::vector<array> inputs, int dims, bool traditional, float base, float scale,
                 bool forward, Stream s) {
-  auto prim = std::make_shared<RoPE>(s, rope_fallback(dims, traditional, base, scale, forward, s),
-                                     dims, traditional, base, scale, forward);
   const Shape shape = inputs[0].shape();
   const Dtype dtype = inputs[0].dtype();
-  return array(shape, dtype, std::move(prim), std::move(inputs));
+  return array(shape, dtype, make_rope(s, dims, traditional, base, scale, forward),
+               std::move(inputs));
 }
 
 }  // namespace

@@ -706,6 +706,33 @@ def test_fused_norms_keep_their_kernel(path, rng):
     )
 
 
+def test_fused_gradients_keep_their_kernels(path, rng):
+    import io
+
+    def loss(x, w, t):
+        h = mx.fast.rope(x, 8, traditional=False, base=10000.0, scale=1.0, offset=2)
+        h = mx.fast.layer_norm(mx.fast.rms_norm(h, w, 1e-5), w, None, 1e-5)
+        return mx.fast.cross_entropy(h, t).mean()
+
+    step = mx.value_and_grad(loss, argnums=(0, 1))
+    t = mx.array(rng.integers(0, 8, (2, 2, 4)).astype(np.int32))
+
+    def flat(x, w):
+        value, grads = step(x, w, t)
+        return [value, *grads]
+
+    mx.export_function(path, flat, rand(rng, 2, 2, 4, 8), rand(rng, 8))
+    f = mx.import_function(path)
+    x, w = rand(rng, 2, 2, 4, 8), rand(rng, 8)
+    out = f(x, w)
+    s = io.StringIO()
+    mx.export_to_dot(s, *out)
+    for name in ("RoPE", "RMSNormVJP", "LayerNormVJP", "CrossEntropyVJP"):
+        assert name in s.getvalue(), name
+    assert s.getvalue().count("RoPE") >= 2  # the rotation and its transpose
+    assert_same(out, flat(x, w), tol=1e-5)
+
+
 def test_attention_keeps_its_kernel(path, rng):
     import io
 
