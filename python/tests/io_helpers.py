@@ -35,6 +35,7 @@ needs_ml_dtypes = pytest.mark.skipif(
     ml_dtypes is None, reason="bfloat16 in NumPy needs ml_dtypes"
 )
 
+SHAPES = [(), (0,), (1,), (23,), (3, 4), (2, 0, 3), (4, 6, 3, 1, 2)]
 GGUF_DTYPES = [
     mx.float32,
     mx.float16,
