@@ -47,6 +47,7 @@ struct Row {
   double eps = 1e-6;        // finite-difference step
   double rtol = 1e-6;       // derivatives: |got - want| <= rtol * (1 + |want|)
   bool zero_grad = false;   // derivative zero by definition (stop_gradient)
+  bool piecewise = false;   // piecewise linear: inputs near a kink or jump are drawn again
   std::string unique_name;  // test name, set when the table is built
 
   Row& fd(double step, double tol) {
@@ -56,6 +57,13 @@ struct Row {
   }
   Row& zero_derivative() {
     zero_grad = true;
+    return *this;
+  }
+  // For piecewise linear (or constant) functions: random inputs put a kink (sort or max
+  // ties, abs at 0) or a jump (floor) within the finite-difference step in 1e-6 to 2e-4 of
+  // draws, where the difference quotient is no derivative; such draws are redrawn.
+  Row& kinks() {
+    piecewise = true;
     return *this;
   }
 };
@@ -113,6 +121,13 @@ ArrayFn f3(std::function<array(const array&, const array&, const array&)> f) {
       row(#NAME, "axis1", FN1(NAME(a, 1)), {F({2, 3, 4}, LO, HI)}),             \
       row(#NAME, "axes02_keepdims", FN1(NAME(a, std::vector<int>{0, 2}, true)), \
           {F({2, 3, 4}, LO, HI)})
+
+#define REDUCTION_KINKS(NAME, LO, HI)                                           \
+  row(#NAME, "all", FN1(NAME(a)), {F({2, 3, 4}, LO, HI)}).kinks(),              \
+      row(#NAME, "axis1", FN1(NAME(a, 1)), {F({2, 3, 4}, LO, HI)}).kinks(),     \
+      row(#NAME, "axes02_keepdims", FN1(NAME(a, std::vector<int>{0, 2}, true)), \
+          {F({2, 3, 4}, LO, HI)})                                               \
+          .kinks()
 
 std::vector<Row> creation_rows() {
   return {
@@ -176,9 +191,9 @@ std::vector<Row> layout_rows() {
 
 std::vector<Row> unary_rows() {
   std::vector<Row> rows = {
-      UNARY(abs, -2, 2),
+      UNARY(abs, -2, 2).kinks(),
       UNARY(negative, -2, 2),
-      UNARY(sign, -2, 2),
+      UNARY(sign, -2, 2).kinks(),
       UNARY(square, -2, 2),
       UNARY(sqrt, 0.1, 3),
       UNARY(rsqrt, 0.1, 3),
@@ -204,8 +219,8 @@ std::vector<Row> unary_rows() {
       UNARY(erf, -2, 2),
       UNARY(erfinv, -0.9, 0.9),
       UNARY(sigmoid, -3, 3),
-      UNARY(floor, -3, 3),
-      UNARY(ceil, -3, 3),
+      UNARY(floor, -3, 3).kinks(),
+      UNARY(ceil, -3, 3).kinks(),
       UNARY(logical_not, -2, 2),
       UNARY(isnan, -2, 2),
       UNARY(isinf, -2, 2),
@@ -216,8 +231,8 @@ std::vector<Row> unary_rows() {
       UNARY(imag, -2, 2),
       UNARY(conjugate, -2, 2),
       UNARY(stop_gradient, -2, 2).zero_derivative(),
-      row("round", "", FN1(round(a)), {F({3, 4}, -3, 3)}),
-      row("round", "decimals", FN1(round(a, 1)), {F({3, 4}, -3, 3)}),
+      row("round", "", FN1(round(a)), {F({3, 4}, -3, 3)}).kinks(),
+      row("round", "decimals", FN1(round(a, 1)), {F({3, 4}, -3, 3)}).kinks(),
       row("bitwise_invert", "", FN1(bitwise_invert(a)), {I({3, 4}, -8, 8)}),
   };
   // Complex inputs.
@@ -261,13 +276,13 @@ std::vector<Row> binary_rows() {
       BINARY_BROADCAST(multiply, -2, 2, -2, 2),
       BINARY(divide, -2, 2, 0.5, 2),
       BINARY_BROADCAST(divide, -2, 2, 0.5, 2),
-      BINARY(floor_divide, -3, 3, 0.5, 2),
-      BINARY(remainder, -3, 3, 0.5, 2),
+      BINARY(floor_divide, -3, 3, 0.5, 2).kinks(),
+      BINARY(remainder, -3, 3, 0.5, 2).kinks(),
       BINARY(power, 0.5, 2, -2, 2),
       BINARY_BROADCAST(power, 0.5, 2, -2, 2),
-      BINARY(maximum, -2, 2, -2, 2),
-      BINARY_BROADCAST(maximum, -2, 2, -2, 2),
-      BINARY(minimum, -2, 2, -2, 2),
+      BINARY(maximum, -2, 2, -2, 2).kinks(),
+      BINARY_BROADCAST(maximum, -2, 2, -2, 2).kinks(),
+      BINARY(minimum, -2, 2, -2, 2).kinks(),
       BINARY(equal, -2, 2, -2, 2),
       BINARY(not_equal, -2, 2, -2, 2),
       BINARY(less, -2, 2, -2, 2),
@@ -291,9 +306,10 @@ std::vector<Row> binary_rows() {
       row("matmul", "complex", FN2(matmul(a, b)), {C({2, 3}), C({3, 4})}).fd(1e-2, 2e-3),
       row("multiply", "complex_real", FN2(multiply(a, b)), {C({2, 3}), F({3})}).fd(1e-2, 2e-3),
       row("where", "", FN3(where(a, b, c)), {B({3, 4}), F({3, 4}), F({4})}),
-      row("clip", "both", FN3(clip(a, b, c)), {F({3, 4}), F({4}, -1, 0), F({3, 1}, 0.1, 1)}),
-      row("clip", "min", FN2(clip(a, b, std::nullopt)), {F({3, 4}), F({3, 4})}),
-      row("clip", "max", FN2(clip(a, std::nullopt, b)), {F({3, 4}), F({3, 4})}),
+      row("clip", "both", FN3(clip(a, b, c)), {F({3, 4}), F({4}, -1, 0), F({3, 1}, 0.1, 1)})
+          .kinks(),
+      row("clip", "min", FN2(clip(a, b, std::nullopt)), {F({3, 4}), F({3, 4})}).kinks(),
+      row("clip", "max", FN2(clip(a, std::nullopt, b)), {F({3, 4}), F({3, 4})}).kinks(),
       row("isclose", "", FN2(isclose(a, b, 0.5, 0.1)), {F({3, 4}), F({3, 4})}),
       row("allclose", "", FN2(allclose(a, b, 0.5, 0.1)), {F({3, 4}), F({3, 4})}),
       row("array_equal", "", FN1(array_equal(a, a)), {F({3, 4})}),
@@ -304,7 +320,7 @@ std::vector<Row> binary_rows() {
       OPERATOR2(-, F({3, 4}), F({4})),
       OPERATOR2(*, F({3, 4}), F({4})),
       OPERATOR2(/, F({3, 4}), F({4}, 0.5, 2)),
-      OPERATOR2(%, F({3, 4}), F({4}, 0.5, 2)),
+      OPERATOR2(%, F({3, 4}), F({4}, 0.5, 2)).kinks(),
       OPERATOR2(==, F({3, 4}), F({4})),
       OPERATOR2(!=, F({3, 4}), F({4})),
       OPERATOR2(<, F({3, 4}), F({4})),
@@ -326,8 +342,8 @@ std::vector<Row> reduction_rows() {
   std::vector<Row> rows = {
       REDUCTION(sum, -2, 2),
       REDUCTION(prod, 0.5, 1.5),
-      REDUCTION(max, -2, 2),
-      REDUCTION(min, -2, 2),
+      REDUCTION_KINKS(max, -2, 2),
+      REDUCTION_KINKS(min, -2, 2),
       REDUCTION(mean, -2, 2),
       REDUCTION(logsumexp, -2, 2),
       row("all", "", FN1(all(a)), {B({2, 3})}),
@@ -393,25 +409,26 @@ std::vector<Row> indexing_rows() {
           {F({5, 3}), I({4}, 0, 5), F({4, 1, 3})}),
       SCATTER(scatter_add),
       SCATTER(scatter_prod),
-      SCATTER(scatter_max),
-      SCATTER(scatter_min),
-      row("sort", "axis", FN1(sort(a, 1)), {F({3, 4})}),
-      row("sort", "flat", FN1(sort(a)), {F({3, 4})}),
+      SCATTER(scatter_max).kinks(),
+      SCATTER(scatter_min).kinks(),
+      row("sort", "axis", FN1(sort(a, 1)), {F({3, 4})}).kinks(),
+      row("sort", "flat", FN1(sort(a)), {F({3, 4})}).kinks(),
       row("argsort", "axis", FN1(argsort(a, 0)), {F({3, 4})}),
       row("argsort", "flat", FN1(argsort(a)), {F({3, 4})}),
-      row("partition", "axis", FN1(partition(a, 1, 1)), {F({3, 4})}),
-      row("partition", "flat", FN1(partition(a, -2)), {F({3, 4})}),
+      row("partition", "axis", FN1(partition(a, 1, 1)), {F({3, 4})}).kinks(),
+      row("partition", "flat", FN1(partition(a, -2)), {F({3, 4})}).kinks(),
       row("argpartition", "axis", FN1(argpartition(a, 2, 0)), {F({3, 4})}),
       row("argpartition", "flat", FN1(argpartition(a, 5)), {F({3, 4})}),
-      row("topk", "axis", FN1(topk(a, 2, 1)), {F({3, 4})}),
-      row("topk", "flat", FN1(topk(a, 3)), {F({3, 4})}),
-      row("median", "axis", FN1(median(a, 1)), {F({3, 4})}),
-      row("median", "axes", FN1(median(a, {0, 2}, true)), {F({3, 2, 3})}),
-      row("median", "all", FN1(median(a)), {F({3, 3})}),
+      row("topk", "axis", FN1(topk(a, 2, 1)), {F({3, 4})}).kinks(),
+      row("topk", "flat", FN1(topk(a, 3)), {F({3, 4})}).kinks(),
+      row("median", "axis", FN1(median(a, 1)), {F({3, 4})}).kinks(),
+      row("median", "axes", FN1(median(a, {0, 2}, true)), {F({3, 2, 3})}).kinks(),
+      row("median", "all", FN1(median(a)), {F({3, 3})}).kinks(),
       row("searchsorted", "", FN1(searchsorted(linspace(-1.5, 1.5, 7, float64), a, "right")),
           {F({3, 4})}),
-      row("unique", "", FNV(unique(x[0], 14, true, true, true)), {F({3, 4})}),
-      row("unique", "fill", FNV(unique(x[0], 14, true, true, true, x[1])), {F({3, 4}), F({})}),
+      row("unique", "", FNV(unique(x[0], 14, true, true, true)), {F({3, 4})}).kinks(),
+      row("unique", "fill", FNV(unique(x[0], 14, true, true, true, x[1])), {F({3, 4}), F({})})
+          .kinks(),
   };
 }
 
@@ -440,7 +457,7 @@ std::vector<Row> numpy_rows() {
   static const array block_mask({true, false, true, true}, {2, 2}, bool_);
   Input fp8{{3, 4}, uint8, 0, 255};
   return {
-      row("trunc", "", FN1(trunc(a)), {F({3, 4}, -3, 3)}),
+      row("trunc", "", FN1(trunc(a)), {F({3, 4}, -3, 3)}).kinks(),
       UNARY(degrees, -3, 3),
       UNARY(radians, -3, 3),
       row("logical_xor", "", FN2(logical_xor(a, b)), {F({3, 4}), F({4})}),
@@ -474,13 +491,13 @@ std::vector<Row> numpy_rows() {
       row("hanning", "", FN1(multiply(a, astype(hanning(5), float64))), {F({5})}),
       row("count_nonzero", "", FN1(count_nonzero(a, std::vector<int>{1})), {F({3, 4})}),
       row("count_nonzero", "all", FN1(count_nonzero(a)), {F({3, 4})}),
-      row("minmax", "", FNV(minmax(x[0], {1})), {F({3, 4})}),
-      row("cummax", "", FN1(cummax(a, 1)), {F({3, 4})}),
+      row("minmax", "", FNV(minmax(x[0], {1})), {F({3, 4})}).kinks(),
+      row("cummax", "", FN1(cummax(a, 1)), {F({3, 4})}).kinks(),
       // Exclusive scans start from +-inf, where finite differences are NaN: their
       // derivatives are checked in python/tests/test_ops_numpy.py.
-      row("cummax", "reverse", FN1(cummax(a, 0, true)), {F({3, 4})}),
-      row("cummin", "", FN1(cummin(a, 1)), {F({3, 4})}),
-      row("cummin", "reverse", FN1(cummin(a, 1, true)), {F({3, 4})}),
+      row("cummax", "reverse", FN1(cummax(a, 0, true)), {F({3, 4})}).kinks(),
+      row("cummin", "", FN1(cummin(a, 1)), {F({3, 4})}).kinks(),
+      row("cummin", "reverse", FN1(cummin(a, 1, true)), {F({3, 4})}).kinks(),
       row("logcumsumexp", "", FN1(logcumsumexp(a, 1)), {F({3, 4})}),
       row("logcumsumexp", "reverse", FN1(logcumsumexp(a, 0, true)), {F({3, 4})}),
       row("tensordot", "int", FN2(tensordot(a, b, 1)), {F({2, 3}), F({3, 4})}),
@@ -740,39 +757,60 @@ bool close(double got, double want, double rtol) {
 // ---------------------------------------------------------------- vjp and jvp
 
 void check_derivatives(const Row& row) {
-  std::vector<array> xs;
-  for (const auto& in : row.inputs) xs.push_back(make_input(in, in.shape));
-  auto outs = row.fn(xs);
-  eval(outs);
-  const size_t m = coords(outs).size();
-
   // Jacobian by central differences, one column per real coordinate of each floating input.
   struct Column {
     size_t input, elem;
     bool imag;
     std::vector<double> d;  // d outputs / d this coordinate
   };
+  std::vector<array> xs, outs;
   std::vector<Column> cols;
-  for (size_t i = 0; i < xs.size(); ++i) {
-    if (!is_inexact(xs[i].dtype())) continue;
-    auto base = host(xs[i]);
-    for (size_t k = 0; k < base.size(); ++k) {
-      for (bool imag : {false, true}) {
-        if (imag && xs[i].dtype() != complex64) continue;
-        Column col{i, k, imag, std::vector<double>(m, 0.0)};
-        if (!row.zero_grad) {
-          auto at = [&](double h) {
-            auto v = base;
-            v[k] += imag ? cd(0, h) : cd(h, 0);
-            auto args = xs;
-            args[i] = from_host(v, xs[i].shape(), xs[i].dtype());
-            return coords(row.fn(args));
-          };
-          auto plus = at(row.eps), minus = at(-row.eps);
-          for (size_t r = 0; r < m; ++r) col.d[r] = (plus[r] - minus[r]) / (2 * row.eps);
+  size_t m = 0;
+  for (int draw = 0;; ++draw) {
+    xs.clear();
+    cols.clear();
+    for (const auto& in : row.inputs) xs.push_back(make_input(in, in.shape));
+    outs = row.fn(xs);
+    eval(outs);
+    const auto at_x = coords(outs);
+    m = at_x.size();
+    // A piecewise linear function is linear across the stencil unless a kink or jump lies
+    // inside it; there plus - 2 f(x) + minus is the slope change times the overshoot and
+    // the quotient is off by half of it / eps. Past 1e-13 (rounding is ~1e-15) it could
+    // reach the tolerance: such inputs are drawn again.
+    bool straddles = false;
+    for (size_t i = 0; i < xs.size(); ++i) {
+      if (!is_inexact(xs[i].dtype())) continue;
+      auto base = host(xs[i]);
+      for (size_t k = 0; k < base.size(); ++k) {
+        for (bool imag : {false, true}) {
+          if (imag && xs[i].dtype() != complex64) continue;
+          Column col{i, k, imag, std::vector<double>(m, 0.0)};
+          if (!row.zero_grad) {
+            auto at = [&](double h) {
+              auto v = base;
+              v[k] += imag ? cd(0, h) : cd(h, 0);
+              auto args = xs;
+              args[i] = from_host(v, xs[i].shape(), xs[i].dtype());
+              return coords(row.fn(args));
+            };
+            auto plus = at(row.eps), minus = at(-row.eps);
+            for (size_t r = 0; r < m; ++r) {
+              col.d[r] = (plus[r] - minus[r]) / (2 * row.eps);
+              const double second = plus[r] - 2 * at_x[r] + minus[r];
+              if (row.piecewise && std::abs(second) > 1e-13 * (1 + std::abs(at_x[r])))
+                straddles = true;
+            }
+          }
+          cols.push_back(std::move(col));
         }
-        cols.push_back(std::move(col));
       }
+    }
+    if (!straddles) break;
+    if (draw == 20) {
+      ADD_FAILURE() << row.unique_name << ": 20 draws in a row put a kink within the step "
+                    << row.eps << " of an input; is the function piecewise linear?";
+      return;
     }
   }
 

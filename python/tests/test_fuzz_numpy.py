@@ -15,16 +15,23 @@ from hypothesis import strategies as st  # noqa: E402
 from hypothesis.extra import numpy as hnp  # noqa: E402
 
 import kiln.core as mx  # noqa: E402
+from conftest import SEED  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy on empty slices
 EXAMPLES = int(os.environ.get("KILN_FUZZ_EXAMPLES", "40"))
-fuzz = settings(
+_settings = settings(
     max_examples=EXAMPLES,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     print_blob=True,
     database=None,  # nothing written into the working directory
 )
+
+
+def fuzz(test):
+    """The settings above, and Hypothesis's seed from KILN_TEST_SEED: a run's examples are
+    then reproduced by its seed, as every other random input of the suite."""
+    return hypothesis.seed(SEED)(_settings(test))
 
 INTS = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64]
 FLOATS = [np.float16, np.float32]

@@ -8,7 +8,12 @@ import pytest
 
 import kiln.core as mx
 
-rng = np.random.default_rng()
+rng = None  # set per test from conftest's rng (KILN_TEST_SEED and the test's id)
+
+
+@pytest.fixture(autouse=True)
+def _seeded_rng(rng):
+    globals()["rng"] = rng
 
 FLOATS = [mx.float32, mx.float16, mx.bfloat16, mx.float64]
 

@@ -18,7 +18,13 @@ FP4 = np.array(
 AFFINE = [(b, g) for b in (1, 2, 3, 4, 5, 6, 8) for g in (32, 64, 128)]
 FP_MODES = {"mxfp4": (32, 4), "mxfp8": (32, 8), "nvfp4": (16, 4)}
 MLX_PYTHON = os.environ.get("KILN_MLX_PYTHON", "/work/mlxenv/bin/python")
-RNG = np.random.default_rng()
+RNG = None  # set per test from conftest's rng (KILN_TEST_SEED and the test's id)
+
+
+@pytest.fixture(autouse=True)
+def _seeded_rng(rng):
+    global RNG
+    RNG = rng
 
 
 def codes(wq, bits, k):
