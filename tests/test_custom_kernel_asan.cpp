@@ -1,0 +1,144 @@
+// CPU custom kernels under AddressSanitizer and UBSan (the asan preset): the host compiler
+// instruments the kernels (host_compiler.cpp), so a user's kernel body that writes out of
+// bounds, or overflows a signed integer, is reported where it happens instead of silently
+// corrupting memory. Each case runs in a fresh process (a death test) that must die with
+// the sanitizer's report; in other builds the cases skip.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+#include "kiln/backend/kernels/host_compiler.h"
+#include "kiln/fast.h"
+#include "test_utils.h"
+
+namespace kiln {
+namespace {
+
+bool address_sanitizer() {
+#if defined(__SANITIZE_ADDRESS__)
+  return true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  return true;
+#endif
+#endif
+  return false;
+}
+
+// Sets an environment variable for one scope (a death test's child inherits it).
+struct ScopedEnv {
+  std::string name;
+  std::optional<std::string> old;
+  ScopedEnv(const std::string& n, const std::string& v) : name(n) {
+    if (const char* o = std::getenv(n.c_str())) old = o;
+    setenv(n.c_str(), v.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old)
+      setenv(name.c_str(), old->c_str(), 1);
+    else
+      unsetenv(name.c_str());
+  }
+};
+
+// The caller's sanitizer options (make sanitize's) with `extra` last: later settings win.
+std::string with(const char* var, const std::string& extra) {
+  const char* old = std::getenv(var);
+  return (old && *old ? std::string(old) + ":" : std::string()) + extra;
+}
+
+array ints(const std::vector<int>& v) {
+  return array(v.begin(), Shape{static_cast<int>(v.size())}, int32);
+}
+
+class CustomKernelAsan : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!address_sanitizer()) GTEST_SKIP() << "an AddressSanitizer build's test";
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    // A fixed exit status (make sanitize sets abort_on_error=1, plain ctest does not).
+    asan_.emplace("ASAN_OPTIONS", with("ASAN_OPTIONS", "abort_on_error=0:exitcode=86"));
+    ubsan_.emplace("UBSAN_OPTIONS",
+                   with("UBSAN_OPTIONS", "halt_on_error=1:abort_on_error=0:exitcode=87"));
+  }
+  std::optional<ScopedEnv> asan_, ubsan_;
+};
+
+TEST_F(CustomKernelAsan, HostCompilerInstrumentsKernels) {
+  // Part of the command, so of the compiler identity and every cache key: an instrumented
+  // kernel is never loaded by an uninstrumented build from the disk cache, nor the reverse.
+  const auto cc = kernels::host_compiler();
+  std::string command;
+  for (const auto& w : cc.command) command += w + " ";
+  EXPECT_NE(command.find("-fsanitize=address,undefined"), std::string::npos) << command;
+  EXPECT_NE(cc.identity.find("-fsanitize=address,undefined"), std::string::npos) << cc.identity;
+}
+
+// One thread writes one element past the output (an index read at run time, so the
+// compiler cannot see it): in the block loop and in fiber mode (a barrier), where the
+// kernel runs on a fiber's stack. The output (64 int32) is a buffer of its own, so the
+// element after it is in ASan's redzone.
+TEST_F(CustomKernelAsan, OutOfBoundsWriteInAKernelIsReported) {
+  for (const bool fibers : {false, true}) {
+    auto k = fast::cuda_kernel(fibers ? "asan_oob_fibers" : "asan_oob_plain", {"x"}, {"out"},
+                               std::string(fibers ? "__syncthreads();\n" : "") +
+                                   "int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                                   "out[i] = i;\n"
+                                   "if (i == 0) out[x[0]] = -1;\n");
+    EXPECT_EXIT(
+        {
+          k({ints({64})}, {{64}}, {int32}, {64, 1, 1}, {64, 1, 1}, {}, std::nullopt, false,
+            Device::cpu)[0]
+              .eval();
+          std::exit(0);
+        },
+        testing::ExitedWithCode(86), "AddressSanitizer: heap-buffer-overflow.*WRITE of size 4")
+        << (fibers ? "fiber mode" : "block loop");
+  }
+  // In bounds, the same kernel runs clean in this process.
+  auto k = fast::cuda_kernel("asan_oob_plain", {"x"}, {"out"},
+                             "int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                             "out[i] = i;\n"
+                             "if (i == 0) out[x[0]] = -1;\n");
+  auto out = k({ints({5})}, {{64}}, {int32}, {64, 1, 1}, {64, 1, 1}, {}, std::nullopt, false,
+               Device::cpu)[0];
+  auto v = test::to_double(out);
+  for (int i = 0; i < 64; ++i) EXPECT_EQ(v[i], i == 5 ? -1 : i) << i;
+}
+
+// An overflow of an array local to the kernel body: only instrumented kernel code puts
+// redzones around its own stack frames.
+TEST_F(CustomKernelAsan, StackOverflowInAKernelIsReported) {
+  auto k = fast::cuda_kernel("asan_stack_oob", {"x"}, {"out"},
+                             "int local[4] = {0, 0, 0, 0};\n"
+                             "local[x[threadIdx.x]] = 1;\n"
+                             "out[threadIdx.x] = local[threadIdx.x & 3];\n");
+  EXPECT_EXIT(
+      {
+        k({ints({0, 1, 2, 4})}, {{4}}, {int32}, {4, 1, 1}, {4, 1, 1}, {}, std::nullopt, false,
+          Device::cpu)[0]
+            .eval();
+        std::exit(0);
+      },
+      testing::ExitedWithCode(86), "AddressSanitizer: stack-buffer-overflow.*WRITE of size 4");
+}
+
+// UBSan's checks reach the kernel body too: a signed overflow is undefined in CUDA C++ as
+// in C++.
+TEST_F(CustomKernelAsan, SignedOverflowInAKernelIsReported) {
+  auto k = fast::cuda_kernel("ubsan_overflow", {"x"}, {"out"},
+                             "out[threadIdx.x] = x[threadIdx.x] + 2147483647;\n");
+  EXPECT_EXIT(
+      {
+        k({ints({0, 1})}, {{2}}, {int32}, {2, 1, 1}, {2, 1, 1}, {}, std::nullopt, false,
+          Device::cpu)[0]
+            .eval();
+        std::exit(0);
+      },
+      testing::ExitedWithCode(87), "runtime error: signed integer overflow");
+}
+
+}  // namespace
+}  // namespace kiln
