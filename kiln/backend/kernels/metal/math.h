@@ -632,8 +632,7 @@ KILN_HD detail::if_int_t<T> mulhi(T a, T b) {
     return static_cast<T>((static_cast<int64_t>(a) * static_cast<int64_t>(b)) >> (sizeof(T) * 8));
   } else {
     // Unsigned in 64 bits: two 32-bit factors near 2^32 overflow an int64_t (UBSan).
-    return static_cast<T>((static_cast<uint64_t>(a) * static_cast<uint64_t>(b)) >>
-                          (sizeof(T) * 8));
+    return static_cast<T>((static_cast<uint64_t>(a) * static_cast<uint64_t>(b)) >> (sizeof(T) * 8));
   }
 }
 KILN_VMAP1(popcount, KILN_INT_VEC)
