@@ -505,7 +505,7 @@ TEST(CustomKernelMlxMetal, IntegerFunctions) {
     out[o + 0] = int(absdiff(a, b));
     out[o + 1] = addsat(a, b);
     out[o + 2] = subsat(a, b);
-    out[o + 3] = hadd(a, b) + rhadd(a, b);
+    out[o + 3] = int(uint(hadd(a, b)) + uint(rhadd(a, b)));
     out[o + 4] = mul24(a & 0xfff, b & 0xfff) + mad24(a & 0xff, 3, 1);
     out[o + 5] = mulhi(a, b);
     out[o + 6] = int(mulhi(ua, ub));
@@ -517,7 +517,8 @@ TEST(CustomKernelMlxMetal, IntegerFunctions) {
     out[o + 12] = madsat(a, 3, b);
     out[o + 13] = addsat(int2(a, b), int2(b, a)).y - addsat(b, a);
     out[o + 14] = int(popcount(uint4(ua, ub, 1u, 3u)).w) + int(clz(uint2(ua)).x) - clz(ua);
-    out[o + 15] = max(a, b) + min3(a, b, 0) + median3(a, b, 7) + clamp(a, -5, 5);
+    out[o + 15] = int(uint(max(a, b)) + uint(min3(a, b, 0)) + uint(median3(a, b, 7)) +
+                      uint(clamp(a, -5, 5)));
   )");
   on_every_target(k, {{{int32, int32}, {1, 1}, {int32}}}, [&](Device dev) {
     const int n = 80;
@@ -544,8 +545,8 @@ TEST(CustomKernelMlxMetal, IntegerFunctions) {
       EXPECT_EQ(o[0], int(uint32_t(std::abs(a - b)))) << i;
       EXPECT_EQ(o[1], sat(a + b)) << i;
       EXPECT_EQ(o[2], sat(a - b)) << i;
-      // The kernel's int sum wraps (two halves of INT32_MIN..MAX inputs can overflow); the
-      // reference adds as uint32 so that it wraps too instead of overflowing an int.
+      // Two halves of INT32_MIN..MAX inputs can overflow an int: the kernel and the reference
+      // add as uint32, which wraps (a signed overflow is undefined; UBSan reports it).
       EXPECT_EQ(o[3], int(uint32_t((a + b) >> 1) + uint32_t((a + b + 1) >> 1))) << i;
       EXPECT_EQ(o[4], int((a & 0xfff) * (b & 0xfff) + (a & 0xff) * 3 + 1)) << i;
       EXPECT_EQ(o[5], int((a * b) >> 32)) << i;

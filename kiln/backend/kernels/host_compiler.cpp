@@ -1,5 +1,6 @@
 #include "kiln/backend/kernels/host_compiler.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -24,6 +25,13 @@ extern char** environ;
 #elif defined(__has_feature)
 #if __has_feature(thread_sanitizer)
 #define KILN_TSAN_KERNELS 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define KILN_ASAN_KERNELS 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KILN_ASAN_KERNELS 1
 #endif
 #endif
 
@@ -177,6 +185,16 @@ HostCompiler host_compiler() {
   // identity and every cache key: a TSan build never loads a normal build's objects, nor the
   // reverse. The host compiler must be the one that built kiln (GCC links its own libtsan).
   cc.command.push_back("-fsanitize=thread");
+#endif
+#if KILN_ASAN_KERNELS
+  // Under AddressSanitizer (the asan preset) the kernels' loads and stores are checked too:
+  // a kernel body that writes past a buffer is reported instead of corrupting the heap.
+  // UBSan has no predefined macro in GCC: its checks are added when its run-time library
+  // is in the process. The runtimes stay the executable's (GCC's libasan and libubsan are
+  // already loaded; clang's are linked into the executable), so no -shared-libasan.
+  const bool ubsan = dlsym(RTLD_DEFAULT, "__ubsan_handle_type_mismatch_v1") != nullptr;
+  cc.command.push_back(ubsan ? "-fsanitize=address,undefined" : "-fsanitize=address");
+  cc.command.push_back("-fno-omit-frame-pointer");
 #endif
   // The command and the version line: a different compiler, or an upgrade, is a new key.
   for (const auto& w : cc.command) cc.identity += w + " ";

@@ -628,8 +628,11 @@ KILN_HD detail::if_int_t<T> mulhi(T a, T b) {
     else
       return static_cast<T>((static_cast<unsigned __int128>(a) * b) >> 64);
 #endif
-  } else {
+  } else if constexpr (detail::is_signed_v<T>) {
     return static_cast<T>((static_cast<int64_t>(a) * static_cast<int64_t>(b)) >> (sizeof(T) * 8));
+  } else {
+    // Unsigned in 64 bits: two 32-bit factors near 2^32 overflow an int64_t (UBSan).
+    return static_cast<T>((static_cast<uint64_t>(a) * static_cast<uint64_t>(b)) >> (sizeof(T) * 8));
   }
 }
 KILN_VMAP1(popcount, KILN_INT_VEC)
