@@ -17,6 +17,7 @@
 
 #include "kiln/backend/kernels/host_compiler.h"
 #include "kiln/fast.h"
+#include "scoped_env.h"
 #include "test_utils.h"
 
 namespace kiln {
@@ -38,21 +39,7 @@ bool ubsan_loaded() {
   return dlsym(RTLD_DEFAULT, "__ubsan_handle_type_mismatch_v1") != nullptr;
 }
 
-// Sets an environment variable for one scope (a death test's child inherits it).
-struct ScopedEnv {
-  std::string name;
-  std::optional<std::string> old;
-  ScopedEnv(const std::string& n, const std::string& v) : name(n) {
-    if (const char* o = std::getenv(n.c_str())) old = o;
-    setenv(n.c_str(), v.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old)
-      setenv(name.c_str(), old->c_str(), 1);
-    else
-      unsetenv(name.c_str());
-  }
-};
+using test::ScopedEnv;
 
 // The caller's sanitizer options (make sanitize's) with `extra` last: later settings win.
 std::string with(const char* var, const std::string& extra) {

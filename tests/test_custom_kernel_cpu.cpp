@@ -24,6 +24,7 @@
 #include "kiln/backend/cpu/threading.h"
 #include "kiln/backend/gpu.h"
 #include "kiln/fast.h"
+#include "scoped_env.h"
 #include "test_utils.h"
 
 extern char** environ;
@@ -58,21 +59,7 @@ std::string random_tag() {
   return std::to_string(g());
 }
 
-// Sets an environment variable for one scope.
-struct ScopedEnv {
-  std::string name;
-  std::optional<std::string> old;
-  ScopedEnv(const std::string& n, const std::string& v) : name(n) {
-    if (const char* o = std::getenv(n.c_str())) old = o;
-    setenv(n.c_str(), v.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old)
-      setenv(name.c_str(), old->c_str(), 1);
-    else
-      unsetenv(name.c_str());
-  }
-};
+using test::ScopedEnv;
 
 // ---------------------------------------------------------------- the kernels
 

@@ -21,6 +21,7 @@
 #include "kiln/backend/kernels/precompiled.h"
 #include "kiln/fast.h"
 #include "kiln/primitives_custom.h"
+#include "scoped_env.h"
 #include "test_utils.h"
 
 #ifdef KILN_WITH_CUDA
@@ -43,21 +44,7 @@ std::string random_tag() {
   return std::to_string(g());
 }
 
-// Sets an environment variable for one scope.
-struct ScopedEnv {
-  std::string name;
-  std::optional<std::string> old;
-  ScopedEnv(const std::string& n, const std::string& v) : name(n) {
-    if (const char* o = std::getenv(n.c_str())) old = o;
-    setenv(n.c_str(), v.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old)
-      setenv(name.c_str(), old->c_str(), 1);
-    else
-      unsetenv(name.c_str());
-  }
-};
+using test::ScopedEnv;
 
 using test::expect_throw_with;
 

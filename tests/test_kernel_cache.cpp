@@ -20,6 +20,7 @@
 #include "kiln/backend/cpu/kernel_runtime/compiled_kernel.h"
 #include "kiln/backend/kernels/disk_cache.h"
 #include "kiln/fast.h"
+#include "scoped_env.h"
 #include "test_utils.h"
 
 namespace kiln {
@@ -36,20 +37,7 @@ std::string random_tag() {
   return std::to_string(g());
 }
 
-struct ScopedEnv {
-  std::string name;
-  std::optional<std::string> old;
-  ScopedEnv(const std::string& n, const std::string& v) : name(n) {
-    if (const char* o = std::getenv(n.c_str())) old = o;
-    setenv(n.c_str(), v.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old)
-      setenv(name.c_str(), old->c_str(), 1);
-    else
-      unsetenv(name.c_str());
-  }
-};
+using test::ScopedEnv;
 
 // A kernel computing x * factor + tag-free constant; the tag only changes the source (and
 // so the cache key), `factor` what it computes, so a wrong entry shows in the values.
