@@ -31,6 +31,19 @@ def pytest_runtest_makereport(item, call):
         report.sections.append(("kiln", f"KILN_TEST_SEED={SEED}"))
 
 
+_current = {}
+
+
+def current_rng():
+    """A generator for the running test, seeded like the rng fixture, for helpers that take no
+    fixture (the same test and KILN_TEST_SEED give the same draws)."""
+    nodeid = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" ", 1)[0]
+    if nodeid not in _current:
+        _current.clear()
+        _current[nodeid] = np.random.default_rng([SEED, zlib.crc32(nodeid.encode()), 1])
+    return _current[nodeid]
+
+
 @pytest.fixture
 def rng(request):
     """A generator seeded from the run's seed and the test's name."""

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import kiln.core as mx
+from conftest import current_rng
 
 dist = mx.distributed
 
@@ -60,7 +61,8 @@ def _launch(*args, timeout=240, **env):
 
 
 def _seed():
-    return int(np.random.default_rng().integers(0, 2**31))
+    """The workers' seed (they print it on failure), drawn from KILN_TEST_SEED's stream."""
+    return int(current_rng().integers(0, 2**31))
 
 
 def _assert_passed(res, n):
@@ -85,7 +87,7 @@ def test_single_process_group():
 
 
 def test_single_process_collectives_are_identities():
-    x = mx.array(np.random.default_rng().standard_normal((3, 4)).astype(np.float32))
+    x = mx.array(current_rng().standard_normal((3, 4)).astype(np.float32))
     for f in (
         dist.all_sum,
         dist.all_max,

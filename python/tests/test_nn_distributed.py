@@ -22,6 +22,7 @@ import kiln.core as mx
 import kiln.nn as nn
 from kiln.nn.layers import distributed as tp
 from kiln.utils import tree_flatten
+from conftest import current_rng
 
 HERE = Path(__file__).resolve().parent
 PYDIR = HERE.parent
@@ -49,7 +50,7 @@ class FakeGroup:
 
 
 def rand(*shape, dtype=np.float32):
-    return np.random.default_rng().standard_normal(shape).astype(dtype)
+    return current_rng().standard_normal(shape).astype(dtype)
 
 
 def close(a, b, tol=1e-5):
@@ -311,7 +312,7 @@ def _run(cmd, timeout=180):
 @need_mpi
 @pytest.mark.parametrize("n", [2, 4])
 def test_sharded_layers_under_mpirun(n):
-    seed = int(np.random.default_rng().integers(0, 2**31))
+    seed = int(current_rng().integers(0, 2**31))
     cmd = [MPIRUN, "--oversubscribe", "-np", str(n)]
     if os.geteuid() == 0:
         cmd.append("--allow-run-as-root")
@@ -351,7 +352,7 @@ def _gpu_count():
     reason="needs KILN_DEVICE=gpu, 2 GPUs and NCCL",
 )
 def test_sharded_layers_on_two_gpus_through_nccl():
-    seed = int(np.random.default_rng().integers(0, 2**31))
+    seed = int(current_rng().integers(0, 2**31))
     env = _env()
     env["KILN_DEVICE"] = "gpu"
     cmd = [sys.executable, "-m", "kiln.launch", "-n", "2", "--backend", "nccl"]
