@@ -16,6 +16,7 @@
 #ifdef KILN_WITH_CUDA
 #include "kiln/backend/cuda/compiled.h"
 #endif
+#include "graph_test.h"
 #include "kiln/compile.h"
 #include "kiln/kiln.h"
 #include "kiln/primitive.h"
@@ -27,20 +28,7 @@ namespace {
 
 using test::random_array;
 
-// Names of the primitives in the unevaluated graph of `outputs` (one per node).
-std::multiset<std::string> graph_primitives(const std::vector<array>& outputs) {
-  std::multiset<std::string> names;
-  std::unordered_set<const void*> seen;
-  std::vector<array> stack(outputs.begin(), outputs.end());
-  while (!stack.empty()) {
-    array a = stack.back();
-    stack.pop_back();
-    if (!a.has_primitive() || !seen.insert(a.graph_node()).second) continue;
-    names.insert(a.primitive().name());
-    for (const auto& in : a.inputs()) stack.push_back(in);
-  }
-  return names;
-}
+using test::graph_primitives;
 
 size_t count_prefix(const std::multiset<std::string>& names, const std::string& prefix) {
   size_t n = 0;

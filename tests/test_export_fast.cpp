@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <set>
 
+#include "graph_test.h"
 #include "kiln/export.h"
 #include "kiln/export_state.h"
 #include "kiln/fast.h"
@@ -22,21 +22,6 @@ std::string temp_path(const std::string& name) {
       std::filesystem::temp_directory_path() / ("kiln_export_fast_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   return (dir / name).string();
-}
-
-// The names of the primitives in the (unevaluated) graph of `outs`.
-std::multiset<std::string> primitive_names(const std::vector<array>& outs) {
-  std::multiset<std::string> names;
-  std::set<std::uintptr_t> seen;
-  std::vector<array> todo = outs;
-  while (!todo.empty()) {
-    array a = todo.back();
-    todo.pop_back();
-    if (!a.has_primitive() || !seen.insert(a.id()).second) continue;
-    names.insert(a.primitive().name());
-    for (const auto& in : a.inputs()) todo.push_back(in);
-  }
-  return names;
 }
 
 // A small model's loss: rope on (B, H, T, D) activations, both norms, then cross entropy
@@ -69,7 +54,7 @@ TEST(ExportFast, GradientsKeepTheirFusedKernels) {
   for (int round = 0; round < 3; ++round) {  // fresh inputs each round
     auto x = step_inputs();
     auto got = f(x);
-    auto names = primitive_names(got);
+    auto names = test::graph_primitives(got);
     for (const char* p : {"RoPE", "RMSNorm", "RMSNormVJP", "LayerNorm", "LayerNormVJP",
                           "CrossEntropy", "CrossEntropyVJP"}) {
       EXPECT_GE(names.count(p), 1u) << p << " was exported unfused";
