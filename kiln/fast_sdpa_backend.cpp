@@ -60,7 +60,7 @@ SdpaBackend sdpa_backend() {
     if (override_value()) return *override_value();
   }
   const char* env = std::getenv("KILN_SDPA_BACKEND");
-  if (!env || !*env) return SdpaBackend::kiln;
+  if (!env || !*env) return SdpaBackend::automatic;
   try {
     return parse_sdpa_backend(env);
   } catch (const std::invalid_argument&) {

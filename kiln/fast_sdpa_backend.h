@@ -11,13 +11,14 @@ namespace kiln::fast {
 
 /**
  * The GPU implementation of scaled_dot_product_attention (forward and gradient).
- *  - kiln: kiln's kernels always (the default while the cuDNN path is new).
+ *  - kiln: kiln's kernels always.
  *  - cudnn: cuDNN's fused attention wherever it computes the call exactly (float16 or
  *    bfloat16; head dims multiples of 8 up to 128; no mask, or "causal" with L_q <= L_k;
  *    no array mask, no sinks; H_q a multiple of H_kv), kiln's kernels elsewhere, and kiln's
  *    kernels where cuDNN rejects the graph (decided once per problem).
- *  - automatic: as cudnn, but decode-like calls (at most 16 query rows per key/value head)
- *    stay on kiln's decode kernels.
+ *  - automatic (the default): as cudnn, but decode-like calls (at most 16 query rows per
+ *    key/value head) stay on kiln's decode kernels. On an H100, cuDNN's forward is 2.3x and
+ *    forward + backward 1.9x kiln's kernels at B32 H12 L512 D64 causal bfloat16.
  */
 enum class SdpaBackend { kiln, cudnn, automatic };
 
@@ -31,7 +32,7 @@ const char* sdpa_backend_name(SdpaBackend b);
 /**
  * The backend new attention nodes take: the override of set_sdpa_backend when there is
  * one, else the environment variable KILN_SDPA_BACKEND (read at each call; unset or empty
- * means kiln). Throws std::invalid_argument ("[scaled_dot_product_attention]
+ * means automatic). Throws std::invalid_argument ("[scaled_dot_product_attention]
  * KILN_SDPA_BACKEND=...") for a value parse_sdpa_backend rejects.
  */
 SdpaBackend sdpa_backend();

@@ -4,6 +4,7 @@
 // sequences, non-contiguous inputs, fully masked rows; gradients against central
 // differences and the unfused composition, second order, jvp and vmap.
 #include "fast_test.h"
+#include "kiln/fast_sdpa_backend.h"
 
 using namespace fast_test;
 
@@ -52,7 +53,15 @@ void run_attention_case(const AttnCase& c, Dtype t, bool transposed_layout = fal
 
 }  // namespace
 
-TEST(FastAttention, MasksHeadsAndLengths) {
+// kiln's own kernels: the default backend sends most half-precision GPU calls to cuDNN,
+// whose path test_fast_attention_cudnn.cpp tests.
+class FastAttention : public ::testing::Test {
+ protected:
+  void SetUp() override { fast::set_sdpa_backend(fast::SdpaBackend::kiln); }
+  void TearDown() override { fast::set_sdpa_backend(std::nullopt); }
+};
+
+TEST_F(FastAttention, MasksHeadsAndLengths) {
   for (Dtype t : {float32, float16, bfloat16}) {
     for (const std::string mask :
          {"", "causal", "bool", "additive", "bool_bcast", "additive_bcast"}) {
@@ -71,7 +80,7 @@ TEST(FastAttention, MasksHeadsAndLengths) {
   run_attention_case({1, 2, 2, 6, 6, 16, "causal"}, float64);
 }
 
-TEST(FastAttention, HeadDimsAndLongSequences) {
+TEST_F(FastAttention, HeadDimsAndLongSequences) {
   for (int D : {64, 80, 96, 128, 256}) {
     for (Dtype t : {float32, bfloat16}) {
       run_attention_case({1, 2, 1, 33, 70, D, "causal"}, t);
@@ -93,7 +102,7 @@ TEST(FastAttention, HeadDimsAndLongSequences) {
 // The decode path's shapes (few rows per key/value head, Lk >= 256): every group size up to
 // 8 (R x Lq), D 64 and 128, no mask or causal with Lq > 1, sinks, ragged key counts that
 // split unevenly, a transposed (B, L, H, D) layout; and sizes next to it that leave the path.
-TEST(FastAttention, DecodeGroupsAndLongContexts) {
+TEST_F(FastAttention, DecodeGroupsAndLongContexts) {
   for (Dtype t : {bfloat16, float16, float32}) {
     for (int D : {64, 128}) {
       run_attention_case({2, 8, 8, 1, 300, D, ""}, t);              // R 1
@@ -109,7 +118,7 @@ TEST(FastAttention, DecodeGroupsAndLongContexts) {
   run_attention_case({1, 4, 2, 1, 255, 128, ""}, bfloat16);         // short: not decode
 }
 
-TEST(FastAttention, NonContiguousAndFullyMasked) {
+TEST_F(FastAttention, NonContiguousAndFullyMasked) {
   // Inputs as (B, L, H, D) transposed to (B, H, L, D).
   run_attention_case({2, 4, 2, 17, 23, 64, "causal"}, float32, true);
   run_attention_case({2, 4, 1, 1, 23, 128, "bool"}, bfloat16, true);
@@ -147,7 +156,7 @@ TEST(FastAttention, NonContiguousAndFullyMasked) {
                         {1, 2, 3, 8}, std::vector<double>(48, 0.0));
 }
 
-TEST(FastAttention, ArgumentChecks) {
+TEST_F(FastAttention, ArgumentChecks) {
   array q = ones({2, 4, 5, 8}), k = ones({2, 2, 7, 8}), v = ones({2, 2, 7, 6});
   const std::string tag = "[scaled_dot_product_attention]";
   auto sdpa = [&](const array& a, const array& b, const array& c, const std::string& mode = "",
@@ -176,7 +185,7 @@ TEST(FastAttention, ArgumentChecks) {
   EXPECT_EQ(sdpa(q, k, v, "", ones({5, 7}, float16)).dtype(), float32);
 }
 
-TEST(FastAttention, GradientsMatchFiniteDifferences) {
+TEST_F(FastAttention, GradientsMatchFiniteDifferences) {
   const int B = 1, Hq = 4, Hk = 2, Lq = 3, Lk = 5, D = 4;
   array q = test::random_array({B, Hq, Lq, D}, float64);
   array k = test::random_array({B, Hk, Lk, D}, float64);
@@ -218,7 +227,7 @@ TEST(FastAttention, GradientsMatchFiniteDifferences) {
       {q2, k2, k2}, {0, 1, 2});
 }
 
-TEST(FastAttention, FusedGradientsMatchComposition) {
+TEST_F(FastAttention, FusedGradientsMatchComposition) {
   // Larger problems through the fused backward, against float64 vjps of the reference.
   struct G {
     AttnCase c;
@@ -269,7 +278,7 @@ TEST(FastAttention, FusedGradientsMatchComposition) {
   }
 }
 
-TEST(FastAttention, SecondOrderJvpAndVmap) {
+TEST_F(FastAttention, SecondOrderJvpAndVmap) {
   array q = test::random_array({1, 2, 3, 4}, float64);
   array k = test::random_array({1, 1, 5, 4}, float64);
   array v = test::random_array({1, 1, 5, 4}, float64);

@@ -147,11 +147,11 @@ TEST(SdpaBackendSwitch, EnvironmentAndOverride) {
   BackendScope none(std::nullopt);
   {
     EnvScope e("KILN_SDPA_BACKEND", nullptr);
-    EXPECT_EQ(fast::sdpa_backend(), fast::SdpaBackend::kiln);  // the default
+    EXPECT_EQ(fast::sdpa_backend(), fast::SdpaBackend::automatic);  // the default
   }
   {
     EnvScope e("KILN_SDPA_BACKEND", "");
-    EXPECT_EQ(fast::sdpa_backend(), fast::SdpaBackend::kiln);
+    EXPECT_EQ(fast::sdpa_backend(), fast::SdpaBackend::automatic);
   }
   {
     EnvScope e("KILN_SDPA_BACKEND", "cudnn");

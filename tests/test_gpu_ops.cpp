@@ -845,7 +845,15 @@ TEST_P(CrossDevice, MatchesCpu) {
   const Case& c = GetParam();
   Arrays inputs;
   for (const Input& in : c.row->inputs) inputs.push_back(make_input(in, c.dtype));
-  Arrays cpu = run_on(c, inputs, Device::cpu);
+  Arrays cpu;
+  try {
+    cpu = run_on(c, inputs, Device::cpu);
+  } catch (const std::runtime_error& e) {
+    // A GPU host without KISS FFT (no network to install it) has no CPU reference.
+    if (std::string(e.what()).find("built without an FFT library") != std::string::npos)
+      GTEST_SKIP() << "no CPU reference: " << e.what();
+    throw;
+  }
 #ifdef KILN_WITH_CUDA
   if (!gpu::is_available()) GTEST_SKIP() << "no GPU: " << gpu::unavailable_reason();
 #else

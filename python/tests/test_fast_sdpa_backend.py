@@ -21,12 +21,12 @@ def no_override():
 
 def test_switch_reads_the_environment(monkeypatch, no_override):
     monkeypatch.delenv("KILN_SDPA_BACKEND", raising=False)
-    assert fast._sdpa_backend() == "kiln"  # the default
+    assert fast._sdpa_backend() == "auto"  # the default
     for value in ("kiln", "cudnn", "auto"):
         monkeypatch.setenv("KILN_SDPA_BACKEND", value)
         assert fast._sdpa_backend() == value
     monkeypatch.setenv("KILN_SDPA_BACKEND", "")
-    assert fast._sdpa_backend() == "kiln"
+    assert fast._sdpa_backend() == "auto"
 
 
 def test_override_wins_and_restores(monkeypatch, no_override):
