@@ -190,6 +190,16 @@ void ExportAccess::register_fast(Registry& r) {
                 "the logsumexp and the cotangent");
         return fast::make_cross_entropy_vjp(s);
       });
+  r.add_rebuilt<fast::SoftmaxVJP>(
+      "SoftmaxVJP", [](const fast::SoftmaxVJP&, StateWriter&) {},
+      [](StateReader& in, Stream s, const std::vector<Shape>& shapes,
+         const std::vector<Dtype>& dtypes) -> std::shared_ptr<Primitive> {
+        // Inputs: the softmax y (rank >= 1, float) and its cotangent, of y's shape and dtype.
+        require(shapes.size() == 2, in, "the number of inputs");
+        require(!shapes[0].empty() && is_float(dtypes[0]), in, "the softmax");
+        require(shapes[1] == shapes[0] && dtypes[1] == dtypes[0], in, "the cotangent");
+        return fast::make_softmax_vjp(s);
+      });
 }
 
 }  // namespace kiln

@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "kiln/compile.h"
+#include "kiln/fast_primitives.h"
 #include "kiln/ops.h"
 #include "kiln/primitives_common.h"
 #include "kiln/primitives_indexing.h"
@@ -469,6 +470,12 @@ std::vector<array> Softmax::jvp(const std::vector<array>& primals,
 std::vector<array> Softmax::vjp(const std::vector<array>&, const std::vector<array>& cotangents,
                                 const std::vector<int>&, const std::vector<array>& outputs) {
   auto s = stream();
+  const Dtype d = outputs[0].dtype();
+  const bool fused = d == float16 || d == bfloat16 || d == float32 || d == float64;
+  if (fused && outputs[0].ndim() >= 1 && cotangents[0].dtype() == d) {
+    return array::make_arrays({outputs[0].shape()}, {d}, fast::make_softmax_vjp(s),
+                              {outputs[0], cotangents[0]});
+  }
   // Complex: the adjoint of the symmetric Jacobian is its conjugate (docs/transforms.md).
   const array y = conj_if_complex(outputs[0], s);
   const array& g = cotangents[0];
@@ -482,5 +489,27 @@ std::pair<std::vector<array>, std::vector<int>> Softmax::vmap(const std::vector<
   array x = b > 0 ? moveaxis(inputs[0], b, 0, stream()) : inputs[0];
   return {{softmax_last(x, stream())}, {b < 0 ? -1 : 0}};
 }
+
+namespace fast {
+
+// dx = y * (g - sum(y * g)) over the last axis, in the accumulation type.
+std::shared_ptr<SoftmaxVJP> make_softmax_vjp(Stream s) {
+  return std::make_shared<SoftmaxVJP>(s, [s](const std::vector<array>& in) {
+    const Dtype out = in[0].dtype(), acc = out == float64 ? float64 : float32;
+    array y = astype(in[0], acc, s), g = astype(in[1], acc, s);
+    array dx = multiply(y, subtract(g, sum(multiply(g, y, s), -1, true, s), s), s);
+    return std::vector<array>{astype(dx, out, s)};
+  });
+}
+
+bool SoftmaxVJP::is_equivalent(const Primitive& other) const {
+  return dynamic_cast<const SoftmaxVJP*>(&other) != nullptr;
+}
+
+std::vector<Shape> SoftmaxVJP::output_shapes(const std::vector<array>& inputs) {
+  return {inputs[0].shape()};
+}
+
+}  // namespace fast
 
 }  // namespace kiln

@@ -1,5 +1,5 @@
 // Exported functions keep the fused fast kernels: a training step's gradient through rope,
-// rms_norm, layer_norm and cross_entropy comes back from import_function as the same fused
+// rms_norm, layer_norm, softmax and cross_entropy comes back from import_function as the same fused
 // primitives (forward and vjp), with the values of direct evaluation; a file whose inputs do
 // not fit a fused kernel is refused.
 #include <unistd.h>
@@ -30,6 +30,7 @@ std::vector<array> model_loss(const std::vector<array>& in) {
   array h = fast::rope(in[0], 8, false, 10000.0f, 1.0f, 3);
   h = fast::rms_norm(h, in[1], 1e-5f);
   h = fast::layer_norm(h, in[1], in[2], 1e-5f);
+  h = multiply(h, softmax(h, -1));
   return {mean(fast::cross_entropy(h, in[3]))};
 }
 
@@ -56,7 +57,7 @@ TEST(ExportFast, GradientsKeepTheirFusedKernels) {
     auto got = f(x);
     auto names = test::graph_primitives(got);
     for (const char* p : {"RoPE", "RMSNorm", "RMSNormVJP", "LayerNorm", "LayerNormVJP",
-                          "CrossEntropy", "CrossEntropyVJP"}) {
+                          "CrossEntropy", "CrossEntropyVJP", "Softmax", "SoftmaxVJP"}) {
       EXPECT_GE(names.count(p), 1u) << p << " was exported unfused";
     }
     EXPECT_EQ(names.count("RoPE"), 2u);  // the forward and its transpose (the vjp)
@@ -105,4 +106,8 @@ TEST(ExportFast, LoadersRefuseInputsTheKernelCannotTake) {
   load(*ce, {{4, 8}, {4}}, {float32, float32});  // float targets
   auto ce_vjp = fast::make_cross_entropy_vjp(s);
   load(*ce_vjp, {{4, 8}, {4}, {4}, {3}}, {float32, int32, float32, float32});
+  auto sm = fast::make_softmax_vjp(s);
+  load(*sm, {{4, 8}, {4, 7}}, {float32, float32});  // cotangent unlike y
+  load(*sm, {{4, 8}, {4, 8}}, {int32, int32});      // integers
+  load(*sm, {{}, {}}, {float32, float32});          // a scalar
 }

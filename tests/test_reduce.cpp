@@ -10,6 +10,7 @@
 #include <limits>
 #include <numeric>
 
+#include "graph_test.h"
 #include "kiln/primitives.h"
 #include "test_utils.h"
 
@@ -725,6 +726,40 @@ TEST(ReduceGrad, LogSumExpAndSoftmax) {
   auto xv = test::to_double(x);
   double m = ref_mean(xv), sd = std::sqrt(ref_var(xv, 0));
   for (int i = 0; i < 15; ++i) EXPECT_NEAR(dstd[i], (xv[i] - m) / (15 * sd), 1e-5);
+}
+
+// The fused gradient (fast::SoftmaxVJP) on the default device: every float dtype, rows in
+// registers and looped (long, odd and unaligned rows), a transposed cotangent, empty arrays;
+// against y * (g - sum(y * g)) in float64 from the rounded y and g.
+TEST(ReduceGrad, SoftmaxGradientIsFusedForEveryFloatDtype) {
+  for (Dtype d : {float16, bfloat16, float32, float64}) {
+    for (Shape shape : {Shape{3, 8}, Shape{2, 7}, Shape{4, 1000}, Shape{2, 20000}, Shape{5},
+                        Shape{0, 4}, Shape{3, 0}}) {
+      SCOPED_TRACE(::testing::Message() << d << " " << shape.size() << "-d, last "
+                                        << (shape.empty() ? 0 : shape.back()));
+      array x = test::random_array(shape, d, -3, 3);
+      // A transposed (non-contiguous) cotangent for the 2-d shapes.
+      Shape ts = shape;
+      if (ts.size() == 2) std::swap(ts[0], ts[1]);
+      array g = test::random_array(ts, d);
+      if (ts.size() == 2) g = transpose(g);
+      std::vector<array> dx =
+          vjp([](const std::vector<array>& a) { return std::vector<array>{softmax(a[0], -1)}; },
+              {x}, {g})
+              .second;
+      if (x.size() > 0) EXPECT_EQ(test::graph_primitives(dx).count("SoftmaxVJP"), 1u);
+      EXPECT_EQ(dx[0].dtype(), d);
+      const int64_t n = shape.back(), rows = n == 0 ? 0 : x.size() / n;
+      auto ys = test::to_double(softmax(x, -1)), gv = test::to_double(g);
+      std::vector<double> want(ys.size());
+      for (int64_t r = 0; r < rows; ++r) {
+        double dot = 0;
+        for (int64_t j = 0; j < n; ++j) dot += ys[r * n + j] * gv[r * n + j];
+        for (int64_t j = 0; j < n; ++j) want[r * n + j] = ys[r * n + j] * (gv[r * n + j] - dot);
+      }
+      test::expect_allclose(dx[0], shape, want);
+    }
+  }
 }
 
 // Holomorphic, so (MLX's convention) vjp(c) = conj(J)^T c and jvp(t) = J t, with

@@ -17,9 +17,11 @@
 #include <type_traits>
 
 #include "kiln/backend/cpu/copy.h"
+#include "kiln/backend/cpu/fast_common.h"
 #include "kiln/backend/cpu/reduce_utils.h"
 #include "kiln/backend/cpu/simd_math.h"
 #include "kiln/backend/cpu/threading.h"
+#include "kiln/fast_primitives.h"
 #include "kiln/primitives_reduce.h"
 #include "kiln/utils.h"
 
@@ -584,7 +586,36 @@ void softmax_rows(const array& in, array& out) {
   });
 }
 
+// dx = y * (g - sum(y * g)) per row; half rows widened into float buffers.
+template <typename T>
+void softmax_vjp_rows(const array& y_in, const array& g_in, array& out) {
+  using A = cpu::fast::Acc<T>;
+  const array y = cpu::fast::dense(y_in), g = cpu::fast::dense(g_in);
+  const int64_t n = y.shape().back(), rows = static_cast<int64_t>(y.size()) / n;
+  const T* yp = y.data<T>();
+  const T* gp = g.data<T>();
+  T* dx = out.data<T>();
+  cpu::parallel_for(rows, cpu::fast::row_grain(rows, n), [&](size_t b, size_t e) {
+    std::vector<A> yb(n), gb(n);
+    for (size_t r = b; r < e; ++r) {
+      cpu::fast::load(yp + r * n, yb.data(), n);
+      cpu::fast::load(gp + r * n, gb.data(), n);
+      const A dot = cpu::fast::dot(yb.data(), gb.data(), n);
+      for (int64_t i = 0; i < n; ++i) yb[i] *= gb[i] - dot;
+      cpu::fast::store(yb.data(), dx + r * n, n);
+    }
+  });
+}
+
 }  // namespace
+
+void fast::SoftmaxVJP::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  outputs[0].set_data(Storage::host(outputs[0].nbytes()));
+  if (outputs[0].size() == 0) return;
+  cpu::fast::dispatch_float(inputs[0].dtype(), "SoftmaxVJP::eval_cpu", [&](auto tag) {
+    softmax_vjp_rows<decltype(tag)>(inputs[0], inputs[1], outputs[0]);
+  });
+}
 
 void Softmax::eval_cpu(const std::vector<array>& inputs, array& out) {
   array in = inputs[0];

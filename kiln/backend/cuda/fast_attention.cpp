@@ -90,6 +90,12 @@ std::string decode_name(Dtype d, int D, int G) {
   return msg("kiln::attn::decode_fwd<", tname(d), ", ", D, ", ", G, ">");
 }
 constexpr int kDecodeRows[] = {1, 2, 4, 8};  // G instantiations
+
+// combine_splits runs one block of kCombineThreads per row (attn::kCombineThreads).
+constexpr uint32_t kCombineThreads = 256;
+gpu::Dim3 combine_grid(int64_t rows) {
+  return {static_cast<uint32_t>(rows), 1, 1};  // rows = B * Hq * Lq < 2^31 (int dims)
+}
 // Mirrors device/attention/decode.cuh's decode_smem.
 int decode_smem(Dtype d, int D, int G) {
   const int lanes_per_key = D / (16 / static_cast<int>(d.size));
@@ -282,8 +288,8 @@ void simple_backward(const gpu::Module& mod, Dtype d, const AttnArgs& a, const O
 
 /** kiln's forward kernels: the attention of `inputs` (q, k, v, [mask], [sinks]) into `out`
  * and each row's logsumexp into `lse` (dense buffers). */
-void kiln_forward(const std::vector<array>& inputs, CUdeviceptr out, CUdeviceptr lse,
-                  float scale_, MaskKind mask_, bool has_sinks_, gpu::DeviceStream& s) {
+void kiln_forward(const std::vector<array>& inputs, CUdeviceptr out, CUdeviceptr lse, float scale_,
+                  MaskKind mask_, bool has_sinks_, gpu::DeviceStream& s) {
   const Dtype d = inputs[0].dtype();
   const int D = inputs[0].shape(3), Dv = inputs[2].shape(3);
   check_supported(d, D, Dv);
@@ -340,7 +346,7 @@ void kiln_forward(const std::vector<array>& inputs, CUdeviceptr out, CUdeviceptr
                        smem, s, q.ptr, k.ptr, v.ptr, sinks, out, lse, po, pml, a);
     if (splits > 1) {
       const int32_t sp = a.splits, dv = a.Dv, lk = a.Lk;
-      gpu::launch_kernel(mod.function(combine_name(d)), gpu::grid_1d(rows * 32, 128), {128}, 0, s,
+      gpu::launch_kernel(mod.function(combine_name(d)), combine_grid(rows), {kCombineThreads}, 0, s,
                          po, pml, out, lse, rows, sp, dv, lk);
     }
     return;
@@ -376,8 +382,8 @@ void kiln_forward(const std::vector<array>& inputs, CUdeviceptr out, CUdeviceptr
                      smem, s, q.ptr, k.ptr, v.ptr, mask, sinks, out, lse, po, pml, a);
   if (splits > 1) {
     const int32_t sp = a.splits, dv = a.Dv, lk = a.Lk;
-    gpu::launch_kernel(mod.function(combine_name(d)), gpu::grid_1d(rows * 32, 128), {128}, 0, s, po,
-                       pml, out, lse, rows, sp, dv, lk);
+    gpu::launch_kernel(mod.function(combine_name(d)), combine_grid(rows), {kCombineThreads}, 0, s,
+                       po, pml, out, lse, rows, sp, dv, lk);
   }
 }
 

@@ -21,6 +21,7 @@
 #include "kiln/backend/cuda/indexing.h"
 #include "kiln/backend/cuda/launch.h"
 #include "kiln/backend/cuda/stream.h"
+#include "kiln/fast_primitives.h"
 #include "kiln/primitives_reduce.h"
 #include "kiln/utils.h"
 
@@ -247,12 +248,24 @@ std::string softmax_looped_name(Dtype d) {
   return "kiln::softmax_looped<" + gpu::device_type(d) + ">";
 }
 
+// The gradient keeps two rows (y and g) in registers: half the forward's vectors for float.
+constexpr int kSoftmaxBwdMaxVpt = 4;
+
+std::string softmax_bwd_name(Dtype d, int vpt) {
+  return "kiln::softmax_bwd<" + gpu::device_type(d) + ", " + std::to_string(vpt) + ">";
+}
+std::string softmax_bwd_looped_name(Dtype d) {
+  return "kiln::softmax_bwd_looped<" + gpu::device_type(d) + ">";
+}
+
 gpu::ModuleSource softmax_module() {
   gpu::ModuleSource m{
       "reduce_softmax", "#include \"kiln/backend/cuda/device/reduce_softmax.cuh\"\n", {}};
   for (Dtype d : kSoftmaxDtypes) {
     for (int v = 1; v <= softmax_max_vpt(d); v *= 2) m.kernels.push_back(softmax_kernel_name(d, v));
     m.kernels.push_back(softmax_looped_name(d));
+    for (int v = 1; v <= kSoftmaxBwdMaxVpt; v *= 2) m.kernels.push_back(softmax_bwd_name(d, v));
+    m.kernels.push_back(softmax_bwd_looped_name(d));
   }
   return m;
 }
@@ -493,6 +506,42 @@ void Softmax::eval_gpu(const std::vector<array>& inputs, array& out) {
   } else {
     gpu::launch_kernel(mod.function(softmax_kernel_name(d, p.vpt)), gpu::fast::row_grid(rows, p),
                        {static_cast<uint32_t>(p.block)}, 0, s, src, dst, rows, n, group);
+  }
+}
+
+void fast::SoftmaxVJP::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  const Dtype d = inputs[0].dtype();
+  if (std::find(std::begin(kSoftmaxDtypes), std::end(kSoftmaxDtypes), d) ==
+      std::end(kSoftmaxDtypes)) {
+    throw std::invalid_argument(msg("[SoftmaxVJP::eval_gpu] Unsupported dtype ", d, "."));
+  }
+  array& out = outputs[0];
+  auto& s = gpu::device_stream(stream());
+  out.set_data(gpu::new_device_storage(out.nbytes(), s));
+  if (out.size() == 0) return;
+  CUdeviceptr src[2];
+  for (int i = 0; i < 2; ++i) {
+    src[i] = gpu::device_address(inputs[i]);
+    if (!inputs[i].flags().row_contiguous) {
+      src[i] = gpu::scratch(inputs[i].nbytes(), s);
+      gpu::copy_to_row_contiguous(inputs[i], src[i], s);
+    }
+  }
+  const CUdeviceptr dst = gpu::device_address(out);
+  const int64_t n = out.shape().back();
+  const int64_t rows = static_cast<int64_t>(out.size()) / n;
+  const bool vec =
+      n % gpu::fast::vec_elems(d) == 0 && src[0] % 16 == 0 && src[1] % 16 == 0 && dst % 16 == 0;
+  const gpu::fast::RowPlan p = gpu::fast::plan_rows(n, d, vec ? kSoftmaxBwdMaxVpt : 0);
+  const gpu::Module& mod = gpu::get_module(s.context().index(), "reduce_softmax", softmax_module);
+  const int32_t group = p.group;
+  if (p.looped) {
+    gpu::launch_kernel(mod.function(softmax_bwd_looped_name(d)), gpu::fast::row_grid(rows, p),
+                       {static_cast<uint32_t>(p.block)}, 0, s, src[0], src[1], dst, rows, n, group,
+                       vec);
+  } else {
+    gpu::launch_kernel(mod.function(softmax_bwd_name(d, p.vpt)), gpu::fast::row_grid(rows, p),
+                       {static_cast<uint32_t>(p.block)}, 0, s, src[0], src[1], dst, rows, n, group);
   }
 }
 

@@ -11,4 +11,5 @@ KILN_NO_GPU_MULTI(ScaledDotProductAttention)
 KILN_NO_GPU_MULTI(ScaledDotProductAttentionVJP)
 KILN_NO_GPU_MULTI(CrossEntropy)
 KILN_NO_GPU_MULTI(CrossEntropyVJP)
+KILN_NO_GPU_MULTI(SoftmaxVJP)
 }  // namespace kiln::fast

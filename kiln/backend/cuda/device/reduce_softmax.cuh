@@ -7,6 +7,10 @@
 // softmax_looped: any row: each thread keeps a running maximum and a sum rescaled to it
 //   (Milakov and Gimelshein, 2018, "Online normalizer calculation for softmax"), the group
 //   combines them, and a second read writes the output.
+//
+// The gradient (fast::SoftmaxVJP): dx = y * (g - sum(y * g)) per row, from the softmax y and
+// its cotangent g: softmax_bwd keeps both rows in registers (one read each, one write);
+// softmax_bwd_looped reads them twice.
 #pragma once
 
 #include "kiln/backend/cuda/device/norm/rows.cuh"
@@ -95,6 +99,71 @@ __global__ void __launch_bounds__(1024)
     for (int k = 0; k < N; ++k)
       o.v[k] = rows::from_acc<T>(rows::fast_exp(rows::to_acc<A>(xv.v[k]) - row_max) * inv);
     rows::store_part<N>(y, n, e, vec, o);
+  }
+}
+
+template <typename T, int VPT>
+__global__ void __launch_bounds__(1024)
+    softmax_bwd(const T* __restrict__ yin, const T* __restrict__ gin, T* __restrict__ out,
+                long long rows, long long n, int group) {
+  using A = rows::Acc<T>;
+  constexpr int N = rows::kVec<T>;
+  const rows::RowPos p = rows::row_pos(rows, group);
+  const long long base = (p.active ? p.row : 0) * n, len = p.active ? n : 0;
+  Vec<T, N> yv[VPT], gv[VPT];
+  A dot = 0;
+#pragma unroll
+  for (int v = 0; v < VPT; ++v) {
+    const long long e = (static_cast<long long>(v) * group + p.lane) * N;
+    yv[v] = rows::load_full<N>(yin + base, len, e);
+    gv[v] = rows::load_full<N>(gin + base, len, e);
+#pragma unroll
+    for (int k = 0; k < N; ++k) dot += rows::to_acc<A>(yv[v].v[k]) * rows::to_acc<A>(gv[v].v[k]);
+  }
+  dot = rows::group_sum(dot, group);  // zeros past the row add nothing
+  if (!p.active) return;
+  T* dx = out + p.row * n;
+#pragma unroll
+  for (int v = 0; v < VPT; ++v) {
+    const long long e = (static_cast<long long>(v) * group + p.lane) * N;
+    if (e >= n) break;
+    Vec<T, N> o;
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+      o.v[k] = rows::from_acc<T>(rows::to_acc<A>(yv[v].v[k]) * (rows::to_acc<A>(gv[v].v[k]) - dot));
+    store_vec<N>(dx + e, o);
+  }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(1024)
+    softmax_bwd_looped(const T* __restrict__ yin, const T* __restrict__ gin, T* __restrict__ out,
+                       long long rows, long long n, int group, bool vec) {
+  using A = rows::Acc<T>;
+  constexpr int N = rows::kVec<T>;
+  const rows::RowPos p = rows::row_pos(rows, group);
+  const T* y = yin + (p.active ? p.row : 0) * n;
+  const T* g = gin + (p.active ? p.row : 0) * n;
+  const long long step = static_cast<long long>(group) * N;
+  const long long end = p.active ? n : 0;
+  A dot = 0;
+  for (long long e = p.lane * N; e < end; e += step) {
+    const Vec<T, N> yv = rows::load_part<N>(y, n, e, vec, rows::zero<T>());
+    const Vec<T, N> gv = rows::load_part<N>(g, n, e, vec, rows::zero<T>());
+#pragma unroll
+    for (int k = 0; k < N; ++k) dot += rows::to_acc<A>(yv.v[k]) * rows::to_acc<A>(gv.v[k]);
+  }
+  dot = rows::group_sum(dot, group);
+  if (!p.active) return;
+  T* dx = out + p.row * n;
+  for (long long e = p.lane * N; e < end; e += step) {
+    const Vec<T, N> yv = rows::load_part<N>(y, n, e, vec, rows::zero<T>());
+    const Vec<T, N> gv = rows::load_part<N>(g, n, e, vec, rows::zero<T>());
+    Vec<T, N> o;
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+      o.v[k] = rows::from_acc<T>(rows::to_acc<A>(yv.v[k]) * (rows::to_acc<A>(gv.v[k]) - dot));
+    rows::store_part<N>(dx, n, e, vec, o);
   }
 }
 

@@ -81,29 +81,67 @@ __device__ inline long long causal_key_end(const Args& a, long long i0, long lon
 /**
  * Combines the partial results of split-key launches: row (b, h, i) of split s has an
  * unnormalized output po[(s * rows + row) * Dv ..], and its running maximum and sum in
- * pml[2 * (s * rows + row)]. Writes the attention and the logsumexp. One warp per row.
+ * pml[2 * (s * rows + row)]. Writes the attention and the logsumexp. One block of
+ * kCombineThreads per row: the splits' maxima and sums are reduced across the block, then
+ * each thread sums one feature over a share of the splits, several splits' loads in flight
+ * (one warp walking 128 splits in turn took most of a long-context decode step).
  */
+constexpr int kCombineThreads = 256;
+
 template <typename T, typename A>
-__global__ void __launch_bounds__(128)
+__global__ void __launch_bounds__(kCombineThreads)
     combine_splits(const A* __restrict__ po, const A* __restrict__ pml, T* __restrict__ out,
                    A* __restrict__ lse, long long rows, int splits, int Dv, int Lk) {
-  const long long row = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
-  const int lane = threadIdx.x % 32;
-  if (row >= rows) return;
+  constexpr int kWarps = kCombineThreads / 32;
+  __shared__ A red[kCombineThreads];
+  const long long row = blockIdx.x;
+  const int t = threadIdx.x, lane = t % 32, warp = t / 32;
+  const A* ml = pml + 2 * row;  // split s: its maximum at ml[s * mstride], its sum next
+  const long long mstride = 2 * rows;
+
   A M = -rows::infinity<A>();
-  for (int s = 0; s < splits; ++s) M = rows::nan_max(M, pml[2 * (s * rows + row)]);
+  for (int s = t; s < splits; s += kCombineThreads) M = rows::nan_max(M, ml[s * mstride]);
+  M = rows::warp_max(M);
+  if (lane == 0) red[warp] = M;
+  __syncthreads();
+  M = red[0];
+  for (int w = 1; w < kWarps; ++w) M = rows::nan_max(M, red[w]);
+  __syncthreads();
   const A shift = M == -rows::infinity<A>() ? A(0) : M;
   A L = 0;
-  for (int s = 0; s < splits; ++s)
-    L += pml[2 * (s * rows + row) + 1] * rows::fast_exp(pml[2 * (s * rows + row)] - shift);
+  for (int s = t; s < splits; s += kCombineThreads)
+    L += ml[s * mstride + 1] * rows::fast_exp(ml[s * mstride] - shift);
+  L = rows::warp_sum(L);
+  if (lane == 0) red[warp] = L;
+  __syncthreads();
+  L = 0;
+  for (int w = 0; w < kWarps; ++w) L += red[w];
   const A inv = Lk == 0 ? A(0) : A(1) / L;
-  for (int d = lane; d < Dv; d += 32) {
+
+  // Threads as [groups][span]: thread (g, d) sums feature d over splits g, g + groups, ...;
+  // with Dv < kCombineThreads every thread makes exactly one pass (the barriers below).
+  const int span = Dv < kCombineThreads ? Dv : kCombineThreads;
+  const int groups = kCombineThreads / span;
+  const int g = t / span, d0 = t % span;
+  for (int d = d0; d < Dv; d += span) {
     A o = 0;
-    for (int s = 0; s < splits; ++s)
-      o += po[(s * rows + row) * Dv + d] * rows::fast_exp(pml[2 * (s * rows + row)] - shift);
-    out[row * Dv + d] = rows::from_acc<T>(o * inv);
+    if (g < groups) {
+      const A* p = po + row * Dv + d;
+      const long long pstride = rows * Dv;
+#pragma unroll 8
+      for (int s = g; s < splits; s += groups)
+        o += p[s * pstride] * rows::fast_exp(ml[s * mstride] - shift);
+    }
+    if (groups > 1) {
+      __syncthreads();
+      red[t] = o;
+      __syncthreads();
+      if (g == 0)
+        for (int k = 1; k < groups; ++k) o += red[k * span + d0];
+    }
+    if (g == 0) out[row * Dv + d] = rows::from_acc<T>(o * inv);
   }
-  if (lane == 0) lse[row] = M + rows::fast_log(L);
+  if (t == 0) lse[row] = M + rows::fast_log(L);
 }
 
 }  // namespace kiln::attn
