@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 
+#include "host_index.h"
 #include "kiln/primitives.h"
 #include "test_utils.h"
 
@@ -17,32 +18,15 @@ using cd = std::complex<double>;
 
 namespace indexing_test {
 
-// ---------------------------------------------------------------- host values
+using test::ravel;
+using test::unravel;
+using test::values;
 
-inline std::vector<cd> values(const array& a) {
-  if (a.dtype() == complex64) return test::to_complex(a);
-  auto d = test::to_double(a);
-  return {d.begin(), d.end()};
-}
+// ---------------------------------------------------------------- host values
 
 inline std::vector<int64_t> int_values(const array& a) {
   auto d = test::to_double(a);
   return {d.begin(), d.end()};
-}
-
-inline std::vector<int64_t> unravel(int64_t i, const Shape& shape) {
-  std::vector<int64_t> idx(shape.size());
-  for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
-    idx[d] = i % shape[d];
-    i /= shape[d];
-  }
-  return idx;
-}
-
-inline int64_t ravel(const std::vector<int64_t>& idx, const Shape& shape) {
-  int64_t i = 0;
-  for (size_t d = 0; d < shape.size(); ++d) i = i * shape[d] + idx[d];
-  return i;
 }
 
 inline int64_t wrap(int64_t i, int64_t n) {

@@ -9,6 +9,7 @@
 #include <numeric>
 #include <string>
 
+#include "host_index.h"
 #include "kiln/primitives.h"
 #include "test_utils.h"
 
@@ -16,6 +17,10 @@ using namespace kiln;
 using cd = std::complex<double>;
 
 namespace layout_test {
+
+using test::ravel;
+using test::unravel;
+using test::values;
 
 // ---------------------------------------------------------------- host references
 
@@ -25,29 +30,8 @@ struct Ref {
   std::vector<cd> v;
 };
 
-inline std::vector<cd> values(const array& a) {
-  if (a.dtype() == complex64) return test::to_complex(a);
-  auto d = test::to_double(a);
-  return {d.begin(), d.end()};
-}
-
 inline Ref ref_of(const array& a) {
   return {a.shape(), values(a)};
-}
-
-inline std::vector<int64_t> unravel(size_t i, const Shape& shape) {
-  std::vector<int64_t> idx(shape.size());
-  for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
-    idx[d] = static_cast<int64_t>(i % shape[d]);
-    i /= shape[d];
-  }
-  return idx;
-}
-
-inline size_t ravel(const std::vector<int64_t>& idx, const Shape& shape) {
-  size_t i = 0;
-  for (size_t d = 0; d < shape.size(); ++d) i = i * shape[d] + idx[d];
-  return i;
 }
 
 /** out[idx] = src[map(idx)] over `shape`. */
