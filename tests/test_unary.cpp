@@ -413,6 +413,31 @@ TEST(Unary, VectorizedFunctionsContiguousMatchesStrided) {
   }
 }
 
+// float16 and bfloat16 run the same float32 clones in blocks: contiguous and strided runs
+// agree, and each value is the float32 result of the widened input rounded once.
+TEST(Unary, HalfTypesRunTheFloatClonesRoundedOnce) {
+  for (Dtype d : {float16, bfloat16}) {
+    array x = test::random_array({300, 514}, d, -12, 12);
+    for (auto [name, f] : std::vector<std::pair<std::string, std::function<array(const array&)>>>{
+             {"exp", OP(exp)}, {"sigmoid", OP(sigmoid)}, {"tanh", OP(tanh)}}) {
+      SCOPED_TRACE(name);
+      array strided_in = slice(x, {0, 0}, {300, 514}, {1, 2});
+      array flat = slice(f(x), {0, 0}, {300, 514}, {1, 2});
+      array strided = f(strided_in);
+      array via_float = astype(f(astype(strided_in, float32)), d);
+      EXPECT_EQ(flat.dtype(), d);
+      auto a = test::to_double(flat), b = test::to_double(strided), c = test::to_double(via_float);
+      ASSERT_EQ(a.size(), c.size());
+      for (size_t i = 0; i < a.size(); ++i) {
+        auto same = [](double u, double v) { return u == v || (std::isnan(u) && std::isnan(v)); };
+        ASSERT_TRUE(same(a[i], b[i]) && same(a[i], c[i]))
+            << d << " element " << i << ": " << a[i] << ", strided " << b[i] << ", float32 "
+            << c[i];
+      }
+    }
+  }
+}
+
 // Large inputs take the multi-threaded paths; every chunk must be written.
 TEST(Unary, LargeArrays) {
   array x = test::random_array({3, 1 << 17}, float32, -3, 3);

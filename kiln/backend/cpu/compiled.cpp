@@ -119,6 +119,20 @@ KILN_SIMD_CLONES void map_simd(const In* src, Out* dst, long n, Op op) {
   for (long i = 0; i < n; ++i) dst[i] = op(src[i]);
 }
 
+// float16 and bfloat16 through the float clones, as backend/cpu/unary.cpp's run_half_simd:
+// widened to float, the vectorized functor, rounded once.
+template <typename T, typename Op>
+inline void map_simd_half(const T* src, T* dst, long n, Op op) {
+  constexpr long kBlock = 1024;
+  float a[kBlock], b[kBlock];
+  for (long i0 = 0; i0 < n; i0 += kBlock) {
+    const long m = n - i0 < kBlock ? n - i0 : kBlock;
+    for (long i = 0; i < m; ++i) a[i] = static_cast<float>(src[i0 + i]);
+    map_simd(a, b, m, op);
+    for (long i = 0; i < m; ++i) dst[i0 + i] = static_cast<T>(b[i]);
+  }
+}
+
 // `op` on elements of one type as the eager kernels apply it: directly where it takes the
 // type, else (float16, bfloat16) in float, rounded once to R.
 template <typename R, typename Op, typename... T>
@@ -172,15 +186,18 @@ std::string generate(const Compiled& c) {
          << " : " << arg(op.args[2]) << ";\n";
     } else {
       const std::string functor = "kiln::cpu::fn::" + fn + "{}";
-      const bool simd_candidate =
-          op.args.size() == 1 && !is_literal(op.args[0]) && t.dtype(op.args[0]) == float32;
+      const Dtype in = op.args.empty() ? op.dtype : t.dtype(op.args[0]);
+      const bool unary = op.args.size() == 1 && !is_literal(op.args[0]);
+      const bool simd_candidate = unary && in == float32;
+      const bool half_candidate = unary && (in == float16 || in == bfloat16) && op.dtype == in;
       std::string loop =
           "for (long i = 0; i < n; ++i) o[i] = kiln_fused::apply<" + out + ">(" + functor;
       for (int a : op.args) loop += ", " + arg(a);
       loop += ");";
-      if (simd_candidate) {
+      if (simd_candidate || half_candidate) {
         os << "  if constexpr (kiln_fused::has_simd<kiln::cpu::fn::" << fn << ">)\n"
-           << "    kiln_fused::map_simd(p" << op.args[0] << ", o, n, " << functor << ");\n"
+           << "    kiln_fused::map_simd" << (half_candidate ? "_half" : "") << "(p" << op.args[0]
+           << ", o, n, " << functor << ");\n"
            << "  else\n    " << loop << "\n";
       } else {
         os << "  " << loop << "\n";
