@@ -2,8 +2,9 @@
 // kernels. The forward ops are rebuilt through their op, called on placeholders of the saved
 // input shapes and dtypes, which must give one node of the same primitive on exactly those
 // inputs; rope and the vjps (built inside vjp rules) through their factory, after checking the
-// inputs as the kernels need them. Any node that does not rebuild so, and the attention's vjp
-// (whose cuDNN pairing is decided by its forward at run time), is exported as its fallback's
+// inputs as the kernels need them; the attention's vjp after rebuilding its forward on its primal
+// inputs, whose cuDNN flag it takes (the flag the rebuilt forward node has: the gradient reads
+// that node's outputs). Any node that does not rebuild so is exported as its fallback's
 // operations (export_program.cpp).
 #include "kiln/export_state.h"
 #include "kiln/fast.h"
@@ -121,6 +122,48 @@ void ExportAccess::register_fast(Registry& r) {
                                                                 : "";
         return node_of<fast::ScaledDotProductAttention>(
             fast::scaled_dot_product_attention(x[0], x[1], x[2], scale, mode, m, sinks, s), x, in);
+      });
+  r.add_rebuilt<fast::ScaledDotProductAttentionVJP>(
+      "ScaledDotProductAttentionVJP",
+      [](const fast::ScaledDotProductAttentionVJP& p, StateWriter& w) {
+        w.f(p.scale()).i(static_cast<int>(p.mask())).b(p.has_sinks());
+      },
+      [](StateReader& in, Stream s, const std::vector<Shape>& shapes,
+         const std::vector<Dtype>& dtypes) -> std::shared_ptr<Primitive> {
+        const float scale = static_cast<float>(in.f());
+        const int64_t mask = in.i();
+        const bool has_sinks = in.b();
+        if (mask < 0 || mask > 3) in.fail("an unknown mask kind");
+        const auto kind = static_cast<fast::MaskKind>(mask);
+        const bool has_mask = kind == fast::MaskKind::boolean || kind == fast::MaskKind::additive;
+        // Inputs: the primals q, k, v, [mask], [sinks], then out, logsumexp, cotangent of out.
+        const size_t np = 3u + has_mask + has_sinks;
+        require(shapes.size() == np + 3, in, "the number of inputs");
+        // The forward as its op builds it on these primals (which checks them) and as the
+        // rebuilt forward node is: its outputs are what this gradient reads.
+        auto x = placeholders({shapes.begin(), shapes.begin() + np},
+                              {dtypes.begin(), dtypes.begin() + np}, s);
+        std::optional<array> m, sinks;
+        if (has_mask) m = x[3];
+        if (has_sinks) sinks = x[3 + has_mask];
+        const std::string mode = kind == fast::MaskKind::causal ? "causal"
+                                 : has_mask                     ? "array"
+                                                                : "";
+        const array out =
+            fast::scaled_dot_product_attention(x[0], x[1], x[2], scale, mode, m, sinks, s);
+        const auto* fwd = dynamic_cast<const fast::ScaledDotProductAttention*>(
+            out.has_primitive() ? &out.primitive() : nullptr);
+        require(fwd != nullptr, in, "the forward does not build one fused node");
+        // The saved outputs must be the forward's: the inputs were cast to the output dtype.
+        require(dtypes[0] == out.dtype() && dtypes[1] == out.dtype() && dtypes[2] == out.dtype(),
+                in, "q, k and v of the output dtype");
+        const Shape lse_shape(out.shape().begin(), out.shape().end() - 1);
+        const Dtype lse_dtype = out.dtype() == float64 ? float64 : float32;
+        require(shapes[np] == out.shape() && dtypes[np] == out.dtype(), in, "the output");
+        require(shapes[np + 1] == lse_shape && dtypes[np + 1] == lse_dtype, in, "the logsumexp");
+        require(shapes[np + 2] == out.shape() && dtypes[np + 2] == out.dtype(), in,
+                "the cotangent");
+        return fast::make_sdpa_vjp(s, scale, kind, has_sinks, fwd->cudnn());
       });
   r.add_rebuilt<fast::RoPE>(
       "RoPE",

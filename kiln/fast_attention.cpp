@@ -65,8 +65,8 @@ Dtype lse_dtype(Dtype out) {
 // the switch, and a problem cuDNN computes exactly as kiln defines it. cuDNN's bottom-right
 // causal band leaves queries with no key when L_q > L_k, where kiln gives the mean of v: not
 // taken. The eval still falls back to kiln's kernels where cuDNN rejects the graph.
-bool wants_cudnn(Stream s, Dtype t, const Shape& q, const Shape& k, const Shape& v,
-                 MaskKind kind, bool has_sinks) {
+bool wants_cudnn(Stream s, Dtype t, const Shape& q, const Shape& k, const Shape& v, MaskKind kind,
+                 bool has_sinks) {
   if (s.device.type != Device::gpu) return false;
   const SdpaBackend b = sdpa_backend();
   if (b == SdpaBackend::kiln) return false;
@@ -175,8 +175,8 @@ array scaled_dot_product_attention(const array& queries, const array& keys, cons
   }
 
   const bool has_sinks = sinks.has_value();
-  const bool cudnn = wants_cudnn(s, final_type, queries.shape(), keys.shape(), values.shape(),
-                                 kind, has_sinks);
+  const bool cudnn =
+      wants_cudnn(s, final_type, queries.shape(), keys.shape(), values.shape(), kind, has_sinks);
   auto prim = std::make_shared<ScaledDotProductAttention>(
       s, sdpa_fallback(scale, kind, has_sinks, s), scale, kind, has_sinks, cudnn);
   return array::make_arrays({Shape{B, Hq, Lq, values.shape(3)}, Shape{B, Hq, Lq}},
@@ -215,26 +215,12 @@ std::vector<array> ScaledDotProductAttention::vjp(const std::vector<array>& prim
     shapes.push_back(primals.back().shape());
     dtypes.push_back(primals.back().dtype());
   }
-  // The unfused gradient, from the primals only (exact gradients of gradients).
-  const ArrayFn forward = fallback_;
-  const size_t n_primals = primals.size();
-  const bool sinks = has_sinks_;
-  ArrayFn grad_fallback = [forward, n_primals, sinks](const std::vector<array>& in) {
-    std::vector<array> p(in.begin(), in.begin() + n_primals);
-    const array& lse = in[n_primals + 1];
-    auto g = kiln::vjp(forward, p, {in.back(), zeros_like(lse)}).second;
-    std::vector<array> r{g[0], g[1], g[2]};
-    if (sinks) r.push_back(g.back());
-    return r;
-  };
   std::vector<array> in = primals;
   in.push_back(outputs[0]);
   in.push_back(outputs[1]);
   in.push_back(cotangents[0]);
   auto grads = array::make_arrays(shapes, dtypes,
-                                  std::make_shared<ScaledDotProductAttentionVJP>(
-                                      stream(), grad_fallback, scale_, mask_, has_sinks_, cudnn_),
-                                  in);
+                                  make_sdpa_vjp(stream(), scale_, mask_, has_sinks_, cudnn_), in);
   std::vector<array> r;
   for (int a : argnums) {
     if (a < 3) {
@@ -246,6 +232,24 @@ std::vector<array> ScaledDotProductAttention::vjp(const std::vector<array>& prim
     }
   }
   return r;
+}
+
+std::shared_ptr<ScaledDotProductAttentionVJP> make_sdpa_vjp(Stream s, float scale, MaskKind mask,
+                                                            bool has_sinks, bool cudnn) {
+  // The unfused gradient, from the primals only (exact gradients of gradients).
+  const ArrayFn forward = sdpa_fallback(scale, mask, has_sinks, s);
+  const bool has_mask = mask == MaskKind::boolean || mask == MaskKind::additive;
+  const size_t n_primals = 3 + has_mask + has_sinks;
+  ArrayFn grad_fallback = [forward, n_primals, has_sinks](const std::vector<array>& in) {
+    std::vector<array> p(in.begin(), in.begin() + n_primals);
+    const array& lse = in[n_primals + 1];
+    auto g = kiln::vjp(forward, p, {in.back(), zeros_like(lse)}).second;
+    std::vector<array> r{g[0], g[1], g[2]};
+    if (has_sinks) r.push_back(g.back());
+    return r;
+  };
+  return std::make_shared<ScaledDotProductAttentionVJP>(s, grad_fallback, scale, mask, has_sinks,
+                                                        cudnn);
 }
 
 bool ScaledDotProductAttentionVJP::is_equivalent(const Primitive& other) const {

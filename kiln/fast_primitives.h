@@ -246,5 +246,8 @@ std::shared_ptr<LayerNormVJP> make_layer_norm_vjp(Stream s, float eps, bool has_
 std::shared_ptr<CrossEntropy> make_cross_entropy(Stream s);
 std::shared_ptr<CrossEntropyVJP> make_cross_entropy_vjp(Stream s);
 std::shared_ptr<SoftmaxVJP> make_softmax_vjp(Stream s);
+/** `cudnn`: the flag of the forward node whose outputs the gradient reads (their pairing). */
+std::shared_ptr<ScaledDotProductAttentionVJP> make_sdpa_vjp(Stream s, float scale, MaskKind mask,
+                                                            bool has_sinks, bool cudnn);
 
 }  // namespace kiln::fast

@@ -72,6 +72,58 @@ TEST(ExportFast, GradientsKeepTheirFusedKernels) {
   std::filesystem::remove(path);
 }
 
+// Attention's gradient comes back fused too, for each mask kind and with sinks: the loader
+// rebuilds the forward on the primals and takes its cuDNN flag (false on the CPU).
+TEST(ExportFast, AttentionGradientKeepsItsFusedKernel) {
+  struct Case {
+    std::string mode;
+    bool array_mask, sinks;
+  };
+  for (const Case& c :
+       {Case{"", false, false}, Case{"causal", false, true}, Case{"array", true, false}}) {
+    SCOPED_TRACE(c.mode + (c.sinks ? " with sinks" : ""));
+    const std::string path = temp_path("attn.kilnfn");
+    ArrayFn loss = [c](const std::vector<array>& in) {
+      std::optional<array> mask, sinks;
+      size_t k = 3;
+      if (c.array_mask) mask = in[k++];
+      if (c.sinks) sinks = in[k++];
+      array o = fast::scaled_dot_product_attention(in[0], in[1], in[2], 0.35f, c.mode, mask, sinks);
+      return std::vector<array>{sum(multiply(o, o))};
+    };
+    auto grad = value_and_grad(loss, std::vector<int>{0, 1, 2});
+    ArrayFn flat = [grad](const std::vector<array>& in) {
+      auto [values, grads] = grad(in);
+      values.insert(values.end(), grads.begin(), grads.end());
+      return values;
+    };
+    auto inputs = [&c] {
+      std::vector<array> x{test::random_array({2, 4, 5, 8}, float32),
+                           test::random_array({2, 2, 7, 8}, float32),
+                           test::random_array({2, 2, 7, 8}, float32)};
+      if (c.array_mask) x.push_back(test::random_array({2, 4, 5, 7}, float32, -1, 0));
+      if (c.sinks) x.push_back(test::random_array({4}, float32));
+      return x;
+    };
+    export_function(path, flat, inputs());
+    ImportedFunction f = import_function(path);
+    for (int round = 0; round < 2; ++round) {
+      auto x = inputs();
+      auto got = f(x);
+      auto names = test::graph_primitives(got);
+      EXPECT_EQ(names.count("ScaledDotProductAttentionVJP"), 1u) << "exported unfused";
+      auto want = flat(x);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        auto g = test::to_double(got[i]), w = test::to_double(want[i]);
+        ASSERT_EQ(g.size(), w.size());
+        for (size_t j = 0; j < g.size(); ++j) EXPECT_NEAR(g[j], w[j], 1e-5 + 1e-5 * std::abs(w[j]));
+      }
+    }
+    std::filesystem::remove(path);
+  }
+}
+
 // The rebuilt primitives' loaders check the saved input shapes and dtypes as the kernels need
 // them: a damaged file is refused with the primitive's name, never run.
 TEST(ExportFast, LoadersRefuseInputsTheKernelCannotTake) {
@@ -106,6 +158,15 @@ TEST(ExportFast, LoadersRefuseInputsTheKernelCannotTake) {
   load(*ce, {{4, 8}, {4}}, {float32, float32});  // float targets
   auto ce_vjp = fast::make_cross_entropy_vjp(s);
   load(*ce_vjp, {{4, 8}, {4}, {4}, {3}}, {float32, int32, float32, float32});
+  auto attn = fast::make_sdpa_vjp(s, 0.35f, fast::MaskKind::causal, false, false);
+  const Shape q{2, 4, 5, 8}, kv{2, 2, 7, 8}, o{2, 4, 5, 8}, lse{2, 4, 5};
+  load(*attn, {q, kv, kv, o, lse}, {float32, float32, float32, float32, float32});  // no cotangent
+  load(*attn, {q, kv, kv, {2, 4, 5, 7}, lse, o},
+       {float32, float32, float32, float32, float32, float32});  // an output unlike v's rows
+  load(*attn, {q, kv, kv, o, {2, 4}, o},
+       {float32, float32, float32, float32, float32, float32});  // a logsumexp of the wrong shape
+  load(*attn, {q, kv, kv, o, lse, o},
+       {float32, float32, float32, float16, float32, float16});  // outputs of another dtype
   auto sm = fast::make_softmax_vjp(s);
   load(*sm, {{4, 8}, {4, 7}}, {float32, float32});  // cotangent unlike y
   load(*sm, {{4, 8}, {4, 8}}, {int32, int32});      // integers
