@@ -67,6 +67,37 @@ void check_loss_inputs(StateReader& in, const std::vector<Shape>& shapes,
           "the targets");
 }
 
+// The saved parameters of the attention nodes.
+struct AttentionParams {
+  float scale;
+  fast::MaskKind kind;
+  bool has_sinks;
+  bool has_mask() const {
+    return kind == fast::MaskKind::boolean || kind == fast::MaskKind::additive;
+  }
+  // q, k, v, [mask], [sinks].
+  size_t num_primals() const { return 3u + has_mask() + has_sinks; }
+};
+
+AttentionParams read_attention(StateReader& in) {
+  const float scale = static_cast<float>(in.f());
+  const int64_t mask = in.i();
+  const bool has_sinks = in.b();
+  if (mask < 0 || mask > 3) in.fail("an unknown mask kind");
+  return {scale, static_cast<fast::MaskKind>(mask), has_sinks};
+}
+
+// scaled_dot_product_attention on the primals x (q, k, v, [mask], [sinks]) as the node had.
+array attention_on(const std::vector<array>& x, const AttentionParams& a, Stream s) {
+  std::optional<array> m, sinks;
+  if (a.has_mask()) m = x[3];
+  if (a.has_sinks) sinks = x[3 + a.has_mask()];
+  const std::string mode = a.kind == fast::MaskKind::causal ? "causal"
+                           : a.has_mask()                   ? "array"
+                                                            : "";
+  return fast::scaled_dot_product_attention(x[0], x[1], x[2], a.scale, mode, m, sinks, s);
+}
+
 }  // namespace
 
 void ExportAccess::register_fast(Registry& r) {
@@ -99,58 +130,32 @@ void ExportAccess::register_fast(Registry& r) {
         if (has_bias) b = x[1 + has_weight];
         return node_of<fast::LayerNorm>(fast::layer_norm(x[0], w, b, eps, s), x, in);
       });
+  // Both attention nodes save (scale, mask kind, has_sinks).
+  auto save_attention = [](const auto& p, StateWriter& w) {
+    w.f(p.scale()).i(static_cast<int>(p.mask())).b(p.has_sinks());
+  };
   r.add_rebuilt<fast::ScaledDotProductAttention>(
-      "ScaledDotProductAttention",
-      [](const fast::ScaledDotProductAttention& p, StateWriter& w) {
-        w.f(p.scale()).i(static_cast<int>(p.mask())).b(p.has_sinks());
-      },
+      "ScaledDotProductAttention", save_attention,
       [](StateReader& in, Stream s, const std::vector<Shape>& shapes,
          const std::vector<Dtype>& dtypes) {
-        float scale = static_cast<float>(in.f());
-        int64_t mask = in.i();
-        bool has_sinks = in.b();
-        if (mask < 0 || mask > 3) in.fail("an unknown mask kind");
-        const auto kind = static_cast<fast::MaskKind>(mask);
-        const bool has_mask = kind == fast::MaskKind::boolean || kind == fast::MaskKind::additive;
-        if (shapes.size() != 3u + has_mask + has_sinks) in.fail("the number of inputs");
+        const AttentionParams a = read_attention(in);
+        if (shapes.size() != a.num_primals()) in.fail("the number of inputs");
         auto x = placeholders(shapes, dtypes, s);
-        std::optional<array> m, sinks;
-        if (has_mask) m = x[3];
-        if (has_sinks) sinks = x[3 + has_mask];
-        const std::string mode = kind == fast::MaskKind::causal ? "causal"
-                                 : has_mask                     ? "array"
-                                                                : "";
-        return node_of<fast::ScaledDotProductAttention>(
-            fast::scaled_dot_product_attention(x[0], x[1], x[2], scale, mode, m, sinks, s), x, in);
+        return node_of<fast::ScaledDotProductAttention>(attention_on(x, a, s), x, in);
       });
   r.add_rebuilt<fast::ScaledDotProductAttentionVJP>(
-      "ScaledDotProductAttentionVJP",
-      [](const fast::ScaledDotProductAttentionVJP& p, StateWriter& w) {
-        w.f(p.scale()).i(static_cast<int>(p.mask())).b(p.has_sinks());
-      },
+      "ScaledDotProductAttentionVJP", save_attention,
       [](StateReader& in, Stream s, const std::vector<Shape>& shapes,
          const std::vector<Dtype>& dtypes) -> std::shared_ptr<Primitive> {
-        const float scale = static_cast<float>(in.f());
-        const int64_t mask = in.i();
-        const bool has_sinks = in.b();
-        if (mask < 0 || mask > 3) in.fail("an unknown mask kind");
-        const auto kind = static_cast<fast::MaskKind>(mask);
-        const bool has_mask = kind == fast::MaskKind::boolean || kind == fast::MaskKind::additive;
+        const AttentionParams a = read_attention(in);
         // Inputs: the primals q, k, v, [mask], [sinks], then out, logsumexp, cotangent of out.
-        const size_t np = 3u + has_mask + has_sinks;
+        const size_t np = a.num_primals();
         require(shapes.size() == np + 3, in, "the number of inputs");
         // The forward as its op builds it on these primals (which checks them) and as the
         // rebuilt forward node is: its outputs are what this gradient reads.
         auto x = placeholders({shapes.begin(), shapes.begin() + np},
                               {dtypes.begin(), dtypes.begin() + np}, s);
-        std::optional<array> m, sinks;
-        if (has_mask) m = x[3];
-        if (has_sinks) sinks = x[3 + has_mask];
-        const std::string mode = kind == fast::MaskKind::causal ? "causal"
-                                 : has_mask                     ? "array"
-                                                                : "";
-        const array out =
-            fast::scaled_dot_product_attention(x[0], x[1], x[2], scale, mode, m, sinks, s);
+        const array out = attention_on(x, a, s);
         const auto* fwd = dynamic_cast<const fast::ScaledDotProductAttention*>(
             out.has_primitive() ? &out.primitive() : nullptr);
         require(fwd != nullptr, in, "the forward does not build one fused node");
@@ -163,7 +168,7 @@ void ExportAccess::register_fast(Registry& r) {
         require(shapes[np + 1] == lse_shape && dtypes[np + 1] == lse_dtype, in, "the logsumexp");
         require(shapes[np + 2] == out.shape() && dtypes[np + 2] == out.dtype(), in,
                 "the cotangent");
-        return fast::make_sdpa_vjp(s, scale, kind, has_sinks, fwd->cudnn());
+        return fast::make_sdpa_vjp(s, a.scale, a.kind, a.has_sinks, fwd->cudnn());
       });
   r.add_rebuilt<fast::RoPE>(
       "RoPE",

@@ -40,6 +40,16 @@ std::vector<array> step_inputs() {
           astype(test::random_array({2, 2, 4}, float32, 0, 7.99), int32)};
 }
 
+// The imported function's outputs against direct evaluation.
+void expect_near(const std::vector<array>& got, const std::vector<array>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    auto g = test::to_double(got[i]), w = test::to_double(want[i]);
+    ASSERT_EQ(g.size(), w.size());
+    for (size_t j = 0; j < g.size(); ++j) EXPECT_NEAR(g[j], w[j], 1e-5 + 1e-5 * std::abs(w[j]));
+  }
+}
+
 }  // namespace
 
 TEST(ExportFast, GradientsKeepTheirFusedKernels) {
@@ -61,13 +71,7 @@ TEST(ExportFast, GradientsKeepTheirFusedKernels) {
       EXPECT_GE(names.count(p), 1u) << p << " was exported unfused";
     }
     EXPECT_EQ(names.count("RoPE"), 2u);  // the forward and its transpose (the vjp)
-    auto want = flat(x);
-    ASSERT_EQ(got.size(), want.size());
-    for (size_t i = 0; i < got.size(); ++i) {
-      auto g = test::to_double(got[i]), w = test::to_double(want[i]);
-      ASSERT_EQ(g.size(), w.size());
-      for (size_t j = 0; j < g.size(); ++j) EXPECT_NEAR(g[j], w[j], 1e-5 + 1e-5 * std::abs(w[j]));
-    }
+    expect_near(got, flat(x));
   }
   std::filesystem::remove(path);
 }
@@ -112,13 +116,7 @@ TEST(ExportFast, AttentionGradientKeepsItsFusedKernel) {
       auto got = f(x);
       auto names = test::graph_primitives(got);
       EXPECT_EQ(names.count("ScaledDotProductAttentionVJP"), 1u) << "exported unfused";
-      auto want = flat(x);
-      ASSERT_EQ(got.size(), want.size());
-      for (size_t i = 0; i < got.size(); ++i) {
-        auto g = test::to_double(got[i]), w = test::to_double(want[i]);
-        ASSERT_EQ(g.size(), w.size());
-        for (size_t j = 0; j < g.size(); ++j) EXPECT_NEAR(g[j], w[j], 1e-5 + 1e-5 * std::abs(w[j]));
-      }
+      expect_near(got, flat(x));
     }
     std::filesystem::remove(path);
   }
