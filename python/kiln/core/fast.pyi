@@ -273,10 +273,11 @@ def scaled_dot_product_attention(q: kiln.core.array, k: kiln.core.array, v: kiln
         array: The output array ``[B, N_q, T_q, D_v]``.
 
     On the GPU, the environment variable ``KILN_SDPA_BACKEND`` picks the implementation when
-    the call is made: ``kiln`` (the default: kiln's kernels), ``cudnn`` (cuDNN's fused
+    the call is made: ``kiln`` (kiln's kernels), ``cudnn`` (cuDNN's fused
     attention wherever it computes the call exactly: float16 or bfloat16, head dims multiples
     of 8 up to 128, no mask or ``"causal"`` with ``T_q <= T_kv``, no array mask, no sinks; kiln's
-    kernels elsewhere and where cuDNN rejects the problem) or ``auto`` (as ``cudnn``, but calls
-    with at most 16 query rows per key/value head stay on kiln's decode kernels). Any other
+    kernels elsewhere and where cuDNN rejects the problem) or ``auto`` (the default, also when
+    unset or empty: as ``cudnn``, but calls with at most 16 query rows per key/value head stay on
+    kiln's decode kernels). Any other
     value raises ``ValueError``. The gradient follows the forward's implementation.
     """
