@@ -370,10 +370,10 @@ double worst_ulp_error(const std::function<array(const array&)>& f, double (*ref
   return worst;
 }
 
-// The CPU's float32 exp and tanh are the library's own (simd_math.h): within 1.5 ulp of the
+// The CPU's float32 exp, tanh and erf are the library's own (simd_math.h): within 1.5 ulp of the
 // correctly rounded result over the whole float range. (On the GPU they are CUDA's expf and
 // tanhf, documented within 2 ulp; the GPU suites compare them with the CPU.)
-TEST(Unary, Float32ExpAndTanhAccuracyOverTheWholeRange) {
+TEST(Unary, Float32ExpTanhAndErfAccuracyOverTheWholeRange) {
   float at = 0;
   double e = worst_ulp_error(
       [](const array& a) { return exp(a, Device::cpu); }, [](double x) { return std::exp(x); },
@@ -387,6 +387,16 @@ TEST(Unary, Float32ExpAndTanhAccuracyOverTheWholeRange) {
                               45.0f, 0.0f, -0.0f, INFINITY, -INFINITY, NAN},
                              at);
   EXPECT_LE(t, 1.5) << "tanh at x = " << std::hexfloat << at;
+  double r = worst_ulp_error([](const array& a) { return erf(a, Device::cpu); },
+                             [](double x) { return std::erf(x); },
+                             {1.0f, 0.99999994f, 1.0000001f, -1.0f, 1e-40f, -1e-40f, 3.9f, 3.95f,
+                              4.0f, 4.0000005f, 0.0f, -0.0f, INFINITY, -INFINITY, NAN},
+                             at);
+  EXPECT_LE(r, 1.5) << "erf at x = " << std::hexfloat << at;
+  EXPECT_EQ(erf(array(INFINITY)).item<float>(), 1.0f);
+  EXPECT_EQ(erf(array(-INFINITY)).item<float>(), -1.0f);
+  EXPECT_TRUE(std::signbit(erf(array(-0.0f)).item<float>()));
+  EXPECT_TRUE(std::isnan(erf(array(NAN)).item<float>()));
   EXPECT_EQ(exp(array(-INFINITY)).item<float>(), 0.0f);
   EXPECT_EQ(exp(array(INFINITY)).item<float>(), INFINITY);
   EXPECT_EQ(exp(array(0.0f)).item<float>(), 1.0f);
@@ -401,7 +411,7 @@ TEST(Unary, VectorizedFunctionsContiguousMatchesStrided) {
   array x = test::random_array({300, 514}, float32, -90, 90);
   auto xs = test::to_double(slice(x, {0, 0}, {300, 514}, {1, 2}));
   for (auto [name, f] : std::vector<std::pair<std::string, std::function<array(const array&)>>>{
-           {"exp", OP(exp)}, {"sigmoid", OP(sigmoid)}, {"tanh", OP(tanh)}}) {
+           {"exp", OP(exp)}, {"sigmoid", OP(sigmoid)}, {"tanh", OP(tanh)}, {"erf", OP(erf)}}) {
     array flat = slice(f(x), {0, 0}, {300, 514}, {1, 2});
     array strided = f(slice(x, {0, 0}, {300, 514}, {1, 2}));
     auto a = test::to_double(flat), b = test::to_double(strided);
@@ -419,7 +429,7 @@ TEST(Unary, HalfTypesRunTheFloatClonesRoundedOnce) {
   for (Dtype d : {float16, bfloat16}) {
     array x = test::random_array({300, 514}, d, -12, 12);
     for (auto [name, f] : std::vector<std::pair<std::string, std::function<array(const array&)>>>{
-             {"exp", OP(exp)}, {"sigmoid", OP(sigmoid)}, {"tanh", OP(tanh)}}) {
+             {"exp", OP(exp)}, {"sigmoid", OP(sigmoid)}, {"tanh", OP(tanh)}, {"erf", OP(erf)}}) {
       SCOPED_TRACE(name);
       array strided_in = slice(x, {0, 0}, {300, 514}, {1, 2});
       array flat = slice(f(x), {0, 0}, {300, 514}, {1, 2});

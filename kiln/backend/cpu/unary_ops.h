@@ -209,10 +209,9 @@ struct Sigmoid {
 };
 
 struct Erf {
-  template <Float T>
-  T operator()(T x) const {
-    return std::erf(x);
-  }
+  static constexpr bool simd = true;
+  float operator()(std::same_as<float> auto x) const { return erf_f32(x); }
+  double operator()(std::same_as<double> auto x) const { return std::erf(x); }
 };
 
 /**

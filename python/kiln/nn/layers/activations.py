@@ -126,7 +126,8 @@ def gelu(x) -> mx.array:
 def gelu_approx(x):
     r"""The tanh approximation of GELU, :math:`0.5 x (1 + \tanh(\sqrt{2/\pi} (x + 0.044715
     x^3)))` (maximum absolute error about 5e-4)."""
-    return 0.5 * x * (1 + mx.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x**3)))
+    # x * x * x rather than x**3: the same cube to an ulp, without a pow per element.
+    return 0.5 * x * (1 + mx.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * (x * x * x))))
 
 
 @partial(compile, shapeless=True)
