@@ -48,6 +48,7 @@ file(GLOB_RECURSE kiln_kernel_headers CONFIGURE_DEPENDS
 # compile's fused CPU kernels (backend/cpu/compiled.cpp) include the eager kernels' functors.
 list(APPEND kiln_kernel_headers
   ${PROJECT_SOURCE_DIR}/kiln/backend/cpu/binary_ops.h
+  ${PROJECT_SOURCE_DIR}/kiln/backend/cpu/simd_loops.h
   ${PROJECT_SOURCE_DIR}/kiln/backend/cpu/simd_math.h
   ${PROJECT_SOURCE_DIR}/kiln/backend/cpu/unary_ops.h
   ${PROJECT_SOURCE_DIR}/kiln/half_types.h

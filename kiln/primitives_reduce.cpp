@@ -471,8 +471,7 @@ std::vector<array> Softmax::vjp(const std::vector<array>&, const std::vector<arr
                                 const std::vector<int>&, const std::vector<array>& outputs) {
   auto s = stream();
   const Dtype d = outputs[0].dtype();
-  const bool fused = d == float16 || d == bfloat16 || d == float32 || d == float64;
-  if (fused && outputs[0].ndim() >= 1 && cotangents[0].dtype() == d) {
+  if (is_floating_point(d) && outputs[0].ndim() >= 1 && cotangents[0].dtype() == d) {
     return array::make_arrays({outputs[0].shape()}, {d}, fast::make_softmax_vjp(s),
                               {outputs[0], cotangents[0]});
   }

@@ -4,11 +4,11 @@
 //
 // The generated code applies each op of the tape to a block of elements (kBlock) held in
 // small buffers that stay in the L1/L2 cache, with the very functors and loops of the
-// eager kernels (backend/cpu/unary_ops.h, binary_ops.h; vectorizable float functors through
-// the same KILN_SIMD_CLONES loop as backend/cpu/unary.cpp), so each op rounds as it does
-// unfused and no multiply-add is contracted across ops: results equal the unfused ones bit
-// for bit, while intermediates never go to memory. One kernel per tape serves every shape
-// and layout: the host side here points the inputs' blocks into contiguous inputs, or
+// eager kernels (backend/cpu/unary_ops.h, binary_ops.h; vectorizable float functors, and
+// float16/bfloat16 through them, in the loops of backend/cpu/simd_loops.h that unary.cpp runs), so
+// each op rounds as it does unfused and no multiply-add is contracted across ops: results equal the
+// unfused ones bit for bit, while intermediates never go to memory. One kernel per tape serves
+// every shape and layout: the host side here points the inputs' blocks into contiguous inputs, or
 // gathers strided and broadcast ones, and runs blocks in parallel.
 //
 // A kernel that cannot be built (no compiler, a compile error) falls back to the unfused
@@ -107,31 +107,13 @@ constexpr const char* kPrelude = R"(#include <bit>
 #include <type_traits>
 
 #include "kiln/backend/cpu/binary_ops.h"
+#include "kiln/backend/cpu/simd_loops.h"
 #include "kiln/backend/cpu/unary_ops.h"
 
 namespace kiln_fused {
 
 template <typename Op>
 inline constexpr bool has_simd = requires { Op::simd; };
-
-template <typename In, typename Out, typename Op>
-KILN_SIMD_CLONES void map_simd(const In* src, Out* dst, long n, Op op) {
-  for (long i = 0; i < n; ++i) dst[i] = op(src[i]);
-}
-
-// float16 and bfloat16 through the float clones, as backend/cpu/unary.cpp's run_half_simd:
-// widened to float, the vectorized functor, rounded once.
-template <typename T, typename Op>
-inline void map_simd_half(const T* src, T* dst, long n, Op op) {
-  constexpr long kBlock = 1024;
-  float a[kBlock], b[kBlock];
-  for (long i0 = 0; i0 < n; i0 += kBlock) {
-    const long m = n - i0 < kBlock ? n - i0 : kBlock;
-    for (long i = 0; i < m; ++i) a[i] = static_cast<float>(src[i0 + i]);
-    map_simd(a, b, m, op);
-    for (long i = 0; i < m; ++i) dst[i0 + i] = static_cast<T>(b[i]);
-  }
-}
 
 // `op` on elements of one type as the eager kernels apply it: directly where it takes the
 // type, else (float16, bfloat16) in float, rounded once to R.
@@ -186,8 +168,8 @@ std::string generate(const Compiled& c) {
          << " : " << arg(op.args[2]) << ";\n";
     } else {
       const std::string functor = "kiln::cpu::fn::" + fn + "{}";
-      const Dtype in = op.args.empty() ? op.dtype : t.dtype(op.args[0]);
       const bool unary = op.args.size() == 1 && !is_literal(op.args[0]);
+      const Dtype in = unary ? t.dtype(op.args[0]) : op.dtype;
       const bool simd_candidate = unary && in == float32;
       const bool half_candidate = unary && (in == float16 || in == bfloat16) && op.dtype == in;
       std::string loop =
@@ -196,8 +178,10 @@ std::string generate(const Compiled& c) {
       loop += ");";
       if (simd_candidate || half_candidate) {
         os << "  if constexpr (kiln_fused::has_simd<kiln::cpu::fn::" << fn << ">)\n"
-           << "    kiln_fused::map_simd" << (half_candidate ? "_half" : "") << "(p" << op.args[0]
-           << ", o, n, " << functor << ");\n"
+           << "    kiln::cpu::"
+           << (half_candidate ? "map_simd_half(p" + std::to_string(op.args[0]) + ", 1, o, 1"
+                              : "map_simd(p" + std::to_string(op.args[0]) + ", o")
+           << ", n, " << functor << ");\n"
            << "  else\n    " << loop << "\n";
       } else {
         os << "  " << loop << "\n";

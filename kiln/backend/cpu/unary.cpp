@@ -1,10 +1,10 @@
 // eval_cpu of the unary elementwise primitives: one dtype dispatcher over the functors of
 // unary_ops.h.
-#include <algorithm>
 #include <stdexcept>
 #include <type_traits>
 
 #include "kiln/backend/cpu/elementwise.h"
+#include "kiln/backend/cpu/simd_loops.h"
 #include "kiln/backend/cpu/simd_math.h"
 #include "kiln/backend/cpu/unary_ops.h"
 #include "kiln/primitives_unary.h"
@@ -18,43 +18,27 @@ namespace {
 // Strided runs use the same clones as the flat loop, so that a value's result does not
 // depend on the layout it is stored in (the clones may contract a * b + c into an FMA).
 template <typename In, typename Out, typename Op>
-KILN_SIMD_CLONES void map_simd(const In* src, Out* dst, size_t n, Op op) {
-  for (size_t i = 0; i < n; ++i) dst[i] = op(src[i]);
-}
-
-template <typename In, typename Out, typename Op>
 KILN_SIMD_CLONES void map_simd_strided(const In* src, int64_t in_stride, Out* dst,
                                        int64_t out_stride, int64_t n, Op op) {
   for (int64_t i = 0; i < n; ++i) dst[i * out_stride] = op(src[i * in_stride]);
 }
 
-// float16 and bfloat16 through the float clones: each run widened to float in blocks, the
-// vectorized functor, then rounded once to T, as the scalar path rounds (which left tanh and
-// exp on bfloat16 about 8x slower than on float32).
+// float16 and bfloat16 through the float clones (cpu::map_simd_half; the scalar path left tanh
+// and exp on bfloat16 about 8x slower than on float32).
 template <typename T, typename Op>
 void run_half_simd(const array& in, array& out, Op op) {
-  constexpr int64_t kBlock = 1024;
-  auto block = [&](const T* src, int64_t is, T* dst, int64_t os, int64_t n) {
-    float a[kBlock], b[kBlock];
-    for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
-      const int64_t m = std::min(kBlock, n - i0);
-      for (int64_t i = 0; i < m; ++i) a[i] = static_cast<float>(src[(i0 + i) * is]);
-      map_simd(a, b, static_cast<size_t>(m), op);
-      for (int64_t i = 0; i < m; ++i) dst[(i0 + i) * os] = static_cast<T>(b[i]);
-    }
-  };
   const T* src = in.data<T>();
   if (cpu::set_unary_output_data(in, out)) {
     T* dst = out.data<T>();
     cpu::parallel_for(in.data_size(), cpu::kElementwiseGrain, [&](size_t b, size_t e) {
-      block(src + b, 1, dst + b, 1, static_cast<int64_t>(e - b));
+      cpu::map_simd_half(src + b, 1, dst + b, 1, static_cast<int64_t>(e - b), op);
     });
   } else {
     T* dst = out.data<T>();
     auto [shape, strides] = collapse_contiguous_dims<2>(in.shape(), {in.strides(), out.strides()});
     const int64_t is = strides[0].back(), os = strides[1].back();
     for_each_elementwise_run(shape, strides, [&](const std::array<int64_t, 2>& off, int64_t n) {
-      block(src + off[0], is, dst + off[1], os, n);
+      cpu::map_simd_half(src + off[0], is, dst + off[1], os, n, op);
     });
   }
 }
@@ -66,7 +50,7 @@ void run(const array& in, array& out, Op op) {
     if (cpu::set_unary_output_data(in, out)) {
       Out* dst = out.data<Out>();
       cpu::parallel_for(in.data_size(), cpu::kElementwiseGrain,
-                        [&](size_t b, size_t e) { map_simd(src + b, dst + b, e - b, op); });
+                        [&](size_t b, size_t e) { cpu::map_simd(src + b, dst + b, e - b, op); });
     } else {
       Out* dst = out.data<Out>();
       auto [shape, strides] =

@@ -520,14 +520,8 @@ void fast::SoftmaxVJP::eval_gpu(const std::vector<array>& inputs, std::vector<ar
   auto& s = gpu::device_stream(stream());
   out.set_data(gpu::new_device_storage(out.nbytes(), s));
   if (out.size() == 0) return;
-  CUdeviceptr src[2];
-  for (int i = 0; i < 2; ++i) {
-    src[i] = gpu::device_address(inputs[i]);
-    if (!inputs[i].flags().row_contiguous) {
-      src[i] = gpu::scratch(inputs[i].nbytes(), s);
-      gpu::copy_to_row_contiguous(inputs[i], src[i], s);
-    }
-  }
+  const CUdeviceptr src[2] = {gpu::fast::dense_address(inputs[0], s),
+                              gpu::fast::dense_address(inputs[1], s)};
   const CUdeviceptr dst = gpu::device_address(out);
   const int64_t n = out.shape().back();
   const int64_t rows = static_cast<int64_t>(out.size()) / n;
