@@ -192,41 +192,100 @@ std::string literal_expr(const array& a) {
   return os.str();
 }
 
-// The expression computing op `k` from the values named v<i>.
-std::string op_expr(const FusedTape& t, const FusedTape::Op& op) {
+bool is_half_type(Dtype d) {
+  return d == float16 || d == bfloat16;
+}
+
+// Ops with a packed half instruction (add/sub/mul.rn.{f16,bf16}x2): one instruction for two
+// elements. Exactly the scalar result: a half product is exact in float, and float's 24 bits
+// are >= 2p + 2 for a half type's p bits, so rounding to float and then to the half type
+// never differs from one rounding (Figueroa, "When is double rounding innocuous?", 1995).
+const char* packed_op(const FusedTape& t, const FusedTape::Op& op, const std::string& f) {
+  if (!is_half_type(op.dtype)) return nullptr;
+  for (int a : op.args)
+    if (t.dtype(a) != op.dtype) return nullptr;
+  if (f == "Add") return "add2";
+  if (f == "Subtract") return "sub2";
+  if (f == "Multiply") return "mul2";
+  if (f == "Square") return "square2";
+  return nullptr;
+}
+
+// The expression computing op `k` from the values named v<i>: one element, or with `pair` two
+// neighbouring elements held in a kiln_fused::Pair (the vectorized kernel's packed path).
+std::string op_expr(const FusedTape& t, const FusedTape::Op& op, bool pair) {
   const std::string f = detail::fused_functor(*op.prim);
   const std::string out = gpu::device_type(op.dtype);
   auto v = [](int i) { return std::string("v").append(std::to_string(i)); };
-  if (f == "AsType") return "kiln::cast<" + out + ">(" + v(op.args[0]) + ")";
-  if (f == "Select") return v(op.args[0]) + " ? " + v(op.args[1]) + " : " + v(op.args[2]);
+  // The expression `e` of one element `c` (lo or hi) of a pair, or of a scalar.
+  auto elem = [&](const std::string& c, int i) { return pair ? c + "(" + v(i) + ")" : v(i); };
+  auto each = [&](auto scalar) {
+    return pair ? "kiln_fused::make2<" + out + ">(" + scalar("kiln_fused::lo") + ", " +
+                      scalar("kiln_fused::hi") + ")"
+                : scalar("");
+  };
+  if (f == "AsType")
+    return pair ? "kiln_fused::cast2<" + out + ">(" + v(op.args[0]) + ")"
+                : "kiln::cast<" + out + ">(" + v(op.args[0]) + ")";
+  if (f == "Select") {
+    return each([&](const std::string& c) {
+      return elem(c, op.args[0]) + " ? " + elem(c, op.args[1]) + " : " + elem(c, op.args[2]);
+    });
+  }
   const Dtype in = t.dtype(op.args[0]);
   const Rule r = rule_of(f, in);
   if (!r.takes || !r.takes(in)) {
     throw std::invalid_argument(msg("[compile] The GPU kernels do not take ", f, " of ", in, "."));
   }
-  if (r.constant && !is_inexact(in)) return r.constant;
+  if (r.constant && !is_inexact(in)) {
+    return pair ? "kiln_fused::make2<" + out + ">(" + r.constant + ", " + r.constant + ")"
+                : std::string(r.constant);
+  }
   if (r.identity_unsigned && is_unsigned(in)) return v(op.args[0]);
+  if (pair) {
+    if (const char* p = packed_op(t, op, f)) {
+      std::string e = std::string("kiln_fused::") + p + "(";
+      for (size_t a = 0; a < op.args.size(); ++a) e += (a ? ", " : "") + v(op.args[a]);
+      return e + ")";
+    }
+  }
   // Float add, subtract and multiply, never contracted with a neighbouring op.
   if ((in == float32 || in == float64) && op.args.size() == 2) {
     const char* p = in == float32 ? "__f" : "__d";
-    if (f == "Add") return std::string(p) + "add_rn(" + v(op.args[0]) + ", " + v(op.args[1]) + ")";
-    if (f == "Subtract")
-      return std::string(p) + "sub_rn(" + v(op.args[0]) + ", " + v(op.args[1]) + ")";
-    if (f == "Multiply")
-      return std::string(p) + "mul_rn(" + v(op.args[0]) + ", " + v(op.args[1]) + ")";
+    const char* name = f == "Add"        ? "add_rn("
+                       : f == "Subtract" ? "sub_rn("
+                       : f == "Multiply" ? "mul_rn("
+                                         : nullptr;
+    if (name) {
+      return each([&](const std::string& c) {
+        return std::string(p) + name + elem(c, op.args[0]) + ", " + elem(c, op.args[1]) + ")";
+      });
+    }
   }
   const std::string kin = gpu::device_type(r.kin(in));
   std::vector<int> args = op.args;
   if (r.swap) std::swap(args[0], args[1]);
-  std::string e = "kiln::apply<" + out + ">(kiln::" + r.functor + "()";
-  for (int a : args) e += ", static_cast<" + kin + ">(" + v(a) + ")";
+  std::string e =
+      (pair ? "kiln_fused::apply2<" : "kiln::apply<") + out + ">(kiln::" + r.functor + "()";
+  for (int a : args)
+    e += pair ? ", kiln_fused::static_cast2<" + kin + ">(" + v(a) + ")"
+              : ", static_cast<" + kin + ">(" + v(a) + ")";
   return e + ")";
+}
+
+// Whether the vectorized kernel computes pairs: some op has a packed instruction.
+bool uses_pairs(const FusedTape& t, int vector_width) {
+  if (vector_width % 2 != 0) return false;
+  for (const auto& op : t.ops)
+    if (op.prim && packed_op(t, op, detail::fused_functor(*op.prim))) return true;
+  return false;
 }
 
 constexpr const char* kPrelude = R"(#include "kiln/backend/cuda/device/binary_ops.cuh"
 #include "kiln/backend/cuda/device/indexing.cuh"
 #include "kiln/backend/cuda/device/cast.cuh"
 #include "kiln/backend/cuda/device/unary_ops.cuh"
+#include "kiln/backend/cuda/device/pair.cuh"
 
 namespace kiln_fused {
 
@@ -269,22 +328,32 @@ std::string source_of(const FusedTape& t, const std::string& label) {
   std::ostringstream os;
   os << "// kiln compile: " << label << "\n#define KILN_FUSED_DIMS " << kMaxFusedDims << "\n"
      << kPrelude << "\nnamespace kiln_fused {\n\n";
-  // The computation of one element from its input values, shared by every kernel.
-  os << "__device__ __forceinline__ void compute(";
-  for (int i : read) os << "const " << in_type(i) << " v" << i << ", ";
-  for (size_t o = 0; o < t.outputs.size(); ++o)
-    os << out_type(o) << "& r" << o << (o + 1 < t.outputs.size() ? ", " : "");
-  os << ") {\n";
-  for (size_t j = 0; j < t.literals.size(); ++j)
-    os << "  const " << gpu::device_type(t.literals[j].dtype()) << " v" << ni + j << " = "
-       << literal_expr(t.literals[j]) << ";\n";
-  for (size_t k = 0; k < t.ops.size(); ++k) {
-    const auto& op = t.ops[k];
-    os << "  const " << gpu::device_type(op.dtype) << " v" << first + k << " = " << op_expr(t, op)
-       << ";\n";
+  // The computation of one element from its input values, shared by every kernel
+  // (`compute`), and of two neighbouring elements for the vectorized kernel (`compute2`).
+  const bool pairs = uses_pairs(t, vector_width(t));
+  for (bool pair : {false, true}) {
+    if (pair && !pairs) break;
+    auto type = [&](const std::string& T) { return pair ? "kiln_fused::Pair<" + T + ">" : T; };
+    os << "__device__ __forceinline__ void compute" << (pair ? "2(" : "(");
+    for (int i : read) os << "const " << type(in_type(i)) << " v" << i << ", ";
+    for (size_t o = 0; o < t.outputs.size(); ++o)
+      os << type(out_type(o)) << "& r" << o << (o + 1 < t.outputs.size() ? ", " : "");
+    os << ") {\n";
+    for (size_t j = 0; j < t.literals.size(); ++j) {
+      const std::string T = gpu::device_type(t.literals[j].dtype()),
+                        lit = literal_expr(t.literals[j]);
+      os << "  const " << type(T) << " v" << ni + j << " = "
+         << (pair ? "kiln_fused::make2<" + T + ">(" + lit + ", " + lit + ")" : lit) << ";\n";
+    }
+    for (size_t k = 0; k < t.ops.size(); ++k) {
+      const auto& op = t.ops[k];
+      os << "  const " << type(gpu::device_type(op.dtype)) << " v" << first + k << " = "
+         << op_expr(t, op, pair) << ";\n";
+    }
+    for (size_t o = 0; o < t.outputs.size(); ++o)
+      os << "  r" << o << " = v" << t.outputs[o] << ";\n";
+    os << "}\n\n";
   }
-  for (size_t o = 0; o < t.outputs.size(); ++o) os << "  r" << o << " = v" << t.outputs[o] << ";\n";
-  os << "}\n\n";
   // One element read through `at(k, i)` and written at i.
   os << "template <typename IdxT, typename At>\n__device__ __forceinline__ void element(IdxT i, ";
   for (int i : read) os << "const " << in_type(i) << "* __restrict__ in" << i << ", ";
@@ -333,11 +402,25 @@ std::string source_of(const FusedTape& t, const std::string& label) {
   }
   for (size_t o = 0; o < t.outputs.size(); ++o)
     os << "    kiln::Vec<" << out_type(o) << ", N> y" << o << ";\n";
-  os << "#pragma unroll\n    for (int k = 0; k < N; ++k) compute(";
-  for (int i : read) os << "x" << i << ".v[k], ";
-  for (size_t o = 0; o < t.outputs.size(); ++o)
-    os << "y" << o << ".v[k]" << (o + 1 < t.outputs.size() ? ", " : "");
-  os << ");\n";
+  if (pairs) {
+    os << "#pragma unroll\n    for (int k = 0; k < N; k += 2) {\n";
+    for (size_t o = 0; o < t.outputs.size(); ++o)
+      os << "      kiln_fused::Pair<" << out_type(o) << "> p" << o << ";\n";
+    os << "      compute2(";
+    for (int i : read) os << "kiln_fused::load2(x" << i << ".v + k), ";
+    for (size_t o = 0; o < t.outputs.size(); ++o)
+      os << "p" << o << (o + 1 < t.outputs.size() ? ", " : "");
+    os << ");\n";
+    for (size_t o = 0; o < t.outputs.size(); ++o)
+      os << "      kiln_fused::store2(y" << o << ".v + k, p" << o << ");\n";
+    os << "    }\n";
+  } else {
+    os << "#pragma unroll\n    for (int k = 0; k < N; ++k) compute(";
+    for (int i : read) os << "x" << i << ".v[k], ";
+    for (size_t o = 0; o < t.outputs.size(); ++o)
+      os << "y" << o << ".v[k]" << (o + 1 < t.outputs.size() ? ", " : "");
+    os << ");\n";
+  }
   for (size_t o = 0; o < t.outputs.size(); ++o)
     os << "    kiln::store_vec<N>(out" << o << " + i0, y" << o << ");\n";
   os << "  } else {\n"
