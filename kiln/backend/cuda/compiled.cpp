@@ -309,14 +309,6 @@ struct Strides {
 }  // namespace kiln_fused
 )";
 
-int vec_unroll() {
-  static const int u = [] {
-    const char* e = std::getenv("KILN_FUSED_UNROLL");
-    return e ? std::atoi(e) : 1;
-  }();
-  return u;
-}
-
 // Elements per thread of the vectorized kernel: one 16-byte access of the widest operand.
 int vector_width(const FusedTape& t) {
   size_t widest = 1;
@@ -334,8 +326,7 @@ std::string source_of(const FusedTape& t, const std::string& label) {
   auto in_type = [&](int i) { return gpu::device_type(t.input_dtypes[i]); };
   auto out_type = [&](size_t o) { return gpu::device_type(t.dtype(t.outputs[o])); };
   std::ostringstream os;
-  os << "// kiln compile: " << label << " " << vec_unroll() << "\n#define KILN_FUSED_DIMS "
-     << kMaxFusedDims << "\n"
+  os << "// kiln compile: " << label << "\n#define KILN_FUSED_DIMS " << kMaxFusedDims << "\n"
      << kPrelude << "\nnamespace kiln_fused {\n\n";
   // The computation of one element from its input values, shared by every kernel
   // (`compute`), and of two neighbouring elements for the vectorized kernel (`compute2`).
@@ -398,53 +389,45 @@ std::string source_of(const FusedTape& t, const std::string& label) {
   os << "at);\n  }\n}\n\n";
   // vec: as contig, N consecutive elements per thread moved with 16-byte accesses (every
   // pointer aligned); the last thread finishes a ragged tail element by element.
-  os << "template <typename IdxT, int N, int U>\n__global__ void vec(";
+  os << "template <typename IdxT, int N>\n__global__ void vec(";
   params(os);
-  // Vector u of a thread starts at base + u * stride: each of the U accesses is coalesced,
-  // and all U loads are in flight before the first computation.
   os << "IdxT n, unsigned int scalar) {\n"
-     << "  const IdxT stride = static_cast<IdxT>(blockDim.x) * N;\n"
-     << "  const IdxT base = static_cast<IdxT>(blockIdx.x) * stride * U + threadIdx.x * N;\n"
-     << "  if (base + (U - 1) * stride + N <= n) {\n";
+     << "  const IdxT i0 = (static_cast<IdxT>(blockIdx.x) * blockDim.x + threadIdx.x) * N;\n"
+     << "  if (i0 + N <= n) {\n";
   for (int i : read) {
-    os << "    kiln::Vec<" << in_type(i) << ", N> x" << i << "[U];\n"
-       << "#pragma unroll\n    for (int u = 0; u < U; ++u) {\n"
-       << "      if ((scalar >> " << i << ") & 1u) {\n#pragma unroll\n"
-       << "        for (int k = 0; k < N; ++k) x" << i << "[u].v[k] = in" << i << "[0];\n"
-       << "      } else {\n        x" << i << "[u] = kiln::load_vec<N>(in" << i
-       << " + base + u * stride);\n      }\n    }\n";
+    os << "    kiln::Vec<" << in_type(i) << ", N> x" << i << ";\n"
+       << "    if ((scalar >> " << i << ") & 1u) {\n#pragma unroll\n"
+       << "      for (int k = 0; k < N; ++k) x" << i << ".v[k] = in" << i << "[0];\n"
+       << "    } else {\n      x" << i << " = kiln::load_vec<N>(in" << i << " + i0);\n    }\n";
   }
-  os << "#pragma unroll\n    for (int u = 0; u < U; ++u) {\n";
   for (size_t o = 0; o < t.outputs.size(); ++o)
-    os << "      kiln::Vec<" << out_type(o) << ", N> y" << o << ";\n";
+    os << "    kiln::Vec<" << out_type(o) << ", N> y" << o << ";\n";
   if (pairs) {
-    os << "#pragma unroll\n      for (int k = 0; k < N; k += 2) {\n";
+    os << "#pragma unroll\n    for (int k = 0; k < N; k += 2) {\n";
     for (size_t o = 0; o < t.outputs.size(); ++o)
-      os << "        kiln_fused::Pair<" << out_type(o) << "> p" << o << ";\n";
-    os << "        compute2(";
-    for (int i : read) os << "kiln_fused::load2(x" << i << "[u].v + k), ";
+      os << "      kiln_fused::Pair<" << out_type(o) << "> p" << o << ";\n";
+    os << "      compute2(";
+    for (int i : read) os << "kiln_fused::load2(x" << i << ".v + k), ";
     for (size_t o = 0; o < t.outputs.size(); ++o)
       os << "p" << o << (o + 1 < t.outputs.size() ? ", " : "");
     os << ");\n";
     for (size_t o = 0; o < t.outputs.size(); ++o)
-      os << "        kiln_fused::store2(y" << o << ".v + k, p" << o << ");\n";
-    os << "      }\n";
+      os << "      kiln_fused::store2(y" << o << ".v + k, p" << o << ");\n";
+    os << "    }\n";
   } else {
-    os << "#pragma unroll\n      for (int k = 0; k < N; ++k) compute(";
-    for (int i : read) os << "x" << i << "[u].v[k], ";
+    os << "#pragma unroll\n    for (int k = 0; k < N; ++k) compute(";
+    for (int i : read) os << "x" << i << ".v[k], ";
     for (size_t o = 0; o < t.outputs.size(); ++o)
       os << "y" << o << ".v[k]" << (o + 1 < t.outputs.size() ? ", " : "");
     os << ");\n";
   }
   for (size_t o = 0; o < t.outputs.size(); ++o)
-    os << "      kiln::store_vec<N>(out" << o << " + base + u * stride, y" << o << ");\n";
-  os << "    }\n  } else {\n"
+    os << "    kiln::store_vec<N>(out" << o << " + i0, y" << o << ");\n";
+  os << "  } else {\n"
      << "    auto at = [&](int k, IdxT i) -> IdxT { return (scalar >> k) & 1u ? IdxT(0) : i; };\n"
-     << "    for (int u = 0; u < U; ++u) {\n"
-     << "      const IdxT i0 = base + u * stride, end = i0 + N < n ? i0 + N : n;\n"
-     << "      for (IdxT i = i0; i < end; ++i) element(i, ";
+     << "    for (IdxT i = i0; i < n; ++i) element(i, ";
   call(os);
-  os << "at);\n    }\n  }\n}\n\n";
+  os << "at);\n  }\n}\n\n";
   // strided: any strides over `ndim` collapsed dimensions.
   os << "template <typename IdxT>\n__global__ void strided(";
   params(os);
@@ -474,7 +457,7 @@ std::string source_of(const FusedTape& t, const std::string& label) {
 
 // The kernels of a module, in the order eval_gpu indexes them.
 std::vector<std::string> kernel_names(const FusedTape& t) {
-  const std::string n = std::to_string(vector_width(t)) + ", " + std::to_string(vec_unroll());
+  const std::string n = std::to_string(vector_width(t));
   return {"kiln_fused::contig<int>",         "kiln_fused::contig<long long>",
           "kiln_fused::strided<int>",        "kiln_fused::strided<long long>",
           "kiln_fused::vec<int, " + n + ">", "kiln_fused::vec<long long, " + n + ">"};
@@ -601,8 +584,7 @@ void Compiled::eval_gpu(const std::vector<array>& inputs, std::vector<array>& ou
       contiguous = false;
   }
   constexpr int64_t kMax32 = std::numeric_limits<int32_t>::max();
-  // A block's last thread may index past n by up to the block's elements.
-  const bool wide = n + kBlock * std::max<int64_t>(kWork, vector_width(t) * vec_unroll()) > kMax32;
+  const bool wide = n + kBlock * kWork > kMax32;
   gpu::KernelArgs args;
   for (int i : read) args.append(gpu::device_address(inputs[i]));
   for (auto& out : outputs) args.append(gpu::device_address(out));
@@ -626,7 +608,7 @@ void Compiled::eval_gpu(const std::vector<array>& inputs, std::vector<array>& ou
       aligned = aligned && gpu::is_aligned(gpu::device_address(out), out.dtype(), vw);
     if (aligned) {
       f = fns[wide ? 5 : 4];
-      per_thread = vw * vec_unroll();
+      per_thread = vw;
     } else {
       f = fns[wide ? 1 : 0];
     }
