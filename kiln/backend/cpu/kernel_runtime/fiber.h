@@ -46,12 +46,17 @@ class __attribute__((visibility("hidden"))) Fiber {
   static void abandon(std::unique_ptr<Fiber> fiber);
 
   /** ThreadSanitizer's context of the caller (a fiber or the OS thread itself); null in other
-   * builds. For sanitizer_jump_to(). */
+   * builds. For sanitizer_jump_to(). AddressSanitizer needs no context: the OS thread's stack
+   * is the only place such a jump lands. */
   static void* sanitizer_context();
   /** Tells ThreadSanitizer that the running fiber leaves for `context` (taken earlier with
    * sanitizer_context() on this OS thread) by a non-local jump: call it immediately before
-   * the siglongjmp, whose record TSan looks up in the context it jumps to. */
+   * the siglongjmp, whose record TSan looks up in the context it jumps to. Tells
+   * AddressSanitizer that the fiber is left for good, for the OS thread's stack. */
   static void sanitizer_jump_to(void* context);
+  /** Called on the OS thread's stack where such a jump lands: AddressSanitizer's side of the
+   * switch ends there. */
+  static void sanitizer_landed();
 
   /** The switching library in use, for messages and benchmarks: "boost.context" or
    * "ucontext". */

@@ -78,6 +78,7 @@ void work_fibers(LaunchState& ls) {
   w.launch.store(&ls);
   w.escape_context = Fiber::sanitizer_context();
   if (sigsetjmp(w.escape, 1) != 0) {
+    Fiber::sanitizer_landed();
     w.escape_armed.store(false);
     runner->abandon();
     w.launch.store(nullptr);
