@@ -115,18 +115,15 @@ ProdFactors prod_factors(const array& a, const std::vector<array>& idx, const ar
 }
 
 /** Where a max/min scatter's result came from: masks of the source and updates equal to
- * it, and the number of such values per target (ties share the derivative). */
+ * it. As MLX, every value tied with the result gets the whole cotangent (the vjp), and the
+ * jvp is its transpose: the sum of the tied values' tangents. */
 struct ExtremumMasks {
-  array from_a, from_u, count;
+  array from_a, from_u;
 };
 ExtremumMasks extremum_masks(const array& a, const std::vector<array>& idx, const array& u,
                              const array& out, const std::vector<int>& axes, const Shape& slice,
                              const Stream& s) {
-  array from_a = equal(out, a, s);
-  array from_u = equal(gather(out, idx, axes, slice, s), u, s);
-  array count = add(astype(from_a, a.dtype(), s),
-                    scatter_add(zeros_like(a, s), idx, astype(from_u, a.dtype(), s), axes, s), s);
-  return {from_a, from_u, count};
+  return {equal(out, a, s), equal(gather(out, idx, axes, slice, s), u, s)};
 }
 
 array masked(const array& mask, const array& x, const Stream& s) {
@@ -275,7 +272,7 @@ std::vector<array> Scatter::jvp(const std::vector<array>& primals,
       auto m = extremum_masks(a, idx, u, result, axes_, slice, s);
       array sum = masked(m.from_a, za, s);
       if (tu) sum = scatter_add(sum, idx, masked(m.from_u, *tu, s), axes_, s);
-      return {astype(divide(sum, m.count, s), a.dtype(), s)};
+      return {astype(sum, a.dtype(), s)};
     }
   }
   return {};
@@ -296,12 +293,9 @@ std::vector<array> Scatter::vjp(const std::vector<array>& primals,
 
   std::optional<ProdFactors> prod;
   std::optional<ExtremumMasks> ext;
-  std::optional<array> shared;  // max/min: the cotangent divided among ties
   if (reduce_ == ScatterReduce::prod) prod = prod_factors(a, idx, u, axes_, slice, s);
-  if (reduce_ == ScatterReduce::max || reduce_ == ScatterReduce::min) {
+  if (reduce_ == ScatterReduce::max || reduce_ == ScatterReduce::min)
     ext = extremum_masks(a, idx, u, outputs[0], axes_, slice, s);
-    shared = astype(divide(c, ext->count, s), a.dtype(), s);
-  }
   std::vector<array> grads;
   for (int arg : argnums) {
     if (arg != 0 && arg != last) {
@@ -323,8 +317,7 @@ std::vector<array> Scatter::vjp(const std::vector<array>& primals,
         break;
       case ScatterReduce::max:
       case ScatterReduce::min:
-        grads.push_back(src ? masked(ext->from_a, *shared, s)
-                            : masked(ext->from_u, at_updates(*shared), s));
+        grads.push_back(src ? masked(ext->from_a, c, s) : masked(ext->from_u, at_updates(c), s));
         break;
     }
   }

@@ -128,15 +128,26 @@ TEST(IndexingGrad, ScatterProdWithZeroUpdatesIsExact) {
   expect_values(g[0], {5, 1}, {8.0, 0.0, 5.0 * 6 * 7, 0.0, 0.0}, 1e-12);
 }
 
-TEST(IndexingGrad, ScatterMaxTiesShareTheCotangent) {
-  array a = array({1.0, 5.0}, float64);
-  array idx = array({0, 0, 1}, int32);
-  array u = array({3.0, 3.0, 2.0}, {3, 1}, float64);
-  array out = scatter_max(a, {idx}, u, {0});
-  array c = array({6.0, 4.0}, float64);
-  auto g = out.primitive().vjp(out.inputs(), {c}, {0, 2}, {out});
-  expect_values(g[0], {2}, {0.0, 4.0}, 1e-12);
-  expect_values(g[1], {3, 1}, {3.0, 3.0, 0.0}, 1e-12);
+// As MLX: every value tied with the result gets the whole cotangent (updates tied with each
+// other, and an update tied with the source), and the jvp sums the tied values' tangents.
+TEST(IndexingGrad, ScatterMaxTiesEachGetTheCotangent) {
+  array a = array({1.0, 5.0, 4.0}, float64);
+  array idx = array({0, 0, 1, 2}, int32);
+  array u = array({3.0, 3.0, 2.0, 4.0}, {4, 1}, float64);
+  for (bool max : {true, false}) {
+    array out =
+        max ? scatter_max(a, {idx}, u, {0}) : scatter_min(negative(a), {idx}, negative(u), {0});
+    std::vector<array> primals = out.inputs();
+    array c = array({6.0, 4.0, 7.0}, float64);
+    array ta = array({0.5, 0.25, 0.125}, float64);
+    array tu = array({1.0, 2.0, 4.0, 8.0}, {4, 1}, float64);
+    // Both transforms before anything evaluates `out` (which drops its primitive).
+    auto t = out.primitive().jvp(primals, {ta, tu}, {0, 2});
+    auto g = out.primitive().vjp(primals, {c}, {0, 2}, {out});
+    expect_values(g[0], {3}, {0.0, 4.0, 7.0}, 1e-12);
+    expect_values(g[1], {4, 1}, {6.0, 6.0, 0.0, 7.0}, 1e-12);
+    expect_values(t[0], {3}, {3.0, 0.25, 8.125}, 1e-12);
+  }
 }
 
 TEST(IndexingGrad, AlongAxisPrimitives) {

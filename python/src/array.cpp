@@ -7,12 +7,14 @@
 #include <cstring>
 #include <sstream>
 #include <string_view>
+#include <unordered_set>
 
 #include "bindings.h"
 #include "convert.h"
 #include "dlpack.h"
 #include "helpers.h"
 #include "indexing.h"
+#include "trees.h"
 
 namespace kiln::python {
 
@@ -516,21 +518,25 @@ void init_array(py::module_& m) {
 
   m.def(
       "get_array_buffer_size",
-      [](py::args arrays) {
+      [](py::args args) {
+        // Each buffer once, whole: arrays sharing one (views, repeats) count it one time.
+        std::unordered_set<const Storage*> seen;
         size_t total = 0;
-        for (auto x : arrays) {
-          const array& a = x.cast<const array&>();
-          if (!a.has_storage()) {
+        for (const array& a : tree_arrays(args)) {
+          if (!a.is_available()) {
             throw std::invalid_argument(
                 "[get_array_buffer_size] Arrays must be evaluated before querying buffer size.");
           }
-          total += a.data_size() * a.itemsize();
+          if (a.has_storage() && seen.insert(&a.storage()).second) total += a.storage().nbytes();
         }
         return total;
       },
       R"doc(
-    The bytes of the buffers behind the given evaluated arrays (a view counts the elements
-    it spans, not its whole base buffer).
+    get_array_buffer_size(*args)
+
+    The bytes of the buffers behind the evaluated arrays in ``args`` (arrays or trees of
+    arrays; other leaves are ignored). Each buffer counts once and whole: a view counts its
+    base's buffer, and arrays sharing a buffer count it one time.
 
     Raises:
         ValueError: An array has not been evaluated.

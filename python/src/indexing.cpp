@@ -505,7 +505,9 @@ array at_update(const array& a, py::handle index, py::handle value, AtOp op) {
                                           "at.divide", "at.maximum",  "at.minimum"};
   const char* name = names[static_cast<int>(op)];
   Plan p = parse(a, index, name);
-  if (!p.advanced) {
+  // maximum/minimum always scatter, as MLX does: their gradient at ties (the cotangent to the
+  // source and to the update alike) is the Scatter primitive's.
+  if (!p.advanced && op != AtOp::maximum && op != AtOp::minimum) {
     // A basic index selects each element once: read, combine, write back.
     array x = basic_get(a, p);
     array v = to_array(value, a.dtype());
@@ -519,12 +521,9 @@ array at_update(const array& a, py::handle index, py::handle value, AtOp op) {
           return multiply(x, v);
         case AtOp::divide:
           return divide(x, v);
-        case AtOp::maximum:
-          return maximum(x, v);
-        case AtOp::minimum:
-          return minimum(x, v);
+        default:
+          return x;  // maximum and minimum scatter (above)
       }
-      return x;
     }();
     return setitem(a, index, py::cast(astype(r, a.dtype())));
   }

@@ -166,6 +166,38 @@ def test_get_array_buffer_size():
         mx.get_array_buffer_size(mx.ones((2,)) + 1)
     mx.eval(x)
     assert mx.get_array_buffer_size(x) == 48
+    # Each buffer once and whole, through trees (MLX's semantics).
+    with pytest.raises(ValueError, match="evaluated"):
+        mx.get_array_buffer_size({"lazy": x + 1})
+    view = x[:1]
+    y = mx.ones((5,), dtype=mx.int16)
+    mx.eval(view, y)
+    assert mx.get_array_buffer_size() == 0
+    assert mx.get_array_buffer_size(view) == 48
+    assert mx.get_array_buffer_size(x, x, view) == 48
+    assert mx.get_array_buffer_size({"a": x, "nested": (view, None, 3)}) == 48
+    assert mx.get_array_buffer_size([x], y) == 48 + mx.get_array_buffer_size(y) >= 58
+    assert mx.get_array_buffer_size(mx.array([])) == 0
+
+
+@pytest.mark.parametrize("op", ["maximum", "minimum"])
+def test_at_extremum_gradient_at_ties(op):
+    # As MLX: a value tied with the result gets the whole cotangent, source and update alike.
+    def f(src, upd):
+        return getattr(src.at[1], op)(upd)
+
+    cot = mx.array([[4.0], [5.0], [6.0]])
+    _, (gs, gu) = mx.vjp(f, [mx.array([[1.0], [2.0], [3.0]]), mx.array([[[2.0]]])], [cot])
+    assert gs.tolist() == [[4.0], [5.0], [6.0]] and gu.tolist() == [[[5.0]]]
+    # Strictly larger (maximum) or smaller (minimum) update: the update takes it all.
+    upd = mx.array([[3.0]]) if op == "maximum" else mx.array([[0.5]])
+    _, (gs, gu) = mx.vjp(f, [mx.array([1.0, 2.0, 3.0]), upd], [mx.array([4.0, 5.0, 6.0])])
+    assert gs.tolist() == [4.0, 0.0, 6.0] and gu.tolist() == [[5.0]]
+    # An advanced index with repeats: each tied update gets the cotangent.
+    g = mx.grad(lambda u: getattr(mx.zeros((3,)).at[mx.array([0, 0, 2])], op)(u).sum())(
+        mx.array([1.0, 1.0, 0.0]) * (1 if op == "maximum" else -1)
+    )
+    assert g.tolist() == [1.0, 1.0, 1.0]
 
 
 # ---------------------------------------------------------------- elementwise

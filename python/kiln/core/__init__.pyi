@@ -1788,8 +1788,11 @@ def get_active_memory(*, device: Device | None = None) -> int:
     """
 def get_array_buffer_size(*args) -> int:
     """
-    The bytes of the buffers behind the given evaluated arrays (a view counts the elements
-    it spans, not its whole base buffer).
+    get_array_buffer_size(*args)
+
+    The bytes of the buffers behind the evaluated arrays in ``args`` (arrays or trees of
+    arrays; other leaves are ignored). Each buffer counts once and whole: a view counts its
+    base's buffer, and arrays sharing a buffer count it one time.
 
     Raises:
         ValueError: An array has not been evaluated.
