@@ -1,3 +1,4 @@
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -22,7 +23,7 @@ TEST(Dtype, PromotionTableMatchesMLX) {
   EXPECT_EQ(promote_types(uint8, int8), int16);
   EXPECT_EQ(promote_types(uint16, int16), int32);
   EXPECT_EQ(promote_types(uint32, int32), int64);
-  EXPECT_EQ(promote_types(uint64, int8), float32);  // NumPy: float64
+  EXPECT_EQ(promote_types(uint64, int8), float32);    // NumPy: float64
   EXPECT_EQ(promote_types(int64, float16), float16);  // NumPy: float64
   EXPECT_EQ(promote_types(int32, bfloat16), bfloat16);
   EXPECT_EQ(promote_types(float16, bfloat16), float32);
@@ -116,6 +117,37 @@ TEST(HalfTypes, Float16RoundsToNearestEven) {
   EXPECT_TRUE(std::isinf(float(float16_t(std::numeric_limits<float>::infinity()))));
 }
 
+// The compiler's own binary16 (_Float16, IEEE conversions) as a second reference, over every
+// exponent (every 65537th float, both signs) and densely around the subnormal boundary and
+// the overflow threshold; half -> float over every non-NaN half. NaNs stay NaNs, quiet, with
+// their top payload bits (a float16 signaling NaN widens with its payload as is).
+TEST(HalfTypes, Float16ConversionsMatchTheCompilersBinary16) {
+#ifdef __FLT16_MAX__
+  auto check = [](uint32_t x) {
+    const float f = std::bit_cast<float>(x);
+    if (std::isnan(f)) return;
+    EXPECT_EQ(float16_t(f).bits, std::bit_cast<uint16_t>(static_cast<_Float16>(f)))
+        << std::hex << x;
+  };
+  for (uint64_t x = 0; x <= 0xFFFFFFFFull; x += 65537) check(static_cast<uint32_t>(x));
+  for (uint32_t sign : {0u, 0x80000000u}) {
+    for (uint32_t x = 0x33000000u - 4096; x < 0x33000000u + 4096; ++x) check(sign | x);  // 2^-25
+    for (uint32_t x = 0x38800000u - 4096; x < 0x38800000u + 4096; ++x) check(sign | x);  // 2^-14
+    for (uint32_t x = 0x477FF000u - 4096; x < 0x477FF000u + 4096; ++x) check(sign | x);  // 65520
+  }
+  for (uint32_t b = 0; b < 0x10000; ++b) {
+    const auto h = std::bit_cast<_Float16>(static_cast<uint16_t>(b));
+    if (h != h) continue;
+    EXPECT_EQ(std::bit_cast<uint32_t>(float(float16_t::from_bits(static_cast<uint16_t>(b)))),
+              std::bit_cast<uint32_t>(static_cast<float>(h)))
+        << std::hex << b;
+  }
+#endif
+  EXPECT_EQ(float16_t(std::bit_cast<float>(0x7FA00000u)).bits, 0x7F00);  // quieted, payload kept
+  EXPECT_EQ(float16_t(std::bit_cast<float>(0xFFC00001u)).bits, 0xFE00);
+  EXPECT_EQ(std::bit_cast<uint32_t>(float(float16_t::from_bits(0x7D01))), 0x7FA02000u);
+}
+
 TEST(HalfTypes, BFloat16RoundsToNearestEven) {
   auto& g = test::rng();
   std::uniform_int_distribution<uint32_t> bits;
@@ -135,7 +167,8 @@ TEST(HalfTypes, BFloat16RoundsToNearestEven) {
     // Past the largest finite value, the next grid point is 2^128 (it encodes as inf).
     double dfhi = std::isinf(fhi) ? std::copysign(std::ldexp(1.0, 128), fhi) : double(fhi);
     double dlo = std::abs(double(f) - flo), dhi = std::abs(double(f) - dfhi);
-    uint16_t expect = static_cast<uint16_t>((dlo < dhi || (dlo == dhi && ((lo >> 16) & 1) == 0)) ? lo >> 16 : hi >> 16);
+    uint16_t expect = static_cast<uint16_t>(
+        (dlo < dhi || (dlo == dhi && ((lo >> 16) & 1) == 0)) ? lo >> 16 : hi >> 16);
     EXPECT_EQ(bfloat16_t(f).bits, expect) << f;
   }
 }
@@ -143,7 +176,7 @@ TEST(HalfTypes, BFloat16RoundsToNearestEven) {
 TEST(HalfTypes, ArithmeticPromotesAndRounds) {
   float16_t a(1.0f), b(std::ldexp(1.0f, -11));
   EXPECT_EQ(float(a + b), 1.0f);  // the float sum rounds back to half
-  auto widened = a + 0.5;        // half with double widens
+  auto widened = a + 0.5;         // half with double widens
   static_assert(std::is_same_v<decltype(widened), double>);
   auto kept = a + 2;  // half with int stays half
   static_assert(std::is_same_v<decltype(kept), float16_t>);
