@@ -50,19 +50,29 @@ uint64_t ulp_distance(const char* x, const char* y) {
   return ux > uy ? ux - uy : uy - ux;
 }
 
-// Whether a float16/bfloat16 element is a NaN. Which NaN payload an operation on two NaNs
-// keeps is the instruction's choice (x86 keeps the first operand's, and a compiler may
-// commute a multiplication), so NaNs compare equal whatever their payloads.
-bool half_nan(Dtype d, const char* p) {
-  uint16_t b;
-  std::memcpy(&b, p, 2);
-  if (d == float16) return (b & 0x7C00u) == 0x7C00u && (b & 0x3FFu) != 0;
-  if (d == bfloat16) return (b & 0x7F80u) == 0x7F80u && (b & 0x7Fu) != 0;
+// Whether an element of a floating or complex dtype is (or holds) a NaN. Which NaN an
+// operation on two NaNs returns is the instruction's choice (x86 keeps the first operand's,
+// and a compiler may commute the op), so NaNs compare equal whatever their bits.
+bool is_nan_at(Dtype d, const char* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  float f[2];
+  double g;
+  if (d == float16) return (h & 0x7C00u) == 0x7C00u && (h & 0x3FFu) != 0;
+  if (d == bfloat16) return (h & 0x7F80u) == 0x7F80u && (h & 0x7Fu) != 0;
+  if (d == float32 || d == complex64) {
+    std::memcpy(f, p, d == float32 ? 4 : 8);
+    return std::isnan(f[0]) || (d == complex64 && std::isnan(f[1]));
+  }
+  if (d == float64) {
+    std::memcpy(&g, p, 8);
+    return std::isnan(g);
+  }
   return false;
 }
 
-// Equality of two arrays' elements bit for bit (shapes and dtypes equal too), NaNs of the
-// half types equal whatever their payloads (half_nan). On a GPU,
+// Equality of two arrays' elements bit for bit (shapes and dtypes equal too), NaNs equal
+// whatever their bits (is_nan_at). On a GPU,
 // float32, float64 and complex64 results may differ by 2 ulp: NVCC may contract a multiply
 // inside one op's functor with an add of the next (fusion reorders the rounding there).
 void expect_bitwise_equal(array a, array b, const std::string& what = "") {
@@ -78,7 +88,7 @@ void expect_bitwise_equal(array a, array b, const std::string& what = "") {
     const char* x = pa + test::elem_to_loc_ref(i, a) * static_cast<int64_t>(w);
     const char* y = pb + test::elem_to_loc_ref(i, b) * static_cast<int64_t>(w);
     if (std::memcmp(x, y, w) == 0 || (a.dtype() == bool_ && (*x != 0) == (*y != 0))) continue;
-    if (half_nan(a.dtype(), x) && half_nan(a.dtype(), y)) continue;
+    if (is_nan_at(a.dtype(), x) && is_nan_at(a.dtype(), y)) continue;
     if (gpu) {
       uint64_t d = ~0ull;
       if (a.dtype() == float32) d = ulp_distance<float, uint32_t>(x, y);
