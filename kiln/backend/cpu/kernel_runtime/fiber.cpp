@@ -135,7 +135,7 @@ void asan_leave(void** save, const void* bottom, size_t size) {
   __sanitizer_start_switch_fiber(save, bottom, size);
 }
 void asan_leave_for_home(void** save) {
-  __sanitizer_start_switch_fiber(save, asan.home_bottom, asan.home_size);
+  asan_leave(save, asan.home_bottom, asan.home_size);
 }
 // Frames that never returned (an abandoned fiber) leave their redzones poisoned: a later
 // mapping at the same addresses must not inherit them.
