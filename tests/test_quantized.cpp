@@ -188,6 +188,46 @@ TEST(Quantized, MatvecLargeShapesSplitsAndGlobalScale) {
   }
 }
 
+// The shapes of the GPU's tensor-core matvec (affine 2/4-bit, half types): every group size,
+// M from 1 to 16 (the column tiles of 8 (x row, group) pairs fill at different M per group
+// size), N not a multiple of its 16 rows, K long enough to split (N = 40 -> 2 splits on the
+// GPU), a batch of weights, and the dequantize of the large-batch path on the same weights.
+TEST(Quantized, TensorCoreMatvecShapes) {
+  for (int bits : {2, 4}) {
+    for (int gs : {32, 64, 128}) {
+      for (Dtype dt : {bfloat16, float16}) {
+        const int K = 8192, N = 40, B = 2;
+        array w = astype(random_array({B, N, K}, float32), dt);
+        auto q = quantize(w, gs, bits);
+        auto wd = ref_dequantize(q[0], q[1], q[2], gs, bits, "affine");
+        test::expect_allclose(dequantize(q[0], q[1], q[2], gs, bits), {B, N, K}, wd, 1e-2);
+        for (int M : {1, 2, 3, 4, 5, 8, 9, 16}) {
+          SCOPED_TRACE("bits " + std::to_string(bits) + " gs " + std::to_string(gs) + " M " +
+                       std::to_string(M) + " " + std::string(type_to_name(dt)));
+          array x = astype(random_array({B, M, K}, float32), dt);
+          array y = quantized_matmul(x, q[0], q[1], q[2], true, gs, bits);
+          ASSERT_EQ(y.shape(), (Shape{B, M, N}));
+          auto xv = to_double(x), yv = to_double(y);
+          std::vector<double> ref(B * M * N);
+          double scale = 1e-30;
+          for (int b = 0; b < B; ++b)
+            for (int m = 0; m < M; ++m)
+              for (int n = 0; n < N; ++n) {
+                double acc = 0;
+                const double* wr = wd.data() + (static_cast<int64_t>(b) * N + n) * K;
+                const double* xr = xv.data() + (static_cast<int64_t>(b) * M + m) * K;
+                for (int k = 0; k < K; ++k) acc += xr[k] * wr[k];
+                ref[(b * M + m) * N + n] = acc;
+                scale = std::max(scale, std::abs(acc));
+              }
+          // The output's rounding (2^-9 of the largest for bfloat16) and float sums.
+          for (size_t i = 0; i < ref.size(); ++i) ASSERT_NEAR(yv[i], ref[i], 8e-3 * scale) << i;
+        }
+      }
+    }
+  }
+}
+
 TEST(Quantized, BatchedAndGathered) {
   array w = random_array({3, 32, 64}, float32);
   auto q = quantize(w, 32, 4);

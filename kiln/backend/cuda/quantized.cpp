@@ -2,12 +2,12 @@
 // (dtype, mode, bits, group size, kernel kind).
 //
 // QuantizedMatmul: up to 16 rows of x take the matvec kernels, split over K when the weight
-// has few rows (float partials summed and rounded by quant_splitk_sum): quant_qmv_mma on
-// tensor cores (affine 2/4-bit, half types, M >= 2), quant_qmv_vec (2/4/8 bits, aligned
-// rows), the general quant_qmv otherwise, or quant_qvm when not transposed. More rows dequantize
-// the weight (a tile of rows at a time) into scratch and multiply with cuBLASLt (a first, correct
-// version; a tensor-core kernel dequantizing into shared memory would skip the round trip through
-// memory).
+// has few rows (float partials summed and rounded by quant_splitk_sum): quant_qmv_tc on
+// tensor cores (affine 2/4-bit, half types; device/quant/qmv_tc.cuh), quant_qmv_vec (2/4/8
+// bits, aligned rows), the general quant_qmv otherwise, or quant_qvm when not transposed. More
+// rows dequantize each weight matrix into scratch (quant_dequantize_vec: ~93% of the copy
+// bandwidth on an H200) and multiply with cuBLASLt; a tensor-core kernel dequantizing into
+// shared memory would skip that round trip.
 #include <algorithm>
 #include <cstdlib>
 #include <string>
@@ -56,21 +56,25 @@ bool has_vec_qmv(int bits) {
   return bits == 2 || bits == 4 || bits == 8;
 }
 
-// The tensor-core matvec (quant_qmv_mma): affine 2- and 4-bit weights, half or bfloat16.
-bool has_mma_qmv(Dtype d, const QuantParams& p) {
+// The tensor-core matvec (quant_qmv_tc): affine 2- and 4-bit weights, half or bfloat16, a
+// lane's 16-byte load within one group (GS >= 128 / bits).
+bool has_tc_qmv(Dtype d, const QuantParams& p) {
   return p.mode == QuantMode::affine && (p.bits == 2 || p.bits == 4) &&
-         (d == bfloat16 || d == float16);
+         (d == bfloat16 || d == float16) && p.group_size >= 128 / p.bits;
 }
-int qmv_mma_tile(int bits) {
-  return 16 * 32 / bits;  // K per warp step: 4 lanes x 4 words
+int qmv_tc_tile(int bits) {
+  return 16 * 32 / bits;  // K per tile: 4 lanes x 16 bytes
 }
-// Smallest M that takes the tensor-core matvec (KILN_QMV_MMA_MIN_M overrides, for benchmarks).
-int64_t qmv_mma_min_m() {
-  static const int64_t v = [] {
-    const char* e = std::getenv("KILN_QMV_MMA_MIN_M");
-    return e ? std::max<int64_t>(1, std::atoll(e)) : int64_t{2};
-  }();
-  return v;
+// Column tiles of 8 (x row, group of a tile) pairs that M rows of x need; 0 when over 2.
+int qmv_tc_nt(int64_t M, const QuantParams& p) {
+  const int64_t cols = M * (qmv_tc_tile(p.bits) / p.group_size);
+  return cols <= 8 ? 1 : (cols <= 16 ? 2 : 0);
+}
+constexpr int kTcWarps = 4, kTcDepth = 2;
+
+// The vectorized dequantize: affine, 2, 4 or 8 bits.
+bool has_vec_dequantize(const QuantParams& p) {
+  return p.mode == QuantMode::affine && (p.bits == 2 || p.bits == 4 || p.bits == 8);
 }
 
 std::string t(Dtype d) {
@@ -128,10 +132,10 @@ std::string qmv_vec_kernel(Dtype d, const QuantParams& p, int mmax, bool direct 
          std::to_string(p.group_size) + ", " + std::to_string(mmax) + ">";
 }
 
-std::string qmv_mma_kernel(Dtype d, const QuantParams& p, int mt, bool direct) {
-  return "kiln::quant_qmv_mma<" + t(d) + ", " + (direct ? t(d) : std::string("float")) + ", " +
-         std::to_string(p.bits) + ", " + std::to_string(p.group_size) + ", " + std::to_string(mt) +
-         ">";
+std::string qmv_tc_kernel(Dtype d, const QuantParams& p, int nt, bool direct) {
+  return "kiln::quant_qmv_tc<" + t(d) + ", " + (direct ? t(d) : std::string("float")) + ", " +
+         std::to_string(p.bits) + ", " + std::to_string(p.group_size) + ", " + std::to_string(nt) +
+         ", 1, " + std::to_string(kTcWarps) + ", " + std::to_string(kTcDepth) + ">";
 }
 
 std::string qvm_kernel(Dtype d, const QuantParams& p, int mmax) {
@@ -150,6 +154,9 @@ std::string quantize_kernel(Dtype d, const QuantParams& p) {
 
 // Output type T, scale storage S (affine: T; fp: T unused).
 std::string dequantize_kernel(Dtype d, const QuantParams& p) {
+  if (has_vec_dequantize(p))
+    return "kiln::quant_dequantize_vec<" + t(d) + ", " + std::to_string(p.bits) + ", " +
+           std::to_string(p.group_size) + ">";
   return "kiln::quant_dequantize<" + t(d) + ", " + t(d) + ", " + std::to_string(mode_int(p.mode)) +
          ", " + std::to_string(p.bits) + ", " + std::to_string(p.group_size) + ">";
 }
@@ -170,9 +177,9 @@ gpu::ModuleSource quant_module(Dtype d, const QuantParams& p, Kind k) {
           kernels.push_back(qmv_vec_kernel(d, p, m));
           kernels.push_back(qmv_vec_kernel(d, p, m, true));
         }
-      if (has_mma_qmv(d, p))
-        for (int mt : {1, 2})
-          for (bool direct : {false, true}) kernels.push_back(qmv_mma_kernel(d, p, mt, direct));
+      if (has_tc_qmv(d, p))
+        for (int nt : {1, 2})
+          for (bool direct : {false, true}) kernels.push_back(qmv_tc_kernel(d, p, nt, direct));
       kernels.push_back(sum_kernel(d));
       break;
     case Kind::qvm:
@@ -180,7 +187,9 @@ gpu::ModuleSource quant_module(Dtype d, const QuantParams& p, Kind k) {
       kernels.push_back(sum_kernel(d));
       break;
   }
-  return {module_name(d, p, k), "#include \"kiln/backend/cuda/device/quant/quantized.cuh\"\n",
+  return {module_name(d, p, k),
+          k == Kind::qmv ? "#include \"kiln/backend/cuda/device/quant/qmv_tc.cuh\"\n"
+                         : "#include \"kiln/backend/cuda/device/quant/quantized.cuh\"\n",
           std::move(kernels)};
 }
 
@@ -246,6 +255,26 @@ CUdeviceptr matrices_address(const array& a, int64_t& bstride, gpu::DeviceStream
   return gpu::fast::dense_address(a, s);
 }
 
+// Dequantizes `rows` packed rows (wpr words, K elements) into `out`: whole words per thread
+// (quant_dequantize_vec) for affine 2/4/8 bits, a group per thread otherwise.
+void launch_dequantize(gpu::DeviceStream& s, Dtype d, const QuantParams& p, CUdeviceptr w,
+                       CUdeviceptr scales, CUdeviceptr biases, CUdeviceptr fscales,
+                       CUdeviceptr global, CUdeviceptr out, int64_t rows, int64_t K, int64_t gpr,
+                       int64_t wpr) {
+  const gpu::Module& mod = module(s, d, p, Kind::dequantize);
+  const std::string name = dequantize_kernel(d, p);
+  if (has_vec_dequantize(p)) {
+    const int64_t words = rows * wpr;
+    // 8 warps of 32 lanes x 4 words a block (the kernel's kUnroll).
+    gpu::launch_kernel(mod.function(name), gpu::grid_1d(words, 1024), {256}, 0, s, w, scales,
+                       biases, out, words, wpr, gpr);
+    return;
+  }
+  const int64_t groups = rows * K / p.group_size;
+  gpu::launch_kernel(mod.function(name), gpu::grid_1d(groups, 128), {128}, 0, s, w, scales, biases,
+                     fscales, global, out, groups, gpr, wpr);
+}
+
 }  // namespace
 
 void Quantize::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
@@ -279,10 +308,8 @@ void Dequantize::eval_gpu(const std::vector<array>& inputs, array& out) {
   const CUdeviceptr fp = affine ? 0 : gpu::fast::dense_address(inputs[1], s);
   const CUdeviceptr gp = global_ ? gpu::device_address(inputs[affine ? 3 : 2]) : 0;
   const int64_t K = out.shape(-1), gpr = K / p_.group_size, wpr = inputs[0].shape(-1);
-  const int64_t groups = static_cast<int64_t>(out.size()) / p_.group_size;
-  const gpu::Module& mod = module(s, out.dtype(), p_, Kind::dequantize);
-  gpu::launch_kernel(mod.function(dequantize_kernel(out.dtype(), p_)), gpu::grid_1d(groups, 128),
-                     {128}, 0, s, wp, sp, bp, fp, gp, gpu::device_address(out), groups, gpr, wpr);
+  launch_dequantize(s, out.dtype(), p_, wp, sp, bp, fp, gp, gpu::device_address(out),
+                    static_cast<int64_t>(out.size()) / K, K, gpr, wpr);
 }
 
 void QuantizedMatmul::eval_gpu(const std::vector<array>& inputs, array& out) {
@@ -340,15 +367,23 @@ void QuantizedMatmul::eval_gpu(const std::vector<array>& inputs, array& out) {
   };
   const bool x_aligned = xp % 16 == 0 && (K * d.size) % 16 == 0 && (xb * d.size) % 16 == 0;
   const bool w_aligned = wp % 16 == 0 && wb % 4 == 0 && wpr % 4 == 0;
-  // Tensor cores: 16 weight rows per warp, x rows in 8-column tiles.
-  if (transpose_ && M <= 16 && M >= qmv_mma_min_m() && has_mma_qmv(d, p_) && x_aligned &&
-      w_aligned && s.context().compute_capability() >= 80 && K % qmv_mma_tile(p_.bits) == 0) {
-    const int mt = M <= 8 ? 1 : 2;
-    const int64_t row_blocks = (N + 63) / 64;
-    const int splits = choose_splits(row_blocks, K / qmv_mma_tile(p_.bits), 2);
+  // Tensor cores: 16 weight rows per block, (x row, group) pairs in 8-column tiles. Scales and
+  // biases are read two groups at a time (4-byte loads).
+  const int nt = transpose_ && has_tc_qmv(d, p_) ? qmv_tc_nt(M, p_) : 0;
+  const bool scales_aligned = scp % 4 == 0 && bip % 4 == 0 && sb % 2 == 0 && gpr % 2 == 0;
+  if (nt > 0 && x_aligned && w_aligned && (scales_aligned || p_.group_size == qmv_tc_tile(p_.bits)) &&
+      s.context().compute_capability() >= 80 && K % qmv_tc_tile(p_.bits) == 0) {
+    const int64_t row_blocks = (N + 15) / 16;
+    // One split fills an H100/H200 from ~2000 rows (measured: splitting 4096 rows was slower);
+    // fewer rows split K to about 256 blocks, each split keeping 8 tiles per warp.
+    int splits = 1;
+    const int64_t tiles = K / qmv_tc_tile(p_.bits);
+    while (row_blocks * batch * splits < 256 && splits < 32 &&
+           tiles / (splits * 2) >= 8 * kTcWarps)
+      splits *= 2;
     QmvArgs a{M, N, K, wpr, gpr, xb, wb, sb, 0, splits, 1.0f, 1};
-    launch_qmv(module(s, d, p_, Kind::qmv), qmv_mma_kernel(d, p_, mt, false),
-               qmv_mma_kernel(d, p_, mt, true), row_blocks, splits, a, xp, wp, scp, bip);
+    launch_qmv(module(s, d, p_, Kind::qmv), qmv_tc_kernel(d, p_, nt, false),
+               qmv_tc_kernel(d, p_, nt, true), row_blocks, splits, a, xp, wp, scp, bip);
     return;
   }
   // The vectorized matvec: 16-byte aligned weight rows, x rows aligned to its x loads.
@@ -402,15 +437,12 @@ void QuantizedMatmul::eval_gpu(const std::vector<array>& inputs, array& out) {
   // Larger batches: dequantize each weight matrix into scratch, then cuBLASLt.
   const int64_t wrows = w.shape(-2), wk = wpr * 32 / p_.bits;
   const CUdeviceptr deq = gpu::scratch(d.size * wrows * wk, s);
-  const gpu::Module& dm = module(s, d, p_, Kind::dequantize);
-  const int64_t groups = wrows * wk / p_.group_size;
   for (int64_t b = 0; b < batch; ++b) {
     const CUdeviceptr wbp = wp + 4 * b * wb;
     const CUdeviceptr sbp = scp + (affine ? d.size : 1) * b * sb;
     const CUdeviceptr bbp = affine ? bip + d.size * b * bb : 0;
-    gpu::launch_kernel(dm.function(dequantize_kernel(d, p_)), gpu::grid_1d(groups, 128), {128}, 0,
-                       s, wbp, affine ? sbp : 0, bbp, affine ? 0 : sbp, gp, deq, groups,
-                       wk / p_.group_size, wpr);
+    launch_dequantize(s, d, p_, wbp, affine ? sbp : 0, bbp, affine ? 0 : sbp, gp, deq, wrows, wk,
+                      wk / p_.group_size, wpr);
     gpu::GemmArgs g;
     g.dtype = d;
     g.transpose_b = transpose_;

@@ -2,14 +2,17 @@
 // is bits [k * BITS, (k + 1) * BITS) of the row's little-endian uint32 words.
 //
 // - quant_quantize: one thread per group, the CPU's float32 steps (so MLX's bits exactly).
-// - quant_dequantize: one thread per group of output elements.
+// - quant_dequantize: one thread per group of output elements; quant_dequantize_vec (affine 2,
+//   4 and 8 bits): whole words per thread, contiguous loads and stores.
 // - quant_qmv: x (M <= 16 rows) @ W^T. One warp per weight row streams the packed row with
 //   16-byte loads (4-byte ones for unaligned rows and for 1 and 2 bits, byte packs for
 //   3/5/6 bits), dequantizes in registers and keeps M float sums; blockIdx.y splits K when
 //   rows are few (float partials, summed by quant_splitk_sum).
+// - quant_qmv_vec: the same for 2, 4 and 8 bits with vector loads, several rows per warp.
 // - quant_qvm: x (M <= 16 rows) @ W (not transposed): one thread per output column, K split
 //   over blockIdx.y.
-// Larger batches dequantize tiles with quant_dequantize and multiply with cuBLASLt.
+// - quant_qmv_tc (qmv_tc.cuh): affine 2/4-bit, half types, on tensor cores.
+// Larger batches dequantize the weight and multiply with cuBLASLt.
 #pragma once
 
 #include "kiln/backend/cuda/device/types.cuh"
@@ -183,6 +186,51 @@ __global__ void quant_dequantize(const unsigned int* w, const S* scales, const S
     const float s = quant_fp_scale<MODE>(fscales[i], gs);
     for (int j = 0; j < GS; ++j)
       dst[j] = static_cast<T>(quant_fp_value<MODE>(quant_code<BITS>(row, g * GS + j)) * s);
+  }
+}
+
+// quant_dequantize for affine BITS in {2, 4, 8}: a thread expands whole words (E = 32 / BITS
+// codes) and stores each with 8- or 16-byte stores, a warp's words being consecutive, so loads
+// and stores are contiguous (the thread-per-group kernel above strides its stores by a group).
+// Each thread takes kUnroll words 32 apart, for bytes in flight. Same rounding: T(T(s * q) + b).
+template <typename T, int BITS, int GS>
+__global__ void quant_dequantize_vec(const unsigned int* w, const T* scales, const T* biases, T* out,
+                                     long long words, long long wpr, long long gpr) {
+  constexpr int E = 32 / BITS, kUnroll = 4;
+  constexpr int kBytes = E * static_cast<int>(sizeof(T));
+  static_assert(kBytes % 8 == 0 && E <= GS, "a word's outputs are whole 8-byte units");
+  const long long w0 = (blockIdx.x * static_cast<long long>(blockDim.x / 32) + threadIdx.x / 32) *
+                           (32 * kUnroll) + (threadIdx.x & 31);
+  unsigned int ws[kUnroll];
+  float s[kUnroll], bias[kUnroll];
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) {
+    const long long i = w0 + 32 * u;
+    if (i < words) {
+      ws[u] = w[i];
+      const long long g = (i / wpr) * gpr + (i % wpr) * E / GS;
+      s[u] = static_cast<float>(scales[g]);
+      bias[u] = static_cast<float>(biases[g]);
+    }
+  }
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) {
+    const long long i = w0 + 32 * u;
+    if (i >= words) break;
+    uint2 buf[kBytes / 8];
+    T* vals = reinterpret_cast<T*>(buf);
+#pragma unroll
+    for (int e = 0; e < E; ++e) {
+      const float q = static_cast<float>((ws[u] >> (e * BITS)) & ((1u << BITS) - 1u));
+      vals[e] = static_cast<T>(static_cast<float>(static_cast<T>(s[u] * q)) + bias[u]);
+    }
+    if constexpr (kBytes % 16 == 0) {
+      uint4* dst = reinterpret_cast<uint4*>(out + i * E);
+#pragma unroll
+      for (int k = 0; k < kBytes / 16; ++k) dst[k] = make_uint4(buf[2 * k].x, buf[2 * k].y, buf[2 * k + 1].x, buf[2 * k + 1].y);
+    } else {
+      *reinterpret_cast<uint2*>(out + i * E) = buf[0];
+    }
   }
 }
 
@@ -493,169 +541,6 @@ __global__ void __launch_bounds__(128) quant_qmv_vec(const T* x, const unsigned 
 #pragma unroll
       for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
       if (lane == 0 && m < a.M && n0 + r < a.N) dst[m * a.N + n0 + r] = static_cast<P>(v);
-    }
-  }
-}
-
-// ---------------------------------------------------------------- matvec, tensor cores
-
-// One m16n8k16 tensor-core product (row-major A, column-major B, float accumulators) of
-// half (T = float16) or bfloat16 pairs packed in 32-bit registers.
-template <typename T>
-__device__ inline void qmv_mma(float* c, const unsigned int* a, const unsigned int* b) {
-#if __CUDA_ARCH__ < 800
-  __trap();  // the host picks this kernel on compute capability 8.0 and newer only
-#else
-  if constexpr (is_same_v<T, bfloat16>) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-  } else {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-  }
-#endif
-}
-
-// fma of T pairs: a * b + c, rounded once per element.
-template <typename T>
-__device__ inline unsigned int qmv_fma2(unsigned int a, unsigned int b, unsigned int c) {
-  unsigned int d = 0;
-  if constexpr (is_same_v<T, bfloat16>) {
-#if __CUDA_ARCH__ >= 800
-    asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
-#endif
-  } else {
-    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
-  }
-  return d;
-}
-
-// Two codes (bits 0.. and 16.. of `masked`, each < 128) as a T pair: OR'd under the exponent
-// of 128 (bfloat16) or 1024 (half), whose value is then subtracted, exactly.
-template <typename T>
-__device__ inline unsigned int qmv_codes_pair(unsigned int masked) {
-  if constexpr (is_same_v<T, bfloat16>) {
-    return qmv_fma2<T>(masked | 0x43004300u, 0x3F803F80u, 0xC300C300u);  // v * 1 - 128
-  } else {
-    return qmv_fma2<T>(masked | 0x64006400u, 0x3C003C00u, 0xE400E400u);  // v * 1 - 1024
-  }
-}
-
-// out[m, n] (or split y's partials) = sum_k x[m, k] * W[n, k] on tensor cores, for affine
-// 2- and 4-bit weights and half or bfloat16 x with M <= 8 * MT. A warp owns 16 weight rows;
-// its 4 lanes of a row each take 4 packed words (16 bytes, 4 * PER codes) per K tile and
-// dequantize them into T pairs (scale * q + bias, rounded to T as MLX's dequantize), which are
-// the A fragments of m16n8k16 products whose B fragments are x. The sum over K does not care
-// in which order codes meet their x values, so each lane pairs codes (j, j + PER / 2) of a
-// word (one shift and mask for two) and permutes its x values the same way.
-template <typename T, typename P, int BITS, int GS, int MT>
-__global__ void __launch_bounds__(128) quant_qmv_mma(const T* x, const unsigned int* w, const T* scales,
-                                                     const T* biases, P* out, QmvArgs a) {
-  constexpr int PER = 32 / BITS;  // codes per word
-  constexpr int C = 4 * PER;      // codes per lane per tile
-  constexpr int TILE = 4 * C;     // K per tile (4 lanes per row)
-  constexpr int HALF = PER / 2;
-  constexpr unsigned int kMask2 = ((1u << BITS) - 1u) * 0x00010001u;
-  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-  const long long n0 = (blockIdx.x * 4LL + (threadIdx.x >> 5)) * 16;
-  const long long b = blockIdx.z;
-  if (n0 >= a.N) return;
-  x += b * a.x_batch;
-  const unsigned int* wb = w + b * a.w_batch;
-  // Rows past N read row N - 1 (valid memory) and are never written.
-  const long long nA = n0 + g < a.N ? n0 + g : a.N - 1;
-  const long long nB = n0 + g + 8 < a.N ? n0 + g + 8 : a.N - 1;
-  const unsigned int* rowA = wb + nA * a.wpr;
-  const unsigned int* rowB = wb + nB * a.wpr;
-  const T* scA = scales + b * a.s_batch + nA * a.gpr;
-  const T* scB = scales + b * a.s_batch + nB * a.gpr;
-  const T* biA = biases + b * a.s_batch + nA * a.gpr;
-  const T* biB = biases + b * a.s_batch + nB * a.gpr;
-  const long long tiles = a.K / TILE;
-  const long long per_split = (tiles + a.splits - 1) / a.splits;
-  const long long t0 = blockIdx.y * per_split;
-  const long long t1 = t0 + per_split < tiles ? t0 + per_split : tiles;
-  float acc[MT][4];
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-    for (int i = 0; i < 4; ++i) acc[mt][i] = 0.0f;
-  // The next tile's words are loaded before this one is used: twice the bytes in flight.
-  uint4 nextA = make_uint4(0u, 0u, 0u, 0u), nextB = nextA;
-  if (t0 < t1) {
-    nextA = *reinterpret_cast<const uint4*>(rowA + (t0 * TILE + t * C) / PER);
-    nextB = *reinterpret_cast<const uint4*>(rowB + (t0 * TILE + t * C) / PER);
-  }
-  for (long long tile = t0; tile < t1; ++tile) {
-    const long long k0 = tile * TILE + t * C;  // this lane's first code
-    const uint4 wa = nextA, wbv = nextB;
-    if (tile + 1 < t1) {
-      nextA = *reinterpret_cast<const uint4*>(rowA + (k0 + TILE) / PER);
-      nextB = *reinterpret_cast<const uint4*>(rowB + (k0 + TILE) / PER);
-    }
-    const unsigned int wordsA[4] = {wa.x, wa.y, wa.z, wa.w};
-    const unsigned int wordsB[4] = {wbv.x, wbv.y, wbv.z, wbv.w};
-    // x values k0 .. k0 + C of rows mt * 8 + g, as loaded (pairs of consecutive elements).
-    unsigned int X[MT][C / 2];
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt) {
-      const int m = mt * 8 + g;
-      if (m < a.M) {
-        const uint4* src = reinterpret_cast<const uint4*>(x + m * a.K + k0);
-#pragma unroll
-        for (int i = 0; i < C / 8; ++i) {
-          const uint4 v = src[i];
-          X[mt][4 * i] = v.x, X[mt][4 * i + 1] = v.y, X[mt][4 * i + 2] = v.z, X[mt][4 * i + 3] = v.w;
-        }
-      } else {
-#pragma unroll
-        for (int i = 0; i < C / 2; ++i) X[mt][i] = 0u;
-      }
-    }
-#pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      // Word q's codes lie in one group (GS >= 16 >= PER).
-      const long long grp = (k0 + q * PER) / GS;
-      const unsigned short sa = reinterpret_cast<const unsigned short*>(scA)[grp];
-      const unsigned short sb = reinterpret_cast<const unsigned short*>(scB)[grp];
-      const unsigned short ba = reinterpret_cast<const unsigned short*>(biA)[grp];
-      const unsigned short bb = reinterpret_cast<const unsigned short*>(biB)[grp];
-      const unsigned int sa2 = sa * 0x00010001u, sb2 = sb * 0x00010001u;
-      const unsigned int ba2 = ba * 0x00010001u, bb2 = bb * 0x00010001u;
-      unsigned int pa[HALF], pb[HALF], px[MT][HALF];
-#pragma unroll
-      for (int s = 0; s < HALF; ++s) {
-        pa[s] = qmv_fma2<T>(qmv_codes_pair<T>((wordsA[q] >> (s * BITS)) & kMask2), sa2, ba2);
-        pb[s] = qmv_fma2<T>(qmv_codes_pair<T>((wordsB[q] >> (s * BITS)) & kMask2), sb2, bb2);
-        const int j0 = q * PER + s, j1 = j0 + HALF;  // codes j0, j1 pair; so must x
-#pragma unroll
-        for (int mt = 0; mt < MT; ++mt)
-          px[mt][s] = __byte_perm(X[mt][j0 / 2], X[mt][j1 / 2], (j0 & 1) ? 0x7632 : 0x5410);
-      }
-#pragma unroll
-      for (int i = 0; i < HALF / 2; ++i) {
-        const unsigned int af[4] = {pa[2 * i], pb[2 * i], pa[2 * i + 1], pb[2 * i + 1]};
-#pragma unroll
-        for (int mt = 0; mt < MT; ++mt) {
-          const unsigned int bf[2] = {px[mt][2 * i], px[mt][2 * i + 1]};
-          qmv_mma<T>(acc[mt], af, bf);
-        }
-      }
-    }
-  }
-  P* dst = out + b * a.out_batch + (a.splits > 1 ? blockIdx.y * a.M * a.N : 0LL);
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt) {
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const long long m = mt * 8 + 2 * t + (i & 1), n = n0 + g + (i >= 2 ? 8 : 0);
-      if (m < a.M && n < a.N) dst[m * a.N + n] = static_cast<P>(acc[mt][i]);
     }
   }
 }

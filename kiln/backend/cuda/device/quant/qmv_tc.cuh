@@ -1,0 +1,305 @@
+// Affine 2/4-bit matvec on tensor cores (backend/cuda/quantized.cpp): out = x @ W^T for up to
+// 16 rows of half or bfloat16 x (8 with group size 64, 4 with 32), streaming W.
+//
+// Dequantizing in float costs ~5 instructions per code (extract, convert, FMA), more than the
+// SM issues at HBM3e rates. Here codes enter m16n8k16 A fragments as they are, OR'd under a
+// magic exponent (a shift and one LOP3 for two codes: 128 + q in bfloat16, 1024 + q in half,
+// both exact), and x is the B fragment. Each B column is one (x row, group of the tile) pair,
+// x being zero outside that group, so the products D = sum_k x_k (OFF + q_k) of different
+// groups stay apart; a product with an all-ones A gives sum_k x_k, and per tile, in float,
+//   out += scale * D + (bias - OFF * scale) * sum_k x_k.
+// The products are exact and the cancellation of OFF * sum_k x_k costs ~7 (bfloat16) or 10
+// (half) of float's 24 bits, well under the inputs' 8 or 11; the weights are never rounded.
+//
+// Layout: a block owns RT tiles of 16 weight rows; its WARPS warps take interleaved K tiles
+// and add their sums in shared memory. A lane (g = lane / 4, t = lane % 4) reads 16 bytes of
+// rows g and g + 8 per tile with their scales and biases, DEPTH tiles ahead (bypassing L1,
+// which keeps x). blockIdx.y splits K into float partials (quant_splitk_sum) when rows are few.
+// ncu (H200, 28672 x 8192, M = 1): the ALU pipe (shifts, LOP3, PRMT) is the busiest, at 61%.
+#pragma once
+
+#include "kiln/backend/cuda/device/quant/quantized.cuh"
+
+namespace kiln {
+
+// One m16n8k16 tensor-core product (row-major A, column-major B, float accumulators) of
+// half (T = float16) or bfloat16 pairs packed in 32-bit registers.
+template <typename T>
+__device__ inline void qmv_mma(float* c, const unsigned int* a, const unsigned int* b) {
+#if __CUDA_ARCH__ < 800
+  __trap();  // the host picks this kernel on compute capability 8.0 and newer only
+#else
+  if constexpr (is_same_v<T, bfloat16>) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+#endif
+}
+
+template <int BITS>
+struct QmvTcShape {
+  static constexpr int kPer = 32 / BITS;    // codes per word
+  static constexpr int kLane = 4 * kPer;    // codes of one row a lane reads per tile (16 bytes)
+  static constexpr int kTile = 4 * kLane;   // K per tile
+  static constexpr int kSteps = kTile / 16; // m16n8k16 products per tile and column tile
+};
+
+// 16 bytes of weights, not kept in L1.
+__device__ inline uint4 qmv_tc_stream(const unsigned int* p) {
+  uint4 v;
+  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "l"(p));
+  return v;
+}
+
+// A T pair (2 x 16 bits) as two floats.
+template <typename T>
+__device__ inline void qmv_tc_unpack(unsigned int v, float& lo, float& hi) {
+  if constexpr (is_same_v<T, bfloat16>) {
+    lo = __uint_as_float(v << 16);
+    hi = __uint_as_float(v & 0xFFFF0000u);
+  } else {
+    lo = detail::half_bits_to_float(static_cast<unsigned short>(v & 0xFFFFu));
+    hi = detail::half_bits_to_float(static_cast<unsigned short>(v >> 16));
+  }
+}
+
+// (a & mask) | magic in one LOP3 (the compiler splits it in two when both are immediates).
+__device__ inline unsigned int qmv_tc_and_or(unsigned int a, unsigned int mask,
+                                             unsigned int magic) {
+  unsigned int d;
+  asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(d) : "r"(a), "r"(mask), "r"(magic));
+  return d;
+}
+
+// NT column tiles of 8 (x row, group slot) pairs: M <= 8 * NT / G where G = kTile / GS. A warp
+// owns RT tiles of 16 rows (x, its permutation and the sum of x serve all of them).
+template <typename T, typename P, int BITS, int GS, int NT, int RT, int WARPS, int DEPTH>
+__global__ void __launch_bounds__(WARPS * 32)
+    quant_qmv_tc(const T* x, const unsigned int* w, const T* scales, const T* biases, P* out,
+                 QmvArgs a) {
+  using S = QmvTcShape<BITS>;
+  constexpr int PER = S::kPer, C = S::kLane, TILE = S::kTile, HALF = PER / 2;
+  static_assert(C <= GS && GS <= TILE, "a lane's codes lie in one group; a tile holds groups");
+  constexpr int G = TILE / GS;  // groups per tile (column slots per x row)
+  constexpr bool kBf = is_same_v<T, bfloat16>;
+  constexpr float kOff = kBf ? 128.0f : 1024.0f;
+  constexpr unsigned int kOnes = kBf ? 0x3F803F80u : 0x3C003C00u;
+  // Runtime values, so that the LOP3 takes them from registers.
+  const unsigned int mask2 = ((1u << BITS) - 1u) * 0x00010001u;
+  const unsigned int magic = kBf ? 0x43004300u : 0x64006400u;  // 128 / 1024 in each half
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const long long n0 = blockIdx.x * (16LL * RT), b = blockIdx.z;
+  x += b * a.x_batch;
+  // This lane's rows: g and g + 8 of each row tile. Rows past N read row N - 1 (valid memory)
+  // and are never written. Scale/bias columns of a tile: groups tile * G + first + {0, 1}.
+  const int first = G == 1 ? 0 : (2 * t) % G;
+  const unsigned int* wr[RT][2];
+  const T* sr[RT][2];
+  const T* br[RT][2];
+#pragma unroll
+  for (int r = 0; r < RT; ++r)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const long long n = n0 + 16 * r + g + 8 * h;
+      const long long row = n < a.N ? n : a.N - 1;
+      wr[r][h] = w + b * a.w_batch + row * a.wpr + t * (C / PER);
+      sr[r][h] = scales + b * a.s_batch + row * a.gpr + first;
+      br[r][h] = biases + b * a.s_batch + row * a.gpr + first;
+    }
+  // The B column of this lane in column tile ct is n = ct * 8 + g: x row n / G restricted to
+  // the group slot n % G, which must be the slot of this lane's codes to be nonzero.
+  const int slot = t * C / GS;
+  const T* xr[NT];
+  bool xv[NT];
+#pragma unroll
+  for (int ct = 0; ct < NT; ++ct) {
+    const int n = ct * 8 + g, m = n / G;
+    xv[ct] = n % G == slot && m < a.M;
+    xr[ct] = x + (xv[ct] ? m : 0) * a.K + t * C;
+  }
+  const long long tiles = a.K / TILE;
+  const long long per_split = (tiles + a.splits - 1) / a.splits;
+  const long long t0 = blockIdx.y * per_split;
+  const long long t1 = t0 + per_split < tiles ? t0 + per_split : tiles;
+  float acc[RT][NT][4];
+#pragma unroll
+  for (int r = 0; r < RT; ++r)
+#pragma unroll
+    for (int ct = 0; ct < NT; ++ct)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) acc[r][ct][i] = 0.0f;
+  // The ring holds DEPTH tiles' weights and scales/biases (T pairs: this lane's two groups,
+  // or one twice) per row tile; a slot is refilled once its tile is done.
+  struct Stage {
+    uint4 w[2];
+    unsigned int s[2], b[2];
+  };
+  auto load_stage = [&](long long tile, Stage (&st)[RT]) {
+#pragma unroll
+    for (int r = 0; r < RT; ++r)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        st[r].w[h] = qmv_tc_stream(wr[r][h] + tile * (TILE / PER));
+        if constexpr (G == 1) {
+          st[r].s[h] = reinterpret_cast<const unsigned short*>(sr[r][h])[tile] * 0x00010001u;
+          st[r].b[h] = reinterpret_cast<const unsigned short*>(br[r][h])[tile] * 0x00010001u;
+        } else {
+          st[r].s[h] = *reinterpret_cast<const unsigned int*>(sr[r][h] + tile * G);
+          st[r].b[h] = *reinterpret_cast<const unsigned int*>(br[r][h] + tile * G);
+        }
+      }
+  };
+  Stage ring[DEPTH][RT];
+#pragma unroll
+  for (int d = 0; d < DEPTH; ++d) {
+    const long long tile = t0 + warp + d * WARPS;
+    if (tile < t1) load_stage(tile, ring[d]);
+  }
+  const unsigned int ones[4] = {kOnes, kOnes, kOnes, kOnes};
+  for (long long base = t0 + warp; base < t1; base += DEPTH * WARPS) {
+#pragma unroll
+    for (int d = 0; d < DEPTH; ++d) {
+      const long long tile = base + d * WARPS;
+      if (tile >= t1) break;
+      // x values of this lane's codes as loaded (pairs of consecutive elements); L1 keeps x.
+      unsigned int X[NT][C / 2];
+#pragma unroll
+      for (int ct = 0; ct < NT; ++ct) {
+        if (xv[ct]) {
+          const uint4* src = reinterpret_cast<const uint4*>(xr[ct] + tile * TILE);
+#pragma unroll
+          for (int i = 0; i < C / 8; ++i) {
+            const uint4 v = src[i];
+            X[ct][4 * i] = v.x, X[ct][4 * i + 1] = v.y, X[ct][4 * i + 2] = v.z,
+                      X[ct][4 * i + 3] = v.w;
+          }
+        } else {
+#pragma unroll
+          for (int i = 0; i < C / 2; ++i) X[ct][i] = 0u;
+        }
+      }
+      float D[RT][NT][4], Sx[NT][4];
+#pragma unroll
+      for (int ct = 0; ct < NT; ++ct)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          Sx[ct][i] = 0.0f;
+#pragma unroll
+          for (int r = 0; r < RT; ++r) D[r][ct][i] = 0.0f;
+        }
+#pragma unroll
+      for (int j = 0; j < S::kSteps; ++j) {
+        // Pairs 2j and 2j + 1 of this lane: word q, codes (s, s + HALF) of it; x permuted alike.
+        unsigned int bf[NT][2];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int p = 2 * j + h, q = p / HALF, s = p % HALF;
+          const int j0 = q * PER + s, j1 = j0 + HALF;
+#pragma unroll
+          for (int ct = 0; ct < NT; ++ct)
+            bf[ct][h] = __byte_perm(X[ct][j0 / 2], X[ct][j1 / 2], (j0 & 1) ? 0x7632 : 0x5410);
+        }
+#pragma unroll
+        for (int ct = 0; ct < NT; ++ct) qmv_mma<T>(Sx[ct], ones, bf[ct]);
+#pragma unroll
+        for (int r = 0; r < RT; ++r) {
+          unsigned int af[4];
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int p = 2 * j + h, q = p / HALF, s = p % HALF;
+            const uint4& wa = ring[d][r].w[0];
+            const uint4& wb = ring[d][r].w[1];
+            const unsigned int va = q == 0 ? wa.x : q == 1 ? wa.y : q == 2 ? wa.z : wa.w;
+            const unsigned int vb = q == 0 ? wb.x : q == 1 ? wb.y : q == 2 ? wb.z : wb.w;
+            af[2 * h] = qmv_tc_and_or(va >> (s * BITS), mask2, magic);
+            af[2 * h + 1] = qmv_tc_and_or(vb >> (s * BITS), mask2, magic);
+          }
+#pragma unroll
+          for (int ct = 0; ct < NT; ++ct) qmv_mma<T>(D[r][ct], af, bf[ct]);
+        }
+      }
+      // C fragment: i = 0, 1 row g, columns 2t, 2t + 1; i = 2, 3 row g + 8.
+#pragma unroll
+      for (int r = 0; r < RT; ++r) {
+        float sc[4], c[4];
+        qmv_tc_unpack<T>(ring[d][r].s[0], sc[0], sc[1]);
+        qmv_tc_unpack<T>(ring[d][r].s[1], sc[2], sc[3]);
+        qmv_tc_unpack<T>(ring[d][r].b[0], c[0], c[1]);
+        qmv_tc_unpack<T>(ring[d][r].b[1], c[2], c[3]);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) c[i] = fmaf(-kOff, sc[i], c[i]);
+#pragma unroll
+        for (int ct = 0; ct < NT; ++ct)
+#pragma unroll
+          for (int i = 0; i < 4; ++i)
+            acc[r][ct][i] = fmaf(c[i], Sx[ct][i], fmaf(sc[i], D[r][ct][i], acc[r][ct][i]));
+      }
+      const long long next = tile + DEPTH * WARPS;
+      if (next < t1) load_stage(next, ring[d]);
+    }
+  }
+  // The block's warps add their sums; warp 0 writes.
+  constexpr int V = RT * NT * 4;
+  __shared__ float red[WARPS > 1 ? WARPS - 1 : 1][V][32];
+  if constexpr (WARPS > 1) {
+    if (warp > 0)
+#pragma unroll
+      for (int r = 0; r < RT; ++r)
+#pragma unroll
+        for (int ct = 0; ct < NT; ++ct)
+#pragma unroll
+          for (int i = 0; i < 4; ++i) red[warp - 1][(r * NT + ct) * 4 + i][lane] = acc[r][ct][i];
+    __syncthreads();
+    if (warp > 0) return;
+#pragma unroll
+    for (int v = 0; v < WARPS - 1; ++v)
+#pragma unroll
+      for (int r = 0; r < RT; ++r)
+#pragma unroll
+        for (int ct = 0; ct < NT; ++ct)
+#pragma unroll
+          for (int i = 0; i < 4; ++i) acc[r][ct][i] += red[v][(r * NT + ct) * 4 + i][lane];
+  }
+  P* dst = out + b * a.out_batch + (a.splits > 1 ? blockIdx.y * a.M * a.N : 0LL);
+#pragma unroll
+  for (int r = 0; r < RT; ++r) {
+    const long long nA = n0 + 16 * r + g, nB = nA + 8;
+#pragma unroll
+    for (int ct = 0; ct < NT; ++ct) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        // Column n = ct * 8 + 2t + e is (x row n / G, slot n % G); a row's slots are summed.
+        float vA = acc[r][ct][e], vB = acc[r][ct][2 + e];
+        const int m = (ct * 8 + 2 * t + e) / G;
+        bool owner = true;
+        if constexpr (G >= 2) {
+          vA = acc[r][ct][0] + acc[r][ct][1];
+          vB = acc[r][ct][2] + acc[r][ct][3];
+          owner = e == 0;
+        }
+        if constexpr (G == 4) {
+          vA += __shfl_xor_sync(0xffffffffu, vA, 1);
+          vB += __shfl_xor_sync(0xffffffffu, vB, 1);
+          owner = e == 0 && (t & 1) == 0;
+        }
+        if (owner && m < a.M) {
+          if (nA < a.N) dst[m * a.N + nA] = static_cast<P>(vA);
+          if (nB < a.N) dst[m * a.N + nB] = static_cast<P>(vB);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace kiln
