@@ -9,7 +9,6 @@
 // bandwidth on an H200) and multiply with cuBLASLt; a tensor-core kernel dequantizing into
 // shared memory would skip that round trip.
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 
 #include "kiln/backend/cuda/allocator.h"
@@ -371,15 +370,15 @@ void QuantizedMatmul::eval_gpu(const std::vector<array>& inputs, array& out) {
   // biases are read two groups at a time (4-byte loads).
   const int nt = transpose_ && has_tc_qmv(d, p_) ? qmv_tc_nt(M, p_) : 0;
   const bool scales_aligned = scp % 4 == 0 && bip % 4 == 0 && sb % 2 == 0 && gpr % 2 == 0;
-  if (nt > 0 && x_aligned && w_aligned && (scales_aligned || p_.group_size == qmv_tc_tile(p_.bits)) &&
+  if (nt > 0 && x_aligned && w_aligned &&
+      (scales_aligned || p_.group_size == qmv_tc_tile(p_.bits)) &&
       s.context().compute_capability() >= 80 && K % qmv_tc_tile(p_.bits) == 0) {
     const int64_t row_blocks = (N + 15) / 16;
     // One split fills an H100/H200 from ~2000 rows (measured: splitting 4096 rows was slower);
     // fewer rows split K to about 256 blocks, each split keeping 8 tiles per warp.
     int splits = 1;
     const int64_t tiles = K / qmv_tc_tile(p_.bits);
-    while (row_blocks * batch * splits < 256 && splits < 32 &&
-           tiles / (splits * 2) >= 8 * kTcWarps)
+    while (row_blocks * batch * splits < 256 && splits < 32 && tiles / (splits * 2) >= 8 * kTcWarps)
       splits *= 2;
     QmvArgs a{M, N, K, wpr, gpr, xb, wb, sb, 0, splits, 1.0f, 1};
     launch_qmv(module(s, d, p_, Kind::qmv), qmv_tc_kernel(d, p_, nt, false),

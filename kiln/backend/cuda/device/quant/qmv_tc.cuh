@@ -47,10 +47,10 @@ __device__ inline void qmv_mma(float* c, const unsigned int* a, const unsigned i
 
 template <int BITS>
 struct QmvTcShape {
-  static constexpr int kPer = 32 / BITS;    // codes per word
-  static constexpr int kLane = 4 * kPer;    // codes of one row a lane reads per tile (16 bytes)
-  static constexpr int kTile = 4 * kLane;   // K per tile
-  static constexpr int kSteps = kTile / 16; // m16n8k16 products per tile and column tile
+  static constexpr int kPer = 32 / BITS;     // codes per word
+  static constexpr int kLane = 4 * kPer;     // codes of one row a lane reads per tile (16 bytes)
+  static constexpr int kTile = 4 * kLane;    // K per tile
+  static constexpr int kSteps = kTile / 16;  // m16n8k16 products per tile and column tile
 };
 
 // 16 bytes of weights, not kept in L1.
@@ -145,7 +145,7 @@ __global__ void __launch_bounds__(WARPS * 32)
     uint4 w[2];
     unsigned int s[2], b[2];
   };
-  auto load_stage = [&](long long tile, Stage (&st)[RT]) {
+  auto load_stage = [&](long long tile, Stage(&st)[RT]) {
 #pragma unroll
     for (int r = 0; r < RT; ++r)
 #pragma unroll

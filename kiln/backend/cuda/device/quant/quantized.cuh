@@ -194,13 +194,14 @@ __global__ void quant_dequantize(const unsigned int* w, const S* scales, const S
 // and stores are contiguous (the thread-per-group kernel above strides its stores by a group).
 // Each thread takes kUnroll words 32 apart, for bytes in flight. Same rounding: T(T(s * q) + b).
 template <typename T, int BITS, int GS>
-__global__ void quant_dequantize_vec(const unsigned int* w, const T* scales, const T* biases, T* out,
-                                     long long words, long long wpr, long long gpr) {
+__global__ void quant_dequantize_vec(const unsigned int* w, const T* scales, const T* biases,
+                                     T* out, long long words, long long wpr, long long gpr) {
   constexpr int E = 32 / BITS, kUnroll = 4;
   constexpr int kBytes = E * static_cast<int>(sizeof(T));
   static_assert(kBytes % 8 == 0 && E <= GS, "a word's outputs are whole 8-byte units");
-  const long long w0 = (blockIdx.x * static_cast<long long>(blockDim.x / 32) + threadIdx.x / 32) *
-                           (32 * kUnroll) + (threadIdx.x & 31);
+  const long long w0 =
+      (blockIdx.x * static_cast<long long>(blockDim.x / 32) + threadIdx.x / 32) * (32 * kUnroll) +
+      (threadIdx.x & 31);
   unsigned int ws[kUnroll];
   float s[kUnroll], bias[kUnroll];
 #pragma unroll
@@ -227,7 +228,8 @@ __global__ void quant_dequantize_vec(const unsigned int* w, const T* scales, con
     if constexpr (kBytes % 16 == 0) {
       uint4* dst = reinterpret_cast<uint4*>(out + i * E);
 #pragma unroll
-      for (int k = 0; k < kBytes / 16; ++k) dst[k] = make_uint4(buf[2 * k].x, buf[2 * k].y, buf[2 * k + 1].x, buf[2 * k + 1].y);
+      for (int k = 0; k < kBytes / 16; ++k)
+        dst[k] = make_uint4(buf[2 * k].x, buf[2 * k].y, buf[2 * k + 1].x, buf[2 * k + 1].y);
     } else {
       *reinterpret_cast<uint2*>(out + i * E) = buf[0];
     }
@@ -438,9 +440,9 @@ __device__ inline float qmv_code_float(unsigned int c) {
 // bias * sum(x) per group, so the dequantized weight is never formed. `global` (nvfp4's
 // tensor scale, or null) is read on the device.
 template <typename T, typename P, int MODE, int BITS, int GS, int MMAX>
-__global__ void __launch_bounds__(128) quant_qmv_vec(const T* x, const unsigned int* w, const T* scales,
-                                                     const T* biases, const unsigned char* fscales,
-                                                     const float* global, P* out, QmvArgs a) {
+__global__ void __launch_bounds__(128)
+    quant_qmv_vec(const T* x, const unsigned int* w, const T* scales, const T* biases,
+                  const unsigned char* fscales, const float* global, P* out, QmvArgs a) {
   using V = QmvVec<BITS, MMAX>;
   constexpr int W = V::kWords, E = V::kElems, R = V::kRows;
   constexpr int SUB = E < GS ? E : GS;  // elements of one group within a step
