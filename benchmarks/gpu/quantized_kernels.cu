@@ -96,17 +96,17 @@ static void check(const Bufs& B, int M, const char* name) {
          worst <= 1e-2 * scale ? "ok" : "FAIL");
 }
 
-template <int WARPS, int DEPTH, int NT, int RT = 1>
+template <int WARPS, int DEPTH, int NT>
 static void run_tc(const Bufs& B, int M, int splits) {
   QmvArgs a{M, B.N, B.K, B.K / 8, B.K / GS, 0, 0, 0, 0, splits, 1.0f, 1};
-  dim3 grid((B.N + 16 * RT - 1) / (16 * RT), splits, 1);
+  dim3 grid((B.N + 15) / 16, splits, 1);
   if (splits == 1) {
     a.out_batch = M * B.N;
-    quant_qmv_tc<bfloat16, bfloat16, BITS, GS, NT, RT, WARPS, DEPTH>
+    quant_qmv_tc<bfloat16, bfloat16, BITS, GS, NT, WARPS, DEPTH>
         <<<grid, WARPS * 32>>>(B.x, B.w, B.s, B.b, B.out, a);
   } else {
     a.out_batch = splits * M * B.N;
-    quant_qmv_tc<bfloat16, float, BITS, GS, NT, RT, WARPS, DEPTH>
+    quant_qmv_tc<bfloat16, float, BITS, GS, NT, WARPS, DEPTH>
         <<<grid, WARPS * 32>>>(B.x, B.w, B.s, B.b, B.part, a);
     const long long tot = (long long)M * B.N;
     quant_splitk_sum<bfloat16><<<(tot + 255) / 256, 256>>>(B.part, B.out, tot, splits, tot);
@@ -123,15 +123,15 @@ static void run_vec(const Bufs& B, int M) {
       <<<(B.N + rows - 1) / rows, 128>>>(B.x, B.w, B.s, B.b, nullptr, nullptr, B.out, a);
 }
 
-template <int WARPS, int DEPTH, int NT, int RT = 1>
+template <int WARPS, int DEPTH, int NT>
 static void bench_tc(const Bufs& B, int M, double bytes, double copy_bw, int splits, bool chk) {
   CK(cudaMemset(B.out, 0xFF, size_t(M) * B.N * 2));
-  run_tc<WARPS, DEPTH, NT, RT>(B, M, splits);
+  run_tc<WARPS, DEPTH, NT>(B, M, splits);
   CK(cudaDeviceSynchronize());
   char name[64];
-  snprintf(name, sizeof name, "tc W%d D%d NT%d R%d S%d", WARPS, DEPTH, NT, RT, splits);
+  snprintf(name, sizeof name, "tc W%d D%d NT%d S%d", WARPS, DEPTH, NT, splits);
   if (chk) check(B, M, name);
-  const double us = time_us([&] { run_tc<WARPS, DEPTH, NT, RT>(B, M, splits); });
+  const double us = time_us([&] { run_tc<WARPS, DEPTH, NT>(B, M, splits); });
   printf("  %-24s M=%d %8.2f us %7.0f GB/s %5.1f%% copy\n", name, M, us, bytes / us * 1e-3,
          100.0 * bytes / us * 1e-3 / copy_bw);
 }
@@ -192,7 +192,6 @@ int main(int argc, char** argv) {
     if (prof) {
       for (int r = 0; r < 3; ++r) {
         run_tc<4, 2, 1>(B, 1, 1);
-        run_tc<4, 2, 1, 2>(B, 1, 1);
         run_vec<1>(B, 1);
         run_tc<4, 2, 2>(B, 8, 1);
         quant_dequantize_vec<bfloat16, BITS, GS><<<(nw + 1023) / 1024, 256>>>(B.w, B.s, B.b, B.deq, nw, sh.K / 8, sh.K / GS);
@@ -264,14 +263,10 @@ int main(int argc, char** argv) {
       while (rb * sp4 * 4 < 132 * 32 && sp4 < 16 && sh.K / 128 / (sp4 * 2) >= 8) sp4 *= 2;
       int sp8 = 1;
       while (rb * sp8 * 8 < 132 * 32 && sp8 < 16 && sh.K / 128 / (sp8 * 2) >= 8) sp8 *= 2;
-      int sp4r = 1;
-      while (rb / 2 * sp4r * 4 < 132 * 32 && sp4r < 16 && sh.K / 128 / (sp4r * 2) >= 8) sp4r *= 2;
       if (M <= 4) {
         bench_tc<4, 2, 1>(B, M, bytes, copy_bw, sp4, true);
         bench_tc<4, 3, 1>(B, M, bytes, copy_bw, sp4, false);
         bench_tc<4, 4, 1>(B, M, bytes, copy_bw, sp4, false);
-        bench_tc<4, 2, 1, 2>(B, M, bytes, copy_bw, sp4r, true);
-        bench_tc<4, 3, 1, 2>(B, M, bytes, copy_bw, sp4r, false);
         bench_tc<2, 3, 1>(B, M, bytes, copy_bw, sp4, false);
         bench_tc<2, 4, 1>(B, M, bytes, copy_bw, sp4, false);
         bench_tc<4, 2, 1>(B, M, bytes, copy_bw, 1, false);
@@ -279,7 +274,6 @@ int main(int argc, char** argv) {
       } else {
         bench_tc<4, 2, 2>(B, M, bytes, copy_bw, sp4, true);
         bench_tc<4, 3, 2>(B, M, bytes, copy_bw, sp4, false);
-        bench_tc<4, 2, 2, 2>(B, M, bytes, copy_bw, sp4r, true);
         bench_tc<2, 3, 2>(B, M, bytes, copy_bw, sp4, false);
       }
       // cuBLAS bf16 dense peer (the weight as bf16: 4x the bytes).

@@ -134,7 +134,7 @@ std::string qmv_vec_kernel(Dtype d, const QuantParams& p, int mmax, bool direct 
 std::string qmv_tc_kernel(Dtype d, const QuantParams& p, int nt, bool direct) {
   return "kiln::quant_qmv_tc<" + t(d) + ", " + (direct ? t(d) : std::string("float")) + ", " +
          std::to_string(p.bits) + ", " + std::to_string(p.group_size) + ", " + std::to_string(nt) +
-         ", 1, " + std::to_string(kTcWarps) + ", " + std::to_string(kTcDepth) + ">";
+         ", " + std::to_string(kTcWarps) + ", " + std::to_string(kTcDepth) + ">";
 }
 
 std::string qvm_kernel(Dtype d, const QuantParams& p, int mmax) {
@@ -338,11 +338,12 @@ void QuantizedMatmul::eval_gpu(const std::vector<array>& inputs, array& out) {
   CUdeviceptr gp = 0;
   if (global_) gp = gpu::device_address(inputs[affine ? 4 : 3]);
   const int64_t wpr = w.shape(-1), gpr = inputs[2].shape(-1);
-  // Split K until there are enough blocks to fill the GPU (~132 SMs x 8 blocks), each split
+  // Split K until there are `target` blocks (~132 SMs x 8 for the float kernels), each split
   // keeping at least `min_steps` steps of a lane.
-  auto choose_splits = [&](int64_t row_blocks, int64_t steps, int64_t min_steps) {
+  auto choose_splits = [&](int64_t row_blocks, int64_t steps, int64_t min_steps,
+                           int64_t target = 1024) {
     int splits = 1;
-    while (row_blocks * batch * splits < 1024 && splits < 32 && steps / (splits * 2) >= min_steps)
+    while (row_blocks * batch * splits < target && splits < 32 && steps / (splits * 2) >= min_steps)
       splits *= 2;
     return splits;
   };
@@ -376,10 +377,7 @@ void QuantizedMatmul::eval_gpu(const std::vector<array>& inputs, array& out) {
     const int64_t row_blocks = (N + 15) / 16;
     // One split fills an H100/H200 from ~2000 rows (measured: splitting 4096 rows was slower);
     // fewer rows split K to about 256 blocks, each split keeping 8 tiles per warp.
-    int splits = 1;
-    const int64_t tiles = K / qmv_tc_tile(p_.bits);
-    while (row_blocks * batch * splits < 256 && splits < 32 && tiles / (splits * 2) >= 8 * kTcWarps)
-      splits *= 2;
+    const int splits = choose_splits(row_blocks, K / qmv_tc_tile(p_.bits) / kTcWarps, 8, 256);
     QmvArgs a{M, N, K, wpr, gpr, xb, wb, sb, 0, splits, 1.0f, 1};
     launch_qmv(module(s, d, p_, Kind::qmv), qmv_tc_kernel(d, p_, nt, false),
                qmv_tc_kernel(d, p_, nt, true), row_blocks, splits, a, xp, wp, scp, bip);

@@ -11,7 +11,7 @@
 // The products are exact and the cancellation of OFF * sum_k x_k costs ~7 (bfloat16) or 10
 // (half) of float's 24 bits, well under the inputs' 8 or 11; the weights are never rounded.
 //
-// Layout: a block owns RT tiles of 16 weight rows; its WARPS warps take interleaved K tiles
+// Layout: a block owns 16 weight rows; its WARPS warps take interleaved K tiles
 // and add their sums in shared memory. A lane (g = lane / 4, t = lane % 4) reads 16 bytes of
 // rows g and g + 8 per tile with their scales and biases, DEPTH tiles ahead (bypassing L1,
 // which keeps x). blockIdx.y splits K into float partials (quant_splitk_sum) when rows are few.
@@ -82,9 +82,8 @@ __device__ inline unsigned int qmv_tc_and_or(unsigned int a, unsigned int mask,
   return d;
 }
 
-// NT column tiles of 8 (x row, group slot) pairs: M <= 8 * NT / G where G = kTile / GS. A warp
-// owns RT tiles of 16 rows (x, its permutation and the sum of x serve all of them).
-template <typename T, typename P, int BITS, int GS, int NT, int RT, int WARPS, int DEPTH>
+// NT column tiles of 8 (x row, group slot) pairs: M <= 8 * NT / G where G = kTile / GS.
+template <typename T, typename P, int BITS, int GS, int NT, int WARPS, int DEPTH>
 __global__ void __launch_bounds__(WARPS * 32)
     quant_qmv_tc(const T* x, const unsigned int* w, const T* scales, const T* biases, P* out,
                  QmvArgs a) {
@@ -99,24 +98,22 @@ __global__ void __launch_bounds__(WARPS * 32)
   const unsigned int mask2 = ((1u << BITS) - 1u) * 0x00010001u;
   const unsigned int magic = kBf ? 0x43004300u : 0x64006400u;  // 128 / 1024 in each half
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-  const long long n0 = blockIdx.x * (16LL * RT), b = blockIdx.z;
+  const long long n0 = blockIdx.x * 16LL, b = blockIdx.z;
   x += b * a.x_batch;
-  // This lane's rows: g and g + 8 of each row tile. Rows past N read row N - 1 (valid memory)
-  // and are never written. Scale/bias columns of a tile: groups tile * G + first + {0, 1}.
+  // This lane's rows: g and g + 8 (h = 0, 1). Rows past N read row N - 1 (valid memory) and
+  // are never written. Scale/bias columns of a tile: groups tile * G + first + {0, 1}.
   const int first = G == 1 ? 0 : (2 * t) % G;
-  const unsigned int* wr[RT][2];
-  const T* sr[RT][2];
-  const T* br[RT][2];
+  const unsigned int* wr[2];
+  const T* sr[2];
+  const T* br[2];
 #pragma unroll
-  for (int r = 0; r < RT; ++r)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const long long n = n0 + 16 * r + g + 8 * h;
-      const long long row = n < a.N ? n : a.N - 1;
-      wr[r][h] = w + b * a.w_batch + row * a.wpr + t * (C / PER);
-      sr[r][h] = scales + b * a.s_batch + row * a.gpr + first;
-      br[r][h] = biases + b * a.s_batch + row * a.gpr + first;
-    }
+  for (int h = 0; h < 2; ++h) {
+    const long long n = n0 + g + 8 * h;
+    const long long row = n < a.N ? n : a.N - 1;
+    wr[h] = w + b * a.w_batch + row * a.wpr + t * (C / PER);
+    sr[h] = scales + b * a.s_batch + row * a.gpr + first;
+    br[h] = biases + b * a.s_batch + row * a.gpr + first;
+  }
   // The B column of this lane in column tile ct is n = ct * 8 + g: x row n / G restricted to
   // the group slot n % G, which must be the slot of this lane's codes to be nonzero.
   const int slot = t * C / GS;
@@ -132,35 +129,31 @@ __global__ void __launch_bounds__(WARPS * 32)
   const long long per_split = (tiles + a.splits - 1) / a.splits;
   const long long t0 = blockIdx.y * per_split;
   const long long t1 = t0 + per_split < tiles ? t0 + per_split : tiles;
-  float acc[RT][NT][4];
+  float acc[NT][4];
 #pragma unroll
-  for (int r = 0; r < RT; ++r)
+  for (int ct = 0; ct < NT; ++ct)
 #pragma unroll
-    for (int ct = 0; ct < NT; ++ct)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) acc[r][ct][i] = 0.0f;
+    for (int i = 0; i < 4; ++i) acc[ct][i] = 0.0f;
   // The ring holds DEPTH tiles' weights and scales/biases (T pairs: this lane's two groups,
-  // or one twice) per row tile; a slot is refilled once its tile is done.
+  // or one twice) of both rows; a slot is refilled once its tile is done.
   struct Stage {
     uint4 w[2];
     unsigned int s[2], b[2];
   };
-  auto load_stage = [&](long long tile, Stage(&st)[RT]) {
+  auto load_stage = [&](long long tile, Stage& st) {
 #pragma unroll
-    for (int r = 0; r < RT; ++r)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        st[r].w[h] = qmv_tc_stream(wr[r][h] + tile * (TILE / PER));
-        if constexpr (G == 1) {
-          st[r].s[h] = reinterpret_cast<const unsigned short*>(sr[r][h])[tile] * 0x00010001u;
-          st[r].b[h] = reinterpret_cast<const unsigned short*>(br[r][h])[tile] * 0x00010001u;
-        } else {
-          st[r].s[h] = *reinterpret_cast<const unsigned int*>(sr[r][h] + tile * G);
-          st[r].b[h] = *reinterpret_cast<const unsigned int*>(br[r][h] + tile * G);
-        }
+    for (int h = 0; h < 2; ++h) {
+      st.w[h] = qmv_tc_stream(wr[h] + tile * (TILE / PER));
+      if constexpr (G == 1) {
+        st.s[h] = reinterpret_cast<const unsigned short*>(sr[h])[tile] * 0x00010001u;
+        st.b[h] = reinterpret_cast<const unsigned short*>(br[h])[tile] * 0x00010001u;
+      } else {
+        st.s[h] = *reinterpret_cast<const unsigned int*>(sr[h] + tile * G);
+        st.b[h] = *reinterpret_cast<const unsigned int*>(br[h] + tile * G);
       }
+    }
   };
-  Stage ring[DEPTH][RT];
+  Stage ring[DEPTH];
 #pragma unroll
   for (int d = 0; d < DEPTH; ++d) {
     const long long tile = t0 + warp + d * WARPS;
@@ -189,15 +182,11 @@ __global__ void __launch_bounds__(WARPS * 32)
           for (int i = 0; i < C / 2; ++i) X[ct][i] = 0u;
         }
       }
-      float D[RT][NT][4], Sx[NT][4];
+      float D[NT][4], Sx[NT][4];
 #pragma unroll
       for (int ct = 0; ct < NT; ++ct)
 #pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          Sx[ct][i] = 0.0f;
-#pragma unroll
-          for (int r = 0; r < RT; ++r) D[r][ct][i] = 0.0f;
-        }
+        for (int i = 0; i < 4; ++i) D[ct][i] = Sx[ct][i] = 0.0f;
 #pragma unroll
       for (int j = 0; j < S::kSteps; ++j) {
         // Pairs 2j and 2j + 1 of this lane: word q, codes (s, s + HALF) of it; x permuted alike.
@@ -212,91 +201,77 @@ __global__ void __launch_bounds__(WARPS * 32)
         }
 #pragma unroll
         for (int ct = 0; ct < NT; ++ct) qmv_mma<T>(Sx[ct], ones, bf[ct]);
+        unsigned int af[4];
 #pragma unroll
-        for (int r = 0; r < RT; ++r) {
-          unsigned int af[4];
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const int p = 2 * j + h, q = p / HALF, s = p % HALF;
-            const uint4& wa = ring[d][r].w[0];
-            const uint4& wb = ring[d][r].w[1];
-            const unsigned int va = q == 0 ? wa.x : q == 1 ? wa.y : q == 2 ? wa.z : wa.w;
-            const unsigned int vb = q == 0 ? wb.x : q == 1 ? wb.y : q == 2 ? wb.z : wb.w;
-            af[2 * h] = qmv_tc_and_or(va >> (s * BITS), mask2, magic);
-            af[2 * h + 1] = qmv_tc_and_or(vb >> (s * BITS), mask2, magic);
-          }
-#pragma unroll
-          for (int ct = 0; ct < NT; ++ct) qmv_mma<T>(D[r][ct], af, bf[ct]);
+        for (int h = 0; h < 2; ++h) {
+          const int p = 2 * j + h, q = p / HALF, s = p % HALF;
+          const uint4& wa = ring[d].w[0];
+          const uint4& wb = ring[d].w[1];
+          const unsigned int va = q == 0 ? wa.x : q == 1 ? wa.y : q == 2 ? wa.z : wa.w;
+          const unsigned int vb = q == 0 ? wb.x : q == 1 ? wb.y : q == 2 ? wb.z : wb.w;
+          af[2 * h] = qmv_tc_and_or(va >> (s * BITS), mask2, magic);
+          af[2 * h + 1] = qmv_tc_and_or(vb >> (s * BITS), mask2, magic);
         }
+#pragma unroll
+        for (int ct = 0; ct < NT; ++ct) qmv_mma<T>(D[ct], af, bf[ct]);
       }
       // C fragment: i = 0, 1 row g, columns 2t, 2t + 1; i = 2, 3 row g + 8.
+      float sc[4], c[4];
+      qmv_tc_unpack<T>(ring[d].s[0], sc[0], sc[1]);
+      qmv_tc_unpack<T>(ring[d].s[1], sc[2], sc[3]);
+      qmv_tc_unpack<T>(ring[d].b[0], c[0], c[1]);
+      qmv_tc_unpack<T>(ring[d].b[1], c[2], c[3]);
 #pragma unroll
-      for (int r = 0; r < RT; ++r) {
-        float sc[4], c[4];
-        qmv_tc_unpack<T>(ring[d][r].s[0], sc[0], sc[1]);
-        qmv_tc_unpack<T>(ring[d][r].s[1], sc[2], sc[3]);
-        qmv_tc_unpack<T>(ring[d][r].b[0], c[0], c[1]);
-        qmv_tc_unpack<T>(ring[d][r].b[1], c[2], c[3]);
+      for (int i = 0; i < 4; ++i) c[i] = fmaf(-kOff, sc[i], c[i]);
 #pragma unroll
-        for (int i = 0; i < 4; ++i) c[i] = fmaf(-kOff, sc[i], c[i]);
+      for (int ct = 0; ct < NT; ++ct)
 #pragma unroll
-        for (int ct = 0; ct < NT; ++ct)
-#pragma unroll
-          for (int i = 0; i < 4; ++i)
-            acc[r][ct][i] = fmaf(c[i], Sx[ct][i], fmaf(sc[i], D[r][ct][i], acc[r][ct][i]));
-      }
+        for (int i = 0; i < 4; ++i)
+          acc[ct][i] = fmaf(c[i], Sx[ct][i], fmaf(sc[i], D[ct][i], acc[ct][i]));
       const long long next = tile + DEPTH * WARPS;
       if (next < t1) load_stage(next, ring[d]);
     }
   }
   // The block's warps add their sums; warp 0 writes.
-  constexpr int V = RT * NT * 4;
-  __shared__ float red[WARPS > 1 ? WARPS - 1 : 1][V][32];
+  __shared__ float red[WARPS > 1 ? WARPS - 1 : 1][NT * 4][32];
   if constexpr (WARPS > 1) {
     if (warp > 0)
 #pragma unroll
-      for (int r = 0; r < RT; ++r)
+      for (int ct = 0; ct < NT; ++ct)
 #pragma unroll
-        for (int ct = 0; ct < NT; ++ct)
-#pragma unroll
-          for (int i = 0; i < 4; ++i) red[warp - 1][(r * NT + ct) * 4 + i][lane] = acc[r][ct][i];
+        for (int i = 0; i < 4; ++i) red[warp - 1][ct * 4 + i][lane] = acc[ct][i];
     __syncthreads();
     if (warp > 0) return;
 #pragma unroll
     for (int v = 0; v < WARPS - 1; ++v)
 #pragma unroll
-      for (int r = 0; r < RT; ++r)
+      for (int ct = 0; ct < NT; ++ct)
 #pragma unroll
-        for (int ct = 0; ct < NT; ++ct)
-#pragma unroll
-          for (int i = 0; i < 4; ++i) acc[r][ct][i] += red[v][(r * NT + ct) * 4 + i][lane];
+        for (int i = 0; i < 4; ++i) acc[ct][i] += red[v][ct * 4 + i][lane];
   }
   P* dst = out + b * a.out_batch + (a.splits > 1 ? blockIdx.y * a.M * a.N : 0LL);
+  const long long nA = n0 + g, nB = nA + 8;
 #pragma unroll
-  for (int r = 0; r < RT; ++r) {
-    const long long nA = n0 + 16 * r + g, nB = nA + 8;
+  for (int ct = 0; ct < NT; ++ct) {
 #pragma unroll
-    for (int ct = 0; ct < NT; ++ct) {
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        // Column n = ct * 8 + 2t + e is (x row n / G, slot n % G); a row's slots are summed.
-        float vA = acc[r][ct][e], vB = acc[r][ct][2 + e];
-        const int m = (ct * 8 + 2 * t + e) / G;
-        bool owner = true;
-        if constexpr (G >= 2) {
-          vA = acc[r][ct][0] + acc[r][ct][1];
-          vB = acc[r][ct][2] + acc[r][ct][3];
-          owner = e == 0;
-        }
-        if constexpr (G == 4) {
-          vA += __shfl_xor_sync(0xffffffffu, vA, 1);
-          vB += __shfl_xor_sync(0xffffffffu, vB, 1);
-          owner = e == 0 && (t & 1) == 0;
-        }
-        if (owner && m < a.M) {
-          if (nA < a.N) dst[m * a.N + nA] = static_cast<P>(vA);
-          if (nB < a.N) dst[m * a.N + nB] = static_cast<P>(vB);
-        }
+    for (int e = 0; e < 2; ++e) {
+      // Column n = ct * 8 + 2t + e is (x row n / G, slot n % G); a row's slots are summed.
+      float vA = acc[ct][e], vB = acc[ct][2 + e];
+      const int m = (ct * 8 + 2 * t + e) / G;
+      bool owner = true;
+      if constexpr (G >= 2) {
+        vA = acc[ct][0] + acc[ct][1];
+        vB = acc[ct][2] + acc[ct][3];
+        owner = e == 0;
+      }
+      if constexpr (G == 4) {
+        vA += __shfl_xor_sync(0xffffffffu, vA, 1);
+        vB += __shfl_xor_sync(0xffffffffu, vB, 1);
+        owner = e == 0 && (t & 1) == 0;
+      }
+      if (owner && m < a.M) {
+        if (nA < a.N) dst[m * a.N + nA] = static_cast<P>(vA);
+        if (nB < a.N) dst[m * a.N + nB] = static_cast<P>(vB);
       }
     }
   }
