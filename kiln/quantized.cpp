@@ -1,6 +1,7 @@
-// Quantization ops (quantize, dequantize, quantized_matmul, gather_qmm): argument checks in
-// MLX's words, the nodes they build and the transforms of their primitives. Kernels:
-// backend/cpu/quantized.cpp, backend/cuda/quantized.cpp.
+// Quantization ops (quantize, dequantize, quantized_matmul): argument checks in MLX's words,
+// the nodes they build and the transforms of their primitives (gather_qmm, qqmm and
+// gather_qqmm: quantized_mm.cpp). Kernels: backend/cpu/quantized.cpp,
+// backend/cuda/quantized.cpp.
 #include <algorithm>
 #include <numeric>
 
@@ -9,6 +10,7 @@
 #include "kiln/primitives_compile.h"
 #include "kiln/primitives_quantized.h"
 #include "kiln/quantized.h"
+#include "kiln/quantized_checks.h"
 #include "kiln/utils.h"
 
 namespace kiln {
@@ -35,7 +37,7 @@ const char* quant_mode_name(QuantMode m) {
   return "?";
 }
 
-namespace {
+namespace detail {
 
 // Resolves the defaults of `mode` and checks group size and bits against it.
 QuantParams quant_params(const char* tag, const std::string& mode_name,
@@ -69,7 +71,8 @@ QuantParams quant_params(const char* tag, const std::string& mode_name,
   return {mode, gs, b};
 }
 
-void check_global_scale(const char* tag, const QuantParams& p, const std::optional<array>& g) {
+void check_global_scale(const char* tag, const QuantParams& p, const std::optional<array>& g,
+                        const Shape* per_matrix) {
   if (!g) return;
   if (p.mode != QuantMode::nvfp4) {
     throw std::invalid_argument(msg("[", tag,
@@ -77,9 +80,12 @@ void check_global_scale(const char* tag, const QuantParams& p, const std::option
                                     "got mode '",
                                     quant_mode_name(p.mode), "'."));
   }
-  if (g->size() != 1 || !is_floating_point(g->dtype())) {
-    throw std::invalid_argument(msg("[", tag, "] The global scale must be a floating scalar; got ",
-                                    g->dtype(), " of shape ", shape_str(g->shape()), "."));
+  const bool shape_ok = g->size() == 1 || (per_matrix && g->shape() == *per_matrix);
+  if (!shape_ok || !is_floating_point(g->dtype())) {
+    throw std::invalid_argument(msg(
+        "[", tag, "] The global scale must be a floating scalar",
+        per_matrix ? msg(" or have the batch shape of w ", shape_str(*per_matrix)) : std::string(),
+        "; got ", g->dtype(), " of shape ", shape_str(g->shape()), "."));
   }
 }
 
@@ -140,14 +146,16 @@ std::optional<array> implied_bias(const array& scales, const std::optional<array
   return multiply(scales, stop_gradient(astype(*biases, scales.dtype(), s), s), s);
 }
 
+}  // namespace detail
+
+using namespace detail;
+
+namespace {
+
 Shape with_last(Shape s, int v) {
   s.back() = v;
   return s;
 }
-
-array quantized_matmul_impl(array x, array w, array scales, std::optional<array> biases,
-                            std::optional<array> global, bool transpose, const QuantParams& p,
-                            const Stream& s);
 
 }  // namespace
 
@@ -393,7 +401,7 @@ std::pair<std::vector<array>, std::vector<int>> Dequantize::vmap(const std::vect
 
 // ---------------------------------------------------------------- quantized_matmul
 
-namespace {
+namespace detail {
 
 array quantized_matmul_impl(array x, array w, array scales, std::optional<array> biases,
                             std::optional<array> global, bool transpose, const QuantParams& p,
@@ -428,7 +436,8 @@ array quantized_matmul_impl(array x, array w, array scales, std::optional<array>
       array x2 = reshape(x, {-1, K}, s);
       std::vector<array> in{x2, w, scales};
       if (biases) in.push_back(*biases);
-      if (global) in.push_back(*global);
+      // One matrix: a per-matrix scale (1, 1) is its scalar.
+      if (global) in.push_back(global->ndim() ? reshape(*global, {}, s) : *global);
       Shape os = xs;
       os.back() = N;
       array o({x2.shape(0), N}, out_dtype,
@@ -450,7 +459,7 @@ array quantized_matmul_impl(array x, array w, array scales, std::optional<array>
     };
     std::vector<array> in{bc(x), bc(w), bc(scales)};
     if (biases) in.push_back(bc(*biases));
-    if (global) in.push_back(*global);
+    if (global) in.push_back(global->ndim() ? bc(*global) : *global);
     Shape os = batch;
     os.push_back(x.shape(-2));
     os.push_back(N);
@@ -461,7 +470,7 @@ array quantized_matmul_impl(array x, array w, array scales, std::optional<array>
   return vec ? squeeze(out, -2, s) : out;
 }
 
-}  // namespace
+}  // namespace detail
 
 array quantized_matmul(const array& x, const array& w, const array& scales,
                        const std::optional<array>& biases, bool transpose,
@@ -628,109 +637,6 @@ std::pair<std::vector<array>, std::vector<int>> QuantizedMatmul::vmap(
   }
   array out = quantized_matmul_impl(x, q[0], q[1], biases, global, transpose_, p_, s);
   return {{out}, {0}};
-}
-
-// ---------------------------------------------------------------- gather_qmm
-
-array gather_qmm(const array& x, const array& w, const array& scales,
-                 const std::optional<array>& biases_in, std::optional<array> lhs_indices,
-                 std::optional<array> rhs_indices, bool transpose, std::optional<int> group_size,
-                 std::optional<int> bits, const std::string& mode,
-                 const std::optional<array>& global_scale, bool /*sorted_indices*/,
-                 StreamOrDevice sd) {
-  const Stream s = to_stream(sd);
-  const QuantParams p = quant_params("gather_qmm", mode, group_size, bits);
-  check_global_scale("gather_qmm", p, global_scale);
-  const std::optional<array> biases = implied_bias(scales, biases_in, p, s);
-  if (!is_floating_point(x.dtype())) {
-    throw std::invalid_argument(
-        msg("[gather_qmm] Only real floating types are supported but x has type ", x.dtype(), "."));
-  }
-  if (x.ndim() < 2 || w.ndim() < 2) {
-    throw std::invalid_argument(msg("[gather_qmm] x and w must have at least 2 dimensions; got ",
-                                    shape_str(x.shape()), " and ", shape_str(w.shape()), "."));
-  }
-  check_scales("gather_qmm", w, scales, biases, p);
-  auto check_idx = [](const std::optional<array>& i) {
-    if (i && (!is_integral(i->dtype()) || i->dtype() == bool_)) {
-      throw std::invalid_argument(
-          msg("[gather_qmm] Indices must be integers; got ", i->dtype(), "."));
-    }
-  };
-  check_idx(lhs_indices);
-  check_idx(rhs_indices);
-  // The picked matrices: flatten the batch axes, take the indexed ones (index shape first).
-  // (matrix_stack follows the matrices' shape in shapeless compile traces).
-  auto pick = [&](const array& a, const std::optional<array>& idx) -> array {
-    if (!idx) return a;
-    return take(detail::matrix_stack(a, s), *idx, 0, s);
-  };
-  if (lhs_indices && !rhs_indices) {
-    Shape b(w.shape().begin(), w.shape().end() - 2);
-    int64_t n = 1;
-    for (int v : b) n *= v;
-    rhs_indices = reshape(arange(0.0, static_cast<double>(n), uint32, s), b, s);
-  }
-  if (rhs_indices && !lhs_indices) {
-    Shape b(x.shape().begin(), x.shape().end() - 2);
-    int64_t n = 1;
-    for (int v : b) n *= v;
-    lhs_indices = reshape(arange(0.0, static_cast<double>(n), uint32, s), b, s);
-  }
-  array xs = pick(x, lhs_indices);
-  array ws = pick(w, rhs_indices);
-  array ss = pick(scales, rhs_indices);
-  std::optional<array> bs;
-  if (biases) bs = pick(*biases, rhs_indices);
-  std::optional<array> g;
-  if (global_scale) g = astype(reshape(*global_scale, {}, s), float32, s);
-  return quantized_matmul_impl(xs, ws, ss, bs, g, transpose, p, s);
-}
-
-// ---------------------------------------------------------------- qqmm
-
-array qqmm(const array& x, const array& w, const std::optional<array>& scales,
-           std::optional<int> group_size, std::optional<int> bits, const std::string& mode,
-           const std::optional<array>& global_scale_x, const std::optional<array>& global_scale_w,
-           StreamOrDevice sd) {
-  const Stream s = to_stream(sd);
-  const QuantParams p = quant_params("qqmm", mode, group_size, bits);
-  if (p.mode == QuantMode::affine) {
-    throw std::invalid_argument(
-        "[qqmm] Only the 'nvfp4', 'mxfp8' and 'mxfp4' modes are supported; "
-        "got 'affine'.");
-  }
-  check_global_scale("qqmm", p, global_scale_x);
-  check_global_scale("qqmm", p, global_scale_w);
-  if (!is_floating_point(x.dtype()) || x.ndim() < 2) {
-    throw std::invalid_argument(
-        msg("[qqmm] x must be a floating array of at least 2 dimensions; "
-            "got ",
-            x.dtype(), " of shape ", shape_str(x.shape()), "."));
-  }
-  const std::string name = quant_mode_name(p.mode);
-  // Straight through: the value of the rounded array, the derivative of the original.
-  auto rounded = [&](const array& a, const std::optional<array>& g) {
-    auto q = quantize(a, p.group_size, p.bits, name, g, s);
-    array d = dequantize(q[0], q[1], std::nullopt, p.group_size, p.bits, name, g, a.dtype(), s);
-    return add(a, stop_gradient(subtract(d, a, s), s), s);
-  };
-  array xh = rounded(x, global_scale_x);
-  if (w.dtype() == uint32) {
-    if (!scales) {
-      throw std::invalid_argument("[qqmm] Scales must be provided for a quantized w.");
-    }
-    check_scales("qqmm", w, *scales, std::nullopt, p);
-    std::optional<array> g;
-    if (global_scale_w) g = astype(reshape(*global_scale_w, {}, s), float32, s);
-    return quantized_matmul_impl(xh, w, *scales, std::nullopt, g, true, p, s);
-  }
-  if (scales) throw std::invalid_argument("[qqmm] Scales are only used with a quantized w.");
-  if (!is_floating_point(w.dtype())) {
-    throw std::invalid_argument(
-        msg("[qqmm] w must be floating or packed uint32; got ", w.dtype(), "."));
-  }
-  return matmul(xh, swapaxes(astype(rounded(w, global_scale_w), x.dtype(), s), -1, -2, s), s);
 }
 
 }  // namespace kiln

@@ -38,7 +38,8 @@ array quantized_matmul(const array& x, const array& w, const array& scales,
                        std::optional<int> bits = std::nullopt, const std::string& mode = "affine",
                        StreamOrDevice s = {});
 /** quantized_matmul of the matrices of x and w (with scales, biases) picked by
- * lhs_indices / rhs_indices along their batch axes (MLX's gather_qmm, for experts). */
+ * lhs_indices / rhs_indices along their batch axes (MLX's gather_qmm, for experts). nvfp4's
+ * global_scale is a scalar or one per matrix of w (shape w.shape[:-2], picked with w). */
 array gather_qmm(const array& x, const array& w, const array& scales,
                  const std::optional<array>& biases = std::nullopt,
                  std::optional<array> lhs_indices = std::nullopt,
@@ -56,5 +57,17 @@ array qqmm(const array& x, const array& w, const std::optional<array>& scales = 
            const std::string& mode = "nvfp4",
            const std::optional<array>& global_scale_x = std::nullopt,
            const std::optional<array>& global_scale_w = std::nullopt, StreamOrDevice s = {});
+
+/** qqmm of the matrices of x and w picked by lhs_indices / rhs_indices (MLX's gather_qqmm):
+ * x rounded through `mode` (global_scale_x: a scalar), w packed (with `scales`; nvfp4's
+ * global_scale_w a scalar or one per matrix of w) or rounded on the fly. */
+array gather_qqmm(const array& x, const array& w, const std::optional<array>& scales = std::nullopt,
+                  std::optional<array> lhs_indices = std::nullopt,
+                  std::optional<array> rhs_indices = std::nullopt,
+                  std::optional<int> group_size = std::nullopt,
+                  std::optional<int> bits = std::nullopt, const std::string& mode = "nvfp4",
+                  const std::optional<array>& global_scale_x = std::nullopt,
+                  const std::optional<array>& global_scale_w = std::nullopt,
+                  bool sorted_indices = false, StreamOrDevice s = {});
 
 }  // namespace kiln

@@ -243,6 +243,115 @@ TEST(Quantized, BatchedAndGathered) {
   test::expect_allclose(g, {3, 4, 32}, to_double(gref), 1e-5);
 }
 
+// nvfp4 experts with one global scale each (gather_qmm's global_scale of shape (E,)): each
+// picked matrix takes its own expert's scale, on the matvec path (M = 1, 3) and the large-batch
+// path (M = 20), transposed and not, repeated and out-of-order experts.
+TEST(Quantized, GatherWithPerExpertGlobalScales) {
+  const int E = 5, K = 256, N = 48;
+  for (Dtype dt : {bfloat16, float32}) {
+    for (bool transpose : {true, false}) {
+      const int rows = transpose ? N : K, cols = transpose ? K : N;
+      std::vector<array> wq, sc, gs;
+      std::vector<std::vector<double>> wd;
+      for (int e = 0; e < E; ++e) {
+        array w = astype(multiply(random_array({rows, cols}, float32), array(float(1 << e))), dt);
+        array g = astype(max(abs(w)), float32);
+        auto q = quantize(w, 16, 4, "nvfp4", g);
+        wq.push_back(q[0]);
+        sc.push_back(q[1]);
+        gs.push_back(g);
+        wd.push_back(ref_dequantize(q[0], q[1], std::nullopt, 16, 4, "nvfp4"));
+        const double f = to_double(g)[0] / (448.0 * 6.0);
+        for (double& v : wd.back()) v *= f;
+      }
+      array w_all = stack(wq), s_all = stack(sc), g_all = stack(gs);
+      ASSERT_EQ(g_all.shape(), Shape{E});
+      const std::vector<int> picks = {3, 0, 4, 3, 1};
+      array rhs = array(std::vector<uint32_t>(picks.begin(), picks.end()).data(),
+                        {static_cast<int>(picks.size())}, uint32);
+      for (int M : {1, 3, 20}) {
+        SCOPED_TRACE(std::string(type_to_name(dt)) + " transpose " + std::to_string(transpose) +
+                     " M " + std::to_string(M));
+        const int B = static_cast<int>(picks.size());
+        array x = astype(random_array({B, M, K}, float32), dt);
+        array y = gather_qmm(x, w_all, s_all, std::nullopt, std::nullopt, rhs, transpose, 16, 4,
+                             "nvfp4", g_all);
+        ASSERT_EQ(y.shape(), (Shape{B, M, N}));
+        auto xv = to_double(x), yv = to_double(y);
+        for (int b = 0; b < B; ++b) {
+          const std::vector<double>& w = wd[picks[b]];
+          double scale = 1e-30;
+          std::vector<double> ref(M * N);
+          for (int m = 0; m < M; ++m)
+            for (int n = 0; n < N; ++n) {
+              double acc = 0;
+              for (int k = 0; k < K; ++k)
+                acc += xv[(b * M + m) * K + k] * (transpose ? w[n * K + k] : w[k * N + n]);
+              ref[m * N + n] = acc;
+              scale = std::max(scale, std::abs(acc));
+            }
+          const double tol = dt == float32 ? 1e-5 : 1e-2;
+          for (int i = 0; i < M * N; ++i)
+            ASSERT_NEAR(yv[b * M * N + i], ref[i], tol * scale) << "matrix " << b << " " << i;
+        }
+      }
+    }
+  }
+  // The scale must be a scalar or one per matrix of w.
+  array w = random_array({2, 16, 64}, float32);
+  auto q = quantize(w, 16, 4, "nvfp4");
+  array x = random_array({2, 1, 64}, float32);
+  EXPECT_THROW(gather_qmm(x, q[0], q[1], std::nullopt, std::nullopt, std::nullopt, true, 16, 4,
+                          "nvfp4", ones({3}, float32)),
+               std::invalid_argument);
+}
+
+// gather_qqmm: x rounded through the mode (as quantize + dequantize), then the picked packed
+// (or float, rounded too) matrices of w; nvfp4 with scalar and per-expert global scales, mxfp8.
+TEST(Quantized, GatherQqmmMatchesRoundedGatherMm) {
+  const int E = 3, K = 128, N = 32;
+  array lhs = array({0, 1, 1, 0}, {4}, uint32), rhs = array({2, 0, 2, 1}, {4}, uint32);
+  for (const std::string mode : {"nvfp4", "mxfp8"}) {
+    for (int M : {1, 4}) {
+      SCOPED_TRACE(mode + " M " + std::to_string(M));
+      array x = random_array({2, M, K}, float32);
+      array w = random_array({E, N, K}, float32);
+      const bool nv = mode == "nvfp4";
+      std::optional<array> gx, gw;
+      if (nv) gx = max(abs(x)), gw = max(abs(w), std::vector<int>{1, 2});
+      std::vector<array> wq, sc, wh;
+      for (int e = 0; e < E; ++e) {
+        std::optional<array> g;
+        if (nv) g = take(*gw, array(e), 0);
+        auto q = quantize(take(w, array(e), 0), std::nullopt, std::nullopt, mode, g);
+        wq.push_back(q[0]);
+        sc.push_back(q[1]);
+        wh.push_back(
+            dequantize(q[0], q[1], std::nullopt, std::nullopt, std::nullopt, mode, g, float32));
+      }
+      auto xq = quantize(x, std::nullopt, std::nullopt, mode, gx);
+      array xh =
+          dequantize(xq[0], xq[1], std::nullopt, std::nullopt, std::nullopt, mode, gx, float32);
+      array ref = gather_mm(xh, swapaxes(stack(wh), -1, -2), lhs, rhs);
+      array y =
+          gather_qqmm(x, stack(wq), stack(sc), lhs, rhs, std::nullopt, std::nullopt, mode, gx, gw);
+      test::expect_allclose(y, {4, M, N}, to_double(ref), 1e-4);
+      if (!nv) {
+        // A float w is rounded on the fly (one tensor scale at most).
+        array yf = gather_qqmm(x, w, std::nullopt, lhs, rhs, std::nullopt, std::nullopt, mode);
+        test::expect_allclose(yf, {4, M, N}, to_double(ref), 1e-4);
+      }
+    }
+  }
+  array x = random_array({1, 1, 64}, float32);
+  array w = random_array({2, 16, 64}, float32);
+  EXPECT_THROW(gather_qqmm(x, w, std::nullopt, std::nullopt, std::nullopt, 64, 4, "affine"),
+               std::invalid_argument);
+  auto q = quantize(w, 16, 4, "nvfp4");
+  EXPECT_THROW(gather_qqmm(x, q[0]), std::invalid_argument);  // packed w without scales
+  EXPECT_THROW(gather_qqmm(x, q[0], q[1], array({0.5f}, {1}), std::nullopt), std::invalid_argument);
+}
+
 TEST(Quantized, VjpWithRespectToX) {
   array w = random_array({32, 64}, float32);
   auto q = quantize(w, 32, 4);

@@ -1,5 +1,5 @@
 // kiln.core bindings of the quantization family: quantize, dequantize, quantized_matmul,
-// gather_qmm (MLX 0.32's names, arguments and defaults).
+// gather_qmm, qqmm, gather_qqmm (MLX 0.32's names, arguments and defaults).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -76,7 +76,9 @@ void init_ops_quantized(py::module_& m) {
       py::arg("mode") = "affine", py::arg("global_scale") = py::none(), py::kw_only(),
       py::arg("sorted_indices") = false, stream, R"doc(
     :func:`quantized_matmul` of the matrices of ``x`` and ``w`` picked by flat indices into
-    their batch axes (``lhs_indices``, ``rhs_indices``), as :func:`gather_mm`.
+    their batch axes (``lhs_indices``, ``rhs_indices``), as :func:`gather_mm`. With
+    ``"nvfp4"``, ``global_scale`` is a scalar or one scale per matrix of ``w``
+    (shape ``w.shape[:-2]``).
   )doc");
   m.def(
       "qqmm",
@@ -91,6 +93,23 @@ void init_ops_quantized(py::module_& m) {
     ``x @ w.T`` with ``x`` quantized on the fly in ``mode`` (``"nvfp4"``, ``"mxfp8"`` or
     ``"mxfp4"``); ``w`` is used as is when packed (uint32, with ``scales``) and quantized on
     the fly otherwise. Gradients pass straight through the rounding.
+  )doc");
+  m.def(
+      "gather_qqmm",
+      [](const array& x, const array& w, std::optional<array> scales, std::optional<array> lhs,
+         std::optional<array> rhs, std::optional<int> group_size, std::optional<int> bits,
+         const std::string& mode, std::optional<array> gx, std::optional<array> gw, bool sorted,
+         StreamOrDevice s) {
+        return gather_qqmm(x, w, scales, lhs, rhs, group_size, bits, mode, gx, gw, sorted, s);
+      },
+      py::arg("x"), py::arg("w"), py::pos_only(), py::arg("scales") = py::none(),
+      py::arg("lhs_indices") = py::none(), py::arg("rhs_indices") = py::none(),
+      py::arg("group_size") = py::none(), py::arg("bits") = py::none(), py::arg("mode") = "nvfp4",
+      py::arg("global_scale_x") = py::none(), py::arg("global_scale_w") = py::none(), py::kw_only(),
+      py::arg("sorted_indices") = false, stream, R"doc(
+    :func:`qqmm` of the matrices of ``x`` and ``w`` picked by flat indices into their batch
+    axes (``lhs_indices``, ``rhs_indices``), as :func:`gather_mm`. ``global_scale_w``
+    (``"nvfp4"``) is a scalar or one scale per matrix of ``w``.
   )doc");
 }
 

@@ -354,3 +354,44 @@ def test_qqmm(mode):
     np.testing.assert_allclose(np.array(dx), np.array(c) @ w_hat, rtol=1e-4, atol=1e-4)
     with pytest.raises(ValueError, match="qqmm"):
         mx.qqmm(x, w, mode="affine")
+
+
+def test_gather_qqmm_and_per_expert_global_scale():
+    # Three nvfp4 experts, each with its own tensor scale (global_scale of shape (E,)).
+    E, N, K = 3, 32, 128
+    w = mx.array(RNG.normal(size=(E, N, K)).astype(np.float32)) * mx.array(
+        [1.0, 4.0, 16.0]
+    ).reshape(E, 1, 1)
+    gs = mx.abs(w).max(axis=(1, 2))
+    packed = [mx.quantize(w[e], mode="nvfp4", global_scale=gs[e]) for e in range(E)]
+    wq = mx.stack([q for q, _ in packed])
+    s = mx.stack([sc for _, sc in packed])
+    w_hat = np.stack(
+        [
+            ref_dequantize(q, sc, None, 16, 4, "nvfp4", gs[e].item())
+            for e, (q, sc) in enumerate(packed)
+        ]
+    )
+    x = mx.array(RNG.normal(size=(2, 1, K)).astype(np.float32))
+    lhs, rhs = [0, 1, 1, 0], [2, 0, 2, 1]
+    xn = np.array(x).astype(np.float64)
+    y = mx.gather_qmm(
+        x, wq, s, None, mx.array(lhs), mx.array(rhs), mode="nvfp4", global_scale=gs
+    )
+    ref = np.stack([xn[i] @ w_hat[j].T for i, j in zip(lhs, rhs)])
+    np.testing.assert_allclose(np.array(y), ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+    # gather_qqmm rounds x through nvfp4 as well.
+    gx = mx.abs(x).max()
+    xq = mx.quantize(x, mode="nvfp4", global_scale=gx)
+    x_hat = ref_dequantize(xq[0], xq[1], None, 16, 4, "nvfp4", gx.item())
+    yq = mx.gather_qqmm(
+        x, wq, s, mx.array(lhs), mx.array(rhs), global_scale_x=gx, global_scale_w=gs
+    )
+    ref_q = np.stack([x_hat[i] @ w_hat[j].T for i, j in zip(lhs, rhs)])
+    np.testing.assert_allclose(
+        np.array(yq), ref_q, rtol=1e-4, atol=1e-4 * np.abs(ref_q).max()
+    )
+    with pytest.raises(ValueError, match="gather_qmm"):
+        mx.gather_qmm(x, wq, s, mode="nvfp4", global_scale=mx.ones((2,)))
+    with pytest.raises(ValueError, match="gather_qqmm"):
+        mx.gather_qqmm(x, w, mode="affine")

@@ -354,15 +354,19 @@ void quantized_matmul(const std::vector<array>& inputs, array& out, const QuantP
   const array x = dense_matrices(inputs[0]), w = dense_matrices(inputs[1]),
               sc = dense_matrices(inputs[2]);
   const array bi = affine ? dense_matrices(inputs[3]) : sc;
-  float gscale = 1.0f;
-  if (has_global) gscale = inputs[affine ? 4 : 3].data<float>()[0] / (448.0f * 6.0f);
+  // nvfp4's global scale: a scalar, or one per matrix as (..., 1, 1) matrices.
+  const array gl = has_global ? dense_matrices(inputs[affine ? 4 : 3]) : sc;
+  const bool per_matrix = has_global && gl.ndim() > 0;
   const int64_t M = x.shape(-2), K = x.shape(-1), N = out.shape(-1);
   const auto xo = matrix_offsets(x), wo = matrix_offsets(w), so = matrix_offsets(sc),
              bo = matrix_offsets(bi);
+  const auto go = per_matrix ? matrix_offsets(gl) : std::vector<int64_t>{};
   std::vector<float> xf(M * K), of(M * N);
   T* o = out.data<T>();
   for (size_t bidx = 0; bidx < xo.size(); ++bidx) {
     const T* xp = x.data<T>() + xo[bidx];
+    const float gscale =
+        has_global ? gl.data<float>()[per_matrix ? go[bidx] : 0] / (448.0f * 6.0f) : 1.0f;
     for (int64_t i = 0; i < M * K; ++i) xf[i] = static_cast<float>(xp[i]);
     QMatrix q{w.data<uint32_t>() + wo[bidx],
               w.shape(-1),

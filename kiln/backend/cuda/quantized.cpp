@@ -34,6 +34,7 @@ struct QmvArgs {
   int32_t splits;
   float global;
   int32_t vec16;
+  int64_t g_batch;
 };
 
 constexpr Dtype kQuantDtypes[] = {float16, bfloat16, float32};
@@ -335,8 +336,13 @@ void QuantizedMatmul::eval_gpu(const std::vector<array>& inputs, array& out) {
     sb = bb = static_cast<int64_t>(inputs[2].shape(-1)) * inputs[2].shape(-2);
   }
   float global = 1.0f;
+  // nvfp4's global scale: a scalar, or one per matrix ((..., 1, 1), batch stride gb).
   CUdeviceptr gp = 0;
-  if (global_) gp = gpu::device_address(inputs[affine ? 4 : 3]);
+  int64_t gb = 0;
+  if (global_) {
+    const array& g = inputs[affine ? 4 : 3];
+    gp = g.ndim() >= 2 ? matrices_address(g, gb, s) : gpu::device_address(g);
+  }
   const int64_t wpr = w.shape(-1), gpr = inputs[2].shape(-1);
   // Split K until there are `target` blocks (~132 SMs x 8 for the float kernels), each split
   // keeping at least `min_steps` steps of a lane.
@@ -378,7 +384,7 @@ void QuantizedMatmul::eval_gpu(const std::vector<array>& inputs, array& out) {
     // One split fills an H100/H200 from ~2000 rows (measured: splitting 4096 rows was slower);
     // fewer rows split K to about 256 blocks, each split keeping 8 tiles per warp.
     const int splits = choose_splits(row_blocks, K / qmv_tc_tile(p_.bits) / kTcWarps, 8, 256);
-    QmvArgs a{M, N, K, wpr, gpr, xb, wb, sb, 0, splits, 1.0f, 1};
+    QmvArgs a{M, N, K, wpr, gpr, xb, wb, sb, 0, splits, 1.0f, 1, gb};
     launch_qmv(module(s, d, p_, Kind::qmv), qmv_tc_kernel(d, p_, nt, false),
                qmv_tc_kernel(d, p_, nt, true), row_blocks, splits, a, xp, wp, scp, bip);
     return;
@@ -395,7 +401,7 @@ void QuantizedMatmul::eval_gpu(const std::vector<array>& inputs, array& out) {
       const int64_t rows_per_block = int64_t{kVecWarps} * v.rows;
       const int64_t row_blocks = (N + rows_per_block - 1) / rows_per_block;
       const int splits = choose_splits(row_blocks, K / v.elems / 32, 2);
-      QmvArgs a{M, N, K, wpr, gpr, xb, wb, sb, 0, splits, 1.0f, 1};
+      QmvArgs a{M, N, K, wpr, gpr, xb, wb, sb, 0, splits, 1.0f, 1, gb};
       launch_qmv(module(s, d, p_, Kind::qmv), qmv_vec_kernel(d, p_, mmax),
                  qmv_vec_kernel(d, p_, mmax, true), row_blocks, splits, a, xp, wp, affine ? scp : 0,
                  bip, affine ? 0 : scp, gp);
@@ -411,7 +417,7 @@ void QuantizedMatmul::eval_gpu(const std::vector<array>& inputs, array& out) {
     const int splits = choose_splits(row_blocks, steps, 4);
     const CUdeviceptr partials = gpu::scratch(sizeof(float) * batch * splits * M * N, s);
     const bool vec16 = wp % 16 == 0 && wb % 4 == 0;
-    QmvArgs a{M, N, K, wpr, gpr, xb, wb, sb, splits * M * N, splits, global, vec16 ? 1 : 0};
+    QmvArgs a{M, N, K, wpr, gpr, xb, wb, sb, splits * M * N, splits, global, vec16 ? 1 : 0, 0};
     if (transpose_) {
       const gpu::Module& mod = module(s, d, p_, Kind::qmv);
       gpu::launch_kernel(mod.function(qmv_kernel(d, p_, mmax)),
@@ -438,7 +444,8 @@ void QuantizedMatmul::eval_gpu(const std::vector<array>& inputs, array& out) {
     const CUdeviceptr wbp = wp + 4 * b * wb;
     const CUdeviceptr sbp = scp + (affine ? d.size : 1) * b * sb;
     const CUdeviceptr bbp = affine ? bip + d.size * b * bb : 0;
-    launch_dequantize(s, d, p_, wbp, affine ? sbp : 0, bbp, affine ? 0 : sbp, gp, deq, wrows, wk,
+    const CUdeviceptr gbp = gp ? gp + sizeof(float) * b * gb : 0;
+    launch_dequantize(s, d, p_, wbp, affine ? sbp : 0, bbp, affine ? 0 : sbp, gbp, deq, wrows, wk,
                       wk / p_.group_size, wpr);
     gpu::GemmArgs g;
     g.dtype = d;

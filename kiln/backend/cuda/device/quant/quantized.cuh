@@ -249,6 +249,7 @@ struct QmvArgs {
   int splits;           // blockIdx.y count
   float global;         // nvfp4 tensor scale / (448 * 6), else 1
   int vec16;            // rows 16-byte aligned: read them with 16-byte loads
+  long long g_batch;    // between the matrices' nvfp4 global scales (0: one for all)
 };
 
 template <int BITS>
@@ -452,7 +453,8 @@ __global__ void __launch_bounds__(128)
   const long long n0 = (blockIdx.x * static_cast<long long>(V::kWarps) + (threadIdx.x >> 5)) * R;
   const long long b = blockIdx.z;
   if (n0 >= a.N) return;
-  const float gscale = MODE == kQNvfp4 && global ? global[0] / (448.0f * 6.0f) : 1.0f;
+  const float gscale =
+      MODE == kQNvfp4 && global ? global[b * a.g_batch] / (448.0f * 6.0f) : 1.0f;
   x += b * a.x_batch;
   const unsigned int* wb = w + b * a.w_batch;
   const long long chunks = a.K / E;
