@@ -228,6 +228,51 @@ TEST(Quantized, TensorCoreMatvecShapes) {
   }
 }
 
+// The shapes of the GPU's fp4 tensor-core matvec (mxfp4/nvfp4, bfloat16 x): M from 1 to 16
+// (one or two column tiles), N not a multiple of its 16 rows, a K that splits, a batch of
+// weights, nvfp4 with a global scale, and mxfp4 rows scaled by 2^24 (e8m0 scales past the
+// one-multiply range: the kernel's two-multiply branch).
+TEST(Quantized, Fp4TensorCoreMatvecShapes) {
+  for (const std::string mode : {"mxfp4", "nvfp4"}) {
+    const int K = 8192, N = 40, B = 2, gs = mode == "nvfp4" ? 16 : 32;
+    array w = random_array({B, N, K}, float32);
+    if (mode == "mxfp4") {
+      // Rows 3 and 21 of every matrix 2^24 times larger.
+      std::vector<float> f(N, 1.0f);
+      f[3] = f[21] = 16777216.0f;
+      w = multiply(w, array(f.data(), {N, 1}, float32));
+    }
+    w = astype(w, bfloat16);
+    std::optional<array> g;
+    if (mode == "nvfp4") g = array(0.75f);
+    auto q = quantize(w, gs, 4, mode, g);
+    auto wd = ref_dequantize(q[0], q[1], std::nullopt, gs, 4, mode);
+    if (g)
+      for (double& v : wd) v *= 0.75 / (448.0 * 6.0);
+    for (int M : {1, 3, 8, 9, 16}) {
+      SCOPED_TRACE(mode + " M " + std::to_string(M));
+      array x = astype(random_array({B, M, K}, float32), bfloat16);
+      array y = gather_qmm(x, q[0], q[1], std::nullopt, std::nullopt, std::nullopt, true, gs, 4,
+                           mode, g);
+      ASSERT_EQ(y.shape(), (Shape{B, M, N}));
+      auto xv = to_double(x), yv = to_double(y);
+      for (int b = 0; b < B; ++b)
+        for (int n = 0; n < N; ++n) {
+          // Per output (the 2^24 rows would hide the others' errors): bfloat16's rounding of
+          // the result and float sums of the products.
+          for (int m = 0; m < M; ++m) {
+            double acc = 0, mag = 0;
+            const double* wr = wd.data() + (static_cast<int64_t>(b) * N + n) * K;
+            const double* xr = xv.data() + (static_cast<int64_t>(b) * M + m) * K;
+            for (int k = 0; k < K; ++k) acc += xr[k] * wr[k], mag += std::abs(xr[k] * wr[k]);
+            ASSERT_NEAR(yv[(b * M + m) * N + n], acc, 4e-3 * std::abs(acc) + 1e-5 * mag)
+                << "matrix " << b << " row " << n << " x row " << m;
+          }
+        }
+    }
+  }
+}
+
 TEST(Quantized, BatchedAndGathered) {
   array w = random_array({3, 32, 64}, float32);
   auto q = quantize(w, 32, 4);

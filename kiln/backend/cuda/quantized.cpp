@@ -3,8 +3,9 @@
 //
 // QuantizedMatmul: up to 16 rows of x take the matvec kernels, split over K when the weight
 // has few rows (float partials summed and rounded by quant_splitk_sum): quant_qmv_tc on
-// tensor cores (affine 2/4-bit, half types; device/quant/qmv_tc.cuh), quant_qmv_vec (2/4/8
-// bits, aligned rows), the general quant_qmv otherwise, or quant_qvm when not transposed. More
+// tensor cores (affine 2/4-bit, half types; device/quant/qmv_tc.cuh), quant_qmv_tc_fp4
+// (mxfp4/nvfp4, bfloat16; qmv_tc_fp4.cuh), quant_qmv_vec (2/4/8 bits, aligned rows), the
+// general quant_qmv otherwise, or quant_qvm when not transposed. More
 // rows dequantize each weight matrix into scratch (quant_dequantize_vec: ~93% of the copy
 // bandwidth on an H200) and multiply with cuBLASLt; a tensor-core kernel dequantizing into
 // shared memory would skip that round trip.
@@ -72,6 +73,12 @@ int qmv_tc_nt(int64_t M, const QuantParams& p) {
 }
 constexpr int kTcWarps = 4, kTcDepth = 2;
 
+// The fp4 tensor-core matvec (quant_qmv_tc_fp4): mxfp4 and nvfp4 weights, bfloat16 x, up to
+// 16 rows (one B column each).
+bool has_tc_fp4(Dtype d, const QuantParams& p) {
+  return (p.mode == QuantMode::mxfp4 || p.mode == QuantMode::nvfp4) && d == bfloat16;
+}
+
 // The vectorized dequantize: affine, 2, 4 or 8 bits.
 bool has_vec_dequantize(const QuantParams& p) {
   return p.mode == QuantMode::affine && (p.bits == 2 || p.bits == 4 || p.bits == 8);
@@ -138,6 +145,12 @@ std::string qmv_tc_kernel(Dtype d, const QuantParams& p, int nt, bool direct) {
          ", " + std::to_string(kTcWarps) + ", " + std::to_string(kTcDepth) + ">";
 }
 
+std::string qmv_tc_fp4_kernel(const QuantParams& p, int nt, bool direct) {
+  return "kiln::quant_qmv_tc_fp4<" + (direct ? t(bfloat16) : std::string("float")) + ", " +
+         std::to_string(mode_int(p.mode)) + ", " + std::to_string(nt) + ", " +
+         std::to_string(kTcWarps) + ", " + std::to_string(kTcDepth) + ">";
+}
+
 std::string qvm_kernel(Dtype d, const QuantParams& p, int mmax) {
   return "kiln::quant_qvm<" + t(d) + ", float, " + std::to_string(mode_int(p.mode)) + ", " +
          std::to_string(p.bits) + ", " + std::to_string(p.group_size) + ", " +
@@ -180,6 +193,9 @@ gpu::ModuleSource quant_module(Dtype d, const QuantParams& p, Kind k) {
       if (has_tc_qmv(d, p))
         for (int nt : {1, 2})
           for (bool direct : {false, true}) kernels.push_back(qmv_tc_kernel(d, p, nt, direct));
+      if (has_tc_fp4(d, p))
+        for (int nt : {1, 2})
+          for (bool direct : {false, true}) kernels.push_back(qmv_tc_fp4_kernel(p, nt, direct));
       kernels.push_back(sum_kernel(d));
       break;
     case Kind::qvm:
@@ -188,7 +204,7 @@ gpu::ModuleSource quant_module(Dtype d, const QuantParams& p, Kind k) {
       break;
   }
   return {module_name(d, p, k),
-          k == Kind::qmv ? "#include \"kiln/backend/cuda/device/quant/qmv_tc.cuh\"\n"
+          k == Kind::qmv ? "#include \"kiln/backend/cuda/device/quant/qmv_tc_fp4.cuh\"\n"
                          : "#include \"kiln/backend/cuda/device/quant/quantized.cuh\"\n",
           std::move(kernels)};
 }
@@ -387,6 +403,19 @@ void QuantizedMatmul::eval_gpu(const std::vector<array>& inputs, array& out) {
     QmvArgs a{M, N, K, wpr, gpr, xb, wb, sb, 0, splits, 1.0f, 1, gb};
     launch_qmv(module(s, d, p_, Kind::qmv), qmv_tc_kernel(d, p_, nt, false),
                qmv_tc_kernel(d, p_, nt, true), row_blocks, splits, a, xp, wp, scp, bip);
+    return;
+  }
+  // fp4 on tensor cores: one B column per x row, scale bytes read in pairs for nvfp4.
+  const bool fp4_scales_aligned =
+      p_.mode != QuantMode::nvfp4 || (scp % 2 == 0 && sb % 2 == 0 && gpr % 2 == 0);
+  if (transpose_ && M <= 16 && has_tc_fp4(d, p_) && x_aligned && w_aligned && fp4_scales_aligned &&
+      s.context().compute_capability() >= 80 && K % 128 == 0) {
+    const int64_t row_blocks = (N + 15) / 16;
+    const int splits = choose_splits(row_blocks, K / 128 / kTcWarps, 8, 256);
+    const int nt4 = M <= 8 ? 1 : 2;
+    QmvArgs a{M, N, K, wpr, gpr, xb, wb, sb, 0, splits, 1.0f, 1, gb};
+    launch_qmv(module(s, d, p_, Kind::qmv), qmv_tc_fp4_kernel(p_, nt4, false),
+               qmv_tc_fp4_kernel(p_, nt4, true), row_blocks, splits, a, xp, wp, scp, gp);
     return;
   }
   // The vectorized matvec: 16-byte aligned weight rows, x rows aligned to its x loads.

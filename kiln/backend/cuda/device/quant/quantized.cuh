@@ -11,7 +11,8 @@
 // - quant_qmv_vec: the same for 2, 4 and 8 bits with vector loads, several rows per warp.
 // - quant_qvm: x (M <= 16 rows) @ W (not transposed): one thread per output column, K split
 //   over blockIdx.y.
-// - quant_qmv_tc (qmv_tc.cuh): affine 2/4-bit, half types, on tensor cores.
+// - quant_qmv_tc (qmv_tc.cuh): affine 2/4-bit, half types, on tensor cores;
+//   quant_qmv_tc_fp4 (qmv_tc_fp4.cuh): mxfp4/nvfp4 with bfloat16 x, on tensor cores.
 // Larger batches dequantize the weight and multiply with cuBLASLt.
 #pragma once
 
@@ -64,6 +65,21 @@ __device__ inline float quant_value(unsigned int c, const T* scales, const T* bi
   } else {
     return quant_fp_value<MODE>(c) * quant_fp_scale<MODE>(fscales[g], global);
   }
+}
+
+// The element as dequantize writes it (T(T(scale * q) + bias), as MLX's two ops, or T of the
+// fp value), as a float: products with it round as x @ dequantize(w) does.
+template <typename T, int MODE>
+__device__ inline float quant_value_as_t(unsigned int c, const T* scales, const T* biases,
+                                         const unsigned char* fscales, long long g,
+                                         float global) {
+  if (MODE == kQAffine) {
+    const T sq = static_cast<T>(static_cast<float>(scales[g]) * static_cast<float>(c));
+    return static_cast<float>(
+        static_cast<T>(static_cast<float>(sq) + static_cast<float>(biases[g])));
+  }
+  return static_cast<float>(
+      static_cast<T>(quant_fp_value<MODE>(c) * quant_fp_scale<MODE>(fscales[g], global)));
 }
 
 // ---------------------------------------------------------------- quantize
@@ -551,7 +567,8 @@ __global__ void __launch_bounds__(128)
 
 // ---------------------------------------------------------------- vecmat (not transposed)
 
-// out[m, n] (or partial split y) = sum_k x[m, k] * W[k, n], W rows of N codes.
+// out[m, n] (or partial split y) = sum_k x[m, k] * W[k, n], W rows of N codes; the weights
+// rounded to T as dequantize rounds them (so that results round as x @ dequantize(w)).
 template <typename T, typename P, int MODE, int BITS, int GS, int MMAX>
 __global__ void quant_qvm(const T* x, const unsigned int* w, const T* scales, const T* biases,
                           const unsigned char* fscales, P* out, QmvArgs a) {
@@ -568,8 +585,8 @@ __global__ void quant_qvm(const T* x, const unsigned int* w, const T* scales, co
   for (int m = 0; m < MMAX; ++m) acc[m] = 0.0f;
   for (long long k = k0; k < k1; ++k) {
     const long long g = b * a.s_batch + k * a.gpr + n / GS;
-    const float v = quant_value<T, MODE>(quant_code<BITS>(wb + k * a.wpr, n), scales, biases,
-                                         fscales, g, a.global);
+    const float v = quant_value_as_t<T, MODE>(quant_code<BITS>(wb + k * a.wpr, n), scales,
+                                              biases, fscales, g, a.global);
 #pragma unroll
     for (int m = 0; m < MMAX; ++m)
       if (m < a.M) acc[m] += static_cast<float>(x[m * a.K + k]) * v;

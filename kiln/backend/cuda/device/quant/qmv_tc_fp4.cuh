@@ -1,0 +1,253 @@
+// mxfp4 / nvfp4 matvec on tensor cores (backend/cuda/quantized.cpp): out = x @ W^T for up to
+// 16 rows of bfloat16 x, streaming W's e2m1 codes.
+//
+// Decoding e2m1 in float costs ~6 instructions per code. Here a pair of codes (nibbles j and
+// j + 4 of a word) becomes a bfloat16 pair in three: mask the two nibbles, one IMAD adds two
+// shifted copies (magnitude under bit 6, sign under bit 15), mask again. The bits read
+// 2^-126 times the e2m1 value (0.5 as a subnormal), and one bf16x2 multiply by the group's
+// scale times 2^126 / 2^C makes them the exact value * scale / 2^C (e2m1 has 2 significant
+// bits, e8m0 1 and e4m3 4: the product fits bfloat16's 8). These are the m16n8k16 A
+// fragments, x the B fragment (one column per x row), and the tiles accumulate in the mma's
+// float registers; out = 2^C * D (* nvfp4's global scale / (448 * 6)) once at the end.
+// C = 16 (mxfp4) keeps e8m0 scales up to 2^17 in one multiply; larger ones (a warp-uniform
+// branch) take two, and scales below 2^-110 round the weights (to bfloat16's subnormals). C = 8
+// (nvfp4) fits every e4m3 scale.
+//
+// Layout as quant_qmv_tc (qmv_tc.cuh): a block owns 16 weight rows, its WARPS warps take
+// interleaved 128-element K tiles; lane (g = lane / 4, t = lane % 4) reads 16 bytes of rows g
+// and g + 8 per tile (one mxfp4 group, two nvfp4 groups) DEPTH tiles ahead.
+#pragma once
+
+#include "kiln/backend/cuda/device/quant/qmv_tc.cuh"
+
+namespace kiln {
+
+// a * b on bfloat16 pairs (fma with -0 keeps the product's sign of zero; subnormal inputs
+// are exact).
+__device__ inline unsigned int qmv_fp4_mul(unsigned int a, unsigned int b) {
+#if __CUDA_ARCH__ < 800
+  __trap();
+  return 0u;
+#else
+  unsigned int d;
+  asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(0x80008000u));
+  return d;
+#endif
+}
+
+// Codes j and j + 4 (j = 0, 1) of `src` as a bfloat16 pair reading 2^-126 times their values.
+template <int J>
+__device__ inline unsigned int qmv_fp4_pair(unsigned int src) {
+  constexpr unsigned int kNibbles = 0x000F000Fu << (4 * J);
+  constexpr unsigned int kCopies = (1u << (6 - 4 * J)) + (1u << (12 - 4 * J));
+  return ((src & kNibbles) * kCopies) & 0x81C081C0u;
+}
+
+// A bfloat16 pair of one float's upper half (exact when its mantissa fits bfloat16's).
+__device__ inline unsigned int qmv_fp4_bf16_pair(float f) {
+  return __byte_perm(__float_as_uint(f), 0u, 0x3232);
+}
+
+template <int MODE>
+struct QmvFp4 {
+  static constexpr int kGs = MODE == kQNvfp4 ? 16 : 32;
+  static constexpr int kC = MODE == kQNvfp4 ? 8 : 16;  // the exponent kept out of the A values
+  static constexpr int kMaxE8 = 127 + 1 + kC;          // the largest e8m0 of one multiply
+};
+
+// The pair multiplier of e8m0 scale s: 2^(s - 127) * 2^126 / 2^C (valid to kMaxE8).
+__device__ inline unsigned int qmv_fp4_e8m0(unsigned int s) {
+  return ((s + 126u - QmvFp4<kQMxfp4>::kC) << 7) * 0x00010001u;
+}
+
+// The pair multiplier of e4m3 scale b: e4m3(b) * 2^126 / 2^8. Its bits under a float's
+// exponent read e4m3(b) * 2^-120 (subnormals included); two exact multiplies scale them up.
+__device__ inline unsigned int qmv_fp4_e4m3(unsigned int b) {
+  const float mag = __uint_as_float((b & 0x7Fu) << 20) * 0x1p119f * 0x1p119f;
+  return qmv_fp4_bf16_pair(__uint_as_float(__float_as_uint(mag) | ((b & 0x80u) << 24)));
+}
+
+template <typename P, int MODE, int NT, int WARPS, int DEPTH>
+__global__ void __launch_bounds__(WARPS * 32)
+    quant_qmv_tc_fp4(const bfloat16* x, const unsigned int* w, const unsigned char* scales,
+                     const float* global, P* out, QmvArgs a) {
+  using F = QmvFp4<MODE>;
+  constexpr int TILE = 128, C = 32;  // K per tile, codes of a lane per row and tile
+  constexpr bool kNv = MODE == kQNvfp4;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const long long n0 = blockIdx.x * 16LL, b = blockIdx.z;
+  x += b * a.x_batch;
+  // Rows g and g + 8; rows past N read row N - 1 and are never written.
+  const unsigned int* wr[2];
+  const unsigned char* sr[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const long long n = n0 + g + 8 * h;
+    const long long row = n < a.N ? n : a.N - 1;
+    wr[h] = w + b * a.w_batch + row * a.wpr + t * (C / 8);
+    sr[h] = scales + b * a.s_batch + row * a.gpr + t * (C / F::kGs);
+  }
+  // B column ct * 8 + g is x row ct * 8 + g.
+  const bfloat16* xr[NT];
+  bool xv[NT];
+#pragma unroll
+  for (int ct = 0; ct < NT; ++ct) {
+    const int m = ct * 8 + g;
+    xv[ct] = m < a.M;
+    xr[ct] = x + (xv[ct] ? m : 0) * a.K + t * C;
+  }
+  const long long tiles = a.K / TILE;
+  const long long per_split = (tiles + a.splits - 1) / a.splits;
+  const long long t0 = blockIdx.y * per_split;
+  const long long t1 = t0 + per_split < tiles ? t0 + per_split : tiles;
+  float acc[NT][4];
+#pragma unroll
+  for (int ct = 0; ct < NT; ++ct)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) acc[ct][i] = 0.0f;
+  // The ring: DEPTH tiles' codes and scale bytes (one or two per row) of both rows.
+  struct Stage {
+    uint4 w[2];
+    unsigned int s[2];
+  };
+  auto load_stage = [&](long long tile, Stage& st) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      st.w[h] = qmv_tc_stream(wr[h] + tile * (TILE / 8));
+      if constexpr (kNv)
+        st.s[h] = *reinterpret_cast<const unsigned short*>(sr[h] + tile * (TILE / F::kGs));
+      else
+        st.s[h] = sr[h][tile * (TILE / F::kGs)];
+    }
+  };
+  Stage ring[DEPTH];
+#pragma unroll
+  for (int d = 0; d < DEPTH; ++d) {
+    const long long tile = t0 + warp + d * WARPS;
+    if (tile < t1) load_stage(tile, ring[d]);
+  }
+  for (long long base = t0 + warp; base < t1; base += DEPTH * WARPS) {
+#pragma unroll
+    for (int d = 0; d < DEPTH; ++d) {
+      const long long tile = base + d * WARPS;
+      if (tile >= t1) break;
+      unsigned int X[NT][C / 2];
+#pragma unroll
+      for (int ct = 0; ct < NT; ++ct) {
+        if (xv[ct]) {
+          const uint4* src = reinterpret_cast<const uint4*>(xr[ct] + tile * TILE);
+#pragma unroll
+          for (int i = 0; i < C / 8; ++i) {
+            const uint4 v = src[i];
+            X[ct][4 * i] = v.x, X[ct][4 * i + 1] = v.y, X[ct][4 * i + 2] = v.z,
+                      X[ct][4 * i + 3] = v.w;
+          }
+        } else {
+#pragma unroll
+          for (int i = 0; i < C / 2; ++i) X[ct][i] = 0u;
+        }
+      }
+      // Pair multipliers f[h][k]: row h, words 2k and 2k + 1 (nvfp4's two groups).
+      unsigned int f[2][2];
+      bool wide = false;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const unsigned int s = ring[d].s[h];
+        if constexpr (kNv) {
+          f[h][0] = qmv_fp4_e4m3(s & 0xFFu);
+          f[h][1] = qmv_fp4_e4m3(s >> 8);
+        } else {
+          f[h][0] = f[h][1] = qmv_fp4_e8m0(s);
+          wide |= s > static_cast<unsigned int>(F::kMaxE8);
+        }
+      }
+      // Called with constants, so that each inlined copy loses the other's code.
+      auto run = [&](bool kWide) {
+        unsigned int f2[2] = {0u, 0u};
+        if (kWide) {
+          // 2^126 first, then the rest: 2^(s - 127 - C), infinite for s = 255 as the float path.
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const unsigned int s = ring[d].s[h];
+            const unsigned int e = s == 255u ? 255u : (s > static_cast<unsigned int>(F::kMaxE8)
+                                                           ? s - F::kC
+                                                           : 0u);
+            f2[h] = e ? (e << 7) * 0x00010001u : 0x3F803F80u;
+            if (e) f[h][0] = f[h][1] = 0x7E807E80u;  // 2^126
+          }
+        }
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          // Step j: word q = j / 2 of each row, pairs (nibbles 0-4, 1-5) of it for even j and
+          // (2-6, 3-7) for odd j (the word shifted by 8); x permuted alike.
+          const int q = j / 2;
+          unsigned int af[4];
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const uint4& wv = ring[d].w[h];
+            unsigned int v = q == 0 ? wv.x : q == 1 ? wv.y : q == 2 ? wv.z : wv.w;
+            if (j & 1) v >>= 8;
+            const unsigned int fk = f[h][q / 2];
+            af[h] = qmv_fp4_mul(qmv_fp4_pair<0>(v), fk);
+            af[2 + h] = qmv_fp4_mul(qmv_fp4_pair<1>(v), fk);
+            if (kWide) {
+              af[h] = qmv_fp4_mul(af[h], f2[h]);
+              af[2 + h] = qmv_fp4_mul(af[2 + h], f2[h]);
+            }
+          }
+#pragma unroll
+          for (int ct = 0; ct < NT; ++ct) {
+            unsigned int bf[2];
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              const int p = 2 * j + e, j0 = (p / 4) * 8 + p % 4, j1 = j0 + 4;
+              bf[e] = __byte_perm(X[ct][j0 / 2], X[ct][j1 / 2], (j0 & 1) ? 0x7632 : 0x5410);
+            }
+            qmv_mma<bfloat16>(acc[ct], af, bf);
+          }
+        }
+      };
+      if (!kNv && __any_sync(0xffffffffu, wide))
+        run(true);
+      else
+        run(false);
+      const long long next = tile + DEPTH * WARPS;
+      if (next < t1) load_stage(next, ring[d]);
+    }
+  }
+  // The block's warps add their sums; warp 0 scales and writes.
+  __shared__ float red[WARPS > 1 ? WARPS - 1 : 1][NT * 4][32];
+  if constexpr (WARPS > 1) {
+    if (warp > 0)
+#pragma unroll
+      for (int ct = 0; ct < NT; ++ct)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) red[warp - 1][ct * 4 + i][lane] = acc[ct][i];
+    __syncthreads();
+    if (warp > 0) return;
+#pragma unroll
+    for (int v = 0; v < WARPS - 1; ++v)
+#pragma unroll
+      for (int ct = 0; ct < NT; ++ct)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) acc[ct][i] += red[v][ct * 4 + i][lane];
+  }
+  float gf = static_cast<float>(1 << F::kC);
+  if (kNv && global) gf *= global[b * a.g_batch] / (448.0f * 6.0f);
+  P* dst = out + b * a.out_batch + (a.splits > 1 ? blockIdx.y * a.M * a.N : 0LL);
+  const long long nA = n0 + g, nB = nA + 8;
+#pragma unroll
+  for (int ct = 0; ct < NT; ++ct) {
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      // C fragment: i = e row g, i = 2 + e row g + 8; column ct * 8 + 2t + e = x row.
+      const int m = ct * 8 + 2 * t + e;
+      if (m < a.M) {
+        if (nA < a.N) dst[m * a.N + nA] = static_cast<P>(acc[ct][e] * gf);
+        if (nB < a.N) dst[m * a.N + nB] = static_cast<P>(acc[ct][2 + e] * gf);
+      }
+    }
+  }
+}
+
+}  // namespace kiln
