@@ -3,7 +3,8 @@
 run once with `kiln.core` and once with `mlx.core`, each in its own process (the two are never
 imported together), then one report.
 
-Workloads (bfloat16 unless said): 4-bit affine quantized matvec (group 64) at batch 1 and 8;
+Workloads (bfloat16 unless said): 4-bit affine quantized matvec (group 64) at batch 1 and 8,
+mxfp4 and nvfp4 matvec at batch 1, 4-bit affine at batch 4096;
 fast.rms_norm, fast.rope, softmax and an elementwise add (GB/s on the bytes they must move);
 scaled_dot_product_attention prefill (causal) and decode (grouped-query, one query); a 4096^3
 matmul; a sum over 64M elements; the cold first call (compile included) and the warm
@@ -22,6 +23,7 @@ import datetime
 import json
 import os
 import pathlib
+import re
 import statistics
 import subprocess
 import sys
@@ -79,6 +81,26 @@ def workloads(mx, quick):
                 nbytes,
                 2 * M * N * K,
             )
+        del wq, s, b
+        for mode, gs in (("mxfp4", 32), ("nvfp4", 16)):
+            wq, s = mx.quantize(w, mode=mode)
+            x = rnd((1, K))
+            mx.eval(wq, s, x)
+            out[f"qmv {mode} N={N} K={K} M=1"] = (
+                lambda x=x, wq=wq, s=s, mode=mode: mx.quantized_matmul(x, wq, s, None, transpose=True, mode=mode),
+                N * K // 2 + N * K // gs + K * 2 + N * 2,
+                2 * N * K,
+            )
+    # The large-batch path: 4-bit affine at batch 4096 (TFLOP/s).
+    N, K, M = (4096, 4096, 512) if quick else (14336, 4096, 4096)
+    wq, s, b = mx.quantize(rnd((N, K), scale=0.02), group_size=64, bits=4)
+    xq = rnd((M, K))
+    mx.eval(wq, s, b, xq)
+    out[f"qmm 4-bit g64 N={N} K={K} M={M}"] = (
+        lambda: mx.quantized_matmul(xq, wq, s, b, transpose=True, group_size=64, bits=4),
+        None,
+        2 * M * N * K,
+    )
     R, D = (256, 1024) if quick else (4096, 8192)
     x = rnd((R, D))
     g = rnd((D,))
@@ -160,7 +182,7 @@ def custom_kernel_times(mx, rounds):
     return cold, statistics.median(warm)
 
 
-def run_side(framework, quick, rounds, device):
+def run_side(framework, quick, rounds, device, pattern=None):
     if framework == "kiln":
         sys.path.insert(0, str(ROOT / "python"))
         import kiln.core as mx
@@ -169,13 +191,15 @@ def run_side(framework, quick, rounds, device):
     mx.set_default_device(mx.gpu if device == "gpu" else mx.cpu)
     res = {"framework": framework, "version": getattr(mx, "__version__", "?"), "cases": {}}
     for name, (fn, nbytes, flops) in workloads(mx, quick).items():
+        if pattern and not re.search(pattern, name):
+            continue
         try:
             t = time_host(mx, fn, rounds)
             res["cases"][name] = {"s": t, "bytes": nbytes, "flops": flops}
         except Exception as e:  # an op the framework lacks on this device
             res["cases"][name] = {"error": f"{type(e).__name__}: {str(e)[:160]}"}
         print(f"[{framework}] {name}: {res['cases'][name]}", file=sys.stderr, flush=True)
-    if device == "gpu":
+    if device == "gpu" and not pattern:
         try:
             cold, warm = custom_kernel_times(mx, rounds)
             res["custom_kernel"] = {"cold_s": cold, "warm_s": warm}
@@ -192,7 +216,7 @@ def device_name():
         return "cpu"
 
 
-def report(sides, device, date, out_dir):
+def report(sides, device, date, out_dir, stem="mlx-peer"):
     names = list(sides[0]["cases"])
     fw = [s["framework"] for s in sides]
     lines = [f"# kiln and MLX's CUDA build, same GPU, {date}", "",
@@ -228,8 +252,8 @@ def report(sides, device, date, out_dir):
     text = "\n".join(lines) + "\n"
     slug = device.lower().replace(" ", "-")
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / f"mlx-peer-{slug}-{date}.md").write_text(text)
-    (out_dir / f"mlx-peer-{slug}-{date}.json").write_text(json.dumps({"device": device, "date": date, "sides": sides}, indent=1))
+    (out_dir / f"{stem}-{slug}-{date}.md").write_text(text)
+    (out_dir / f"{stem}-{slug}-{date}.json").write_text(json.dumps({"device": device, "date": date, "sides": sides}, indent=1))
     print(text)
 
 
@@ -243,13 +267,18 @@ def main():
     ap.add_argument("--mlx-python", default=os.environ.get("MLX_PYTHON", sys.executable),
                     help="interpreter whose path (PYTHONPATH=MLX_PATH) imports mlx")
     ap.add_argument("--out-dir", default=str(ROOT / "benchmarks" / "results"))
+    ap.add_argument("--filter", help="run only the workloads whose name matches this regex "
+                    "(results: <stem>-<device>-<date>.*, stem from --stem)")
+    ap.add_argument("--stem", default="mlx-peer", help="the result files' name prefix")
     args = ap.parse_args()
     if args.framework:
-        res = run_side(args.framework, args.quick, args.rounds, args.device)
+        res = run_side(args.framework, args.quick, args.rounds, args.device, args.filter)
         pathlib.Path(args.json).write_text(json.dumps(res))
         return
     sides = []
     common = ["--quick"] * args.quick + ["--rounds", str(args.rounds), "--device", args.device]
+    if args.filter:
+        common += ["--filter", args.filter]
     for fw, py, extra_path in (("kiln", sys.executable, str(ROOT / "python")),
                                ("mlx", args.mlx_python, os.environ.get("MLX_PATH", ""))):
         out = pathlib.Path(f"/tmp/mlx_peer_{fw}_{os.getpid()}.json")
@@ -267,7 +296,7 @@ def main():
     if not sides:
         sys.exit("mlx_peer: nothing ran")
     report(sides, device_name() if args.device == "gpu" else "cpu", datetime.date.today().isoformat(),
-           pathlib.Path(args.out_dir))
+           pathlib.Path(args.out_dir), args.stem)
 
 
 if __name__ == "__main__":

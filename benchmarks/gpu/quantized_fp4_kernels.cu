@@ -93,8 +93,8 @@ static void check(const Bufs& B, int M, const char* name) {
       for (int k = 0; k < K; ++k) {
         const uint32_t code = (B.hw[size_t(n) * wpr + k / 8] >> ((k % 8) * 4)) & 15u;
         const uint8_t sb = B.hs[size_t(n) * gpr + k / B.gs];
-        const double sc = B.mode == kQNvfp4 ? e4m3(sb) * B.hg / (448.0 * 6.0)
-                                            : std::ldexp(1.0, int(sb) - 127);
+        const double sc =
+            B.mode == kQNvfp4 ? e4m3(sb) * B.hg / (448.0 * 6.0) : std::ldexp(1.0, int(sb) - 127);
         const double p = kFP4[code] * sc * bf2f(B.hx[size_t(m) * K + k]);
         acc += p;
         mag += std::fabs(p);
@@ -137,11 +137,16 @@ static void run_vec(const Bufs& B, int M) {
 
 template <int MODE>
 static void run_vec_m(const Bufs& B, int M) {
-  if (M == 1) run_vec<MODE, 1>(B, M);
-  else if (M == 2) run_vec<MODE, 2>(B, M);
-  else if (M <= 4) run_vec<MODE, 4>(B, M);
-  else if (M <= 8) run_vec<MODE, 8>(B, M);
-  else run_vec<MODE, 16>(B, M);
+  if (M == 1)
+    run_vec<MODE, 1>(B, M);
+  else if (M == 2)
+    run_vec<MODE, 2>(B, M);
+  else if (M <= 4)
+    run_vec<MODE, 4>(B, M);
+  else if (M <= 8)
+    run_vec<MODE, 8>(B, M);
+  else
+    run_vec<MODE, 16>(B, M);
 }
 
 template <int MODE, int WARPS, int DEPTH, int NT>
@@ -185,7 +190,8 @@ static void shape_run(Bufs& B, double copy_bw, bool prof) {
       bench_tc<MODE, 4, 2, 1>(B, M, bytes, copy_bw, sp, true);
       bench_tc<MODE, 4, 3, 1>(B, M, bytes, copy_bw, sp, false);
       bench_tc<MODE, 4, 4, 1>(B, M, bytes, copy_bw, sp, false);
-      bench_tc<MODE, 8, 2, 1>(B, M, bytes, copy_bw, sp, false);
+      bench_tc<MODE, 8, 2, 1>(B, M, bytes, copy_bw, sp, true);
+      bench_tc<MODE, 8, 3, 1>(B, M, bytes, copy_bw, sp, false);
     } else {
       bench_tc<MODE, 4, 2, 2>(B, M, bytes, copy_bw, sp, true);
       bench_tc<MODE, 4, 3, 2>(B, M, bytes, copy_bw, sp, false);

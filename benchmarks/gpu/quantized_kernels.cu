@@ -265,6 +265,7 @@ int main(int argc, char** argv) {
       while (rb * sp8 * 8 < 132 * 32 && sp8 < 16 && sh.K / 128 / (sp8 * 2) >= 8) sp8 *= 2;
       if (M <= 4) {
         bench_tc<4, 2, 1>(B, M, bytes, copy_bw, sp4, true);
+        bench_tc<8, 2, 1>(B, M, bytes, copy_bw, sp4, true);
         bench_tc<4, 3, 1>(B, M, bytes, copy_bw, sp4, false);
         bench_tc<4, 4, 1>(B, M, bytes, copy_bw, sp4, false);
         bench_tc<2, 3, 1>(B, M, bytes, copy_bw, sp4, false);

@@ -161,21 +161,45 @@ __global__ void __launch_bounds__(WARPS * 32)
           wide |= s > static_cast<unsigned int>(F::kMaxE8);
         }
       }
-      // Called with constants, so that each inlined copy loses the other's code.
-      auto run = [&](bool kWide) {
-        unsigned int f2[2] = {0u, 0u};
-        if (kWide) {
-          // 2^126 first, then the rest: 2^(s - 127 - C), infinite for s = 255 as the float path.
+      if (!kNv && __any_sync(0xffffffffu, wide)) {
+        // Rare (e8m0 scales past 2^(kMaxE8 - 127)): each pair times 2^126 first, then by
+        // 2^(s - 127 - C) (infinite for s = 255, as the float path). A rolled loop reading x
+        // from L1, so that it stays small beside the unrolled common path.
+        unsigned int f2[2];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const unsigned int s = ring[d].s[h];
+          const unsigned int e = s == 255u ? 255u : s - F::kC;
+          const bool big = s > static_cast<unsigned int>(F::kMaxE8);
+          f2[h] = big ? (e << 7) * 0x00010001u : 0x3F803F80u;
+          if (big) f[h][0] = 0x7E807E80u;  // 2^126
+        }
+#pragma unroll 1
+        for (int j = 0; j < 8; ++j) {
+          const int q = j / 2;
+          unsigned int af[4];
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
-            const unsigned int s = ring[d].s[h];
-            const unsigned int e = s == 255u ? 255u : (s > static_cast<unsigned int>(F::kMaxE8)
-                                                           ? s - F::kC
-                                                           : 0u);
-            f2[h] = e ? (e << 7) * 0x00010001u : 0x3F803F80u;
-            if (e) f[h][0] = f[h][1] = 0x7E807E80u;  // 2^126
+            const uint4& wv = ring[d].w[h];
+            unsigned int v = q == 0 ? wv.x : q == 1 ? wv.y : q == 2 ? wv.z : wv.w;
+            if (j & 1) v >>= 8;
+            af[h] = qmv_fp4_mul(qmv_fp4_mul(qmv_fp4_pair<0>(v), f[h][0]), f2[h]);
+            af[2 + h] = qmv_fp4_mul(qmv_fp4_mul(qmv_fp4_pair<1>(v), f[h][0]), f2[h]);
+          }
+#pragma unroll
+          for (int ct = 0; ct < NT; ++ct) {
+            const unsigned short* xs =
+                reinterpret_cast<const unsigned short*>(xr[ct] + tile * TILE);
+            unsigned int bf[2];
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              const int p = 2 * j + e, j0 = (p / 4) * 8 + p % 4;
+              bf[e] = xv[ct] ? xs[j0] | (static_cast<unsigned int>(xs[j0 + 4]) << 16) : 0u;
+            }
+            qmv_mma<bfloat16>(acc[ct], af, bf);
           }
         }
+      } else {
 #pragma unroll
         for (int j = 0; j < 8; ++j) {
           // Step j: word q = j / 2 of each row, pairs (nibbles 0-4, 1-5) of it for even j and
@@ -190,10 +214,6 @@ __global__ void __launch_bounds__(WARPS * 32)
             const unsigned int fk = f[h][q / 2];
             af[h] = qmv_fp4_mul(qmv_fp4_pair<0>(v), fk);
             af[2 + h] = qmv_fp4_mul(qmv_fp4_pair<1>(v), fk);
-            if (kWide) {
-              af[h] = qmv_fp4_mul(af[h], f2[h]);
-              af[2 + h] = qmv_fp4_mul(af[2 + h], f2[h]);
-            }
           }
 #pragma unroll
           for (int ct = 0; ct < NT; ++ct) {
@@ -206,11 +226,7 @@ __global__ void __launch_bounds__(WARPS * 32)
             qmv_mma<bfloat16>(acc[ct], af, bf);
           }
         }
-      };
-      if (!kNv && __any_sync(0xffffffffu, wide))
-        run(true);
-      else
-        run(false);
+      }
       const long long next = tile + DEPTH * WARPS;
       if (next < t1) load_stage(next, ring[d]);
     }
