@@ -126,109 +126,122 @@ __global__ void __launch_bounds__(WARPS * 32)
     const long long tile = t0 + warp + d * WARPS;
     if (tile < t1) load_stage(tile, ring[d]);
   }
-  for (long long base = t0 + warp; base < t1; base += DEPTH * WARPS) {
+  // One tile: called with constant d and `slow`, so that each inlined copy keeps one path.
+  auto step = [&](const long long base, const int d, const bool slow) {
+    const long long tile = base + d * WARPS;
+    if (tile >= t1) return;
+    unsigned int X[NT][C / 2];
 #pragma unroll
-    for (int d = 0; d < DEPTH; ++d) {
-      const long long tile = base + d * WARPS;
-      if (tile >= t1) break;
-      unsigned int X[NT][C / 2];
+    for (int ct = 0; ct < NT; ++ct) {
+      if (xv[ct]) {
+        const uint4* src = reinterpret_cast<const uint4*>(xr[ct] + tile * TILE);
 #pragma unroll
-      for (int ct = 0; ct < NT; ++ct) {
-        if (xv[ct]) {
-          const uint4* src = reinterpret_cast<const uint4*>(xr[ct] + tile * TILE);
-#pragma unroll
-          for (int i = 0; i < C / 8; ++i) {
-            const uint4 v = src[i];
-            X[ct][4 * i] = v.x, X[ct][4 * i + 1] = v.y, X[ct][4 * i + 2] = v.z,
-                      X[ct][4 * i + 3] = v.w;
-          }
-        } else {
-#pragma unroll
-          for (int i = 0; i < C / 2; ++i) X[ct][i] = 0u;
-        }
-      }
-      // Pair multipliers f[h][k]: row h, words 2k and 2k + 1 (nvfp4's two groups).
-      unsigned int f[2][2];
-      bool wide = false;
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const unsigned int s = ring[d].s[h];
-        if constexpr (kNv) {
-          f[h][0] = qmv_fp4_e4m3(s & 0xFFu);
-          f[h][1] = qmv_fp4_e4m3(s >> 8);
-        } else {
-          f[h][0] = f[h][1] = qmv_fp4_e8m0(s);
-          wide |= s > static_cast<unsigned int>(F::kMaxE8);
-        }
-      }
-      if (!kNv && __any_sync(0xffffffffu, wide)) {
-        // Rare (e8m0 scales past 2^(kMaxE8 - 127)): each pair times 2^126 first, then by
-        // 2^(s - 127 - C) (infinite for s = 255, as the float path). A rolled loop reading x
-        // from L1, so that it stays small beside the unrolled common path.
-        unsigned int f2[2];
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const unsigned int s = ring[d].s[h];
-          const unsigned int e = s == 255u ? 255u : s - F::kC;
-          const bool big = s > static_cast<unsigned int>(F::kMaxE8);
-          f2[h] = big ? (e << 7) * 0x00010001u : 0x3F803F80u;
-          if (big) f[h][0] = 0x7E807E80u;  // 2^126
-        }
-#pragma unroll 1
-        for (int j = 0; j < 8; ++j) {
-          const int q = j / 2;
-          unsigned int af[4];
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const uint4& wv = ring[d].w[h];
-            unsigned int v = q == 0 ? wv.x : q == 1 ? wv.y : q == 2 ? wv.z : wv.w;
-            if (j & 1) v >>= 8;
-            af[h] = qmv_fp4_mul(qmv_fp4_mul(qmv_fp4_pair<0>(v), f[h][0]), f2[h]);
-            af[2 + h] = qmv_fp4_mul(qmv_fp4_mul(qmv_fp4_pair<1>(v), f[h][0]), f2[h]);
-          }
-#pragma unroll
-          for (int ct = 0; ct < NT; ++ct) {
-            const unsigned short* xs =
-                reinterpret_cast<const unsigned short*>(xr[ct] + tile * TILE);
-            unsigned int bf[2];
-#pragma unroll
-            for (int e = 0; e < 2; ++e) {
-              const int p = 2 * j + e, j0 = (p / 4) * 8 + p % 4;
-              bf[e] = xv[ct] ? xs[j0] | (static_cast<unsigned int>(xs[j0 + 4]) << 16) : 0u;
-            }
-            qmv_mma<bfloat16>(acc[ct], af, bf);
-          }
+        for (int i = 0; i < C / 8; ++i) {
+          const uint4 v = src[i];
+          X[ct][4 * i] = v.x, X[ct][4 * i + 1] = v.y, X[ct][4 * i + 2] = v.z,
+                    X[ct][4 * i + 3] = v.w;
         }
       } else {
 #pragma unroll
-        for (int j = 0; j < 8; ++j) {
-          // Step j: word q = j / 2 of each row, pairs (nibbles 0-4, 1-5) of it for even j and
-          // (2-6, 3-7) for odd j (the word shifted by 8); x permuted alike.
-          const int q = j / 2;
-          unsigned int af[4];
+        for (int i = 0; i < C / 2; ++i) X[ct][i] = 0u;
+      }
+    }
+    // Pair multipliers f[h][k]: row h, words 2k and 2k + 1 (nvfp4's two groups).
+    unsigned int f[2][2];
 #pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const uint4& wv = ring[d].w[h];
-            unsigned int v = q == 0 ? wv.x : q == 1 ? wv.y : q == 2 ? wv.z : wv.w;
-            if (j & 1) v >>= 8;
-            const unsigned int fk = f[h][q / 2];
-            af[h] = qmv_fp4_mul(qmv_fp4_pair<0>(v), fk);
-            af[2 + h] = qmv_fp4_mul(qmv_fp4_pair<1>(v), fk);
+    for (int h = 0; h < 2; ++h) {
+      const unsigned int s = ring[d].s[h];
+      if constexpr (kNv) {
+        f[h][0] = qmv_fp4_e4m3(s & 0xFFu);
+        f[h][1] = qmv_fp4_e4m3(s >> 8);
+      } else {
+        f[h][0] = f[h][1] = qmv_fp4_e8m0(s);
+      }
+    }
+    if (slow) {
+      // Rare (e8m0 scales past 2^(kMaxE8 - 127)): each pair times 2^126 first, then by
+      // 2^(s - 127 - C) (infinite for s = 255, as the float path). A rolled loop reading x
+      // from L1, so that it stays small beside the unrolled common path.
+      unsigned int f2[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const unsigned int s = ring[d].s[h];
+        const unsigned int e = s == 255u ? 255u : s - F::kC;
+        const bool big = s > static_cast<unsigned int>(F::kMaxE8);
+        f2[h] = big ? (e << 7) * 0x00010001u : 0x3F803F80u;
+        if (big) f[h][0] = 0x7E807E80u;  // 2^126
+      }
+#pragma unroll 1
+      for (int j = 0; j < 8; ++j) {
+        const int q = j / 2;
+        unsigned int af[4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const uint4& wv = ring[d].w[h];
+          unsigned int v = q == 0 ? wv.x : q == 1 ? wv.y : q == 2 ? wv.z : wv.w;
+          if (j & 1) v >>= 8;
+          af[h] = qmv_fp4_mul(qmv_fp4_mul(qmv_fp4_pair<0>(v), f[h][0]), f2[h]);
+          af[2 + h] = qmv_fp4_mul(qmv_fp4_mul(qmv_fp4_pair<1>(v), f[h][0]), f2[h]);
+        }
+#pragma unroll
+        for (int ct = 0; ct < NT; ++ct) {
+          const unsigned short* xs = reinterpret_cast<const unsigned short*>(xr[ct] + tile * TILE);
+          unsigned int bf[2];
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const int p = 2 * j + e, j0 = (p / 4) * 8 + p % 4;
+            bf[e] = xv[ct] ? xs[j0] | (static_cast<unsigned int>(xs[j0 + 4]) << 16) : 0u;
           }
-#pragma unroll
-          for (int ct = 0; ct < NT; ++ct) {
-            unsigned int bf[2];
-#pragma unroll
-            for (int e = 0; e < 2; ++e) {
-              const int p = 2 * j + e, j0 = (p / 4) * 8 + p % 4, j1 = j0 + 4;
-              bf[e] = __byte_perm(X[ct][j0 / 2], X[ct][j1 / 2], (j0 & 1) ? 0x7632 : 0x5410);
-            }
-            qmv_mma<bfloat16>(acc[ct], af, bf);
-          }
+          qmv_mma<bfloat16>(acc[ct], af, bf);
         }
       }
-      const long long next = tile + DEPTH * WARPS;
-      if (next < t1) load_stage(next, ring[d]);
+    } else {
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        // Step j: word q = j / 2 of each row, pairs (nibbles 0-4, 1-5) of it for even j and
+        // (2-6, 3-7) for odd j (the word shifted by 8); x permuted alike.
+        const int q = j / 2;
+        unsigned int af[4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const uint4& wv = ring[d].w[h];
+          unsigned int v = q == 0 ? wv.x : q == 1 ? wv.y : q == 2 ? wv.z : wv.w;
+          if (j & 1) v >>= 8;
+          const unsigned int fk = f[h][q / 2];
+          af[h] = qmv_fp4_mul(qmv_fp4_pair<0>(v), fk);
+          af[2 + h] = qmv_fp4_mul(qmv_fp4_pair<1>(v), fk);
+        }
+#pragma unroll
+        for (int ct = 0; ct < NT; ++ct) {
+          unsigned int bf[2];
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const int p = 2 * j + e, j0 = (p / 4) * 8 + p % 4, j1 = j0 + 4;
+            bf[e] = __byte_perm(X[ct][j0 / 2], X[ct][j1 / 2], (j0 & 1) ? 0x7632 : 0x5410);
+          }
+          qmv_mma<bfloat16>(acc[ct], af, bf);
+        }
+      }
+    }
+    const long long next = tile + DEPTH * WARPS;
+    if (next < t1) load_stage(next, ring[d]);
+  };
+  for (long long base = t0 + warp; base < t1; base += DEPTH * WARPS) {
+    // e8m0 scales past 2^(kMaxE8 - 127) anywhere in the ring (rare) take the slow path for
+    // these DEPTH tiles: one warp-uniform branch per ring, the common path one block of code.
+    bool wide = false;
+    if constexpr (!kNv) {
+#pragma unroll
+      for (int d = 0; d < DEPTH; ++d)
+        wide |= ring[d].s[0] > static_cast<unsigned int>(F::kMaxE8) ||
+                ring[d].s[1] > static_cast<unsigned int>(F::kMaxE8);
+    }
+    if (!kNv && __any_sync(0xffffffffu, wide)) {
+#pragma unroll
+      for (int d = 0; d < DEPTH; ++d) step(base, d, true);
+    } else {
+#pragma unroll
+      for (int d = 0; d < DEPTH; ++d) step(base, d, false);
     }
   }
   // The block's warps add their sums; warp 0 scales and writes.
