@@ -145,15 +145,10 @@ std::string qmv_tc_kernel(Dtype d, const QuantParams& p, int nt, bool direct) {
          ", " + std::to_string(kTcWarps) + ", " + std::to_string(kTcDepth) + ">";
 }
 
-// Warps per block: 8 up to 4 rows of x (measured on an H100: 2-7 points more of the copy
-// bandwidth at M = 1), 4 above (fewer registers, better from M = 8).
-int qmv_tc_fp4_warps(int64_t M) {
-  return M <= 4 ? 8 : 4;
-}
-std::string qmv_tc_fp4_kernel(const QuantParams& p, int nt, int warps, bool direct) {
+std::string qmv_tc_fp4_kernel(const QuantParams& p, int nt, bool direct) {
   return "kiln::quant_qmv_tc_fp4<" + (direct ? t(bfloat16) : std::string("float")) + ", " +
          std::to_string(mode_int(p.mode)) + ", " + std::to_string(nt) + ", " +
-         std::to_string(warps) + ", " + std::to_string(kTcDepth) + ">";
+         std::to_string(kTcWarps) + ", " + std::to_string(kTcDepth) + ">";
 }
 
 std::string qvm_kernel(Dtype d, const QuantParams& p, int mmax) {
@@ -199,9 +194,8 @@ gpu::ModuleSource quant_module(Dtype d, const QuantParams& p, Kind k) {
         for (int nt : {1, 2})
           for (bool direct : {false, true}) kernels.push_back(qmv_tc_kernel(d, p, nt, direct));
       if (has_tc_fp4(d, p))
-        for (int m : {4, 8, 16})
-          for (bool direct : {false, true})
-            kernels.push_back(qmv_tc_fp4_kernel(p, m <= 8 ? 1 : 2, qmv_tc_fp4_warps(m), direct));
+        for (int nt : {1, 2})
+          for (bool direct : {false, true}) kernels.push_back(qmv_tc_fp4_kernel(p, nt, direct));
       kernels.push_back(sum_kernel(d));
       break;
     case Kind::qvm:
@@ -418,12 +412,12 @@ void QuantizedMatmul::eval_gpu(const std::vector<array>& inputs, array& out) {
   if (transpose_ && M <= 16 && has_tc_fp4(d, p_) && x_aligned && w_aligned && fp4_scales_aligned &&
       s.context().compute_capability() >= 80 && K % 128 == 0) {
     const int64_t row_blocks = (N + 15) / 16;
-    const int warps = qmv_tc_fp4_warps(M), nt4 = M <= 8 ? 1 : 2;
-    const int splits = choose_splits(row_blocks, K / 128 / warps, 8, 256);
+    const int nt4 = M <= 8 ? 1 : 2;
+    const int splits = choose_splits(row_blocks, K / 128 / kTcWarps, 8, 256);
     QmvArgs a{M, N, K, wpr, gpr, xb, wb, sb, 0, splits, 1.0f, 1, gb};
-    launch_qmv(module(s, d, p_, Kind::qmv), qmv_tc_fp4_kernel(p_, nt4, warps, false),
-               qmv_tc_fp4_kernel(p_, nt4, warps, true), row_blocks, splits, a,
-               static_cast<uint32_t>(warps * 32), xp, wp, scp, gp);
+    launch_qmv(module(s, d, p_, Kind::qmv), qmv_tc_fp4_kernel(p_, nt4, false),
+               qmv_tc_fp4_kernel(p_, nt4, true), row_blocks, splits, a, 32u * kTcWarps, xp, wp, scp,
+               gp);
     return;
   }
   // The vectorized matvec: 16-byte aligned weight rows, x rows aligned to its x loads.

@@ -53,10 +53,11 @@ struct QmvTcShape {
   static constexpr int kSteps = kTile / 16;  // m16n8k16 products per tile and column tile
 };
 
-// 16 bytes of weights, not kept in L1.
+// 16 bytes of weights, not kept in L1; L2 fetches the whole 256-byte block (the block's warps
+// read it together: measured 1-5% faster on H100 and H200).
 __device__ inline uint4 qmv_tc_stream(const unsigned int* p) {
   uint4 v;
-  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+  asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
       : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
       : "l"(p));
   return v;
