@@ -14,52 +14,10 @@
 #include <random>
 #include <vector>
 
+#include "benchmarks/gpu/harness.cuh"
 #include "kiln/backend/cuda/device/quant/qmv_tc.cuh"
 
 using namespace kiln;
-
-#define CK(x)                                                              \
-  do {                                                                     \
-    cudaError_t e = (x);                                                   \
-    if (e != cudaSuccess) {                                                \
-      printf("CUDA %s at %s:%d\n", cudaGetErrorString(e), __FILE__, __LINE__); \
-      exit(1);                                                             \
-    }                                                                      \
-  } while (0)
-
-static uint16_t f2bf(float f) {
-  uint32_t x;
-  memcpy(&x, &f, 4);
-  x += 0x7fff + ((x >> 16) & 1);
-  return x >> 16;
-}
-static float bf2f(uint16_t h) {
-  uint32_t x = uint32_t(h) << 16;
-  float f;
-  memcpy(&f, &x, 4);
-  return f;
-}
-
-template <class F>
-static double time_us(F f, int iters = 100) {
-  cudaEvent_t a, b;
-  cudaEventCreate(&a);
-  cudaEventCreate(&b);
-  for (int i = 0; i < 10; ++i) f();
-  std::vector<double> v;
-  for (int r = 0; r < 9; ++r) {
-    cudaEventRecord(a);
-    for (int i = 0; i < iters; ++i) f();
-    cudaEventRecord(b);
-    cudaEventSynchronize(b);
-    float ms;
-    cudaEventElapsedTime(&ms, a, b);
-    v.push_back(ms * 1000.0 / iters);
-  }
-  CK(cudaGetLastError());
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 constexpr int GS = 64, BITS = 4;
 
@@ -141,19 +99,7 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
   printf("device %s, %d SMs\n", prop.name, prop.multiProcessorCount);
-  // Copy bandwidth: 1 GiB device-to-device, read + write.
-  double copy_bw;
-  {
-    const size_t nb = size_t(1) << 30;
-    void *p, *q;
-    CK(cudaMalloc(&p, nb));
-    CK(cudaMalloc(&q, nb));
-    const double us = time_us([&] { cudaMemcpyAsync(q, p, nb, cudaMemcpyDeviceToDevice); }, 10);
-    copy_bw = 2.0 * nb / us * 1e-3;
-    printf("copy bandwidth %.0f GB/s\n", copy_bw);
-    cudaFree(p);
-    cudaFree(q);
-  }
+  const double copy_bw = copy_bandwidth();
   cublasHandle_t h;
   cublasCreate(&h);
   struct Shape {
@@ -194,7 +140,8 @@ int main(int argc, char** argv) {
         run_tc<4, 2, 1>(B, 1, 1);
         run_vec<1>(B, 1);
         run_tc<4, 2, 2>(B, 8, 1);
-        quant_dequantize_vec<bfloat16, BITS, GS><<<(nw + 1023) / 1024, 256>>>(B.w, B.s, B.b, B.deq, nw, sh.K / 8, sh.K / GS);
+        quant_dequantize_vec<bfloat16, BITS, GS>
+            <<<(nw + 1023) / 1024, 256>>>(B.w, B.s, B.b, B.deq, nw, sh.K / 8, sh.K / GS);
       }
       CK(cudaDeviceSynchronize());
       return 0;
@@ -203,25 +150,27 @@ int main(int argc, char** argv) {
     {
       const long long groups = ng;
       const double bytes = nw * 4.0 + ng * 4.0 + double(sh.N) * sh.K * 2;
-      const double t_old = time_us([&] {
-        quant_dequantize<bfloat16, bfloat16, kQAffine, BITS, GS><<<(groups + 127) / 128, 128>>>(
-            B.w, B.s, B.b, nullptr, nullptr, B.deq, groups, sh.K / GS, sh.K / 8);
-      }, 20);
+      const double t_old = time_us(
+          [&] {
+            quant_dequantize<bfloat16, bfloat16, kQAffine, BITS, GS><<<(groups + 127) / 128, 128>>>(
+                B.w, B.s, B.b, nullptr, nullptr, B.deq, groups, sh.K / GS, sh.K / 8);
+          },
+          20);
       std::vector<uint16_t> d1(size_t(sh.N) * sh.K), d2(d1.size());
       CK(cudaMemcpy(d1.data(), B.deq, d1.size() * 2, cudaMemcpyDeviceToHost));
       CK(cudaMemset(B.deq, 0xFF, d1.size() * 2));
       auto vec = [&] {
         const long long blocks = (nw + 1023) / 1024;  // 8 warps x 128 words
-        quant_dequantize_vec<bfloat16, BITS, GS><<<blocks, 256>>>(B.w, B.s, B.b, B.deq, nw,
-                                                                   sh.K / 8, sh.K / GS);
+        quant_dequantize_vec<bfloat16, BITS, GS>
+            <<<blocks, 256>>>(B.w, B.s, B.b, B.deq, nw, sh.K / 8, sh.K / GS);
       };
       vec();
       CK(cudaDeviceSynchronize());
       CK(cudaMemcpy(d2.data(), B.deq, d2.size() * 2, cudaMemcpyDeviceToHost));
       const bool same = d1 == d2;
       const double t_vec = time_us(vec, 20);
-      printf("  dequantize old %8.1f us, vec %8.1f us (%.0f GB/s, %.1f%% copy) bitwise %s\n",
-             t_old, t_vec, bytes / t_vec * 1e-3, 100 * bytes / t_vec * 1e-3 / copy_bw,
+      printf("  dequantize old %8.1f us, vec %8.1f us (%.0f GB/s, %.1f%% copy) bitwise %s\n", t_old,
+             t_vec, bytes / t_vec * 1e-3, 100 * bytes / t_vec * 1e-3 / copy_bw,
              same ? "equal" : "DIFFERENT");
       // cuBLAS bf16 on the dequantized weight (the large-batch path) and the peer matvec.
       for (int M : {1, 8, 512, 4096}) {
@@ -246,18 +195,22 @@ int main(int argc, char** argv) {
       const double bytes = nw * 4.0 + ng * 4.0 + double(M) * sh.K * 2 + double(M) * sh.N * 2;
       // Old kernels.
       auto old = [&] {
-        if (M == 1) run_vec<1>(B, M);
-        else if (M == 2) run_vec<2>(B, M);
-        else if (M == 4) run_vec<4>(B, M);
-        else run_vec<8>(B, M);
+        if (M == 1)
+          run_vec<1>(B, M);
+        else if (M == 2)
+          run_vec<2>(B, M);
+        else if (M == 4)
+          run_vec<4>(B, M);
+        else
+          run_vec<8>(B, M);
       };
       CK(cudaMemset(B.out, 0xFF, size_t(M) * B.N * 2));
       old();
       CK(cudaDeviceSynchronize());
       check(B, M, "old vec");
       const double tu = time_us(old);
-      printf("  %-24s M=%d %8.2f us %7.0f GB/s %5.1f%% copy\n", "old vec", M,
-             tu, bytes / tu * 1e-3, 100.0 * bytes / tu * 1e-3 / copy_bw);
+      printf("  %-24s M=%d %8.2f us %7.0f GB/s %5.1f%% copy\n", "old vec", M, tu, bytes / tu * 1e-3,
+             100.0 * bytes / tu * 1e-3 / copy_bw);
       const int rb = (sh.N + 15) / 16;
       int sp4 = 1;
       while (rb * sp4 * 4 < 132 * 32 && sp4 < 16 && sh.K / 128 / (sp4 * 2) >= 8) sp4 *= 2;

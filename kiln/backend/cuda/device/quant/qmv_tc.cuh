@@ -83,6 +83,64 @@ __device__ inline unsigned int qmv_tc_and_or(unsigned int a, unsigned int mask,
   return d;
 }
 
+// The K tiles [t0, t1) of this block's split (blockIdx.y of a.splits).
+__device__ inline void qmv_tc_split_tiles(const QmvArgs& a, int tile, long long& t0,
+                                          long long& t1) {
+  const long long tiles = a.K / tile;
+  const long long per_split = (tiles + a.splits - 1) / a.splits;
+  t0 = blockIdx.y * per_split;
+  t1 = t0 + per_split < tiles ? t0 + per_split : tiles;
+}
+
+// Word q (0-3) of a 16-byte vector (q known at compile time once unrolled).
+__device__ inline unsigned int qmv_tc_word(const uint4& v, int q) {
+  return q == 0 ? v.x : q == 1 ? v.y : q == 2 ? v.z : v.w;
+}
+
+// x values of this lane's C codes in each column tile's row (pairs of consecutive elements,
+// as loaded; zeros for padding rows); L1 keeps x across the block's rows.
+template <int NT, int C, typename T>
+__device__ inline void qmv_tc_load_x(unsigned int (&X)[NT][C / 2], const T* const (&xr)[NT],
+                                     const bool (&xv)[NT], long long offset) {
+#pragma unroll
+  for (int ct = 0; ct < NT; ++ct) {
+    if (xv[ct]) {
+      const uint4* src = reinterpret_cast<const uint4*>(xr[ct] + offset);
+#pragma unroll
+      for (int i = 0; i < C / 8; ++i) {
+        const uint4 v = src[i];
+        X[ct][4 * i] = v.x, X[ct][4 * i + 1] = v.y, X[ct][4 * i + 2] = v.z, X[ct][4 * i + 3] = v.w;
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < C / 2; ++i) X[ct][i] = 0u;
+    }
+  }
+}
+
+// Adds the block's WARPS warps' accumulators into warp 0's through shared memory; false for
+// the other warps, which are done.
+template <int WARPS, int NT>
+__device__ inline bool qmv_tc_block_sum(float (&acc)[NT][4], int warp, int lane) {
+  if constexpr (WARPS > 1) {
+    __shared__ float red[WARPS - 1][NT * 4][32];
+    if (warp > 0)
+#pragma unroll
+      for (int ct = 0; ct < NT; ++ct)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) red[warp - 1][ct * 4 + i][lane] = acc[ct][i];
+    __syncthreads();
+    if (warp > 0) return false;
+#pragma unroll
+    for (int v = 0; v < WARPS - 1; ++v)
+#pragma unroll
+      for (int ct = 0; ct < NT; ++ct)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) acc[ct][i] += red[v][ct * 4 + i][lane];
+  }
+  return true;
+}
+
 // NT column tiles of 8 (x row, group slot) pairs: M <= 8 * NT / G where G = kTile / GS.
 template <typename T, typename P, int BITS, int GS, int NT, int WARPS, int DEPTH>
 __global__ void __launch_bounds__(WARPS * 32)
@@ -126,15 +184,9 @@ __global__ void __launch_bounds__(WARPS * 32)
     xv[ct] = n % G == slot && m < a.M;
     xr[ct] = x + (xv[ct] ? m : 0) * a.K + t * C;
   }
-  const long long tiles = a.K / TILE;
-  const long long per_split = (tiles + a.splits - 1) / a.splits;
-  const long long t0 = blockIdx.y * per_split;
-  const long long t1 = t0 + per_split < tiles ? t0 + per_split : tiles;
-  float acc[NT][4];
-#pragma unroll
-  for (int ct = 0; ct < NT; ++ct)
-#pragma unroll
-    for (int i = 0; i < 4; ++i) acc[ct][i] = 0.0f;
+  long long t0, t1;
+  qmv_tc_split_tiles(a, TILE, t0, t1);
+  float acc[NT][4] = {};
   // The ring holds DEPTH tiles' weights and scales/biases (T pairs: this lane's two groups,
   // or one twice) of both rows; a slot is refilled once its tile is done.
   struct Stage {
@@ -166,23 +218,8 @@ __global__ void __launch_bounds__(WARPS * 32)
     for (int d = 0; d < DEPTH; ++d) {
       const long long tile = base + d * WARPS;
       if (tile >= t1) break;
-      // x values of this lane's codes as loaded (pairs of consecutive elements); L1 keeps x.
       unsigned int X[NT][C / 2];
-#pragma unroll
-      for (int ct = 0; ct < NT; ++ct) {
-        if (xv[ct]) {
-          const uint4* src = reinterpret_cast<const uint4*>(xr[ct] + tile * TILE);
-#pragma unroll
-          for (int i = 0; i < C / 8; ++i) {
-            const uint4 v = src[i];
-            X[ct][4 * i] = v.x, X[ct][4 * i + 1] = v.y, X[ct][4 * i + 2] = v.z,
-                      X[ct][4 * i + 3] = v.w;
-          }
-        } else {
-#pragma unroll
-          for (int i = 0; i < C / 2; ++i) X[ct][i] = 0u;
-        }
-      }
+      qmv_tc_load_x<NT, C>(X, xr, xv, tile * TILE);
       float D[NT][4], Sx[NT][4];
 #pragma unroll
       for (int ct = 0; ct < NT; ++ct)
@@ -208,8 +245,7 @@ __global__ void __launch_bounds__(WARPS * 32)
           const int p = 2 * j + h, q = p / HALF, s = p % HALF;
           const uint4& wa = ring[d].w[0];
           const uint4& wb = ring[d].w[1];
-          const unsigned int va = q == 0 ? wa.x : q == 1 ? wa.y : q == 2 ? wa.z : wa.w;
-          const unsigned int vb = q == 0 ? wb.x : q == 1 ? wb.y : q == 2 ? wb.z : wb.w;
+          const unsigned int va = qmv_tc_word(wa, q), vb = qmv_tc_word(wb, q);
           af[2 * h] = qmv_tc_and_or(va >> (s * BITS), mask2, magic);
           af[2 * h + 1] = qmv_tc_and_or(vb >> (s * BITS), mask2, magic);
         }
@@ -234,22 +270,7 @@ __global__ void __launch_bounds__(WARPS * 32)
     }
   }
   // The block's warps add their sums; warp 0 writes.
-  __shared__ float red[WARPS > 1 ? WARPS - 1 : 1][NT * 4][32];
-  if constexpr (WARPS > 1) {
-    if (warp > 0)
-#pragma unroll
-      for (int ct = 0; ct < NT; ++ct)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) red[warp - 1][ct * 4 + i][lane] = acc[ct][i];
-    __syncthreads();
-    if (warp > 0) return;
-#pragma unroll
-    for (int v = 0; v < WARPS - 1; ++v)
-#pragma unroll
-      for (int ct = 0; ct < NT; ++ct)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) acc[ct][i] += red[v][ct * 4 + i][lane];
-  }
+  if (!qmv_tc_block_sum<WARPS, NT>(acc, warp, lane)) return;
   P* dst = out + b * a.out_batch + (a.splits > 1 ? blockIdx.y * a.M * a.N : 0LL);
   const long long nA = n0 + g, nB = nA + 8;
 #pragma unroll

@@ -96,15 +96,9 @@ __global__ void __launch_bounds__(WARPS * 32)
     xv[ct] = m < a.M;
     xr[ct] = x + (xv[ct] ? m : 0) * a.K + t * C;
   }
-  const long long tiles = a.K / TILE;
-  const long long per_split = (tiles + a.splits - 1) / a.splits;
-  const long long t0 = blockIdx.y * per_split;
-  const long long t1 = t0 + per_split < tiles ? t0 + per_split : tiles;
-  float acc[NT][4];
-#pragma unroll
-  for (int ct = 0; ct < NT; ++ct)
-#pragma unroll
-    for (int i = 0; i < 4; ++i) acc[ct][i] = 0.0f;
+  long long t0, t1;
+  qmv_tc_split_tiles(a, TILE, t0, t1);
+  float acc[NT][4] = {};
   // The ring: DEPTH tiles' codes and scale bytes (one or two per row) of both rows.
   struct Stage {
     uint4 w[2];
@@ -131,21 +125,7 @@ __global__ void __launch_bounds__(WARPS * 32)
     const long long tile = base + d * WARPS;
     if (tile >= t1) return;
     unsigned int X[NT][C / 2];
-#pragma unroll
-    for (int ct = 0; ct < NT; ++ct) {
-      if (xv[ct]) {
-        const uint4* src = reinterpret_cast<const uint4*>(xr[ct] + tile * TILE);
-#pragma unroll
-        for (int i = 0; i < C / 8; ++i) {
-          const uint4 v = src[i];
-          X[ct][4 * i] = v.x, X[ct][4 * i + 1] = v.y, X[ct][4 * i + 2] = v.z,
-                    X[ct][4 * i + 3] = v.w;
-        }
-      } else {
-#pragma unroll
-        for (int i = 0; i < C / 2; ++i) X[ct][i] = 0u;
-      }
-    }
+    qmv_tc_load_x<NT, C>(X, xr, xv, tile * TILE);
     // Pair multipliers f[h][k]: row h, words 2k and 2k + 1 (nvfp4's two groups).
     unsigned int f[2][2];
 #pragma unroll
@@ -177,9 +157,7 @@ __global__ void __launch_bounds__(WARPS * 32)
         unsigned int af[4];
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          const uint4& wv = ring[d].w[h];
-          unsigned int v = q == 0 ? wv.x : q == 1 ? wv.y : q == 2 ? wv.z : wv.w;
-          if (j & 1) v >>= 8;
+          const unsigned int v = qmv_tc_word(ring[d].w[h], q) >> ((j & 1) * 8);
           af[h] = qmv_fp4_mul(qmv_fp4_mul(qmv_fp4_pair<0>(v), f[h][0]), f2[h]);
           af[2 + h] = qmv_fp4_mul(qmv_fp4_mul(qmv_fp4_pair<1>(v), f[h][0]), f2[h]);
         }
@@ -204,9 +182,7 @@ __global__ void __launch_bounds__(WARPS * 32)
         unsigned int af[4];
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          const uint4& wv = ring[d].w[h];
-          unsigned int v = q == 0 ? wv.x : q == 1 ? wv.y : q == 2 ? wv.z : wv.w;
-          if (j & 1) v >>= 8;
+          const unsigned int v = qmv_tc_word(ring[d].w[h], q) >> ((j & 1) * 8);
           const unsigned int fk = f[h][q / 2];
           af[h] = qmv_fp4_mul(qmv_fp4_pair<0>(v), fk);
           af[2 + h] = qmv_fp4_mul(qmv_fp4_pair<1>(v), fk);
@@ -245,22 +221,7 @@ __global__ void __launch_bounds__(WARPS * 32)
     }
   }
   // The block's warps add their sums; warp 0 scales and writes.
-  __shared__ float red[WARPS > 1 ? WARPS - 1 : 1][NT * 4][32];
-  if constexpr (WARPS > 1) {
-    if (warp > 0)
-#pragma unroll
-      for (int ct = 0; ct < NT; ++ct)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) red[warp - 1][ct * 4 + i][lane] = acc[ct][i];
-    __syncthreads();
-    if (warp > 0) return;
-#pragma unroll
-    for (int v = 0; v < WARPS - 1; ++v)
-#pragma unroll
-      for (int ct = 0; ct < NT; ++ct)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) acc[ct][i] += red[v][ct * 4 + i][lane];
-  }
+  if (!qmv_tc_block_sum<WARPS, NT>(acc, warp, lane)) return;
   float gf = static_cast<float>(1 << F::kC);
   if (kNv && global) gf *= global[b * a.g_batch] / (448.0f * 6.0f);
   P* dst = out + b * a.out_batch + (a.splits > 1 ? blockIdx.y * a.M * a.N : 0LL);
