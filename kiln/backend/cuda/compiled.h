@@ -1,8 +1,10 @@
-// The CUDA source of compile's fused kernels (backend/cuda/compiled.cpp), for tests that
-// compile them without a GPU.
+// compile's fused GPU kernels: their CUDA source (backend/cuda/compiled_codegen.cpp, also for
+// tests that compile them without a GPU) and launch shape (backend/cuda/compiled.cpp).
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kiln/backend/cuda/jit.h"
 #include "kiln/primitives_compile.h"
@@ -13,5 +15,16 @@ namespace kiln::gpu {
  * indices; the name holds a hash of the source. Throws std::invalid_argument for an op or
  * dtype the GPU kernels do not take. */
 ModuleSource fused_module(const FusedTape& tape, const std::string& label);
+
+/** The module's kernel names, in the order Compiled::eval_gpu indexes them. */
+std::vector<std::string> fused_kernel_names(const FusedTape& tape);
+/** Elements per thread of the vectorized kernel: one 16-byte access of the widest operand. */
+int fused_vector_width(const FusedTape& tape);
+
+// The launch shape the generated code assumes: threads per block, elements per thread of the
+// contig and strided kernels, dimensions of the strided kernel's index arrays.
+inline constexpr uint32_t kFusedBlock = 256;
+inline constexpr int kFusedWork = 4;
+inline constexpr int kFusedMaxDims = 8;
 
 }  // namespace kiln::gpu
