@@ -46,17 +46,9 @@ __global__ void __launch_bounds__(1024) softmax_fwd(const T* __restrict__ in, T*
   s = rows::group_sum(s, group);
   if (!p.active) return;
   const A inv = A(1) / s;
-  T* y = out + p.row * n;
-#pragma unroll
-  for (int v = 0; v < VPT; ++v) {
-    const long long e = (static_cast<long long>(v) * group + p.lane) * N;
-    if (e >= n) break;
-    Vec<T, N> o;
-#pragma unroll
-    for (int k = 0; k < N; ++k)
-      o.v[k] = rows::from_acc<T>(rows::fast_exp(rows::to_acc<A>(xv[v].v[k]) - m) * inv);
-    store_vec<N>(y + e, o);
-  }
+  rows::store_full<VPT, N>(out + p.row * n, n, group, p.lane, [&](int v, int k) {
+    return rows::from_acc<T>(rows::fast_exp(rows::to_acc<A>(xv[v].v[k]) - m) * inv);
+  });
 }
 
 template <typename T>
@@ -122,17 +114,9 @@ __global__ void __launch_bounds__(1024)
   }
   dot = rows::group_sum(dot, group);  // zeros past the row add nothing
   if (!p.active) return;
-  T* dx = out + p.row * n;
-#pragma unroll
-  for (int v = 0; v < VPT; ++v) {
-    const long long e = (static_cast<long long>(v) * group + p.lane) * N;
-    if (e >= n) break;
-    Vec<T, N> o;
-#pragma unroll
-    for (int k = 0; k < N; ++k)
-      o.v[k] = rows::from_acc<T>(rows::to_acc<A>(yv[v].v[k]) * (rows::to_acc<A>(gv[v].v[k]) - dot));
-    store_vec<N>(dx + e, o);
-  }
+  rows::store_full<VPT, N>(out + p.row * n, n, group, p.lane, [&](int v, int k) {
+    return rows::from_acc<T>(rows::to_acc<A>(yv[v].v[k]) * (rows::to_acc<A>(gv[v].v[k]) - dot));
+  });
 }
 
 template <typename T>

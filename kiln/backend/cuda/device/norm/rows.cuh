@@ -200,6 +200,21 @@ __device__ inline Vec<T, N> load_full(const T* row, long long n, long long e) {
   return x;
 }
 
+/** Writes a row held as VPT vectors of N per lane (load_full's layout, n a multiple of N):
+ * element k of vector v is f(v, k). */
+template <int VPT, int N, typename T, typename F>
+__device__ inline void store_full(T* row, long long n, int group, int lane, F f) {
+#pragma unroll
+  for (int v = 0; v < VPT; ++v) {
+    const long long e = (static_cast<long long>(v) * group + lane) * N;
+    if (e >= n) break;
+    Vec<T, N> o;
+#pragma unroll
+    for (int k = 0; k < N; ++k) o.v[k] = f(v, k);
+    store_vec<N>(row + e, o);
+  }
+}
+
 template <int N, typename T>
 __device__ inline void store_part(T* row, long long n, long long e, bool vec, const Vec<T, N>& y) {
   if (vec && e + N <= n) {
