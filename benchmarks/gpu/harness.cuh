@@ -67,3 +67,10 @@ inline double copy_bandwidth() {
   cudaFree(q);
   return bw;
 }
+
+// Prints the device's name and SM count.
+inline void print_device() {
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, 0));
+  printf("device %s, %d SMs\n", prop.name, prop.multiProcessorCount);
+}

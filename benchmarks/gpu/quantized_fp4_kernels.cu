@@ -159,9 +159,7 @@ static void shape_run(Bufs& B, double copy_bw, bool prof) {
 
 int main(int argc, char** argv) {
   const bool prof = argc > 1;
-  cudaDeviceProp prop;
-  CK(cudaGetDeviceProperties(&prop, 0));
-  printf("device %s, %d SMs\n", prop.name, prop.multiProcessorCount);
+  print_device();
   const double copy_bw = copy_bandwidth();
   struct Shape {
     int N, K;

@@ -96,9 +96,7 @@ static void bench_tc(const Bufs& B, int M, double bytes, double copy_bw, int spl
 
 int main(int argc, char** argv) {
   const bool prof = argc > 1;
-  cudaDeviceProp prop;
-  CK(cudaGetDeviceProperties(&prop, 0));
-  printf("device %s, %d SMs\n", prop.name, prop.multiProcessorCount);
+  print_device();
   const double copy_bw = copy_bandwidth();
   cublasHandle_t h;
   cublasCreate(&h);

@@ -3,6 +3,7 @@
 #include <set>
 #include <string>
 
+#include "kiln/backend/cuda/dtype_rules.h"
 #include "kiln/backend/cuda/elementwise.h"
 #include "kiln/backend/cuda/stream.h"
 #include "kiln/primitives_binary.h"
@@ -27,38 +28,10 @@ struct BinaryKernel {
   bool swap = false;
 };
 
-bool any_dtype(Dtype) {
-  return true;
-}
-bool not_bool(Dtype d) {
-  return d != bool_;
-}
-bool real(Dtype d) {
-  return d != complex64;
-}
-bool integer(Dtype d) {
-  return is_integral(d) && d != bool_;
-}
-bool is_bool(Dtype d) {
-  return d == bool_;
-}
-Dtype same(Dtype d) {
-  return d;
-}
-// Integers wrap: the signed and unsigned types of a size give the same bits. Bool stays
-// (its + is or).
-Dtype wrapping(Dtype d) {
-  return integer(d) ? gpu::bits_dtype(d) : d;
-}
-Dtype bits_if_integral(Dtype d) {
-  return is_integral(d) ? gpu::bits_dtype(d) : d;
-}
-Dtype bool_as_uint8(Dtype d) {
-  return d == bool_ ? uint8 : d;
-}
-Dtype to_bool(Dtype) {
-  return bool_;
-}
+using gpu::dtype_rules::any_dtype, gpu::dtype_rules::not_bool, gpu::dtype_rules::real,
+    gpu::dtype_rules::integer, gpu::dtype_rules::is_bool, gpu::dtype_rules::same,
+    gpu::dtype_rules::wrapping, gpu::dtype_rules::bits_if_integral, gpu::dtype_rules::bool_as_uint8,
+    gpu::dtype_rules::to_bool;
 
 constexpr BinaryKernel kAdd{"Add", any_dtype, wrapping, same};
 constexpr BinaryKernel kSubtract{"Subtract", not_bool, wrapping, same};

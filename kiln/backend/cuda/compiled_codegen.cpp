@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "kiln/backend/cuda/compiled.h"
+#include "kiln/backend/cuda/dtype_rules.h"
 #include "kiln/backend/cuda/elementwise.h"
 #include "kiln/backend/kernels/sha256.h"
 #include "kiln/primitives.h"
@@ -14,7 +15,6 @@
 
 namespace kiln {
 
-using gpu::kFusedBlock;
 using gpu::kFusedMaxDims;
 using gpu::kFusedWork;
 
@@ -22,21 +22,11 @@ namespace {
 
 // ---------------------------------------------------------------- dtype rules
 
-bool integer(Dtype d) {
-  return is_integral(d) && d != bool_;
-}
-Dtype wrapping(Dtype d) {
-  return integer(d) ? gpu::bits_dtype(d) : d;
-}
-Dtype bits_if_integral(Dtype d) {
-  return is_integral(d) ? gpu::bits_dtype(d) : d;
-}
-Dtype bool_as_uint8(Dtype d) {
-  return d == bool_ ? uint8 : d;
-}
-Dtype same(Dtype d) {
-  return d;
-}
+using gpu::dtype_rules::any_dtype, gpu::dtype_rules::not_bool, gpu::dtype_rules::real,
+    gpu::dtype_rules::integer, gpu::dtype_rules::is_bool, gpu::dtype_rules::floating,
+    gpu::dtype_rules::inexact, gpu::dtype_rules::integral, gpu::dtype_rules::complex,
+    gpu::dtype_rules::same, gpu::dtype_rules::wrapping, gpu::dtype_rules::bits_if_integral,
+    gpu::dtype_rules::bool_as_uint8;
 
 // An op as the eager GPU kernel runs it: the functor, the dtype it reads (the operands are
 // converted to it, keeping their bits), whether operands swap, and the dtypes it takes.
@@ -49,31 +39,6 @@ struct Rule {
   const char* constant = nullptr;  // "false" or "true" for non-inexact inputs
   bool identity_unsigned = false;  // |x| of an unsigned integer
 };
-
-bool any_dtype(Dtype) {
-  return true;
-}
-bool not_bool(Dtype d) {
-  return d != bool_;
-}
-bool real(Dtype d) {
-  return d != complex64;
-}
-bool is_bool(Dtype d) {
-  return d == bool_;
-}
-bool floating(Dtype d) {
-  return is_floating_point(d);
-}
-bool inexact(Dtype d) {
-  return is_inexact(d);
-}
-bool integral(Dtype d) {
-  return is_integral(d);
-}
-bool complex(Dtype d) {
-  return d == complex64;
-}
 
 Rule rule_of(const std::string& f, Dtype in) {
   Rule r;

@@ -6,6 +6,7 @@
 #include "kiln/backend/cuda/allocator.h"
 #include "kiln/backend/cuda/copy.h"
 #include "kiln/backend/cuda/driver.h"
+#include "kiln/backend/cuda/dtype_rules.h"
 #include "kiln/backend/cuda/elementwise.h"
 #include "kiln/backend/cuda/stream.h"
 #include "kiln/primitives_unary.h"
@@ -25,29 +26,11 @@ struct UnaryKernel {
   Dtype (*kernel_out)(Dtype);
 };
 
-bool any_dtype(Dtype) {
-  return true;
-}
-bool not_bool(Dtype d) {
-  return d != bool_;
-}
+using gpu::dtype_rules::any_dtype, gpu::dtype_rules::not_bool, gpu::dtype_rules::same,
+    gpu::dtype_rules::wrapping, gpu::dtype_rules::bits_if_integral, gpu::dtype_rules::to_bool;
+
 bool signed_or_inexact(Dtype d) {
   return is_signed_integer(d) || is_inexact(d);
-}
-Dtype same(Dtype d) {
-  return d;
-}
-// Wrap-around integer arithmetic (negate, square) gives the same bits on the signed and the
-// unsigned type: one kernel serves both.
-Dtype wrapping(Dtype d) {
-  return is_integral(d) && d != bool_ ? gpu::bits_dtype(d) : d;
-}
-// x == 0 of an integer or bool is a test of its bits.
-Dtype bits_if_integral(Dtype d) {
-  return is_integral(d) ? gpu::bits_dtype(d) : d;
-}
-Dtype to_bool(Dtype) {
-  return bool_;
 }
 Dtype real_part(Dtype d) {
   return d == complex64 ? float32 : d;

@@ -83,6 +83,20 @@ __device__ inline unsigned int qmv_tc_and_or(unsigned int a, unsigned int mask,
   return d;
 }
 
+// This lane's B columns in column tile ct: n = ct * 8 + g is x row n / G restricted to the
+// group slot n % G, nonzero only when that is `slot`, the slot of the lane's codes (G = 1: every
+// column is an x row). xr: the row's start (row 0 for the zero columns), x at the lane's codes.
+template <int NT, int G, typename T>
+__device__ inline void qmv_tc_x_rows(const T* x, const QmvArgs& a, int g, int slot,
+                                     const T* (&xr)[NT], bool (&xv)[NT]) {
+#pragma unroll
+  for (int ct = 0; ct < NT; ++ct) {
+    const int n = ct * 8 + g, m = n / G;
+    xv[ct] = n % G == slot && m < a.M;
+    xr[ct] = x + (xv[ct] ? m : 0) * a.K;
+  }
+}
+
 // The K tiles [t0, t1) of this block's split (blockIdx.y of a.splits).
 __device__ inline void qmv_tc_split_tiles(const QmvArgs& a, int tile, long long& t0,
                                           long long& t1) {
@@ -141,6 +155,40 @@ __device__ inline bool qmv_tc_block_sum(float (&acc)[NT][4], int warp, int lane)
   return true;
 }
 
+// Writes warp 0's sums times `scale`: C fragment i = e (row g) and 2 + e (row g + 8) of
+// column n = ct * 8 + 2t + e, which is (x row n / G, group slot n % G); a row's slots are summed
+// (across the lane's two columns, and for G = 4 its neighbour's). Rows past N and padding x rows
+// are not written; splits write their partials apart.
+template <int NT, int G, typename P>
+__device__ inline void qmv_tc_store(const float (&acc)[NT][4], P* out, const QmvArgs& a,
+                                    long long n0, int g, int t, float scale) {
+  P* dst = out + blockIdx.z * a.out_batch + (a.splits > 1 ? blockIdx.y * a.M * a.N : 0LL);
+  const long long nA = n0 + g, nB = nA + 8;
+#pragma unroll
+  for (int ct = 0; ct < NT; ++ct) {
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      float vA = acc[ct][e], vB = acc[ct][2 + e];
+      const int m = (ct * 8 + 2 * t + e) / G;
+      bool owner = true;
+      if constexpr (G >= 2) {
+        vA = acc[ct][0] + acc[ct][1];
+        vB = acc[ct][2] + acc[ct][3];
+        owner = e == 0;
+      }
+      if constexpr (G == 4) {
+        vA += __shfl_xor_sync(0xffffffffu, vA, 1);
+        vB += __shfl_xor_sync(0xffffffffu, vB, 1);
+        owner = e == 0 && (t & 1) == 0;
+      }
+      if (owner && m < a.M) {
+        if (nA < a.N) dst[m * a.N + nA] = static_cast<P>(vA * scale);
+        if (nB < a.N) dst[m * a.N + nB] = static_cast<P>(vB * scale);
+      }
+    }
+  }
+}
+
 // NT column tiles of 8 (x row, group slot) pairs: M <= 8 * NT / G where G = kTile / GS.
 template <typename T, typename P, int BITS, int GS, int NT, int WARPS, int DEPTH>
 __global__ void __launch_bounds__(WARPS * 32)
@@ -173,17 +221,9 @@ __global__ void __launch_bounds__(WARPS * 32)
     sr[h] = scales + b * a.s_batch + row * a.gpr + first;
     br[h] = biases + b * a.s_batch + row * a.gpr + first;
   }
-  // The B column of this lane in column tile ct is n = ct * 8 + g: x row n / G restricted to
-  // the group slot n % G, which must be the slot of this lane's codes to be nonzero.
-  const int slot = t * C / GS;
   const T* xr[NT];
   bool xv[NT];
-#pragma unroll
-  for (int ct = 0; ct < NT; ++ct) {
-    const int n = ct * 8 + g, m = n / G;
-    xv[ct] = n % G == slot && m < a.M;
-    xr[ct] = x + (xv[ct] ? m : 0) * a.K + t * C;
-  }
+  qmv_tc_x_rows<NT, G>(x + t * C, a, g, t * C / GS, xr, xv);
   long long t0, t1;
   qmv_tc_split_tiles(a, TILE, t0, t1);
   float acc[NT][4] = {};
@@ -271,32 +311,7 @@ __global__ void __launch_bounds__(WARPS * 32)
   }
   // The block's warps add their sums; warp 0 writes.
   if (!qmv_tc_block_sum<WARPS, NT>(acc, warp, lane)) return;
-  P* dst = out + b * a.out_batch + (a.splits > 1 ? blockIdx.y * a.M * a.N : 0LL);
-  const long long nA = n0 + g, nB = nA + 8;
-#pragma unroll
-  for (int ct = 0; ct < NT; ++ct) {
-#pragma unroll
-    for (int e = 0; e < 2; ++e) {
-      // Column n = ct * 8 + 2t + e is (x row n / G, slot n % G); a row's slots are summed.
-      float vA = acc[ct][e], vB = acc[ct][2 + e];
-      const int m = (ct * 8 + 2 * t + e) / G;
-      bool owner = true;
-      if constexpr (G >= 2) {
-        vA = acc[ct][0] + acc[ct][1];
-        vB = acc[ct][2] + acc[ct][3];
-        owner = e == 0;
-      }
-      if constexpr (G == 4) {
-        vA += __shfl_xor_sync(0xffffffffu, vA, 1);
-        vB += __shfl_xor_sync(0xffffffffu, vB, 1);
-        owner = e == 0 && (t & 1) == 0;
-      }
-      if (owner && m < a.M) {
-        if (nA < a.N) dst[m * a.N + nA] = static_cast<P>(vA);
-        if (nB < a.N) dst[m * a.N + nB] = static_cast<P>(vB);
-      }
-    }
-  }
+  qmv_tc_store<NT, G>(acc, out, a, n0, g, t, 1.0f);
 }
 
 }  // namespace kiln

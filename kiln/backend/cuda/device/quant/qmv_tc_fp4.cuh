@@ -90,12 +90,7 @@ __global__ void __launch_bounds__(WARPS * 32)
   // B column ct * 8 + g is x row ct * 8 + g.
   const bfloat16* xr[NT];
   bool xv[NT];
-#pragma unroll
-  for (int ct = 0; ct < NT; ++ct) {
-    const int m = ct * 8 + g;
-    xv[ct] = m < a.M;
-    xr[ct] = x + (xv[ct] ? m : 0) * a.K + t * C;
-  }
+  qmv_tc_x_rows<NT, 1>(x + t * C, a, g, 0, xr, xv);
   long long t0, t1;
   qmv_tc_split_tiles(a, TILE, t0, t1);
   float acc[NT][4] = {};
@@ -224,20 +219,7 @@ __global__ void __launch_bounds__(WARPS * 32)
   if (!qmv_tc_block_sum<WARPS, NT>(acc, warp, lane)) return;
   float gf = static_cast<float>(1 << F::kC);
   if (kNv && global) gf *= global[b * a.g_batch] / (448.0f * 6.0f);
-  P* dst = out + b * a.out_batch + (a.splits > 1 ? blockIdx.y * a.M * a.N : 0LL);
-  const long long nA = n0 + g, nB = nA + 8;
-#pragma unroll
-  for (int ct = 0; ct < NT; ++ct) {
-#pragma unroll
-    for (int e = 0; e < 2; ++e) {
-      // C fragment: i = e row g, i = 2 + e row g + 8; column ct * 8 + 2t + e = x row.
-      const int m = ct * 8 + 2 * t + e;
-      if (m < a.M) {
-        if (nA < a.N) dst[m * a.N + nA] = static_cast<P>(acc[ct][e] * gf);
-        if (nB < a.N) dst[m * a.N + nB] = static_cast<P>(acc[ct][2 + e] * gf);
-      }
-    }
-  }
+  qmv_tc_store<NT, 1>(acc, out, a, n0, g, t, gf);
 }
 
 }  // namespace kiln
