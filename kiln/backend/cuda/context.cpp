@@ -67,6 +67,8 @@ DeviceContext::DeviceContext(int index) : index_(index) {
   KILN_CU(cuDeviceGetAttribute, &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device_);
   KILN_CU(cuDeviceGetAttribute, &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device_);
   KILN_CU(cuDeviceGetAttribute, &sm_count_, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device_);
+  KILN_CU(cuDeviceGetAttribute, &shared_optin_,
+          CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, device_);
   KILN_CU(cuDeviceTotalMem, &total_memory_, device_);
   char name[256] = {};
   KILN_CU(cuDeviceGetName, name, static_cast<int>(sizeof(name) - 1), device_);

@@ -28,6 +28,8 @@ class DeviceContext {
   const std::string& target() const { return target_; }
   const std::string& name() const { return name_; }
   int sm_count() const { return sm_count_; }
+  /** The most dynamic shared memory one block may opt in to, in bytes (227 KiB on an H100). */
+  int shared_per_block_optin() const { return shared_optin_; }
   /** Total device memory in bytes. */
   size_t total_memory() const { return total_memory_; }
 
@@ -42,6 +44,7 @@ class DeviceContext {
   CUcontext context_ = nullptr;
   int cc_ = 0;
   int sm_count_ = 0;
+  int shared_optin_ = 0;
   size_t total_memory_ = 0;
   std::string name_;
   std::string target_;

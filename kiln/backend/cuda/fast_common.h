@@ -9,7 +9,9 @@
 #include <string>
 
 #include "kiln/array.h"
+#include "kiln/backend/cuda/context.h"
 #include "kiln/backend/cuda/copy.h"
+#include "kiln/backend/cuda/driver.h"
 #include "kiln/backend/cuda/elementwise.h"
 #include "kiln/backend/cuda/indexing.h"
 #include "kiln/backend/cuda/jit.h"
@@ -75,6 +77,35 @@ inline RowPlan plan_rows(int64_t n, Dtype d, int max_vpt) {
   }
   p.block = std::max(p.group, 256);
   return p;
+}
+
+/** Row tiles a staged kernel keeps in shared memory (mirrors device/norm/rows.cuh's
+ * kStages). */
+inline constexpr int kRowStages = 3;
+
+/** Vectors per thread the staged kernels are compiled for (1, 2 and 4). */
+inline constexpr int kStagedMaxVpt = 4;
+
+/**
+ * The dynamic shared memory of the staged kernel (device/norm/rows.cuh's RowRing, one row per
+ * 1024-thread block) for rows planned as p, or 0 to keep the register kernel: staged when p
+ * needs a whole 1024-thread block per row (one block per SM, whose memory traffic would
+ * stop while it reduces), at most kStagedMaxVpt vectors per thread, and kRowStages rows of n
+ * elements of d fit in a block's shared memory.
+ */
+inline size_t staged_smem(const RowPlan& p, int64_t n, Dtype d, DeviceStream& s) {
+  if (p.looped || p.group < 1024 || p.vpt > kStagedMaxVpt) return 0;
+  const size_t bytes = static_cast<size_t>(kRowStages) * static_cast<size_t>(n) * d.size;
+  return bytes <= static_cast<size_t>(s.context().shared_per_block_optin()) ? bytes : 0;
+}
+
+/** Persistent blocks of a staged kernel f for `rows` rows, one row per block at a time: as
+ * many as fit on the device at once with `smem` bytes each, at most one per row. */
+inline Dim3 staged_grid(CUfunction f, size_t smem, int64_t rows, DeviceStream& s) {
+  KILN_CU(cuFuncSetAttribute, f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+          static_cast<int>(smem));
+  const int64_t blocks = std::min(rows, resident_blocks(s, f, 1024, smem));
+  return {static_cast<uint32_t>(std::max<int64_t>(blocks, 1)), 1, 1};
 }
 
 /** Blocks for `rows` rows under plan p. */

@@ -44,6 +44,9 @@ const char* layer(bool l) {
 std::string fwd_name(Dtype d, int vpt, bool l) {
   return "kiln::norm_fwd<" + tname(d) + ", " + std::to_string(vpt) + ", " + layer(l) + ">";
 }
+std::string rms_staged_name(Dtype d, int vpt) {
+  return "kiln::rms_norm_fwd_staged<" + tname(d) + ", " + std::to_string(vpt) + ">";
+}
 std::string fwd_looped_name(Dtype d, bool l) {
   return "kiln::norm_fwd_looped<" + tname(d) + ", " + layer(l) + ">";
 }
@@ -68,6 +71,10 @@ std::string module_name(Dtype d, bool backward) {
 gpu::ModuleSource norm_module(Dtype d, bool backward) {
   gpu::ModuleSource m{
       module_name(d, backward), "#include \"kiln/backend/cuda/device/norm/norm.cuh\"\n", {}};
+  if (!backward) {
+    for (int v = 1; v <= gpu::fast::kStagedMaxVpt; v *= 2)
+      m.kernels.push_back(rms_staged_name(d, v));
+  }
   for (bool l : {false, true}) {
     if (!backward) {
       for (int v = 1; v <= fwd_max_vpt(d); v *= 2) m.kernels.push_back(fwd_name(d, v, l));
@@ -115,6 +122,13 @@ void norm_forward(const Stream& st, bool layer_norm, const std::vector<array>& i
   RowPlan p = gpu::fast::plan_rows(a.n, d, fwd_max_vpt(d));
   if (!a.vec) p = gpu::fast::plan_rows(a.n, d, 0);
   a.group = p.group;
+  // Long rms_norm rows: through shared memory (layer_norm's weight and bias would spill there).
+  if (const size_t smem = layer_norm ? 0 : gpu::fast::staged_smem(p, a.n, d, s)) {
+    CUfunction f = mod.function(rms_staged_name(d, p.vpt));
+    gpu::launch_kernel(f, gpu::fast::staged_grid(f, smem, a.rows, s), {1024}, smem, s, xp, wp, yp,
+                       a);
+    return;
+  }
   CUfunction f =
       mod.function(p.looped ? fwd_looped_name(d, layer_norm) : fwd_name(d, p.vpt, layer_norm));
   gpu::launch_kernel(f, gpu::fast::row_grid(a.rows, p), {static_cast<uint32_t>(p.block)}, 0, s, xp,

@@ -244,6 +244,9 @@ int softmax_max_vpt(Dtype d) {
 std::string softmax_kernel_name(Dtype d, int vpt) {
   return "kiln::softmax_fwd<" + gpu::device_type(d) + ", " + std::to_string(vpt) + ">";
 }
+std::string softmax_staged_name(Dtype d, int vpt) {
+  return "kiln::softmax_fwd_staged<" + gpu::device_type(d) + ", " + std::to_string(vpt) + ">";
+}
 std::string softmax_looped_name(Dtype d) {
   return "kiln::softmax_looped<" + gpu::device_type(d) + ">";
 }
@@ -264,6 +267,8 @@ gpu::ModuleSource softmax_module() {
       "reduce_softmax", "#include \"kiln/backend/cuda/device/reduce_softmax.cuh\"\n", {}};
   for (Dtype d : kSoftmaxDtypes) {
     for (int v = 1; v <= softmax_max_vpt(d); v *= 2) m.kernels.push_back(softmax_kernel_name(d, v));
+    for (int v = 1; v <= gpu::fast::kStagedMaxVpt; v *= 2)
+      m.kernels.push_back(softmax_staged_name(d, v));
     m.kernels.push_back(softmax_looped_name(d));
     for (int v = 1; v <= kSoftmaxBwdMaxVpt; v *= 2) m.kernels.push_back(softmax_bwd_name(d, v));
     m.kernels.push_back(softmax_bwd_looped_name(d));
@@ -496,12 +501,17 @@ void Softmax::eval_gpu(const std::vector<array>& inputs, array& out) {
   const CUdeviceptr dst = gpu::device_address(out);
   const int64_t n = in.shape().back();
   const int64_t rows = static_cast<int64_t>(in.size()) / n;
-  // Rows of whole 16-byte vectors that fit in registers are read once; others twice.
+  // Rows of whole 16-byte vectors that fit in registers (or, long, in shared memory) are
+  // read once; others twice.
   const bool vec = n % gpu::fast::vec_elems(d) == 0 && src % 16 == 0 && dst % 16 == 0;
   const gpu::fast::RowPlan p = gpu::fast::plan_rows(n, d, vec ? softmax_max_vpt(d) : 0);
   const gpu::Module& mod = gpu::get_module(s.context().index(), "reduce_softmax", softmax_module);
   const int32_t group = p.group;
-  if (p.looped) {
+  if (const size_t smem = gpu::fast::staged_smem(p, n, d, s)) {
+    CUfunction f = mod.function(softmax_staged_name(d, p.vpt));
+    gpu::launch_kernel(f, gpu::fast::staged_grid(f, smem, rows, s), {1024}, smem, s, src, dst, rows,
+                       n, group);
+  } else if (p.looped) {
     gpu::launch_kernel(mod.function(softmax_looped_name(d)), gpu::fast::row_grid(rows, p),
                        {static_cast<uint32_t>(p.block)}, 0, s, src, dst, rows, n, group, vec);
   } else {

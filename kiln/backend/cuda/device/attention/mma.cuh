@@ -10,6 +10,7 @@
 // step: FlashAttention-2 feeds P = exp(S - m) to the second product without shared memory.
 #pragma once
 
+#include "kiln/backend/cuda/device/async_copy.cuh"
 #include "kiln/backend/cuda/device/types.cuh"
 
 namespace kiln::mma {
@@ -32,9 +33,7 @@ __device__ inline void mma_16816(float (&d)[4], const unsigned (&a)[4], unsigned
   }
 }
 
-__device__ inline unsigned smem_addr(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
+using ::kiln::smem_addr;
 
 /** Four 8 x 8 matrices of 16-bit elements; lanes 8m..8m+7 give the rows of matrix m. */
 __device__ inline void ldmatrix_x4(unsigned (&r)[4], const void* row) {
@@ -50,21 +49,9 @@ __device__ inline void ldmatrix_x4_trans(unsigned (&r)[4], const void* row) {
                : "r"(smem_addr(row)));
 }
 
-/** Copies 16 bytes from global to shared memory asynchronously; zeros when !valid. */
-__device__ inline void cp_async_16(void* dst, const void* src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
-               "r"(valid ? 16 : 0));
-}
-
-__device__ inline void cp_async_commit() {
-  asm volatile("cp.async.commit_group;\n" ::);
-}
-
-/** Waits until at most N groups of this thread's copies are pending. */
-template <int N>
-__device__ inline void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
+using ::kiln::cp_async_16;
+using ::kiln::cp_async_commit;
+using ::kiln::cp_async_wait;
 
 /** Two floats rounded to 16 bits, packed (the first in the low half). */
 template <bool BF16>

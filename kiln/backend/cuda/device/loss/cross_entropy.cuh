@@ -20,23 +20,21 @@ __device__ inline long long class_index(int t, long long n) {
   return i >= 0 && i < n ? i : -1;
 }
 
-}  // namespace ce_detail
-
-template <typename T, int VPT>
-__global__ void __launch_bounds__(1024)
-    ce_fwd(const T* __restrict__ logits, const int* __restrict__ targets, rows::Acc<T>* loss,
-           rows::Acc<T>* lse, long long rows, long long n, int group) {
+/**
+ * The loss and logsumexp of a row held as VPT vectors per thread of a group; `row` points at
+ * the row's logits (global or shared memory) for the target's. Every thread of the block
+ * calls it.
+ */
+template <typename T, int VPT, int N>
+__device__ inline void ce_row(const Vec<T, N> (&xv)[VPT], const T* row, int target,
+                              rows::Acc<T>* loss, rows::Acc<T>* lse, long long n, int group,
+                              int lane, bool active) {
   using A = rows::Acc<T>;
-  constexpr int N = rows::kVec<T>;
-  const rows::RowPos p = rows::row_pos(rows, group);
-  const T* x = logits + (p.active ? p.row : 0) * n;
-  Vec<T, N> xv[VPT];
   A m = -rows::infinity<A>();
 #pragma unroll
   for (int v = 0; v < VPT; ++v) {
-    const long long e = (static_cast<long long>(v) * group + p.lane) * N;
-    xv[v] = rows::load_full<N>(x, p.active ? n : 0, e);
-    if (p.active && e < n)
+    const long long e = (static_cast<long long>(v) * group + lane) * N;
+    if (active && e < n)
 #pragma unroll
       for (int k = 0; k < N; ++k) m = rows::nan_max(m, rows::to_acc<A>(xv[v].v[k]));
   }
@@ -46,17 +44,36 @@ __global__ void __launch_bounds__(1024)
   A s = 0;
 #pragma unroll
   for (int v = 0; v < VPT; ++v) {
-    const long long e = (static_cast<long long>(v) * group + p.lane) * N;
-    if (p.active && e < n)
+    const long long e = (static_cast<long long>(v) * group + lane) * N;
+    if (active && e < n)
 #pragma unroll
-      for (int k = 0; k < N; ++k) s += rows::fast_exp(rows::to_acc<A>(xv[v].v[k]) - shift);
+      for (int k = 0; k < N; ++k) s += rows::exp_diff<T>(rows::to_acc<A>(xv[v].v[k]), shift);
   }
   s = rows::group_sum(s, group);
-  if (!p.active || p.lane != 0) return;
+  if (!active || lane != 0) return;
   const A l = shift + rows::fast_log(s);
-  const long long k = ce_detail::class_index(targets[p.row], n);
-  lse[p.row] = l;
-  loss[p.row] = k < 0 ? __longlong_as_double(0x7ff8000000000000ll) : l - rows::to_acc<A>(x[k]);
+  const long long k = class_index(target, n);
+  *lse = l;
+  *loss = k < 0 ? __longlong_as_double(0x7ff8000000000000ll) : l - rows::to_acc<A>(row[k]);
+}
+
+}  // namespace ce_detail
+
+template <typename T, int VPT>
+__global__ void __launch_bounds__(1024)
+    ce_fwd(const T* __restrict__ logits, const int* __restrict__ targets, rows::Acc<T>* loss,
+           rows::Acc<T>* lse, long long rows, long long n, int group) {
+  constexpr int N = rows::kVec<T>;
+  const rows::RowPos p = rows::row_pos(rows, group);
+  const long long row = p.active ? p.row : 0;
+  const T* x = logits + row * n;
+  Vec<T, N> xv[VPT];
+#pragma unroll
+  for (int v = 0; v < VPT; ++v)
+    xv[v] =
+        rows::load_full<N>(x, p.active ? n : 0, (static_cast<long long>(v) * group + p.lane) * N);
+  ce_detail::ce_row(xv, x, p.active && p.lane == 0 ? targets[row] : 0, loss + row, lse + row, n,
+                    group, p.lane, p.active);
 }
 
 template <typename T>
@@ -85,7 +102,7 @@ __global__ void __launch_bounds__(1024)
     const Vec<T, N> xv = rows::load_part<N>(x, n, e, vec, rows::zero<T>());
 #pragma unroll
     for (int k = 0; k < N; ++k)
-      if (e + k < n) s += rows::fast_exp(rows::to_acc<A>(xv.v[k]) - shift);
+      if (e + k < n) s += rows::exp_diff<T>(rows::to_acc<A>(xv.v[k]), shift);
   }
   s = rows::group_sum(s, group);
   if (!p.active || p.lane != 0) return;
@@ -112,16 +129,30 @@ __global__ void __launch_bounds__(1024)
   const A l = lse[p.row];
   const A gr = k < 0 ? static_cast<A>(__longlong_as_double(0x7ff8000000000000ll)) : g[p.row];
   const long long step = static_cast<long long>(group) * N;
-  for (long long e = p.lane * N; e < n; e += step) {
-    const Vec<T, N> xv = rows::load_part<N>(x, n, e, vec, rows::zero<T>());
+  auto grad = [&](const Vec<T, N>& xv, long long e) {
     Vec<T, N> o;
 #pragma unroll
     for (int j = 0; j < N; ++j) {
-      A d = rows::fast_exp(rows::to_acc<A>(xv.v[j]) - l);
+      A d = rows::exp_diff<T>(rows::to_acc<A>(xv.v[j]), l);
       if (e + j == k) d -= A(1);
       o.v[j] = rows::from_acc<T>(d * gr);
     }
-    rows::store_part<N>(y, n, e, vec, o);
+    return o;
+  };
+  if (!vec) {
+    for (long long e = p.lane * N; e < n; e += step)
+      rows::store_part<N>(y, n, e, false,
+                          grad(rows::load_part<N>(x, n, e, false, rows::zero<T>()), e));
+    return;
+  }
+  constexpr int U = 4;  // vectors in flight per thread
+  for (long long e0 = p.lane * N; e0 < n; e0 += U * step) {
+    Vec<T, N> xv[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) xv[u] = rows::load_full<N>(x, n, e0 + u * step);
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (e0 + u * step < n) store_vec<N>(y + e0 + u * step, grad(xv[u], e0 + u * step));
   }
 }
 

@@ -1,17 +1,22 @@
 // rms_norm and layer_norm on the GPU, forward and backward (backend/cuda/fast_norm.cpp).
 //
 // Bandwidth-bound: each element is read once and written once. A group of threads owns a
-// row (see rows.cuh) and keeps it in registers (VPT 16-byte vectors per thread), so the
-// statistics (a sum of squares, or the mean and then the centred sum of squares) and the
-// output need one read. Rows too long for the registers use the _looped kernels, which read
-// the row again for each pass (mostly from L2).
+// row (see rows.cuh), so the statistics (a sum of squares, or the mean and then the centred
+// sum of squares) and the output need one read from global memory. norm_fwd and norm_vjp
+// keep the row in registers (VPT 16-byte vectors per thread). rms_norm_fwd_staged (rows
+// that need a whole 1024-thread block, three of which fit in shared memory) copies the
+// next rows into shared memory while it computes on the current one, and reads each pass
+// from there. Rows too long for these use the _looped kernels, which read the row again for
+// each pass (mostly from L2).
 //
-// The backward also keeps x and the cotangent g in registers. Its groups are persistent:
-// group i handles rows i, i + G, ..., and since a thread owns the same columns in every row,
-// it sums the parameter gradients (g * xhat for the weight, g for the bias) in registers;
-// each group then writes one row of partial sums, and sum_partials adds the G rows. Long
-// rows take norm_vjp_looped for dx (saving each row's mean and 1/std) and norm_param_grad,
-// which sums g * xhat down column strips.
+// The backward groups are persistent: group i handles rows i, i + G, ..., and since a thread
+// owns the same columns in every row, it sums the parameter gradients (g * xhat for the
+// weight, g for the bias) in registers; each group then writes one row of partial sums, and
+// sum_partials adds the G rows. Long rows take norm_vjp_looped for dx (saving each row's
+// mean and 1/std) and norm_param_grad, which sums g * xhat down column strips.
+//
+// The row helpers take accessors: X(v) returns vector v of the thread's share of the row
+// (zeros past n), from registers or from shared memory.
 #pragma once
 
 #include "kiln/backend/cuda/device/norm/rows.cuh"
@@ -41,31 +46,49 @@ __device__ inline Vec<T, N> fill(T v) {
   return x;
 }
 
-/** The statistics of one row from the VPT vectors a thread holds: (mean, 1/std), mean 0 for
- * RMS. All threads of the block call it. */
-template <bool LAYER, typename A, typename T, int N, int VPT>
-__device__ inline void row_stats(const Vec<T, N> (&x)[VPT], const NormArgs& a, int lane, A& mean,
-                                 A& inv) {
+/** The first element of vector v of a thread's share of a row. */
+__device__ inline long long elem(int v, int group, int lane, int n_vec) {
+  return (static_cast<long long>(v) * group + lane) * n_vec;
+}
+
+/** The thread's VPT vectors of a parameter row p (w or b; `fallback` when absent or past n). */
+template <int VPT, int N, typename T>
+__device__ inline void load_param(Vec<T, N> (&out)[VPT], const T* p, bool has, T fallback,
+                                  const NormArgs& a, int lane) {
+#pragma unroll
+  for (int v = 0; v < VPT; ++v) {
+    const long long e = elem(v, a.group, lane, N);
+    out[v] = has && e < a.n ? load_vec<N>(p + e) : fill<T, N>(fallback);
+  }
+}
+
+/** The statistics of one row, (mean, 1/std), mean 0 for RMS. All threads of the block call
+ * it. */
+template <bool LAYER, int VPT, int N, typename T, typename A, typename X>
+__device__ inline void row_stats(X x, const NormArgs& a, int lane, A& mean, A& inv) {
   const A n = static_cast<A>(a.n);
   A s[1] = {A(0)};
 #pragma unroll
-  for (int v = 0; v < VPT; ++v)
+  for (int v = 0; v < VPT; ++v) {
+    const Vec<T, N> xv = x(v);
 #pragma unroll
     for (int k = 0; k < N; ++k) {
-      const A f = rows::to_acc<A>(x[v].v[k]);
+      const A f = rows::to_acc<A>(xv.v[k]);
       s[0] += LAYER ? f : f * f;  // padding elements are zero
     }
+  }
   rows::group_reduce<false>(s, a.group);
   if constexpr (LAYER) {
     mean = s[0] / n;
     A q[1] = {A(0)};
 #pragma unroll
     for (int v = 0; v < VPT; ++v) {
-      const long long e = (static_cast<long long>(v) * a.group + lane) * N;
+      const bool valid = elem(v, a.group, lane, N) < a.n;  // rows of whole vectors
+      const Vec<T, N> xv = x(v);
 #pragma unroll
       for (int k = 0; k < N; ++k) {
-        const A d = rows::to_acc<A>(x[v].v[k]) - mean;
-        if (e + k < a.n) q[0] += d * d;
+        const A d = rows::to_acc<A>(xv.v[k]) - mean;
+        if (valid) q[0] += d * d;
       }
     }
     rows::group_reduce<false>(q, a.group);
@@ -73,6 +96,32 @@ __device__ inline void row_stats(const Vec<T, N> (&x)[VPT], const NormArgs& a, i
   } else {
     mean = A(0);
     inv = rows::rsqrt_acc(s[0] / n + A(a.eps));
+  }
+}
+
+/** Writes y = (x - mean) * inv * w + b for the thread's vectors of a row. */
+template <bool LAYER, int VPT, typename T, typename A, typename X, typename W, typename B>
+__device__ inline void row_out(X x, W w, B b, A mean, A inv, T* y, const NormArgs& a, int lane) {
+  constexpr int N = rows::kVec<T>;
+#pragma unroll
+  for (int v = 0; v < VPT; ++v) {
+    const long long e = elem(v, a.group, lane, N);
+    if (e >= a.n) break;
+    const Vec<T, N> xv = x(v), wv = w(v);
+    Vec<T, N> out;
+    if constexpr (LAYER) {
+      const Vec<T, N> bv = b(v);
+#pragma unroll
+      for (int k = 0; k < N; ++k)
+        out.v[k] =
+            rows::from_acc<T>((rows::to_acc<A>(xv.v[k]) - mean) * inv * rows::to_acc<A>(wv.v[k]) +
+                              rows::to_acc<A>(bv.v[k]));
+    } else {
+#pragma unroll
+      for (int k = 0; k < N; ++k)
+        out.v[k] = rows::from_acc<T>(rows::to_acc<A>(xv.v[k]) * inv * rows::to_acc<A>(wv.v[k]));
+    }
+    store_vec<N>(y + e, out);
   }
 }
 
@@ -90,29 +139,51 @@ __global__ void __launch_bounds__(kRowBlock)
   const T* xr = x + (p.active ? p.row : 0) * a.n;
   Vec<T, N> xv[VPT];
 #pragma unroll
-  for (int v = 0; v < VPT; ++v) {
-    const long long e = (static_cast<long long>(v) * a.group + p.lane) * N;
-    xv[v] = p.active ? rows::load_full<N>(xr, a.n, e) : norm_detail::fill<T, N>(rows::zero<T>());
-  }
+  for (int v = 0; v < VPT; ++v)
+    xv[v] = rows::load_full<N>(xr, p.active ? a.n : 0, norm_detail::elem(v, a.group, p.lane, N));
+  auto xs = [&](int v) { return xv[v]; };
   A mean, inv;
-  norm_detail::row_stats<LAYER>(xv, a, p.lane, mean, inv);
+  norm_detail::row_stats<LAYER, VPT, N, T>(xs, a, p.lane, mean, inv);
   if (!p.active) return;
-  T* yr = y + p.row * a.n;
-#pragma unroll
-  for (int v = 0; v < VPT; ++v) {
-    const long long e = (static_cast<long long>(v) * a.group + p.lane) * N;
-    if (e >= a.n) break;
-    const Vec<T, N> wv = a.has_w ? load_vec<N>(w + e) : norm_detail::fill<T, N>(rows::one<T>());
-    const Vec<T, N> bv = a.has_b ? load_vec<N>(b + e) : norm_detail::fill<T, N>(rows::zero<T>());
-    Vec<T, N> out;
-#pragma unroll
-    for (int k = 0; k < N; ++k) {
-      const A f = (rows::to_acc<A>(xv[v].v[k]) - mean) * inv * rows::to_acc<A>(wv.v[k]) +
-                  rows::to_acc<A>(bv.v[k]);
-      out.v[k] = rows::from_acc<T>(f);
-    }
-    store_vec<N>(yr + e, out);
-  }
+  auto param = [&](const T* q, bool has, T fallback) {
+    return [=, &a](int v) {
+      const long long e = norm_detail::elem(v, a.group, p.lane, N);
+      return has ? load_vec<N>(q + e) : norm_detail::fill<T, N>(fallback);
+    };
+  };
+  norm_detail::row_out<LAYER, VPT>(xs, param(w, a.has_w, rows::one<T>()),
+                                   param(b, a.has_b, rows::zero<T>()), mean, inv, y + p.row * a.n,
+                                   a, p.lane);
+}
+
+/**
+ * rms_norm's norm_fwd through shared memory (rows.cuh's staged tiles): a persistent block of
+ * R groups computes on tiles of R rows while the next tiles are copied in, reading each pass
+ * from shared memory. The thread's weight vectors stay in registers across rows (layer_norm's
+ * weight and bias together would spill at VPT 4).
+ */
+template <typename T, int VPT>
+__global__ void __launch_bounds__(kRowBlock)
+    rms_norm_fwd_staged(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y,
+                        const __grid_constant__ NormArgs a) {
+  using A = rows::Acc<T>;
+  constexpr int N = rows::kVec<T>;
+  const int lane = threadIdx.x % a.group, gi = threadIdx.x / a.group;
+  Vec<T, N> wv[VPT];
+  norm_detail::load_param(wv, w, a.has_w, rows::one<T>(), a, lane);
+  auto weight = [&](int v) { return wv[v]; };
+  const rows::RowRing<T, 1> ring{
+      rows::dynamic_smem<T>(), {x}, a.rows, a.n, static_cast<int>(blockDim.x) / a.group};
+  rows::staged_tiles(ring, [&](int stage, long long t) {
+    const long long row = t * ring.R + gi;
+    const T* xr = ring.slot(stage, 0) + gi * a.n;
+    auto xs = [&](int v) { return rows::load_staged<N>(xr, a.n, a.group, lane, v); };
+    A mean, inv;
+    norm_detail::row_stats<false, VPT, N, T>(xs, a, lane, mean, inv);
+    if (row >= a.rows) return;
+    rows::opaque(wv);  // converted to float per row, not once into twice the registers
+    norm_detail::row_out<false, VPT>(xs, weight, weight, mean, inv, y + row * a.n, a, lane);
+  });
 }
 
 /** norm_fwd for rows longer than the registers hold: the row is read once per pass. */
@@ -175,41 +246,37 @@ __global__ void __launch_bounds__(kRowBlock)
 namespace norm_detail {
 
 /**
- * The gradient of one row: given x and g in registers, writes dx and adds the row's
+ * The gradient of one row: given accessors to x, g and w, writes dx and adds the row's
  * parameter-gradient terms to dw (g * xhat) and db (g). Statistics per rows.cuh's
  * reductions: RMS: dx = inv (w g) - x inv^3 mean(w g x); LAYER: dx = inv (w g - mean(w g) -
  * xhat mean(w g xhat)). All threads of the block call it.
  */
-template <bool LAYER, typename A, typename T, int N, int VPT>
-__device__ inline void row_vjp(const Vec<T, N> (&x)[VPT], const Vec<T, N> (&g)[VPT],
-                               const T* __restrict__ w, T* __restrict__ dxr, bool active, int lane,
+template <bool LAYER, int VPT, int N, typename T, typename A, typename X, typename G, typename W>
+__device__ inline void row_vjp(X x, G g, W w, T* __restrict__ dxr, bool active, int lane,
                                const NormArgs& a, A (&dw)[VPT][N], A (&db)[VPT][N]) {
   const A n = static_cast<A>(a.n);
-  Vec<T, N> wv[VPT];
-#pragma unroll
-  for (int v = 0; v < VPT; ++v) {
-    const long long e = (static_cast<long long>(v) * a.group + lane) * N;
-    wv[v] = a.has_w && e < a.n ? load_vec<N>(w + e) : fill<T, N>(rows::one<T>());
-  }
   A mean = 0, inv, c1 = 0, c2;
   if constexpr (LAYER) {
     A s[1] = {A(0)};
 #pragma unroll
-    for (int v = 0; v < VPT; ++v)
+    for (int v = 0; v < VPT; ++v) {
+      const Vec<T, N> xv = x(v);
 #pragma unroll
-      for (int k = 0; k < N; ++k) s[0] += rows::to_acc<A>(x[v].v[k]);
+      for (int k = 0; k < N; ++k) s[0] += rows::to_acc<A>(xv.v[k]);
+    }
     rows::group_reduce<false>(s, a.group);
     mean = s[0] / n;
     // Centred sums: the variance, sum(w g) and sum(w g (x - mean)).
     A t[3] = {A(0), A(0), A(0)};
 #pragma unroll
     for (int v = 0; v < VPT; ++v) {
-      const long long e = (static_cast<long long>(v) * a.group + lane) * N;
+      const bool valid = elem(v, a.group, lane, N) < a.n;  // rows of whole vectors
+      const Vec<T, N> xv = x(v), gv = g(v), wv = w(v);
 #pragma unroll
       for (int k = 0; k < N; ++k) {
-        if (e >= a.n) continue;
-        const A d = rows::to_acc<A>(x[v].v[k]) - mean;
-        const A wg = rows::to_acc<A>(wv[v].v[k]) * rows::to_acc<A>(g[v].v[k]);
+        if (!valid) continue;
+        const A d = rows::to_acc<A>(xv.v[k]) - mean;
+        const A wg = rows::to_acc<A>(wv.v[k]) * rows::to_acc<A>(gv.v[k]);
         t[0] += d * d;
         t[1] += wg;
         t[2] += wg * d;
@@ -222,13 +289,15 @@ __device__ inline void row_vjp(const Vec<T, N> (&x)[VPT], const Vec<T, N> (&g)[V
   } else {
     A t[2] = {A(0), A(0)};
 #pragma unroll
-    for (int v = 0; v < VPT; ++v)
+    for (int v = 0; v < VPT; ++v) {
+      const Vec<T, N> xv = x(v), gv = g(v), wv = w(v);
 #pragma unroll
       for (int k = 0; k < N; ++k) {
-        const A xf = rows::to_acc<A>(x[v].v[k]);
+        const A xf = rows::to_acc<A>(xv.v[k]);
         t[0] += xf * xf;
-        t[1] += rows::to_acc<A>(wv[v].v[k]) * rows::to_acc<A>(g[v].v[k]) * xf;
+        t[1] += rows::to_acc<A>(wv.v[k]) * rows::to_acc<A>(gv.v[k]) * xf;
       }
+    }
     rows::group_reduce<false>(t, a.group);
     inv = rows::rsqrt_acc(t[0] / n + A(a.eps));
     c2 = t[1] / n * inv * inv;  // mean(w g x) inv^2: dx = inv (w g - x c2)
@@ -236,21 +305,37 @@ __device__ inline void row_vjp(const Vec<T, N> (&x)[VPT], const Vec<T, N> (&g)[V
   if (!active) return;
 #pragma unroll
   for (int v = 0; v < VPT; ++v) {
-    const long long e = (static_cast<long long>(v) * a.group + lane) * N;
+    const long long e = elem(v, a.group, lane, N);
     if (e >= a.n) break;
+    const Vec<T, N> xv = x(v), gv = g(v), wv = w(v);
     Vec<T, N> out;
 #pragma unroll
     for (int k = 0; k < N; ++k) {
-      const A xhat = (rows::to_acc<A>(x[v].v[k]) - mean) * inv;
-      const A gf = rows::to_acc<A>(g[v].v[k]);
-      const A wg = rows::to_acc<A>(wv[v].v[k]) * gf;
-      const A d =
-          LAYER ? inv * (wg - c1 - xhat * c2) : inv * (wg - rows::to_acc<A>(x[v].v[k]) * c2);
+      const A xhat = (rows::to_acc<A>(xv.v[k]) - mean) * inv;
+      const A gf = rows::to_acc<A>(gv.v[k]);
+      const A wg = rows::to_acc<A>(wv.v[k]) * gf;
+      const A d = LAYER ? inv * (wg - c1 - xhat * c2) : inv * (wg - rows::to_acc<A>(xv.v[k]) * c2);
       out.v[k] = rows::from_acc<T>(d);
       dw[v][k] += gf * xhat;
       if (LAYER) db[v][k] += gf;
     }
     store_vec<N>(dxr + e, out);
+  }
+}
+
+/** Writes a group's parameter-gradient sums as row `gid` of pw and pb. */
+template <bool LAYER, int VPT, int N, typename A>
+__device__ inline void write_partials(const A (&dw)[VPT][N], const A (&db)[VPT][N], A* pw, A* pb,
+                                      long long gid, const NormArgs& a, int lane) {
+#pragma unroll
+  for (int v = 0; v < VPT; ++v) {
+    const long long e = elem(v, a.group, lane, N);
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      if (e + k >= a.n) continue;
+      if (a.has_w) pw[gid * a.n + e + k] = dw[v][k];
+      if (LAYER && a.has_b) pb[gid * a.n + e + k] = db[v][k];
+    }
   }
 }
 
@@ -281,28 +366,23 @@ __global__ void __launch_bounds__(kRowBlock)
   for (long long base = static_cast<long long>(blockIdx.x) * per_block; base < a.rows; base += G) {
     const long long row = base + threadIdx.x / a.group;
     const bool active = row < a.rows;
-    const long long off = (active ? row : 0) * a.n;
+    const long long off = (active ? row : 0) * a.n, len = active ? a.n : 0;
     Vec<T, N> xv[VPT], gv[VPT];
 #pragma unroll
     for (int v = 0; v < VPT; ++v) {
-      const long long e = (static_cast<long long>(v) * a.group + lane) * N;
-      xv[v] =
-          active ? rows::load_full<N>(x + off, a.n, e) : norm_detail::fill<T, N>(rows::zero<T>());
-      gv[v] =
-          active ? rows::load_full<N>(g + off, a.n, e) : norm_detail::fill<T, N>(rows::zero<T>());
+      const long long e = norm_detail::elem(v, a.group, lane, N);
+      xv[v] = rows::load_full<N>(x + off, len, e);
+      gv[v] = rows::load_full<N>(g + off, len, e);
     }
-    norm_detail::row_vjp<LAYER>(xv, gv, w, dx + off, active, lane, a, dw, db);
+    norm_detail::row_vjp<LAYER, VPT, N, T>(
+        [&](int v) { return xv[v]; }, [&](int v) { return gv[v]; },
+        [&](int v) {
+          const long long e = norm_detail::elem(v, a.group, lane, N);
+          return a.has_w && e < a.n ? load_vec<N>(w + e) : norm_detail::fill<T, N>(rows::one<T>());
+        },
+        dx + off, active, lane, a, dw, db);
   }
-#pragma unroll
-  for (int v = 0; v < VPT; ++v) {
-    const long long e = (static_cast<long long>(v) * a.group + lane) * N;
-#pragma unroll
-    for (int k = 0; k < N; ++k) {
-      if (e + k >= a.n) continue;
-      if (a.has_w) pw[gid * a.n + e + k] = dw[v][k];
-      if (LAYER && a.has_b) pb[gid * a.n + e + k] = db[v][k];
-    }
-  }
+  norm_detail::write_partials<LAYER>(dw, db, pw, pb, gid, a, lane);
 }
 
 /**

@@ -6,8 +6,14 @@
 // Thread `lane` of a group owns vectors lane, lane + group, lane + 2 * group, ...: the
 // group's loads are coalesced, and a thread owns the same columns in every row (the
 // parameter gradients of the norms accumulate per thread across rows).
+//
+// Staged kernels (RowRing, staged_tiles) are persistent: a block walks tiles of R rows and
+// copies each tile into shared memory with cp.async kStages - 1 tiles ahead of the one it
+// computes on, so the next tiles' bytes are in flight while it reduces over the current one
+// (a block that loads into registers waits for its loads between rows).
 #pragma once
 
+#include "kiln/backend/cuda/device/async_copy.cuh"
 #include "kiln/backend/cuda/device/indexing.cuh"
 
 namespace kiln::rows {
@@ -85,10 +91,35 @@ __device__ inline A infinity() {
     return __int_as_float(0x7f800000);
 }
 
-/** max(a, b), NaN if either is NaN (as the CPU's softmax). */
+/** max(a, b), NaN if either is NaN (as the CPU's softmax): one instruction for float on
+ * sm_80 and later. */
 template <typename A>
 __device__ inline A nan_max(A a, A b) {
+#if __CUDA_ARCH__ >= 800
+  if constexpr (is_same_v<A, float>) {
+    float r;
+    asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+    return r;
+  }
+#endif
   return (a > b || a != a) ? a : b;
+}
+
+/**
+ * exp(x - m) in the accumulation type of rows of T: for 16-bit T, whose results round to 8
+ * or 11 bits, ex2.approx of (x - m) log2(e) (three instructions; relative error about
+ * 2^-22 + |x - m| 2^-24, small where the terms of a softmax sum are large; results below
+ * 2^-126 flush to zero); expf or exp otherwise.
+ */
+template <typename T, typename A>
+__device__ inline A exp_diff(A x, A m) {
+  if constexpr (is_half_v<T>) {
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"((x - m) * 1.4426950408889634f));
+    return r;
+  } else {
+    return fast_exp(x - m);
+  }
 }
 
 template <typename A>
@@ -108,7 +139,9 @@ __device__ inline A warp_max(A v) {
 /**
  * The sums (or NaN-propagating maxima, with MAX) of the K values `v` over each group of
  * `group` consecutive threads, in every thread of the group. Every thread of the block
- * calls it (inactive groups too), with the same `group`.
+ * calls it (inactive groups too), with the same `group`. Across warps: each warp's result
+ * goes through shared memory, and every warp of a group combines its group's G = group / 32
+ * results with log2(G) shuffles (lane l starts from warp l % G's).
  */
 template <bool MAX, int K, typename A>
 __device__ inline void group_reduce(A (&v)[K], int group) {
@@ -116,19 +149,22 @@ __device__ inline void group_reduce(A (&v)[K], int group) {
   for (int k = 0; k < K; ++k) v[k] = MAX ? warp_max(v[k]) : warp_sum(v[k]);
   if (group <= 32) return;
   __shared__ A slots[K][32];
-  const int warp = threadIdx.x / 32;
-  if ((threadIdx.x & 31) == 0) {
+  const int lane = threadIdx.x & 31;
+  if (lane == 0) {
 #pragma unroll
-    for (int k = 0; k < K; ++k) slots[k][warp] = v[k];
+    for (int k = 0; k < K; ++k) slots[k][threadIdx.x / 32] = v[k];
   }
   __syncthreads();
-  const int first = (threadIdx.x / group) * (group / 32);
+  const int warps = group / 32;
+  const int first = (threadIdx.x / group) * warps;
 #pragma unroll
-  for (int k = 0; k < K; ++k) {
-    A r = slots[k][first];
-    for (int i = 1; i < group / 32; ++i)
-      r = MAX ? nan_max(r, slots[k][first + i]) : r + slots[k][first + i];
-    v[k] = r;
+  for (int k = 0; k < K; ++k) v[k] = slots[k][first + (lane & (warps - 1))];
+  for (int m = warps / 2; m > 0; m /= 2) {
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const A o = __shfl_xor_sync(0xffffffffu, v[k], m);
+      v[k] = MAX ? nan_max(v[k], o) : v[k] + o;
+    }
   }
   __syncthreads();  // the slots are reused by the next reduction
 }
@@ -224,6 +260,104 @@ __device__ inline void store_part(T* row, long long n, long long e, bool vec, co
 #pragma unroll
   for (int k = 0; k < N; ++k)
     if (e + k < n) row[e + k] = y.v[k];
+}
+
+/**
+ * Makes the compiler forget the values of a register array (no instruction is emitted): a
+ * loop that calls it on loop-invariant 16-bit vectors converts them to float again in every
+ * iteration instead of keeping float copies live across the loop in twice the registers.
+ */
+template <typename T, int N, int VPT>
+__device__ inline void opaque(Vec<T, N> (&v)[VPT]) {
+  static_assert(sizeof(Vec<T, N>) % 4 == 0);
+#pragma unroll
+  for (int i = 0; i < VPT; ++i) {
+    unsigned* words = reinterpret_cast<unsigned*>(&v[i]);
+#pragma unroll
+    for (int j = 0; j < static_cast<int>(sizeof(Vec<T, N>) / 4); ++j)
+      asm volatile("" : "+r"(words[j]));
+  }
+}
+
+// ---------------------------------------------------------------- staged rows
+
+/** Slots of a RowRing: tiles in flight while one is computed on. */
+constexpr int kStages = 3;
+
+/** The block's dynamic shared memory, 16-byte aligned. */
+template <typename T>
+__device__ inline T* dynamic_smem() {
+  extern __shared__ uint4 kiln_rows_smem[];
+  return reinterpret_cast<T*>(kiln_rows_smem);
+}
+
+/**
+ * kStages slots of shared memory, each holding a tile of R consecutive rows of n elements of
+ * each of ARRAYS row-major arrays (rows 16-byte aligned, n a multiple of kVec<T>): slot s,
+ * array a, tile row r starts at slot(s, a) + r * n.
+ */
+template <typename T, int ARRAYS>
+struct RowRing {
+  T* smem;
+  const T* src[ARRAYS];
+  long long rows;
+  long long n;
+  int R;
+
+  __device__ T* slot(int stage, int array) const {
+    return smem + (static_cast<long long>(stage) * ARRAYS + array) * R * n;
+  }
+
+  /** Every thread: starts copying tile t (nothing past the last row) into `stage` and
+   * commits one group of copies. */
+  __device__ void fill(int stage, long long t) const {
+    constexpr int N = kVec<T>;
+    const long long r0 = t * R;
+    if (r0 < rows) {
+      const long long chunks = ((rows - r0 < R ? rows - r0 : R) * n) / N;
+#pragma unroll
+      for (int a = 0; a < ARRAYS; ++a) {
+        const T* from = src[a] + r0 * n;
+        T* to = slot(stage, a);
+        for (long long c = threadIdx.x; c < chunks; c += blockDim.x)
+          cp_async_16(to + c * N, from + c * N);
+      }
+    }
+    cp_async_commit();
+  }
+};
+
+/**
+ * Calls body(stage, t) for tiles t = blockIdx.x, blockIdx.x + gridDim.x, ... with tile t in
+ * slot `stage` of the ring (visible to every thread). Every thread of the block calls it;
+ * body may synchronize the block and must finish reading the slot before it returns.
+ */
+template <typename T, int ARRAYS, typename F>
+__device__ inline void staged_tiles(const RowRing<T, ARRAYS>& ring, F body) {
+  const long long tiles = (ring.rows + ring.R - 1) / ring.R;
+  const long long step = gridDim.x;
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) ring.fill(s, blockIdx.x + s * step);
+  int stage = 0;
+  for (long long t = blockIdx.x; t < tiles; t += step) {
+    cp_async_wait<kStages - 2>();  // tile t's group: one group is committed per tile
+    __syncthreads();               // ... and every thread's copies are visible; the slot
+                                   // refilled next was last read before this barrier
+    ring.fill(stage == 0 ? kStages - 1 : stage - 1, t + (kStages - 1) * step);
+    body(stage, t);
+    stage = stage + 1 == kStages ? 0 : stage + 1;
+  }
+}
+
+/** Vector v of a thread's share of a staged row: zeros past n. */
+template <int N, typename T>
+__device__ inline Vec<T, N> load_staged(const T* row, long long n, int group, int lane, int v) {
+  const long long e = (static_cast<long long>(v) * group + lane) * N;
+  if (e < n) return *reinterpret_cast<const Vec<T, N>*>(row + e);
+  Vec<T, N> x;
+#pragma unroll
+  for (int k = 0; k < N; ++k) x.v[k] = zero<T>();
+  return x;
 }
 
 }  // namespace kiln::rows
