@@ -178,6 +178,23 @@ TEST(FastNorms, FusedGradientsMatchCompositionInFloat32) {
       },
       {f64(x), f64(w)}, {f64(g)});
   test::expect_allclose(v[1], {64}, test::to_double(v2[1]), 1e-4);
+  // bfloat16 rows of 512 in more groups than a GPU runs at once: each group loads its next
+  // row while it reduces the current one.
+  array xb = test::random_array({3000, 512}, bfloat16, -2, 2);
+  array wb = test::random_array({512}, bfloat16, 0.5, 1.5);
+  array gb = test::random_array({3000, 512}, bfloat16, -1, 1);
+  auto [ob, vb] = vjp(
+      [](const std::vector<array>& a) {
+        return std::vector<array>{fast::rms_norm(a[0], a[1], 1e-5f)};
+      },
+      {xb, wb}, {gb});
+  auto [ob2, vb2] = vjp(
+      [](const std::vector<array>& a) {
+        return std::vector<array>{ref_rms_norm(a[0], a[1], 1e-5)};
+      },
+      {f64(xb), f64(wb)}, {f64(gb)});
+  test::expect_allclose(vb[0], xb.shape(), test::to_double(vb2[0]), 4 * tol(bfloat16));
+  test::expect_allclose(vb[1], wb.shape(), test::to_double(vb2[1]), 8 * tol(bfloat16));
 }
 
 TEST(FastNorms, SecondOrderJvpAndVmap) {

@@ -281,24 +281,35 @@ static void run_shape(long long rows, long long n, double copy_bw, int tile_kb) 
     }
   }
 
-  // rms_norm / layer_norm backward (dx and the partial parameter gradients).
+  // rms_norm / layer_norm backward (dx and the partial parameter gradients), with 1 and 2
+  // vectors per thread (groups of at most kRowBlockBwd threads).
   for (bool layer : {false, true}) {
     const char* name = layer ? "layer_norm bwd" : "rms_norm bwd";
-    const Plan pr = plan_rows(n, 1);
-    if (pr.vpt != 1 || (n + N - 1) / N > 1024) continue;
-    NormArgs a{rows, n, pr.group, true, true, layer, 1e-5f};
-    int grid = 0;
-    auto reg = [&] {
-      auto k = layer ? norm_vjp<T, 1, true> : norm_vjp<T, 1, false>;
-      if (!grid) {
-        int per_sm = 0;
-        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, pr.block, 0));
-        grid = per_sm * sms();
-      }
-      k<<<grid, pr.block>>>(B.x, B.w, B.g, B.y, B.pw, B.pb, a);
-    };
-    reg();
-    report(name, "register", timed(reg), bwd_bytes, copy_bw, pr, -1);
+    for (int mv : {1, 2}) {
+      Plan pr = plan_rows(n, mv);
+      if (pr.group > kRowBlockBwd || pr.vpt > mv) continue;
+      NormArgs a{rows, n, pr.group, true, true, layer, 1e-5f};
+      int grid = 0;
+      auto reg = [&] {
+        with_vpt(pr.vpt, [&](auto v) {
+          constexpr int V = decltype(v)::value;
+          if constexpr (V <= 2) {
+            auto k = layer ? norm_vjp<T, V, true> : norm_vjp<T, V, false>;
+            if (!grid) {
+              int per_sm = 0;
+              CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, pr.block, 0));
+              grid = per_sm * sms();
+            }
+            k<<<grid, pr.block>>>(B.x, B.w, B.g, mv == 1 ? B.y : B.y2, B.pw, B.pb, a);
+          }
+        });
+      };
+      if (mv == 2) CK(cudaMemset(B.y2, 0xFF, elems * 2));
+      reg();
+      CK(cudaDeviceSynchronize());
+      report(name, mv == 1 ? "register" : "reg vpt2", timed(reg), bwd_bytes, copy_bw, pr,
+             mv == 1 ? -1 : max_diff(B.y, B.y2, elems));
+    }
   }
 
   for (T* p : {B.x, B.g, B.y, B.y2, B.w, B.b}) cudaFree(p);

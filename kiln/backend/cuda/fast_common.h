@@ -60,18 +60,18 @@ struct RowPlan {
 
 /** The plan for rows of n elements of d with at most `max_vpt` vectors per thread: the
  * fewest threads that hold the row with max_vpt vectors each (at least a warp, at most
- * 1024), then the fewest vectors per thread (a power of two) that cover it. max_vpt 0 asks
- * for the looped kernel: a warp for short rows, up to 1024 threads for long ones. */
-inline RowPlan plan_rows(int64_t n, Dtype d, int max_vpt) {
+ * `max_group`), then the fewest vectors per thread (a power of two) that cover it. max_vpt 0
+ * asks for the looped kernel: a warp for short rows, up to max_group threads for long ones. */
+inline RowPlan plan_rows(int64_t n, Dtype d, int max_vpt, int max_group = 1024) {
   const int64_t nv = std::max<int64_t>(1, (n + vec_elems(d) - 1) / vec_elems(d));
   RowPlan p;
-  if (nv > 1024 * static_cast<int64_t>(max_vpt)) {
-    p.group = static_cast<int>(std::clamp<int64_t>(next_pow2((nv + 7) / 8), 32, 1024));
+  if (nv > static_cast<int64_t>(max_group) * max_vpt) {
+    p.group = static_cast<int>(std::clamp<int64_t>(next_pow2((nv + 7) / 8), 32, max_group));
     p.vpt = 0;
     p.looped = true;
   } else {
-    p.group =
-        static_cast<int>(std::clamp<int64_t>(next_pow2((nv + max_vpt - 1) / max_vpt), 32, 1024));
+    p.group = static_cast<int>(
+        std::clamp<int64_t>(next_pow2((nv + max_vpt - 1) / max_vpt), 32, max_group));
     p.vpt = static_cast<int>(next_pow2((nv + p.group - 1) / p.group));
     p.looped = false;
   }

@@ -24,15 +24,17 @@ struct NormArgs {
 };
 static_assert(sizeof(NormArgs) == 32);
 
-// Vectors per thread kept in registers, at most 32 elements in the forward and 8 in the
-// backward (x, g and two gradient sums per element): more spills at 1024 threads (64
-// registers each).
+// Vectors per thread kept in registers: at most 32 elements in the forward (more spill at
+// 1024 threads, 64 registers each); in the backward (x and g, the next row's x and g, two
+// gradient sums per element; blocks of at most 512 threads, 128 registers each) 16 elements
+// of 16-bit types and float32, 4 of float64 (no spills).
 int fwd_max_vpt(Dtype d) {
   return d.size == 4 ? 8 : 4;
 }
 int bwd_max_vpt(Dtype d) {
-  return d.size == 2 ? 1 : 2;
+  return d.size == 4 ? 4 : 2;
 }
+constexpr int kBwdMaxGroup = 512;  // device/norm/norm.cuh's kRowBlockBwd
 
 std::string tname(Dtype d) {
   return gpu::device_type(d);
@@ -168,7 +170,7 @@ void norm_backward(const Stream& st, bool layer_norm, const std::vector<array>& 
   const CUdeviceptr dxp = gpu::device_address(outputs[0]);
   a.vec = a.n % gpu::fast::vec_elems(d) == 0 && gpu::fast::aligned16(xp) &&
           gpu::fast::aligned16(wp) && gpu::fast::aligned16(gp) && gpu::fast::aligned16(dxp);
-  RowPlan p = gpu::fast::plan_rows(a.n, d, bwd_max_vpt(d));
+  RowPlan p = gpu::fast::plan_rows(a.n, d, bwd_max_vpt(d), kBwdMaxGroup);
   if (!a.vec) p = gpu::fast::plan_rows(a.n, d, 0);
   a.group = p.group;
   if (!p.looped) {

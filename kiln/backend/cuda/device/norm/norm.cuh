@@ -25,6 +25,9 @@ namespace kiln {
 
 /** Largest block of the row kernels. */
 constexpr int kRowBlock = 1024;
+/** Largest block of norm_vjp, whose threads hold x, g and two gradient sums per element:
+ * up to 128 registers each. */
+constexpr int kRowBlockBwd = 512;
 
 struct NormArgs {
   long long rows;
@@ -347,7 +350,7 @@ __device__ inline void write_partials(const A (&dw)[VPT][N], const A (&db)[VPT][
  * accumulation type; G = gridDim.x * groups per block). Rows aligned as norm_fwd's.
  */
 template <typename T, int VPT, bool LAYER>
-__global__ void __launch_bounds__(kRowBlock)
+__global__ void __launch_bounds__(kRowBlockBwd)
     norm_vjp(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ g,
              T* __restrict__ dx, rows::Acc<T>* __restrict__ pw, rows::Acc<T>* __restrict__ pb,
              const __grid_constant__ NormArgs a) {
@@ -362,25 +365,38 @@ __global__ void __launch_bounds__(kRowBlock)
   for (int v = 0; v < VPT; ++v)
 #pragma unroll
     for (int k = 0; k < N; ++k) dw[v][k] = db[v][k] = A(0);
-  // Every group of a block runs the same number of iterations (their reductions sync).
-  for (long long base = static_cast<long long>(blockIdx.x) * per_block; base < a.rows; base += G) {
+  // Row `base + group index`, zeros past the last row.
+  auto load = [&](long long base, Vec<T, N>(&xv)[VPT], Vec<T, N>(&gv)[VPT]) {
     const long long row = base + threadIdx.x / a.group;
-    const bool active = row < a.rows;
-    const long long off = (active ? row : 0) * a.n, len = active ? a.n : 0;
-    Vec<T, N> xv[VPT], gv[VPT];
+    const long long off = (row < a.rows ? row : 0) * a.n, len = row < a.rows ? a.n : 0;
 #pragma unroll
     for (int v = 0; v < VPT; ++v) {
       const long long e = norm_detail::elem(v, a.group, lane, N);
       xv[v] = rows::load_full<N>(x + off, len, e);
       gv[v] = rows::load_full<N>(g + off, len, e);
     }
+  };
+  Vec<T, N> xv[VPT], gv[VPT];
+  load(static_cast<long long>(blockIdx.x) * per_block, xv, gv);
+  // Every group of a block runs the same number of iterations (their reductions sync). The
+  // next rows' x and g are loaded before this row's reductions: in flight while they run.
+  for (long long base = static_cast<long long>(blockIdx.x) * per_block; base < a.rows; base += G) {
+    Vec<T, N> xn[VPT], gn[VPT];
+    load(base + G, xn, gn);
+    const long long row = base + threadIdx.x / a.group;
+    const bool active = row < a.rows;
     norm_detail::row_vjp<LAYER, VPT, N, T>(
         [&](int v) { return xv[v]; }, [&](int v) { return gv[v]; },
         [&](int v) {
           const long long e = norm_detail::elem(v, a.group, lane, N);
           return a.has_w && e < a.n ? load_vec<N>(w + e) : norm_detail::fill<T, N>(rows::one<T>());
         },
-        dx + off, active, lane, a, dw, db);
+        dx + (active ? row : 0) * a.n, active, lane, a, dw, db);
+#pragma unroll
+    for (int v = 0; v < VPT; ++v) {
+      xv[v] = xn[v];
+      gv[v] = gn[v];
+    }
   }
   norm_detail::write_partials<LAYER>(dw, db, pw, pb, gid, a, lane);
 }
