@@ -45,6 +45,15 @@ static Plan plan_rows(long long n, int max_vpt) {
   p.smem = 0;
   return p;
 }
+static Plan plan_looped(long long n) {  // plan_rows with max_vpt 0
+  const long long nv = (n + N - 1) / N;
+  Plan p;
+  p.group = clampi(next_pow2((nv + 7) / 8), 32, 1024);
+  p.vpt = 0;
+  p.block = p.group > 256 ? p.group : 256;
+  p.smem = 0;
+  return p;
+}
 static Plan plan_staged(long long n, int arrays, int target_vpt, long long tile_bytes) {
   const long long nv = (n + N - 1) / N;
   Plan p;
@@ -239,12 +248,7 @@ static void run_shape(long long rows, long long n, double copy_bw, int tile_kb) 
 
   // cross_entropy backward (elementwise given lse).
   {
-    const Plan pr = plan_rows(n, 0 + 1000000);  // unused by ce_bwd but for the printout
-    Plan pl = pr;
-    const long long nv = (n + N - 1) / N;
-    pl.group = clampi(next_pow2((nv + 7) / 8), 32, 1024);
-    pl.block = pl.group > 256 ? pl.group : 256;
-    pl.vpt = 0;
+    const Plan pl = plan_looped(n);
     auto run = [&] {
       ce_bwd<T>
           <<<row_grid(pl, rows), pl.block>>>(B.x, B.t, B.lse, B.lse, B.y, rows, n, pl.group, true);
@@ -267,11 +271,7 @@ static void run_shape(long long rows, long long n, double copy_bw, int tile_kb) 
       reg();
       report("softmax bwd", "register", timed(reg), bwd_bytes, copy_bw, pr, -1);
     } else {
-      Plan pl = pr;
-      const long long nv = (n + N - 1) / N;
-      pl.group = clampi(next_pow2((nv + 7) / 8), 32, 1024);
-      pl.block = pl.group > 256 ? pl.group : 256;
-      pl.vpt = 0;
+      const Plan pl = plan_looped(n);
       auto run = [&] {
         softmax_bwd_looped<T>
             <<<row_grid(pl, rows), pl.block>>>(B.x, B.g, B.y, rows, n, pl.group, true);
