@@ -113,6 +113,19 @@ void ExportAccess::register_fast(Registry& r) {
         if (has_weight) w = x[1];
         return node_of<fast::RMSNorm>(fast::rms_norm(x[0], w, eps, s), x, in);
       });
+  r.add_rebuilt<fast::RMSNormSiLU>(
+      "RMSNormSiLU",
+      [](const fast::RMSNormSiLU& p, StateWriter& w) { w.f(p.eps()).b(p.has_weight()); },
+      [](StateReader& in, Stream s, const std::vector<Shape>& shapes,
+         const std::vector<Dtype>& dtypes) {
+        float eps = static_cast<float>(in.f());
+        bool has_weight = in.b();
+        if (shapes.size() != (has_weight ? 2u : 1u)) in.fail("the number of inputs");
+        auto x = placeholders(shapes, dtypes, s);
+        std::optional<array> w;
+        if (has_weight) w = x[1];
+        return node_of<fast::RMSNormSiLU>(fast::fused_rms_silu(x[0], w, eps, s), x, in);
+      });
   r.add_rebuilt<fast::LayerNorm>(
       "LayerNorm",
       [](const fast::LayerNorm& p, StateWriter& w) {

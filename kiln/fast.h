@@ -83,14 +83,11 @@ class KernelFunction {
    * the CPU when a compiler is missing, else at eval).
    */
   std::vector<array> operator()(
-      const std::vector<array>& inputs,
-      const std::vector<Shape>& output_shapes,
-      const std::vector<Dtype>& output_dtypes,
-      std::tuple<int, int, int> grid,
+      const std::vector<array>& inputs, const std::vector<Shape>& output_shapes,
+      const std::vector<Dtype>& output_dtypes, std::tuple<int, int, int> grid,
       std::tuple<int, int, int> threadgroup,
       const std::vector<std::pair<std::string, TemplateArg>>& template_args = {},
-      std::optional<float> init_value = std::nullopt,
-      bool verbose = false,
+      std::optional<float> init_value = std::nullopt, bool verbose = false,
       StreamOrDevice s = {}) const;
 
   /**
@@ -99,12 +96,10 @@ class KernelFunction {
    * ("sm_90", the default) or "cpu". Needs no GPU: this is how CI and users on machines
    * without one check kernels. Throws KernelCompileError on compile errors.
    */
-  std::string compile(
-      const std::vector<Dtype>& input_dtypes,
-      const std::vector<int>& input_ndims,
-      const std::vector<Dtype>& output_dtypes,
-      const std::vector<std::pair<std::string, TemplateArg>>& template_args = {},
-      const std::string& target = "sm_90") const;
+  std::string compile(const std::vector<Dtype>& input_dtypes, const std::vector<int>& input_ndims,
+                      const std::vector<Dtype>& output_dtypes,
+                      const std::vector<std::pair<std::string, TemplateArg>>& template_args = {},
+                      const std::string& target = "sm_90") const;
 
   const std::string& name() const;
 
@@ -123,31 +118,21 @@ inline constexpr int kMaxNdim = 10;
  * available as `extern __shared__` storage (the limit is raised above 48 KB when asked).
  * With `atomic_outputs`, outputs are plain pointers usable with atomicAdd and friends.
  */
-KernelFunction cuda_kernel(
-    const std::string& name,
-    const std::vector<std::string>& input_names,
-    const std::vector<std::string>& output_names,
-    const std::string& source,
-    const std::string& header = "",
-    bool ensure_row_contiguous = true,
-    bool atomic_outputs = false,
-    int shared_memory = 0,
-    CompileOptions compile_options = {});
+KernelFunction cuda_kernel(const std::string& name, const std::vector<std::string>& input_names,
+                           const std::vector<std::string>& output_names, const std::string& source,
+                           const std::string& header = "", bool ensure_row_contiguous = true,
+                           bool atomic_outputs = false, int shared_memory = 0,
+                           CompileOptions compile_options = {});
 
 /**
  * A kernel whose body is Metal Shading Language, compiled for NVIDIA GPUs (and the CPU)
  * through kiln's Metal compatibility layer. With `atomic_outputs`, outputs are
  * `device atomic<T>*`. `compile_options` picks the math mode (see MathMode).
  */
-KernelFunction metal_kernel(
-    const std::string& name,
-    const std::vector<std::string>& input_names,
-    const std::vector<std::string>& output_names,
-    const std::string& source,
-    const std::string& header = "",
-    bool ensure_row_contiguous = true,
-    bool atomic_outputs = false,
-    CompileOptions compile_options = {});
+KernelFunction metal_kernel(const std::string& name, const std::vector<std::string>& input_names,
+                            const std::vector<std::string>& output_names, const std::string& source,
+                            const std::string& header = "", bool ensure_row_contiguous = true,
+                            bool atomic_outputs = false, CompileOptions compile_options = {});
 
 /** A scalar argument of a precompiled kernel (passed by value after the outputs: bool as
  * one byte, int as int32, float as float32). */
@@ -170,17 +155,11 @@ using ScalarArg = std::variant<bool, int, float>;
  * metal_kernel's call; std::runtime_error at eval when the driver cannot load the image.
  */
 std::vector<array> precompiled_cuda_kernel(
-    const std::string& name,
-    const std::string& compiled_source,
-    const std::vector<array>& inputs,
-    const std::vector<Shape>& output_shapes,
-    const std::vector<Dtype>& output_dtypes,
-    const std::vector<ScalarArg>& scalars,
-    std::tuple<int, int, int> grid,
-    std::tuple<int, int, int> threadgroup,
-    int shared_memory = 0,
-    std::optional<float> init_value = std::nullopt,
-    bool ensure_row_contiguous = false,
+    const std::string& name, const std::string& compiled_source, const std::vector<array>& inputs,
+    const std::vector<Shape>& output_shapes, const std::vector<Dtype>& output_dtypes,
+    const std::vector<ScalarArg>& scalars, std::tuple<int, int, int> grid,
+    std::tuple<int, int, int> threadgroup, int shared_memory = 0,
+    std::optional<float> init_value = std::nullopt, bool ensure_row_contiguous = false,
     StreamOrDevice s = {});
 
 /** A custom kernel's source failed to compile. The message names the kernel, gives the
@@ -209,6 +188,15 @@ class KernelCompileError : public std::runtime_error {
  */
 array rms_norm(const array& x, const std::optional<array>& weight, float eps,
                StreamOrDevice s = {});
+
+/**
+ * rms_norm followed by SiLU in one pass: `h * sigmoid(h)` with `h = rms_norm(x, weight, eps)`
+ * (MLX's mx.fast.fused_rms_silu), computed in the accumulation type and rounded once.
+ * Arguments, output dtype and errors ("[fused_rms_silu] ...") as rms_norm's. The vjp is
+ * rms_norm's fused gradient of `g * silu'(h)`.
+ */
+array fused_rms_silu(const array& x, const std::optional<array>& weight, float eps,
+                     StreamOrDevice s = {});
 
 /**
  * Layer normalization over the last axis (Ba, Kiros and Hinton, 2016):

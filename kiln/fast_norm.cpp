@@ -58,13 +58,14 @@ std::vector<array> select(std::vector<array> all, const std::vector<int>& argnum
 
 // ---------------------------------------------------------------- unfused forms
 
-ArrayFn rms_norm_fallback(float eps, bool has_weight, Dtype out, Stream s) {
+ArrayFn rms_norm_fallback(float eps, bool has_weight, Dtype out, Stream s, bool silu = false) {
   return [=](const std::vector<array>& in) {
     const Dtype acc = acc_dtype(out);
     array x = astype(in[0], acc, s);
     array n = rsqrt(add(mean(square(x, s), -1, true, s), array(eps, acc), s), s);
     array y = multiply(x, n, s);
     if (has_weight) y = multiply(y, astype(in[1], acc, s), s);
+    if (silu) y = multiply(y, sigmoid(y, s), s);
     return std::vector<array>{astype(y, out, s)};
   };
 }
@@ -140,18 +141,42 @@ std::shared_ptr<LayerNormVJP> make_layer_norm_vjp(Stream s, float eps, bool has_
 
 // ---------------------------------------------------------------- rms_norm
 
-array rms_norm(const array& x, const std::optional<array>& weight, float eps, StreamOrDevice s_) {
-  check_x(x, "rms_norm");
-  check_param(x, weight, "rms_norm", "weight");
+namespace {
+
+/** The checked inputs of rms_norm and fused_rms_silu (x and the weight in the output dtype). */
+std::vector<array> rms_inputs(const array& x, const std::optional<array>& weight, const char* op,
+                              Stream s) {
+  check_x(x, op);
+  check_param(x, weight, op, "weight");
   const Dtype out = weight ? promote_types(x.dtype(), weight->dtype()) : x.dtype();
-  check_out_type(out, "rms_norm");
-  const Stream s = to_stream(s_);
+  check_out_type(out, op);
   std::vector<array> inputs{astype(x, out, s)};
   if (weight) inputs.push_back(astype(*weight, out, s));
+  return inputs;
+}
+
+}  // namespace
+
+array rms_norm(const array& x, const std::optional<array>& weight, float eps, StreamOrDevice s_) {
+  const Stream s = to_stream(s_);
+  std::vector<array> inputs = rms_inputs(x, weight, "rms_norm", s);
+  const Dtype out = inputs[0].dtype();
   return array(x.shape(), out,
                std::make_shared<RMSNorm>(s, rms_norm_fallback(eps, weight.has_value(), out, s), eps,
                                          weight.has_value()),
                std::move(inputs));
+}
+
+array fused_rms_silu(const array& x, const std::optional<array>& weight, float eps,
+                     StreamOrDevice s_) {
+  const Stream s = to_stream(s_);
+  std::vector<array> inputs = rms_inputs(x, weight, "fused_rms_silu", s);
+  const Dtype out = inputs[0].dtype();
+  return array(
+      x.shape(), out,
+      std::make_shared<RMSNormSiLU>(s, rms_norm_fallback(eps, weight.has_value(), out, s, true),
+                                    eps, weight.has_value()),
+      std::move(inputs));
 }
 
 bool RMSNorm::is_equivalent(const Primitive& other) const {
@@ -187,6 +212,50 @@ std::pair<std::vector<array>, std::vector<int>> RMSNorm::vmap(const std::vector<
   in[0] = moveaxis(inputs[0], axes[0], 0, stream());
   return {{array(in[0].shape(), in[0].dtype(),
                  std::make_shared<RMSNorm>(stream(), fallback_, eps_, has_weight_), in)},
+          {0}};
+}
+
+bool RMSNormSiLU::is_equivalent(const Primitive& other) const {
+  auto* o = dynamic_cast<const RMSNormSiLU*>(&other);
+  return o && o->eps_ == eps_ && o->has_weight_ == has_weight_;
+}
+
+std::vector<Shape> RMSNormSiLU::output_shapes(const std::vector<array>& inputs) {
+  return {inputs[0].shape()};
+}
+
+std::vector<array> RMSNormSiLU::vjp(const std::vector<array>& primals,
+                                    const std::vector<array>& cotangents,
+                                    const std::vector<int>& argnums, const std::vector<array>&) {
+  // silu'(h) = sigmoid(h) (1 + h (1 - sigmoid(h))), h recomputed by the fused rms_norm.
+  const Stream s = stream();
+  const Dtype out = primals[0].dtype(), acc = acc_dtype(out);
+  std::optional<array> w;
+  if (has_weight_) w = primals[1];
+  array h = astype(rms_norm(primals[0], w, eps_, s), acc, s);
+  array sg = sigmoid(h, s);
+  array one(1.0, acc);
+  array dsilu = multiply(sg, add(one, multiply(h, subtract(one, sg, s), s), s), s);
+  std::vector<array> in = primals;
+  in.push_back(astype(multiply(astype(cotangents[0], acc, s), dsilu, s), out, s));
+  std::vector<Shape> shapes;
+  std::vector<Dtype> dtypes;
+  for (const auto& p : primals) {
+    shapes.push_back(p.shape());
+    dtypes.push_back(p.dtype());
+  }
+  auto outs =
+      array::make_arrays(shapes, dtypes, make_rms_norm_vjp(stream(), eps_, has_weight_), in);
+  return select(std::move(outs), argnums);
+}
+
+std::pair<std::vector<array>, std::vector<int>> RMSNormSiLU::vmap(const std::vector<array>& inputs,
+                                                                  const std::vector<int>& axes) {
+  if (inputs.size() > 1 && axes[1] >= 0) return Custom::vmap(inputs, axes);
+  std::vector<array> in = inputs;
+  in[0] = moveaxis(inputs[0], axes[0], 0, stream());
+  return {{array(in[0].shape(), in[0].dtype(),
+                 std::make_shared<RMSNormSiLU>(stream(), fallback_, eps_, has_weight_), in)},
           {0}};
 }
 

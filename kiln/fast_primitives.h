@@ -54,6 +54,27 @@ class RMSNorm : public Custom {
   bool has_weight_;
 };
 
+/** fused_rms_silu: h * sigmoid(h) with h = rms_norm(x, weight), in one pass. Inputs as
+ * RMSNorm's. A class of its own (not an RMSNorm flag) so that graph simplification never
+ * merges it with an rms_norm of the same inputs. */
+class RMSNormSiLU : public Custom {
+ public:
+  RMSNormSiLU(Stream s, ArrayFn fallback, float eps, bool has_weight)
+      : Custom(s, std::move(fallback)), eps_(eps), has_weight_(has_weight) {}
+  KILN_FAST_PRIMITIVE(RMSNormSiLU)
+  std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
+                         const std::vector<int>& argnums,
+                         const std::vector<array>& outputs) override;
+  std::pair<std::vector<array>, std::vector<int>> vmap(const std::vector<array>& inputs,
+                                                       const std::vector<int>& axes) override;
+  float eps() const { return eps_; }
+  bool has_weight() const { return has_weight_; }
+
+ private:
+  float eps_;
+  bool has_weight_;
+};
+
 /** The gradient of rms_norm. Inputs: x, [weight], cotangent; outputs: dx, [dweight]. */
 class RMSNormVJP : public Custom {
  public:

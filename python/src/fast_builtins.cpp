@@ -1,4 +1,4 @@
-// kiln.core.fast's fused built-ins: rms_norm, layer_norm, rope,
+// kiln.core.fast's fused built-ins: rms_norm, fused_rms_silu, layer_norm, rope,
 // scaled_dot_product_attention and cross_entropy, with MLX 0.32's signatures.
 #include <pybind11/stl.h>
 
@@ -32,6 +32,27 @@ Args:
 
 Returns:
     array: The normalized array, of the promoted dtype of ``x`` and ``weight``.
+)doc");
+
+  f.def(
+      "fused_rms_silu",
+      [](const array& x, const OptArray& weight, float eps, StreamOrDevice s) {
+        return fast::fused_rms_silu(x, weight, eps, s);
+      },
+      py::arg("x"), py::arg("weight").none(true), py::arg("eps"), py::kw_only(),
+      py::arg("stream") = py::none(),
+      R"doc(
+RMS normalization followed by SiLU, in one pass: ``h * sigmoid(h)`` with
+``h = rms_norm(x, weight, eps)``, accumulated in float32 and rounded once.
+
+Args:
+    x (array): Input array (at least 1-d, floating).
+    weight (array, optional): One-dimensional scale of ``x.shape[-1]`` elements, or
+      ``None`` for no scaling.
+    eps (float): A small additive constant for numerical stability.
+
+Returns:
+    array: The activated array, of the promoted dtype of ``x`` and ``weight``.
 )doc");
 
   f.def(

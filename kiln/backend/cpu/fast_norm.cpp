@@ -1,5 +1,5 @@
-// eval_cpu of rms_norm, layer_norm and their gradients. Rows of the last axis are spread
-// over the thread pool; each row is widened once into a buffer of the accumulation type
+// eval_cpu of rms_norm (and fused_rms_silu), layer_norm and their gradients. Rows of the last axis
+// are spread over the thread pool; each row is widened once into a buffer of the accumulation type
 // (float32, float64 for float64) and normalized there. The parameter gradients are summed
 // per chunk of rows, then the chunks' partial sums are added.
 #include <cmath>
@@ -44,8 +44,9 @@ int64_t chunk_count(int64_t rows, int64_t n) {
   return std::clamp<int64_t>(work >> 15, 1, std::min<int64_t>(rows, 4 * cpu::num_threads()));
 }
 
+/** rms_norm, followed by SiLU (h * sigmoid(h)) when `silu`. */
 template <typename T>
-void rms_norm(const array& x_in, const array* w, array& out, float eps) {
+void rms_norm(const array& x_in, const array* w, array& out, float eps, bool silu) {
   using A = Acc<T>;
   const array x = cpu::fast::dense(x_in);
   const int64_t n = x.shape(-1), rows = x.size() / n;
@@ -58,6 +59,8 @@ void rms_norm(const array& x_in, const array* w, array& out, float eps) {
       cpu::fast::load(xp + r * n, buf.data(), n);
       const A inv = A(1) / std::sqrt(cpu::fast::dot(buf.data(), buf.data(), n) / A(n) + A(eps));
       for (int64_t i = 0; i < n; ++i) buf[i] = buf[i] * inv * wv[i];
+      if (silu)
+        for (int64_t i = 0; i < n; ++i) buf[i] = buf[i] / (A(1) + std::exp(-buf[i]));
       cpu::fast::store(buf.data(), yp + r * n, n);
     }
   });
@@ -192,7 +195,15 @@ void RMSNorm::eval_cpu(const std::vector<array>& inputs, std::vector<array>& out
   if (allocate(outputs)) return;
   cpu::fast::dispatch_float(inputs[0].dtype(), "RMSNorm::eval_cpu", [&](auto tag) {
     using T = decltype(tag);
-    rms_norm<T>(inputs[0], has_weight_ ? &inputs[1] : nullptr, outputs[0], eps_);
+    rms_norm<T>(inputs[0], has_weight_ ? &inputs[1] : nullptr, outputs[0], eps_, false);
+  });
+}
+
+void RMSNormSiLU::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  if (allocate(outputs)) return;
+  cpu::fast::dispatch_float(inputs[0].dtype(), "RMSNormSiLU::eval_cpu", [&](auto tag) {
+    using T = decltype(tag);
+    rms_norm<T>(inputs[0], has_weight_ ? &inputs[1] : nullptr, outputs[0], eps_, true);
   });
 }
 

@@ -1,5 +1,5 @@
-// eval_gpu of rms_norm, layer_norm and their gradients. Kernels: device/norm/norm.cuh, one
-// module per dtype.
+// eval_gpu of rms_norm (and fused_rms_silu), layer_norm and their gradients. Kernels:
+// device/norm/norm.cuh, three modules per dtype.
 #include "kiln/backend/cuda/allocator.h"
 #include "kiln/backend/cuda/context.h"
 #include "kiln/backend/cuda/fast_common.h"
@@ -43,14 +43,19 @@ const char* layer(bool l) {
   return l ? "true" : "false";
 }
 
-std::string fwd_name(Dtype d, int vpt, bool l) {
-  return "kiln::norm_fwd<" + tname(d) + ", " + std::to_string(vpt) + ", " + layer(l) + ">";
+// Forward kernels through SiLU (fused_rms_silu) carry a last template argument `true`.
+std::string act(bool silu) {
+  return silu ? ", true>" : ">";
 }
-std::string rms_staged_name(Dtype d, int vpt) {
-  return "kiln::rms_norm_fwd_staged<" + tname(d) + ", " + std::to_string(vpt) + ">";
+
+std::string fwd_name(Dtype d, int vpt, bool l, bool silu = false) {
+  return "kiln::norm_fwd<" + tname(d) + ", " + std::to_string(vpt) + ", " + layer(l) + act(silu);
 }
-std::string fwd_looped_name(Dtype d, bool l) {
-  return "kiln::norm_fwd_looped<" + tname(d) + ", " + layer(l) + ">";
+std::string rms_staged_name(Dtype d, int vpt, bool silu = false) {
+  return "kiln::rms_norm_fwd_staged<" + tname(d) + ", " + std::to_string(vpt) + act(silu);
+}
+std::string fwd_looped_name(Dtype d, bool l, bool silu = false) {
+  return "kiln::norm_fwd_looped<" + tname(d) + ", " + layer(l) + act(silu);
 }
 std::string vjp_name(Dtype d, int vpt, bool l) {
   return "kiln::norm_vjp<" + tname(d) + ", " + std::to_string(vpt) + ", " + layer(l) + ">";
@@ -65,48 +70,57 @@ std::string sum_partials_name(Dtype d) {
   return "kiln::sum_partials<" + tname(d) + ">";
 }
 
-// Two modules per dtype: the forward kernels, and the backward's (compiled on first use).
-std::string module_name(Dtype d, bool backward) {
-  return std::string(backward ? "fast_norm_bwd_" : "fast_norm_fwd_") + std::string(type_to_name(d));
+// Three modules per dtype, each compiled on first use: the forward kernels, fused_rms_silu's,
+// and the backward's.
+enum class Kernels { Forward, SiluForward, Backward };
+constexpr Kernels kAllKernels[] = {Kernels::Forward, Kernels::SiluForward, Kernels::Backward};
+
+std::string module_name(Dtype d, Kernels k) {
+  const char* prefix = k == Kernels::Forward       ? "fast_norm_fwd_"
+                       : k == Kernels::SiluForward ? "fast_norm_silu_"
+                                                   : "fast_norm_bwd_";
+  return prefix + std::string(type_to_name(d));
 }
 
-gpu::ModuleSource norm_module(Dtype d, bool backward) {
+gpu::ModuleSource norm_module(Dtype d, Kernels k) {
   gpu::ModuleSource m{
-      module_name(d, backward), "#include \"kiln/backend/cuda/device/norm/norm.cuh\"\n", {}};
-  if (!backward) {
-    for (int v = 1; v <= gpu::fast::kStagedMaxVpt; v *= 2)
-      m.kernels.push_back(rms_staged_name(d, v));
-  }
-  for (bool l : {false, true}) {
-    if (!backward) {
-      for (int v = 1; v <= fwd_max_vpt(d); v *= 2) m.kernels.push_back(fwd_name(d, v, l));
-      m.kernels.push_back(fwd_looped_name(d, l));
-    } else {
+      module_name(d, k), "#include \"kiln/backend/cuda/device/norm/norm.cuh\"\n", {}};
+  if (k == Kernels::Backward) {
+    for (bool l : {false, true}) {
       for (int v = 1; v <= bwd_max_vpt(d); v *= 2) m.kernels.push_back(vjp_name(d, v, l));
       m.kernels.push_back(vjp_looped_name(d, l));
       m.kernels.push_back(param_grad_name(d, l));
     }
+    m.kernels.push_back(sum_partials_name(d));
+    return m;
   }
-  if (backward) m.kernels.push_back(sum_partials_name(d));
+  const bool silu = k == Kernels::SiluForward;
+  for (int v = 1; v <= gpu::fast::kStagedMaxVpt; v *= 2)
+    m.kernels.push_back(rms_staged_name(d, v, silu));
+  for (bool l : {false, true}) {
+    if (silu && l) continue;  // SiLU follows rms_norm only
+    for (int v = 1; v <= fwd_max_vpt(d); v *= 2) m.kernels.push_back(fwd_name(d, v, l, silu));
+    m.kernels.push_back(fwd_looped_name(d, l, silu));
+  }
   return m;
 }
 
-const gpu::Module& norm_kernels(Dtype d, bool backward, gpu::DeviceStream& s) {
+const gpu::Module& norm_kernels(Dtype d, Kernels k, gpu::DeviceStream& s) {
   if (std::find(std::begin(gpu::fast::kFloatDtypes), std::end(gpu::fast::kFloatDtypes), d) ==
       std::end(gpu::fast::kFloatDtypes)) {
     throw std::invalid_argument(msg("[fast::norm] Unsupported dtype ", d, "."));
   }
-  return gpu::get_module(s.context().index(), module_name(d, backward),
-                         [d, backward] { return norm_module(d, backward); });
+  return gpu::get_module(s.context().index(), module_name(d, k),
+                         [d, k] { return norm_module(d, k); });
 }
 
 void norm_forward(const Stream& st, bool layer_norm, const std::vector<array>& inputs, array& out,
-                  float eps, bool has_w, bool has_b) {
+                  float eps, bool has_w, bool has_b, bool silu = false) {
   auto& s = gpu::device_stream(st);
   out.set_data(gpu::new_device_storage(out.nbytes(), s));
   if (out.size() == 0) return;
   const Dtype d = out.dtype();
-  const gpu::Module& mod = norm_kernels(d, false, s);
+  const gpu::Module& mod = norm_kernels(d, silu ? Kernels::SiluForward : Kernels::Forward, s);
   const array& x = inputs[0];
   NormArgs a;
   a.n = x.shape(-1);
@@ -126,13 +140,13 @@ void norm_forward(const Stream& st, bool layer_norm, const std::vector<array>& i
   a.group = p.group;
   // Long rms_norm rows: through shared memory (layer_norm's weight and bias would spill there).
   if (const size_t smem = layer_norm ? 0 : gpu::fast::staged_smem(p, a.n, d, s)) {
-    CUfunction f = mod.function(rms_staged_name(d, p.vpt));
+    CUfunction f = mod.function(rms_staged_name(d, p.vpt, silu));
     gpu::launch_kernel(f, gpu::fast::staged_grid(f, smem, a.rows, s), {1024}, smem, s, xp, wp, yp,
                        a);
     return;
   }
-  CUfunction f =
-      mod.function(p.looped ? fwd_looped_name(d, layer_norm) : fwd_name(d, p.vpt, layer_norm));
+  CUfunction f = mod.function(p.looped ? fwd_looped_name(d, layer_norm, silu)
+                                       : fwd_name(d, p.vpt, layer_norm, silu));
   gpu::launch_kernel(f, gpu::fast::row_grid(a.rows, p), {static_cast<uint32_t>(p.block)}, 0, s, xp,
                      wp, bp, yp, a);
 }
@@ -144,7 +158,7 @@ void norm_backward(const Stream& st, bool layer_norm, const std::vector<array>& 
   for (auto& o : outputs) o.set_data(gpu::new_device_storage(o.nbytes(), s));
   const array& x = inputs[0];
   const Dtype d = x.dtype();
-  const gpu::Module& mod = norm_kernels(d, true, s);
+  const gpu::Module& mod = norm_kernels(d, Kernels::Backward, s);
   NormArgs a;
   a.n = x.shape(-1);
   if (a.n == 0) return;  // every output is empty
@@ -214,6 +228,10 @@ void LayerNorm::eval_gpu(const std::vector<array>& inputs, std::vector<array>& o
   norm_forward(stream(), true, inputs, outputs[0], eps_, has_weight_, has_bias_);
 }
 
+void RMSNormSiLU::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  norm_forward(stream(), false, inputs, outputs[0], eps_, has_weight_, false, true);
+}
+
 void RMSNormVJP::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
   norm_backward(stream(), false, inputs, outputs, eps_, has_weight_, false);
 }
@@ -224,7 +242,7 @@ void LayerNormVJP::eval_gpu(const std::vector<array>& inputs, std::vector<array>
 
 KILN_GPU_MODULE_CATALOG(fast_norm, [](const gpu::ModuleSink& sink) {
   for (Dtype d : gpu::fast::kFloatDtypes) {
-    for (bool backward : {false, true}) sink(module_name(d, backward), norm_module(d, backward));
+    for (Kernels k : kAllKernels) sink(module_name(d, k), norm_module(d, k));
   }
 });
 

@@ -102,8 +102,19 @@ __device__ inline void row_stats(X x, const NormArgs& a, int lane, A& mean, A& i
   }
 }
 
-/** Writes y = (x - mean) * inv * w + b for the thread's vectors of a row. */
-template <bool LAYER, int VPT, typename T, typename A, typename X, typename W, typename B>
+/** h * sigmoid(h) (fused_rms_silu's activation) when SILU, else h. */
+template <bool SILU, typename T, typename A>
+__device__ inline A activate(A h) {
+  if constexpr (SILU)
+    return h / (A(1) + rows::exp_diff<T>(A(0), h));
+  else
+    return h;
+}
+
+/** Writes y = (x - mean) * inv * w + b for the thread's vectors of a row (through SiLU when
+ * SILU). */
+template <bool LAYER, bool SILU, int VPT, typename T, typename A, typename X, typename W,
+          typename B>
 __device__ inline void row_out(X x, W w, B b, A mean, A inv, T* y, const NormArgs& a, int lane) {
   constexpr int N = rows::kVec<T>;
 #pragma unroll
@@ -122,7 +133,8 @@ __device__ inline void row_out(X x, W w, B b, A mean, A inv, T* y, const NormArg
     } else {
 #pragma unroll
       for (int k = 0; k < N; ++k)
-        out.v[k] = rows::from_acc<T>(rows::to_acc<A>(xv.v[k]) * inv * rows::to_acc<A>(wv.v[k]));
+        out.v[k] = rows::from_acc<T>(
+            activate<SILU, T>(rows::to_acc<A>(xv.v[k]) * inv * rows::to_acc<A>(wv.v[k])));
     }
     store_vec<N>(y + e, out);
   }
@@ -130,9 +142,9 @@ __device__ inline void row_out(X x, W w, B b, A mean, A inv, T* y, const NormArg
 
 }  // namespace norm_detail
 
-/** y = (x - mean) / std * w + b (LAYER), or x / rms * w: one group per row, the row in
- * registers (VPT vectors per thread, VPT * group * N >= n). */
-template <typename T, int VPT, bool LAYER>
+/** y = (x - mean) / std * w + b (LAYER), or x / rms * w (then through SiLU with SILU): one
+ * group per row, the row in registers (VPT vectors per thread, VPT * group * N >= n). */
+template <typename T, int VPT, bool LAYER, bool SILU = false>
 __global__ void __launch_bounds__(kRowBlock)
     norm_fwd(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b,
              T* __restrict__ y, const __grid_constant__ NormArgs a) {
@@ -154,9 +166,9 @@ __global__ void __launch_bounds__(kRowBlock)
       return has ? load_vec<N>(q + e) : norm_detail::fill<T, N>(fallback);
     };
   };
-  norm_detail::row_out<LAYER, VPT>(xs, param(w, a.has_w, rows::one<T>()),
-                                   param(b, a.has_b, rows::zero<T>()), mean, inv, y + p.row * a.n,
-                                   a, p.lane);
+  norm_detail::row_out<LAYER, SILU, VPT>(xs, param(w, a.has_w, rows::one<T>()),
+                                         param(b, a.has_b, rows::zero<T>()), mean, inv,
+                                         y + p.row * a.n, a, p.lane);
 }
 
 /**
@@ -165,7 +177,7 @@ __global__ void __launch_bounds__(kRowBlock)
  * from shared memory. The thread's weight vectors stay in registers across rows (layer_norm's
  * weight and bias together would spill at VPT 4).
  */
-template <typename T, int VPT>
+template <typename T, int VPT, bool SILU = false>
 __global__ void __launch_bounds__(kRowBlock)
     rms_norm_fwd_staged(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y,
                         const __grid_constant__ NormArgs a) {
@@ -185,12 +197,12 @@ __global__ void __launch_bounds__(kRowBlock)
     norm_detail::row_stats<false, VPT, N, T>(xs, a, lane, mean, inv);
     if (row >= a.rows) return;
     rows::opaque(wv);  // converted to float per row, not once into twice the registers
-    norm_detail::row_out<false, VPT>(xs, weight, weight, mean, inv, y + row * a.n, a, lane);
+    norm_detail::row_out<false, SILU, VPT>(xs, weight, weight, mean, inv, y + row * a.n, a, lane);
   });
 }
 
 /** norm_fwd for rows longer than the registers hold: the row is read once per pass. */
-template <typename T, bool LAYER>
+template <typename T, bool LAYER, bool SILU = false>
 __global__ void __launch_bounds__(kRowBlock)
     norm_fwd_looped(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b,
                     T* __restrict__ y, const __grid_constant__ NormArgs a) {
@@ -240,7 +252,7 @@ __global__ void __launch_bounds__(kRowBlock)
     for (int k = 0; k < N; ++k) {
       const A f = (rows::to_acc<A>(xv.v[k]) - mean) * inv * rows::to_acc<A>(wv.v[k]) +
                   rows::to_acc<A>(bv.v[k]);
-      out.v[k] = rows::from_acc<T>(f);
+      out.v[k] = rows::from_acc<T>(norm_detail::activate<SILU, T>(f));
     }
     rows::store_part<N>(yr, a.n, e, a.vec, out);
   }
