@@ -24,12 +24,14 @@ std::string temp_path(const std::string& name) {
   return (dir / name).string();
 }
 
-// A small model's loss: rope on (B, H, T, D) activations, both norms, then cross entropy
+// A small model's loss: rope on (B, H, T, D) activations, both norms and fused_rms_silu, then
+// cross entropy
 // against int32 targets. Inputs: x (2, 2, 4, 8), w (8), b (8), targets (2, 2, 4).
 std::vector<array> model_loss(const std::vector<array>& in) {
   array h = fast::rope(in[0], 8, false, 10000.0f, 1.0f, 3);
   h = fast::rms_norm(h, in[1], 1e-5f);
   h = fast::layer_norm(h, in[1], in[2], 1e-5f);
+  h = fast::fused_rms_silu(h, in[1], 1e-5f);
   h = multiply(h, softmax(h, -1));
   return {mean(fast::cross_entropy(h, in[3]))};
 }
@@ -66,8 +68,9 @@ TEST(ExportFast, GradientsKeepTheirFusedKernels) {
     auto x = step_inputs();
     auto got = f(x);
     auto names = test::graph_primitives(got);
-    for (const char* p : {"RoPE", "RMSNorm", "RMSNormVJP", "LayerNorm", "LayerNormVJP",
-                          "CrossEntropy", "CrossEntropyVJP", "Softmax", "SoftmaxVJP"}) {
+    for (const char* p :
+         {"RoPE", "RMSNorm", "RMSNormSiLU", "RMSNormVJP", "LayerNorm", "LayerNormVJP",
+          "CrossEntropy", "CrossEntropyVJP", "Softmax", "SoftmaxVJP"}) {
       EXPECT_GE(names.count(p), 1u) << p << " was exported unfused";
     }
     EXPECT_EQ(names.count("RoPE"), 2u);  // the forward and its transpose (the vjp)

@@ -1,5 +1,6 @@
-"""kiln.core.fast's fused built-ins: rms_norm, layer_norm, rope, scaled_dot_product_attention
-and cross_entropy, with MLX 0.32's signatures.
+"""kiln.core.fast's fused built-ins: rms_norm, fused_rms_silu, layer_norm, rope,
+scaled_dot_product_attention and cross_entropy, with MLX 0.32's signatures (fused_rms_silu:
+MLX's newer test_fast).
 
 Each runs on the default device (KILN_DEVICE=gpu runs the GPU kernels) on fresh random inputs
 against float64 NumPy references: every dtype, non-contiguous inputs, every attention mask
@@ -125,6 +126,29 @@ def test_rms_norm(rng, dtype, shape):
     y = mx.fast.rms_norm(x, None, 1e-5)
     assert y.dtype == dtype
     assert_close(y, np_rms_norm(xn, None, 1e-5), dtype, rtol=tol(dtype))
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("shape", [(2, 31), (3, 2, 33), (4, 4096), (4099,)])
+def test_fused_rms_silu(rng, dtype, shape):
+    x, xn = random_array(rng, shape, dtype)
+    w, wn = random_array(rng, shape[-1:], dtype, 0.5, 1.5)
+    for wo, wr in ((w, wn), (None, None)):
+        h = np_rms_norm(xn, wr, 1e-3)
+        y = mx.fast.fused_rms_silu(x, wo, 1e-3)
+        assert y.dtype == dtype
+        assert_close(y, h / (1 + np.exp(-h)), dtype, rtol=tol(dtype))
+    # The gradient: rms_norm's of g * silu'(h), against the composition's.
+    ref = lambda a, c: (lambda h: h * mx.sigmoid(h))(
+        mx.fast.rms_norm(a, c, 1e-3)
+    )  # noqa: E731
+    g = mx.ones(x.shape, dtype=dtype)
+    got = mx.vjp(lambda a, c: mx.fast.fused_rms_silu(a, c, 1e-3), [x, w], [g])[1]
+    want = mx.vjp(ref, [x, w], [g])[1]
+    for a, b in zip(got, want):
+        assert_close(a, np.array(b.astype(mx.float64)), dtype, rtol=8 * tol(dtype))
+    with pytest.raises(ValueError, match=r"\[fused_rms_silu\]"):
+        mx.fast.fused_rms_silu(mx.ones((1, 5)), mx.ones((4,)), 1e-5)
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)

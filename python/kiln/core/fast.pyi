@@ -5,7 +5,7 @@ from __future__ import annotations
 import collections.abc
 import kiln.core
 import typing
-__all__: list[str] = ['CustomKernel', 'KernelCompileError', 'cross_entropy', 'cuda_kernel', 'layer_norm', 'metal_kernel', 'precompiled_cuda_kernel', 'rms_norm', 'rope', 'scaled_dot_product_attention']
+__all__: list[str] = ['CustomKernel', 'KernelCompileError', 'cross_entropy', 'cuda_kernel', 'fused_rms_silu', 'layer_norm', 'metal_kernel', 'precompiled_cuda_kernel', 'rms_norm', 'rope', 'scaled_dot_product_attention']
 class KernelCompileError(RuntimeError):
     pass
 class CustomKernel:
@@ -119,6 +119,20 @@ def cuda_kernel(*, name: str, input_names: collections.abc.Sequence[str] | None 
 
     Returns:
         CustomKernel: A callable; also ``compile(...)``.
+    """
+def fused_rms_silu(x: kiln.core.array, weight: kiln.core.array | None, eps: typing.SupportsFloat | typing.SupportsIndex, *, stream: None | kiln.core.Stream | kiln.core.Device = None) -> kiln.core.array:
+    """
+    RMS normalization followed by SiLU, in one pass: ``h * sigmoid(h)`` with
+    ``h = rms_norm(x, weight, eps)``, accumulated in float32 and rounded once.
+
+    Args:
+        x (array): Input array (at least 1-d, floating).
+        weight (array, optional): One-dimensional scale of ``x.shape[-1]`` elements, or
+          ``None`` for no scaling.
+        eps (float): A small additive constant for numerical stability.
+
+    Returns:
+        array: The activated array, of the promoted dtype of ``x`` and ``weight``.
     """
 def layer_norm(x: kiln.core.array, weight: kiln.core.array | None, bias: kiln.core.array | None, eps: typing.SupportsFloat | typing.SupportsIndex, *, stream: None | kiln.core.Stream | kiln.core.Device = None) -> kiln.core.array:
     """
