@@ -1,6 +1,7 @@
 // The row kernels alone (kiln's device headers through nvcc, no kiln build), bfloat16:
-// rms_norm and layer_norm forward and backward, softmax forward and backward, cross_entropy
-// forward and backward, as the register kernels (blocks of groups, the row in registers)
+// rms_norm (and fused_rms_silu's kernels, checked against rms_norm's output through SiLU)
+// and layer_norm forward and backward, softmax forward and backward, cross_entropy forward
+// and backward, as the register kernels (blocks of groups, the row in registers)
 // and, for rms_norm and softmax forward, as the staged ones (persistent blocks, tiles of rows
 // copied into shared memory ahead of the computation; kiln uses them for rows that need a
 // whole 1024-thread block) at several tile sizes. Staged outputs are compared with the
@@ -105,6 +106,21 @@ static double max_diff(const T* a, const T* b, size_t n) {
   for (size_t i = 0; i < n; ++i) m = std::fmax(m, std::fabs(bf2f(ha[i]) - bf2f(hb[i])));
   return m;
 }
+// fused_rms_silu's kernels against rms_norm's output y through SiLU on the host: the
+// largest |difference| over 2^-8 (1 + |silu(y)|), below 2 when they agree to bfloat16's
+// rounding of both.
+static double silu_diff(const T* y, const T* ys, size_t n) {
+  std::vector<uint16_t> hy(n), hs(n);
+  CK(cudaMemcpy(hy.data(), y, n * 2, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(hs.data(), ys, n * 2, cudaMemcpyDeviceToHost));
+  double m = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double h = bf2f(hy[i]), want = h / (1 + std::exp(-h));
+    m = std::fmax(m, std::fabs(bf2f(hs[i]) - want) / (std::ldexp(1.0, -8) * (1 + std::fabs(want))));
+  }
+  return m;
+}
+
 static void report(const char* name, const char* impl, double us, double bytes, double copy_bw,
                    const Plan& p, double diff) {
   printf("  %-14s %-9s %9.2f us %6.0f GB/s %5.1f%% copy  group %4d vpt %d block %4d smem %6zu",
@@ -181,6 +197,19 @@ static void run_shape(long long rows, long long n, double copy_bw, int tile_kb) 
     };
     reg();
     report(name, "register", timed(reg), fwd_bytes, copy_bw, pr, -1);
+    if (!layer) {  // fused_rms_silu: the same kernel through SiLU
+      auto silu = [&] {
+        with_vpt(pr.vpt, [&](auto v) {
+          constexpr int V = decltype(v)::value;
+          norm_fwd<T, V, false, true><<<row_grid(pr, rows), pr.block>>>(B.x, B.w, B.b, B.y2, a);
+        });
+      };
+      CK(cudaMemset(B.y2, 0xFF, elems * 2));
+      silu();
+      CK(cudaDeviceSynchronize());
+      report("rms+silu fwd", "register", timed(silu), fwd_bytes, copy_bw, pr,
+             silu_diff(B.y, B.y2, elems));
+    }
     for (int tv : {2, 4}) {
       const Plan ps = plan_staged(n, 1, tv, tile);
       if (layer || ps.vpt > 4 || ps.smem > 227 * 1024) continue;
@@ -199,6 +228,20 @@ static void run_shape(long long rows, long long n, double copy_bw, int tile_kb) 
       st();
       CK(cudaDeviceSynchronize());
       report(name, "staged", timed(st), fwd_bytes, copy_bw, ps, max_diff(B.y, B.y2, elems));
+      auto sts = [&] {
+        with_vpt(ps.vpt, [&](auto v) {
+          constexpr int V = decltype(v)::value;
+          auto k = rms_norm_fwd_staged<T, V, true>;
+          if (!grid) grid = staged_grid(k, ps, rows);
+          k<<<grid, ps.block, ps.smem>>>(B.x, B.w, B.y2, as);
+        });
+      };
+      grid = 0;
+      CK(cudaMemset(B.y2, 0xFF, elems * 2));
+      sts();
+      CK(cudaDeviceSynchronize());
+      report("rms+silu fwd", "staged", timed(sts), fwd_bytes, copy_bw, ps,
+             silu_diff(B.y, B.y2, elems));
     }
   }
 
