@@ -2,7 +2,9 @@
 // buffer of the accumulation type; the forward pass keeps each row's logsumexp, which the
 // gradient reuses (softmax = exp(x - logsumexp)), so the backward reads the logits once.
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "kiln/backend/cpu/fast_common.h"
@@ -21,11 +23,61 @@ inline int64_t class_index(int32_t t, int64_t C) {
   return i >= 0 && i < C ? i : -1;
 }
 
-KILN_SIMD_CLONES void exp_shifted(const float* x, float* e, int64_t n, float m) {
-  for (int64_t i = 0; i < n; ++i) e[i] = cpu::exp_f32(x[i] - m);
+// The logsumexp of a row and the gradient of a row, as vector code for the machine's widest
+// vectors (float) or plain loops (double). Sixteen independent partial maxima and sums keep
+// the loops free of loop-carried dependences.
+
+/** shift + log(sum(exp(x - shift))) with shift the row's maximum (0 when it is infinite:
+ * subtracting it would turn the infinite logits into NaN); NaN when a logit is NaN. */
+KILN_SIMD_CLONES float row_logsumexp(const float* x, int64_t n) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  float p[16];
+  for (float& v : p) v = -kInf;
+  uint32_t nan[16] = {};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (int j = 0; j < 16; ++j) {
+      const float v = x[i + j];
+      nan[j] |= v != v;
+      p[j] = v > p[j] ? v : p[j];
+    }
+  float m = -kInf;
+  bool any_nan = false;
+  for (; i < n; ++i) {
+    any_nan |= x[i] != x[i];
+    m = x[i] > m ? x[i] : m;
+  }
+  for (int j = 0; j < 16; ++j) {
+    any_nan |= nan[j] != 0;
+    m = p[j] > m ? p[j] : m;
+  }
+  if (any_nan) return std::numeric_limits<float>::quiet_NaN();
+  const float shift = std::isfinite(m) ? m : 0.0f;
+  float s[16] = {};
+  for (i = 0; i + 16 <= n; i += 16)
+    for (int j = 0; j < 16; ++j) s[j] += cpu::exp_f32(x[i + j] - shift);
+  float t = 0;
+  for (; i < n; ++i) t += cpu::exp_f32(x[i] - shift);
+  for (int j = 0; j < 16; ++j) t += s[j];
+  return shift + std::log(t);
 }
-void exp_shifted(const double* x, double* e, int64_t n, double m) {
-  for (int64_t i = 0; i < n; ++i) e[i] = std::exp(x[i] - m);
+
+double row_logsumexp(const double* x, int64_t n) {
+  const double m = cpu::fast::max(x, n);
+  if (m != m) return m;
+  const double shift = std::isfinite(m) ? m : 0.0;
+  double t = 0;
+  for (int64_t i = 0; i < n; ++i) t += std::exp(x[i] - shift);
+  return shift + std::log(t);
+}
+
+/** y = exp(x - lse) * g: the gradient of a row's loss, before the target's -g. */
+KILN_SIMD_CLONES void grad_row(const float* x, float* y, int64_t n, float lse, float g) {
+  for (int64_t i = 0; i < n; ++i) y[i] = cpu::exp_f32(x[i] - lse) * g;
+}
+
+void grad_row(const double* x, double* y, int64_t n, double lse, double g) {
+  for (int64_t i = 0; i < n; ++i) y[i] = std::exp(x[i] - lse) * g;
 }
 
 template <typename T>
@@ -39,14 +91,17 @@ void cross_entropy_rows(const array& logits, const array& targets, array& loss, 
   Out* lp = loss.data<Out>();
   Out* sp = lse.data<Out>();
   cpu::parallel_for(rows, cpu::fast::row_grain(rows, C), [&](size_t b, size_t e) {
-    std::vector<A> buf(C), ex(C);
+    std::vector<A> widened(std::is_same_v<T, A> ? 0 : C);
     for (size_t r = b; r < e; ++r) {
-      cpu::fast::load(xp + r * C, buf.data(), C);
-      const A m = cpu::fast::max(buf.data(), C);
-      // An infinite maximum: subtracting it would give NaN for the infinite logits.
-      const A shift = std::isfinite(m) ? m : A(0);
-      exp_shifted(buf.data(), ex.data(), C, shift);
-      const A l = shift + std::log(cpu::fast::sum(ex.data(), C));
+      // Rows of A are read in place; 16-bit rows are widened once.
+      const A* buf;
+      if constexpr (std::is_same_v<T, A>) {
+        buf = xp + r * C;
+      } else {
+        cpu::fast::load(xp + r * C, widened.data(), C);
+        buf = widened.data();
+      }
+      const A l = row_logsumexp(buf, C);
       const int64_t k = class_index(tp[r], C);
       sp[r] = l;
       lp[r] = k < 0 ? std::numeric_limits<A>::quiet_NaN() : l - buf[k];
@@ -67,15 +122,19 @@ void cross_entropy_vjp_rows(const array& logits, const array& targets, const arr
   const A* gp = g.data<A>();
   T* op = out.data<T>();
   cpu::parallel_for(rows, cpu::fast::row_grain(rows, C), [&](size_t b, size_t e) {
-    std::vector<A> buf(C);
+    std::vector<A> buf(std::is_same_v<T, A> ? 0 : C);
     for (size_t r = b; r < e; ++r) {
-      cpu::fast::load(xp + r * C, buf.data(), C);
       const int64_t k = class_index(tp[r], C);
       const A gr = k < 0 ? std::numeric_limits<A>::quiet_NaN() : gp[r];
-      exp_shifted(buf.data(), buf.data(), C, sp[r]);
-      for (int64_t i = 0; i < C; ++i) buf[i] *= gr;
-      if (k >= 0) buf[k] -= gr;
-      cpu::fast::store(buf.data(), op + r * C, C);
+      if constexpr (std::is_same_v<T, A>) {  // straight from the logits to the gradient
+        grad_row(xp + r * C, op + r * C, C, sp[r], gr);
+        if (k >= 0) op[r * C + k] -= gr;
+      } else {
+        cpu::fast::load(xp + r * C, buf.data(), C);
+        grad_row(buf.data(), buf.data(), C, sp[r], gr);
+        if (k >= 0) buf[k] -= gr;
+        cpu::fast::store(buf.data(), op + r * C, C);
+      }
     }
   });
 }

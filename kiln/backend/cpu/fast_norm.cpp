@@ -4,6 +4,7 @@
 // per chunk of rows, then the chunks' partial sums are added.
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "kiln/backend/cpu/fast_common.h"
@@ -44,7 +45,26 @@ int64_t chunk_count(int64_t rows, int64_t n) {
   return std::clamp<int64_t>(work >> 15, 1, std::min<int64_t>(rows, 4 * cpu::num_threads()));
 }
 
-/** rms_norm, followed by SiLU (h * sigmoid(h)) when `silu`. */
+// One row of rms_norm / layer_norm in the accumulation type (x and y may alias): vector code
+// for the machine's widest vectors for float, a plain loop for double.
+
+KILN_SIMD_CLONES void rms_row(const float* x, float* y, const float* w, int64_t n, float eps,
+                              bool silu) {
+  const float inv = 1.0f / std::sqrt(cpu::fast::dot(x, x, n) / float(n) + eps);
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * inv * w[i];
+  if (silu)
+    for (int64_t i = 0; i < n; ++i) y[i] = y[i] / (1.0f + cpu::exp_f32(-y[i]));
+}
+
+void rms_row(const double* x, double* y, const double* w, int64_t n, float eps, bool silu) {
+  const double inv = 1.0 / std::sqrt(cpu::fast::dot(x, x, n) / double(n) + double(eps));
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * inv * w[i];
+  if (silu)
+    for (int64_t i = 0; i < n; ++i) y[i] = y[i] / (1.0 + std::exp(-y[i]));
+}
+
+/** rms_norm, followed by SiLU (h * sigmoid(h)) when `silu`. Rows of the accumulation type
+ * go from x to y directly; 16-bit rows are widened into a buffer and rounded once. */
 template <typename T>
 void rms_norm(const array& x_in, const array* w, array& out, float eps, bool silu) {
   using A = Acc<T>;
@@ -54,14 +74,15 @@ void rms_norm(const array& x_in, const array* w, array& out, float eps, bool sil
   const T* xp = x.data<T>();
   T* yp = out.data<T>();
   cpu::parallel_for(rows, cpu::fast::row_grain(rows, n), [&](size_t b, size_t e) {
-    std::vector<A> buf(n);
+    std::vector<A> buf(std::is_same_v<T, A> ? 0 : n);
     for (size_t r = b; r < e; ++r) {
-      cpu::fast::load(xp + r * n, buf.data(), n);
-      const A inv = A(1) / std::sqrt(cpu::fast::dot(buf.data(), buf.data(), n) / A(n) + A(eps));
-      for (int64_t i = 0; i < n; ++i) buf[i] = buf[i] * inv * wv[i];
-      if (silu)
-        for (int64_t i = 0; i < n; ++i) buf[i] = buf[i] / (A(1) + std::exp(-buf[i]));
-      cpu::fast::store(buf.data(), yp + r * n, n);
+      if constexpr (std::is_same_v<T, A>) {
+        rms_row(xp + r * n, yp + r * n, wv.data(), n, eps, silu);
+      } else {
+        cpu::fast::load(xp + r * n, buf.data(), n);
+        rms_row(buf.data(), buf.data(), wv.data(), n, eps, silu);
+        cpu::fast::store(buf.data(), yp + r * n, n);
+      }
     }
   });
 }
@@ -80,6 +101,18 @@ std::pair<A, A> moments(const A* buf, int64_t n, float eps) {
   return {mu, A(1) / std::sqrt(v / A(n) + A(eps))};
 }
 
+/** One row of layer_norm in the accumulation type (x and y may alias). */
+KILN_SIMD_CLONES void layer_row(const float* x, float* y, const float* w, const float* b, int64_t n,
+                                float eps) {
+  const auto [mu, inv] = moments(x, n, eps);
+  for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mu) * inv * w[i] + b[i];
+}
+
+void layer_row(const double* x, double* y, const double* w, const double* b, int64_t n, float eps) {
+  const auto [mu, inv] = moments(x, n, eps);
+  for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mu) * inv * w[i] + b[i];
+}
+
 template <typename T>
 void layer_norm(const array& x_in, const array* w, const array* bias, array& out, float eps) {
   using A = Acc<T>;
@@ -89,12 +122,15 @@ void layer_norm(const array& x_in, const array* w, const array* bias, array& out
   const T* xp = x.data<T>();
   T* yp = out.data<T>();
   cpu::parallel_for(rows, cpu::fast::row_grain(rows, n), [&](size_t b, size_t e) {
-    std::vector<A> buf(n);
+    std::vector<A> buf(std::is_same_v<T, A> ? 0 : n);
     for (size_t r = b; r < e; ++r) {
-      cpu::fast::load(xp + r * n, buf.data(), n);
-      const auto [mu, inv] = moments(buf.data(), n, eps);
-      for (int64_t i = 0; i < n; ++i) buf[i] = (buf[i] - mu) * inv * wv[i] + bv[i];
-      cpu::fast::store(buf.data(), yp + r * n, n);
+      if constexpr (std::is_same_v<T, A>) {
+        layer_row(xp + r * n, yp + r * n, wv.data(), bv.data(), n, eps);
+      } else {
+        cpu::fast::load(xp + r * n, buf.data(), n);
+        layer_row(buf.data(), buf.data(), wv.data(), bv.data(), n, eps);
+        cpu::fast::store(buf.data(), yp + r * n, n);
+      }
     }
   });
 }
