@@ -55,14 +55,24 @@ inline array dense_as(const array& a, Dtype d) {
   return tmp;
 }
 
+/** bfloat16 to float and back (round to nearest even), vectorized (fast_convert.cpp). */
+void widen_bf16(const bfloat16_t* x, float* y, int64_t n);
+void narrow_bf16(const float* x, bfloat16_t* y, int64_t n);
+
 template <typename T, typename A>
 inline void load(const T* x, A* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = static_cast<A>(static_cast<Acc<T>>(x[i]));
+  if constexpr (std::is_same_v<T, bfloat16_t> && std::is_same_v<A, float>)
+    widen_bf16(x, y, n);
+  else
+    for (int64_t i = 0; i < n; ++i) y[i] = static_cast<A>(static_cast<Acc<T>>(x[i]));
 }
 
 template <typename A, typename T>
 inline void store(const A* x, T* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(x[i]);
+  if constexpr (std::is_same_v<T, bfloat16_t> && std::is_same_v<A, float>)
+    narrow_bf16(x, y, n);
+  else
+    for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(x[i]);
 }
 
 // Sums with 16 independent partial sums (vector registers of any width up to 512 bits).
