@@ -98,34 +98,29 @@ array attention_on(const std::vector<array>& x, const AttentionParams& a, Stream
   return fast::scaled_dot_product_attention(x[0], x[1], x[2], a.scale, mode, m, sinks, s);
 }
 
+// rms_norm and fused_rms_silu (node type P, rebuilt by `op`): eps and whether the weight is
+// an input.
+template <typename P, typename Op>
+void add_rms(Registry& r, const char* name, Op op) {
+  r.add_rebuilt<P>(
+      name, [](const P& p, StateWriter& w) { w.f(p.eps()).b(p.has_weight()); },
+      [op](StateReader& in, Stream s, const std::vector<Shape>& shapes,
+           const std::vector<Dtype>& dtypes) {
+        float eps = static_cast<float>(in.f());
+        bool has_weight = in.b();
+        if (shapes.size() != (has_weight ? 2u : 1u)) in.fail("the number of inputs");
+        auto x = placeholders(shapes, dtypes, s);
+        std::optional<array> w;
+        if (has_weight) w = x[1];
+        return node_of<P>(op(x[0], w, eps, s), x, in);
+      });
+}
+
 }  // namespace
 
 void ExportAccess::register_fast(Registry& r) {
-  r.add_rebuilt<fast::RMSNorm>(
-      "RMSNorm", [](const fast::RMSNorm& p, StateWriter& w) { w.f(p.eps()).b(p.has_weight()); },
-      [](StateReader& in, Stream s, const std::vector<Shape>& shapes,
-         const std::vector<Dtype>& dtypes) {
-        float eps = static_cast<float>(in.f());
-        bool has_weight = in.b();
-        if (shapes.size() != (has_weight ? 2u : 1u)) in.fail("the number of inputs");
-        auto x = placeholders(shapes, dtypes, s);
-        std::optional<array> w;
-        if (has_weight) w = x[1];
-        return node_of<fast::RMSNorm>(fast::rms_norm(x[0], w, eps, s), x, in);
-      });
-  r.add_rebuilt<fast::RMSNormSiLU>(
-      "RMSNormSiLU",
-      [](const fast::RMSNormSiLU& p, StateWriter& w) { w.f(p.eps()).b(p.has_weight()); },
-      [](StateReader& in, Stream s, const std::vector<Shape>& shapes,
-         const std::vector<Dtype>& dtypes) {
-        float eps = static_cast<float>(in.f());
-        bool has_weight = in.b();
-        if (shapes.size() != (has_weight ? 2u : 1u)) in.fail("the number of inputs");
-        auto x = placeholders(shapes, dtypes, s);
-        std::optional<array> w;
-        if (has_weight) w = x[1];
-        return node_of<fast::RMSNormSiLU>(fast::fused_rms_silu(x[0], w, eps, s), x, in);
-      });
+  add_rms<fast::RMSNorm>(r, "RMSNorm", fast::rms_norm);
+  add_rms<fast::RMSNormSiLU>(r, "RMSNormSiLU", fast::fused_rms_silu);
   r.add_rebuilt<fast::LayerNorm>(
       "LayerNorm",
       [](const fast::LayerNorm& p, StateWriter& w) {

@@ -188,11 +188,10 @@ std::vector<Shape> RMSNorm::output_shapes(const std::vector<array>& inputs) {
   return {inputs[0].shape()};
 }
 
-std::vector<array> RMSNorm::vjp(const std::vector<array>& primals,
-                                const std::vector<array>& cotangents,
-                                const std::vector<int>& argnums, const std::vector<array>&) {
+std::vector<array> RMSNormBase::rms_vjp(const std::vector<array>& primals, const array& g,
+                                        const std::vector<int>& argnums) {
   std::vector<array> in = primals;
-  in.push_back(cotangents[0]);
+  in.push_back(g);
   std::vector<Shape> shapes;
   std::vector<Dtype> dtypes;
   for (const auto& p : primals) {
@@ -204,15 +203,27 @@ std::vector<array> RMSNorm::vjp(const std::vector<array>& primals,
   return select(std::move(outs), argnums);
 }
 
-std::pair<std::vector<array>, std::vector<int>> RMSNorm::vmap(const std::vector<array>& inputs,
-                                                              const std::vector<int>& axes) {
+std::pair<std::vector<array>, std::vector<int>> RMSNormBase::row_vmap(
+    const std::vector<array>& inputs, const std::vector<int>& axes,
+    const std::function<std::shared_ptr<Primitive>()>& same) {
   if (inputs.size() > 1 && axes[1] >= 0) return Custom::vmap(inputs, axes);
   // Rows are independent: the mapped axis of x only adds rows.
   std::vector<array> in = inputs;
   in[0] = moveaxis(inputs[0], axes[0], 0, stream());
-  return {{array(in[0].shape(), in[0].dtype(),
-                 std::make_shared<RMSNorm>(stream(), fallback_, eps_, has_weight_), in)},
-          {0}};
+  return {{array(in[0].shape(), in[0].dtype(), same(), in)}, {0}};
+}
+
+std::vector<array> RMSNorm::vjp(const std::vector<array>& primals,
+                                const std::vector<array>& cotangents,
+                                const std::vector<int>& argnums, const std::vector<array>&) {
+  return rms_vjp(primals, cotangents[0], argnums);
+}
+
+std::pair<std::vector<array>, std::vector<int>> RMSNorm::vmap(const std::vector<array>& inputs,
+                                                              const std::vector<int>& axes) {
+  return row_vmap(inputs, axes, [&] {
+    return std::make_shared<RMSNorm>(stream(), fallback_, eps_, has_weight_);
+  });
 }
 
 bool RMSNormSiLU::is_equivalent(const Primitive& other) const {
@@ -236,27 +247,15 @@ std::vector<array> RMSNormSiLU::vjp(const std::vector<array>& primals,
   array sg = sigmoid(h, s);
   array one(1.0, acc);
   array dsilu = multiply(sg, add(one, multiply(h, subtract(one, sg, s), s), s), s);
-  std::vector<array> in = primals;
-  in.push_back(astype(multiply(astype(cotangents[0], acc, s), dsilu, s), out, s));
-  std::vector<Shape> shapes;
-  std::vector<Dtype> dtypes;
-  for (const auto& p : primals) {
-    shapes.push_back(p.shape());
-    dtypes.push_back(p.dtype());
-  }
-  auto outs =
-      array::make_arrays(shapes, dtypes, make_rms_norm_vjp(stream(), eps_, has_weight_), in);
-  return select(std::move(outs), argnums);
+  return rms_vjp(primals, astype(multiply(astype(cotangents[0], acc, s), dsilu, s), out, s),
+                 argnums);
 }
 
 std::pair<std::vector<array>, std::vector<int>> RMSNormSiLU::vmap(const std::vector<array>& inputs,
                                                                   const std::vector<int>& axes) {
-  if (inputs.size() > 1 && axes[1] >= 0) return Custom::vmap(inputs, axes);
-  std::vector<array> in = inputs;
-  in[0] = moveaxis(inputs[0], axes[0], 0, stream());
-  return {{array(in[0].shape(), in[0].dtype(),
-                 std::make_shared<RMSNormSiLU>(stream(), fallback_, eps_, has_weight_), in)},
-          {0}};
+  return row_vmap(inputs, axes, [&] {
+    return std::make_shared<RMSNormSiLU>(stream(), fallback_, eps_, has_weight_);
+  });
 }
 
 bool RMSNormVJP::is_equivalent(const Primitive& other) const {

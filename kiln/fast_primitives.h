@@ -1,4 +1,4 @@
-// The primitives of the fused built-ins (kiln/fast.h): rms_norm, layer_norm, rope,
+// The primitives of the fused built-ins (kiln/fast.h): rms_norm, fused_rms_silu, layer_norm, rope,
 // scaled_dot_product_attention and cross_entropy, and their fused vjps.
 //
 // Each derives from fast::Custom, which keeps the unfused computation written with core ops
@@ -8,6 +8,8 @@
 // exact.
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <vector>
 
 #include "kiln/primitive.h"
@@ -35,44 +37,54 @@ class Custom : public Primitive {
   bool is_equivalent(const Primitive& other) const override; \
   std::vector<Shape> output_shapes(const std::vector<array>& inputs) override;
 
-/** rms_norm. Inputs: x, then weight if `has_weight`; both of the output dtype. */
-class RMSNorm : public Custom {
+/** What rms_norm and fused_rms_silu share: eps, whether the weight is an input, the fused
+ * gradient and the row-wise vmap. Inputs: x, then weight if `has_weight`; both of the output
+ * dtype. */
+class RMSNormBase : public Custom {
  public:
-  RMSNorm(Stream s, ArrayFn fallback, float eps, bool has_weight)
+  RMSNormBase(Stream s, ArrayFn fallback, float eps, bool has_weight)
       : Custom(s, std::move(fallback)), eps_(eps), has_weight_(has_weight) {}
+  float eps() const { return eps_; }
+  bool has_weight() const { return has_weight_; }
+
+ protected:
+  /** rms_norm's fused gradient (RMSNormVJP) for cotangent `g` of rms_norm's output. */
+  std::vector<array> rms_vjp(const std::vector<array>& primals, const array& g,
+                             const std::vector<int>& argnums);
+  /** Rows are independent: with x mapped and the weight not, `same()` (a node like this
+   * one) over x with the mapped axis moved first; otherwise Custom's vmap. */
+  std::pair<std::vector<array>, std::vector<int>> row_vmap(
+      const std::vector<array>& inputs, const std::vector<int>& axes,
+      const std::function<std::shared_ptr<Primitive>()>& same);
+
+  float eps_;
+  bool has_weight_;
+};
+
+/** rms_norm. */
+class RMSNorm : public RMSNormBase {
+ public:
+  using RMSNormBase::RMSNormBase;
   KILN_FAST_PRIMITIVE(RMSNorm)
   std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
                          const std::vector<int>& argnums,
                          const std::vector<array>& outputs) override;
   std::pair<std::vector<array>, std::vector<int>> vmap(const std::vector<array>& inputs,
                                                        const std::vector<int>& axes) override;
-  float eps() const { return eps_; }
-  bool has_weight() const { return has_weight_; }
-
- private:
-  float eps_;
-  bool has_weight_;
 };
 
-/** fused_rms_silu: h * sigmoid(h) with h = rms_norm(x, weight), in one pass. Inputs as
- * RMSNorm's. A class of its own (not an RMSNorm flag) so that graph simplification never
- * merges it with an rms_norm of the same inputs. */
-class RMSNormSiLU : public Custom {
+/** fused_rms_silu: h * sigmoid(h) with h = rms_norm(x, weight), in one pass. A class of its
+ * own (not an RMSNorm flag) so that graph simplification never merges it with an rms_norm
+ * of the same inputs. */
+class RMSNormSiLU : public RMSNormBase {
  public:
-  RMSNormSiLU(Stream s, ArrayFn fallback, float eps, bool has_weight)
-      : Custom(s, std::move(fallback)), eps_(eps), has_weight_(has_weight) {}
+  using RMSNormBase::RMSNormBase;
   KILN_FAST_PRIMITIVE(RMSNormSiLU)
   std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
                          const std::vector<int>& argnums,
                          const std::vector<array>& outputs) override;
   std::pair<std::vector<array>, std::vector<int>> vmap(const std::vector<array>& inputs,
                                                        const std::vector<int>& axes) override;
-  float eps() const { return eps_; }
-  bool has_weight() const { return has_weight_; }
-
- private:
-  float eps_;
-  bool has_weight_;
 };
 
 /** The gradient of rms_norm. Inputs: x, [weight], cotangent; outputs: dx, [dweight]. */
