@@ -569,7 +569,7 @@ void softmax_rows(const array& in, array& out) {
         src = xr;
         ex = yr;
       } else {
-        for (int64_t i = 0; i < n; ++i) buf[i] = static_cast<Acc>(xr[i]);
+        cpu::fast::load(xr, buf.get(), n);
         src = ex = buf.get();
       }
       // NaN-propagating maximum: a row with NaN (or an infinite maximum) comes out NaN, as
@@ -581,7 +581,8 @@ void softmax_rows(const array& in, array& out) {
         for (int64_t i = 0; i < n; ++i) ex[i] = std::exp(src[i] - m);
       }
       const Acc total = reduce_run<cpu::SumOp, Acc>(ex, n, 1);
-      for (int64_t i = 0; i < n; ++i) yr[i] = static_cast<T>(ex[i] / total);
+      for (int64_t i = 0; i < n; ++i) ex[i] /= total;
+      if constexpr (!std::is_same_v<T, Acc>) cpu::fast::store(ex, yr, n);  // rounded once
     }
   });
 }
