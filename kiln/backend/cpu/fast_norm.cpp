@@ -146,6 +146,100 @@ void finish_param_grad(const std::vector<A>& partial, int64_t chunks, int64_t n,
   }
 }
 
+// One row of the norms' gradients in the accumulation type: dx from x and the cotangent g,
+// and the row's weight (and bias) gradient terms added to dw (db) when they are not null.
+// dx may alias x or g. Vector code for float, plain loops for double.
+
+template <typename A>
+inline void rms_vjp_row_impl(const A* x, const A* g, const A* w, A* dx, A* dw, int64_t n,
+                             float eps) {
+  const A inv = A(1) / std::sqrt(cpu::fast::dot(x, x, n) / A(n) + A(eps));
+  if (dw)
+    for (int64_t i = 0; i < n; ++i) dw[i] += g[i] * x[i] * inv;
+  A p[16] = {};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (int j = 0; j < 16; ++j) p[j] += g[i + j] * w[i + j] * x[i + j];
+  A s = 0;
+  for (; i < n; ++i) s += g[i] * w[i] * x[i];
+  for (int j = 0; j < 16; ++j) s += p[j];
+  const A t = s / A(n) * inv * inv * inv;
+  for (i = 0; i < n; ++i) dx[i] = g[i] * w[i] * inv - x[i] * t;
+}
+
+KILN_SIMD_CLONES void rms_vjp_row(const float* x, const float* g, const float* w, float* dx,
+                                  float* dw, int64_t n, float eps) {
+  rms_vjp_row_impl(x, g, w, dx, dw, n, eps);
+}
+
+void rms_vjp_row(const double* x, const double* g, const double* w, double* dx, double* dw,
+                 int64_t n, float eps) {
+  rms_vjp_row_impl(x, g, w, dx, dw, n, eps);
+}
+
+template <typename A>
+inline void layer_vjp_row_impl(const A* x, const A* g, const A* w, A* dx, A* dw, A* db, int64_t n,
+                               float eps) {
+  const auto [mu, inv] = moments(x, n, eps);
+  A pg[16] = {}, px[16] = {};  // sum(w g) and sum(w g xhat)
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (int j = 0; j < 16; ++j) {
+      const A wg = w[i + j] * g[i + j];
+      pg[j] += wg;
+      px[j] += wg * (x[i + j] - mu) * inv;
+    }
+  A sg = 0, sx = 0;
+  for (; i < n; ++i) {
+    const A wg = w[i] * g[i];
+    sg += wg;
+    sx += wg * (x[i] - mu) * inv;
+  }
+  for (int j = 0; j < 16; ++j) {
+    sg += pg[j];
+    sx += px[j];
+  }
+  const A mean_wg = sg / A(n), mean_wgx = sx / A(n);
+  // Separate loops: a test inside one would keep it scalar.
+  if (dw)
+    for (i = 0; i < n; ++i) dw[i] += g[i] * ((x[i] - mu) * inv);
+  if (db)
+    for (i = 0; i < n; ++i) db[i] += g[i];
+  for (i = 0; i < n; ++i) dx[i] = inv * (w[i] * g[i] - mean_wg - (x[i] - mu) * inv * mean_wgx);
+}
+
+KILN_SIMD_CLONES void layer_vjp_row(const float* x, const float* g, const float* w, float* dx,
+                                    float* dw, float* db, int64_t n, float eps) {
+  layer_vjp_row_impl(x, g, w, dx, dw, db, n, eps);
+}
+
+void layer_vjp_row(const double* x, const double* g, const double* w, double* dx, double* dw,
+                   double* db, int64_t n, float eps) {
+  layer_vjp_row_impl(x, g, w, dx, dw, db, n, eps);
+}
+
+/**
+ * The rows of a norm's gradient in chunks (each with its own parameter-gradient sums):
+ * row(x, g, dx, c) gets rows of the accumulation type, read and written in place for float
+ * and double, widened into buffers (and dx rounded once) for 16-bit types.
+ */
+template <typename T, typename A, typename F>
+void vjp_rows(const T* xp, const T* gp, T* dxp, int64_t rows, int64_t n, int64_t chunks, F&& row) {
+  chunked_rows(rows, n, chunks, [&](int64_t c, int64_t b, int64_t e) {
+    std::vector<A> xb(std::is_same_v<T, A> ? 0 : n), gb(xb.size());
+    for (int64_t r = b; r < e; ++r) {
+      if constexpr (std::is_same_v<T, A>) {
+        row(xp + r * n, gp + r * n, dxp + r * n, c);
+      } else {
+        cpu::fast::load(xp + r * n, xb.data(), n);
+        cpu::fast::load(gp + r * n, gb.data(), n);
+        row(xb.data(), gb.data(), xb.data(), c);
+        cpu::fast::store(xb.data(), dxp + r * n, n);
+      }
+    }
+  });
+}
+
 template <typename T>
 void rms_norm_vjp(const array& x_in, const array* w, const array& g_in, std::vector<array>& outs,
                   float eps) {
@@ -155,24 +249,10 @@ void rms_norm_vjp(const array& x_in, const array* w, const array& g_in, std::vec
   const std::vector<A> wv = param<T, A>(w, n, A(1));
   const int64_t chunks = chunk_count(rows, n);
   std::vector<A> dw(w ? chunks * n : 0, A(0));
-  const T* xp = x.data<T>();
-  const T* gp = g.data<T>();
-  T* dxp = outs[0].data<T>();
-  chunked_rows(rows, n, chunks, [&](int64_t c, int64_t b, int64_t e) {
-    std::vector<A> xb(n), gb(n);
-    A* dwc = w ? dw.data() + c * n : nullptr;
-    for (int64_t r = b; r < e; ++r) {
-      cpu::fast::load(xp + r * n, xb.data(), n);
-      cpu::fast::load(gp + r * n, gb.data(), n);
-      const A inv = A(1) / std::sqrt(cpu::fast::dot(xb.data(), xb.data(), n) / A(n) + A(eps));
-      if (dwc)
-        for (int64_t i = 0; i < n; ++i) dwc[i] += gb[i] * xb[i] * inv;
-      for (int64_t i = 0; i < n; ++i) gb[i] *= wv[i];
-      const A t = cpu::fast::dot(gb.data(), xb.data(), n) / A(n) * inv * inv * inv;
-      for (int64_t i = 0; i < n; ++i) xb[i] = gb[i] * inv - xb[i] * t;
-      cpu::fast::store(xb.data(), dxp + r * n, n);
-    }
-  });
+  vjp_rows<T, A>(x.data<T>(), g.data<T>(), outs[0].data<T>(), rows, n, chunks,
+                 [&](const A* xr, const A* gr, A* dxr, int64_t c) {
+                   rms_vjp_row(xr, gr, wv.data(), dxr, w ? dw.data() + c * n : nullptr, n, eps);
+                 });
   if (w) finish_param_grad<T>(dw, chunks, n, outs[1]);
 }
 
@@ -185,29 +265,11 @@ void layer_norm_vjp(const array& x_in, const array* w, const array& g_in, bool h
   const std::vector<A> wv = param<T, A>(w, n, A(1));
   const int64_t chunks = chunk_count(rows, n);
   std::vector<A> dw(w ? chunks * n : 0, A(0)), db(has_bias ? chunks * n : 0, A(0));
-  const T* xp = x.data<T>();
-  const T* gp = g.data<T>();
-  T* dxp = outs[0].data<T>();
-  chunked_rows(rows, n, chunks, [&](int64_t c, int64_t b, int64_t e) {
-    std::vector<A> xb(n), gb(n);
-    A* dwc = w ? dw.data() + c * n : nullptr;
-    A* dbc = has_bias ? db.data() + c * n : nullptr;
-    for (int64_t r = b; r < e; ++r) {
-      cpu::fast::load(xp + r * n, xb.data(), n);
-      cpu::fast::load(gp + r * n, gb.data(), n);
-      const auto [mu, inv] = moments(xb.data(), n, eps);
-      for (int64_t i = 0; i < n; ++i) xb[i] = (xb[i] - mu) * inv;  // xhat
-      if (dwc)
-        for (int64_t i = 0; i < n; ++i) dwc[i] += gb[i] * xb[i];
-      if (dbc)
-        for (int64_t i = 0; i < n; ++i) dbc[i] += gb[i];
-      for (int64_t i = 0; i < n; ++i) gb[i] *= wv[i];
-      const A mean_wg = cpu::fast::sum(gb.data(), n) / A(n);
-      const A mean_wgx = cpu::fast::dot(gb.data(), xb.data(), n) / A(n);
-      for (int64_t i = 0; i < n; ++i) xb[i] = inv * (gb[i] - mean_wg - xb[i] * mean_wgx);
-      cpu::fast::store(xb.data(), dxp + r * n, n);
-    }
-  });
+  vjp_rows<T, A>(x.data<T>(), g.data<T>(), outs[0].data<T>(), rows, n, chunks,
+                 [&](const A* xr, const A* gr, A* dxr, int64_t c) {
+                   layer_vjp_row(xr, gr, wv.data(), dxr, w ? dw.data() + c * n : nullptr,
+                                 has_bias ? db.data() + c * n : nullptr, n, eps);
+                 });
   int k = 1;
   if (w) finish_param_grad<T>(dw, chunks, n, outs[k++]);
   if (has_bias) finish_param_grad<T>(db, chunks, n, outs[k++]);

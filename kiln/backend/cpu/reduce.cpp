@@ -587,7 +587,19 @@ void softmax_rows(const array& in, array& out) {
   });
 }
 
-// dx = y * (g - sum(y * g)) per row; half rows widened into float buffers.
+/** dx = y * (g - sum(y * g)) of one row (dx may alias y): vector code for float. */
+KILN_SIMD_CLONES void softmax_vjp_row(const float* y, const float* g, float* dx, int64_t n) {
+  const float dot = cpu::fast::dot(y, g, n);
+  for (int64_t i = 0; i < n; ++i) dx[i] = y[i] * (g[i] - dot);
+}
+
+void softmax_vjp_row(const double* y, const double* g, double* dx, int64_t n) {
+  const double dot = cpu::fast::dot(y, g, n);
+  for (int64_t i = 0; i < n; ++i) dx[i] = y[i] * (g[i] - dot);
+}
+
+// dx = y * (g - sum(y * g)) per row: float and double rows in place, half rows widened into
+// float buffers and rounded once.
 template <typename T>
 void softmax_vjp_rows(const array& y_in, const array& g_in, array& out) {
   using A = cpu::fast::Acc<T>;
@@ -597,13 +609,16 @@ void softmax_vjp_rows(const array& y_in, const array& g_in, array& out) {
   const T* gp = g.data<T>();
   T* dx = out.data<T>();
   cpu::parallel_for(rows, cpu::fast::row_grain(rows, n), [&](size_t b, size_t e) {
-    std::vector<A> yb(n), gb(n);
+    std::vector<A> yb(std::is_same_v<T, A> ? 0 : n), gb(yb.size());
     for (size_t r = b; r < e; ++r) {
-      cpu::fast::load(yp + r * n, yb.data(), n);
-      cpu::fast::load(gp + r * n, gb.data(), n);
-      const A dot = cpu::fast::dot(yb.data(), gb.data(), n);
-      for (int64_t i = 0; i < n; ++i) yb[i] *= gb[i] - dot;
-      cpu::fast::store(yb.data(), dx + r * n, n);
+      if constexpr (std::is_same_v<T, A>) {
+        softmax_vjp_row(yp + r * n, gp + r * n, dx + r * n, n);
+      } else {
+        cpu::fast::load(yp + r * n, yb.data(), n);
+        cpu::fast::load(gp + r * n, gb.data(), n);
+        softmax_vjp_row(yb.data(), gb.data(), yb.data(), n);
+        cpu::fast::store(yb.data(), dx + r * n, n);
+      }
     }
   });
 }
