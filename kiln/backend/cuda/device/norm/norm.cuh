@@ -1,4 +1,5 @@
-// rms_norm and layer_norm on the GPU, forward and backward (backend/cuda/fast_norm.cpp).
+// rms_norm (and fused_rms_silu) and layer_norm on the GPU, forward and backward
+// (backend/cuda/fast_norm.cpp).
 //
 // Bandwidth-bound: each element is read once and written once. A group of threads owns a
 // row (see rows.cuh), so the statistics (a sum of squares, or the mean and then the centred
@@ -9,10 +10,14 @@
 // from there. Rows too long for these use the _looped kernels, which read the row again for
 // each pass (mostly from L2).
 //
-// The backward groups are persistent: group i handles rows i, i + G, ..., and since a thread
-// owns the same columns in every row, it sums the parameter gradients (g * xhat for the
-// weight, g for the bias) in registers; each group then writes one row of partial sums, and
-// sum_partials adds the G rows. Long rows take norm_vjp_looped for dx (saving each row's
+// fused_rms_silu runs the same forward kernels with SILU set: h * sigmoid(h) before the
+// output is rounded.
+//
+// The backward groups are persistent: group i handles rows i, i + G, ..., loading its next
+// row while it reduces the current one, and since a thread owns the same columns in every
+// row, it sums the parameter gradients (g * xhat for the weight, g for the bias) in
+// registers; each group then writes one row of partial sums, and sum_partials adds the G
+// rows. Long rows take norm_vjp_looped for dx (saving each row's
 // mean and 1/std) and norm_param_grad, which sums g * xhat down column strips.
 //
 // The row helpers take accessors: X(v) returns vector v of the thread's share of the row
