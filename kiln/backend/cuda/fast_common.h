@@ -11,7 +11,6 @@
 #include "kiln/array.h"
 #include "kiln/backend/cuda/context.h"
 #include "kiln/backend/cuda/copy.h"
-#include "kiln/backend/cuda/driver.h"
 #include "kiln/backend/cuda/elementwise.h"
 #include "kiln/backend/cuda/indexing.h"
 #include "kiln/backend/cuda/jit.h"
@@ -102,8 +101,6 @@ inline size_t staged_smem(const RowPlan& p, int64_t n, Dtype d, DeviceStream& s)
 /** Persistent blocks of a staged kernel f for `rows` rows, one row per block at a time: as
  * many as fit on the device at once with `smem` bytes each, at most one per row. */
 inline Dim3 staged_grid(CUfunction f, size_t smem, int64_t rows, DeviceStream& s) {
-  KILN_CU(cuFuncSetAttribute, f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-          static_cast<int>(smem));
   const int64_t blocks = std::min(rows, resident_blocks(s, f, 1024, smem));
   return {static_cast<uint32_t>(std::max<int64_t>(blocks, 1)), 1, 1};
 }

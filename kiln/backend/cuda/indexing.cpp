@@ -72,6 +72,7 @@ int64_t resident_blocks(DeviceStream& stream, CUfunction f, uint32_t block, size
     if (it != cache.end()) per_sm = it->second;
   }
   if (per_sm == 0) {
+    opt_in_shared(f, smem);  // as the launch will: the calculator checks the kernel's limit
     KILN_CU(cuOccupancyMaxActiveBlocksPerMultiprocessor, &per_sm, f, static_cast<int>(block), smem);
     per_sm = std::max(per_sm, 1);
     std::lock_guard lk(mu);

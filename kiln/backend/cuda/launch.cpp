@@ -10,7 +10,6 @@
 namespace kiln::gpu {
 
 namespace {
-constexpr size_t kDefaultSharedLimit = 48 * 1024;  // above this a kernel must opt in
 std::atomic<uint64_t> g_launches{0};
 
 std::string kernel_name(CUfunction f) {
@@ -38,14 +37,18 @@ Dim3 grid_1d(int64_t threads, uint32_t block) {
   return {static_cast<uint32_t>(blocks), 1, 1};
 }
 
-void launch(CUfunction f, Dim3 grid, Dim3 block, size_t shared_bytes, DeviceStream& stream,
-            void** params) {
-  if (grid.x == 0 || grid.y == 0 || grid.z == 0) return;
-  g_launches.fetch_add(1, std::memory_order_relaxed);
+void opt_in_shared(CUfunction f, size_t shared_bytes) {
   if (shared_bytes > kDefaultSharedLimit) {
     KILN_CU(cuFuncSetAttribute, f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
             static_cast<int>(shared_bytes));
   }
+}
+
+void launch(CUfunction f, Dim3 grid, Dim3 block, size_t shared_bytes, DeviceStream& stream,
+            void** params) {
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0) return;
+  g_launches.fetch_add(1, std::memory_order_relaxed);
+  opt_in_shared(f, shared_bytes);
   CUresult r = driver().cuLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y, block.z,
                                        static_cast<unsigned>(shared_bytes), stream.handle(), params,
                                        nullptr);

@@ -22,6 +22,13 @@ struct Dim3 {
  * past the grid limit (2^31 - 1 blocks). */
 Dim3 grid_1d(int64_t threads, uint32_t block);
 
+/** Dynamic shared memory a kernel may use without opting in (more needs
+ * CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES). */
+constexpr size_t kDefaultSharedLimit = 48 * 1024;
+
+/** Lets `f` use `shared_bytes` of dynamic shared memory when that is past the default limit. */
+void opt_in_shared(CUfunction f, size_t shared_bytes);
+
 /**
  * Launches `f` on `stream` with `params` (cuLaunchKernel's array of pointers to each
  * parameter). Requests more than 48 KiB of dynamic shared memory from the kernel when needed.

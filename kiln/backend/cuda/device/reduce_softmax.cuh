@@ -31,7 +31,7 @@ __device__ inline void softmax_row(const Vec<T, N> (&xv)[VPT], T* y, long long n
   A m = -rows::infinity<A>();
 #pragma unroll
   for (int v = 0; v < VPT; ++v) {
-    const long long e = (static_cast<long long>(v) * group + lane) * N;
+    const long long e = rows::vec_elem(v, group, lane, N);
     if (active && e < n)
 #pragma unroll
       for (int k = 0; k < N; ++k) m = rows::nan_max(m, rows::to_acc<A>(xv[v].v[k]));
@@ -40,7 +40,7 @@ __device__ inline void softmax_row(const Vec<T, N> (&xv)[VPT], T* y, long long n
   A s = 0;
 #pragma unroll
   for (int v = 0; v < VPT; ++v) {
-    const long long e = (static_cast<long long>(v) * group + lane) * N;
+    const long long e = rows::vec_elem(v, group, lane, N);
     if (active && e < n)
 #pragma unroll
       for (int k = 0; k < N; ++k) s += rows::exp_diff<T>(rows::to_acc<A>(xv[v].v[k]), m);
@@ -81,8 +81,7 @@ __global__ void __launch_bounds__(1024) softmax_fwd(const T* __restrict__ in, T*
   Vec<T, N> xv[VPT];
 #pragma unroll
   for (int v = 0; v < VPT; ++v)
-    xv[v] = rows::load_full<N>(in + off, p.active ? n : 0,
-                               (static_cast<long long>(v) * group + p.lane) * N);
+    xv[v] = rows::load_full<N>(in + off, p.active ? n : 0, rows::vec_elem(v, group, p.lane, N));
   softmax_detail::softmax_row(xv, out + off, n, group, p.lane, p.active);
 }
 
@@ -93,14 +92,15 @@ __global__ void __launch_bounds__(1024)
                        int group) {
   constexpr int N = rows::kVec<T>;
   const int lane = threadIdx.x % group, gi = threadIdx.x / group;
-  const rows::RowRing<T, 1> ring{
-      rows::dynamic_smem<T>(), {in}, rows, n, static_cast<int>(blockDim.x) / group};
+  const rows::RowRing<T> ring{rows::dynamic_smem<T>(), in, rows, n,
+                              static_cast<int>(blockDim.x) / group};
   rows::staged_tiles(ring, [&](int stage, long long t) {
     const long long row = t * ring.R + gi;
-    const T* xs = ring.slot(stage, 0) + gi * n;
+    const T* xs = ring.slot(stage) + gi * n;
     Vec<T, N> xv[VPT];
 #pragma unroll
-    for (int v = 0; v < VPT; ++v) xv[v] = rows::load_staged<N>(xs, n, group, lane, v);
+    for (int v = 0; v < VPT; ++v)
+      xv[v] = rows::load_full<N>(xs, n, rows::vec_elem(v, group, lane, N));
     const bool active = row < rows;
     softmax_detail::softmax_row(xv, out + (active ? row : 0) * n, n, group, lane, active);
   });
@@ -159,7 +159,7 @@ __global__ void __launch_bounds__(1024)
   Vec<T, N> yv[VPT], gv[VPT];
 #pragma unroll
   for (int v = 0; v < VPT; ++v) {
-    const long long e = (static_cast<long long>(v) * group + p.lane) * N;
+    const long long e = rows::vec_elem(v, group, p.lane, N);
     yv[v] = rows::load_full<N>(yin + base, len, e);
     gv[v] = rows::load_full<N>(gin + base, len, e);
   }

@@ -33,7 +33,7 @@ __device__ inline void ce_row(const Vec<T, N> (&xv)[VPT], const T* row, int targ
   A m = -rows::infinity<A>();
 #pragma unroll
   for (int v = 0; v < VPT; ++v) {
-    const long long e = (static_cast<long long>(v) * group + lane) * N;
+    const long long e = rows::vec_elem(v, group, lane, N);
     if (active && e < n)
 #pragma unroll
       for (int k = 0; k < N; ++k) m = rows::nan_max(m, rows::to_acc<A>(xv[v].v[k]));
@@ -44,7 +44,7 @@ __device__ inline void ce_row(const Vec<T, N> (&xv)[VPT], const T* row, int targ
   A s = 0;
 #pragma unroll
   for (int v = 0; v < VPT; ++v) {
-    const long long e = (static_cast<long long>(v) * group + lane) * N;
+    const long long e = rows::vec_elem(v, group, lane, N);
     if (active && e < n)
 #pragma unroll
       for (int k = 0; k < N; ++k) s += rows::exp_diff<T>(rows::to_acc<A>(xv[v].v[k]), shift);
@@ -70,8 +70,7 @@ __global__ void __launch_bounds__(1024)
   Vec<T, N> xv[VPT];
 #pragma unroll
   for (int v = 0; v < VPT; ++v)
-    xv[v] =
-        rows::load_full<N>(x, p.active ? n : 0, (static_cast<long long>(v) * group + p.lane) * N);
+    xv[v] = rows::load_full<N>(x, p.active ? n : 0, rows::vec_elem(v, group, p.lane, N));
   ce_detail::ce_row(xv, x, p.active && p.lane == 0 ? targets[row] : 0, loss + row, lse + row, n,
                     group, p.lane, p.active);
 }

@@ -54,18 +54,13 @@ __device__ inline Vec<T, N> fill(T v) {
   return x;
 }
 
-/** The first element of vector v of a thread's share of a row. */
-__device__ inline long long elem(int v, int group, int lane, int n_vec) {
-  return (static_cast<long long>(v) * group + lane) * n_vec;
-}
-
 /** The thread's VPT vectors of a parameter row p (w or b; `fallback` when absent or past n). */
 template <int VPT, int N, typename T>
 __device__ inline void load_param(Vec<T, N> (&out)[VPT], const T* p, bool has, T fallback,
                                   const NormArgs& a, int lane) {
 #pragma unroll
   for (int v = 0; v < VPT; ++v) {
-    const long long e = elem(v, a.group, lane, N);
+    const long long e = rows::vec_elem(v, a.group, lane, N);
     out[v] = has && e < a.n ? load_vec<N>(p + e) : fill<T, N>(fallback);
   }
 }
@@ -91,7 +86,7 @@ __device__ inline void row_stats(X x, const NormArgs& a, int lane, A& mean, A& i
     A q[1] = {A(0)};
 #pragma unroll
     for (int v = 0; v < VPT; ++v) {
-      const bool valid = elem(v, a.group, lane, N) < a.n;  // rows of whole vectors
+      const bool valid = rows::vec_elem(v, a.group, lane, N) < a.n;  // rows of whole vectors
       const Vec<T, N> xv = x(v);
 #pragma unroll
       for (int k = 0; k < N; ++k) {
@@ -131,7 +126,7 @@ __device__ inline void row_out(X x, W w, B b, A mean, A inv, T* y, const NormArg
   constexpr int N = rows::kVec<T>;
 #pragma unroll
   for (int v = 0; v < VPT; ++v) {
-    const long long e = elem(v, a.group, lane, N);
+    const long long e = rows::vec_elem(v, a.group, lane, N);
     if (e >= a.n) break;
     const Vec<T, N> xv = x(v), wv = w(v);
     Vec<T, N> out;
@@ -167,14 +162,14 @@ __global__ void __launch_bounds__(kRowBlock)
   Vec<T, N> xv[VPT];
 #pragma unroll
   for (int v = 0; v < VPT; ++v)
-    xv[v] = rows::load_full<N>(xr, p.active ? a.n : 0, norm_detail::elem(v, a.group, p.lane, N));
+    xv[v] = rows::load_full<N>(xr, p.active ? a.n : 0, rows::vec_elem(v, a.group, p.lane, N));
   auto xs = [&](int v) { return xv[v]; };
   A mean, inv;
   norm_detail::row_stats<LAYER, VPT, N, T>(xs, a, p.lane, mean, inv);
   if (!p.active) return;
   auto param = [&](const T* q, bool has, T fallback) {
     return [=, &a](int v) {
-      const long long e = norm_detail::elem(v, a.group, p.lane, N);
+      const long long e = rows::vec_elem(v, a.group, p.lane, N);
       return has ? load_vec<N>(q + e) : norm_detail::fill<T, N>(fallback);
     };
   };
@@ -199,12 +194,14 @@ __global__ void __launch_bounds__(kRowBlock)
   Vec<T, N> wv[VPT];
   norm_detail::load_param(wv, w, a.has_w, rows::one<T>(), a, lane);
   auto weight = [&](int v) { return wv[v]; };
-  const rows::RowRing<T, 1> ring{
-      rows::dynamic_smem<T>(), {x}, a.rows, a.n, static_cast<int>(blockDim.x) / a.group};
+  const rows::RowRing<T> ring{rows::dynamic_smem<T>(), x, a.rows, a.n,
+                              static_cast<int>(blockDim.x) / a.group};
   rows::staged_tiles(ring, [&](int stage, long long t) {
     const long long row = t * ring.R + gi;
-    const T* xr = ring.slot(stage, 0) + gi * a.n;
-    auto xs = [&](int v) { return rows::load_staged<N>(xr, a.n, a.group, lane, v); };
+    const T* xr = ring.slot(stage) + gi * a.n;
+    auto xs = [&](int v) {
+      return rows::load_full<N>(xr, a.n, rows::vec_elem(v, a.group, lane, N));
+    };
     A mean, inv;
     norm_detail::row_stats<false, VPT, N, T>(xs, a, lane, mean, inv);
     if (row >= a.rows) return;
@@ -297,7 +294,7 @@ __device__ inline void row_vjp(X x, G g, W w, T* __restrict__ dxr, bool active, 
     A t[3] = {A(0), A(0), A(0)};
 #pragma unroll
     for (int v = 0; v < VPT; ++v) {
-      const bool valid = elem(v, a.group, lane, N) < a.n;  // rows of whole vectors
+      const bool valid = rows::vec_elem(v, a.group, lane, N) < a.n;  // rows of whole vectors
       const Vec<T, N> xv = x(v), gv = g(v), wv = w(v);
 #pragma unroll
       for (int k = 0; k < N; ++k) {
@@ -332,7 +329,7 @@ __device__ inline void row_vjp(X x, G g, W w, T* __restrict__ dxr, bool active, 
   if (!active) return;
 #pragma unroll
   for (int v = 0; v < VPT; ++v) {
-    const long long e = elem(v, a.group, lane, N);
+    const long long e = rows::vec_elem(v, a.group, lane, N);
     if (e >= a.n) break;
     const Vec<T, N> xv = x(v), gv = g(v), wv = w(v);
     Vec<T, N> out;
@@ -356,7 +353,7 @@ __device__ inline void write_partials(const A (&dw)[VPT][N], const A (&db)[VPT][
                                       long long gid, const NormArgs& a, int lane) {
 #pragma unroll
   for (int v = 0; v < VPT; ++v) {
-    const long long e = elem(v, a.group, lane, N);
+    const long long e = rows::vec_elem(v, a.group, lane, N);
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       if (e + k >= a.n) continue;
@@ -395,7 +392,7 @@ __global__ void __launch_bounds__(kRowBlockBwd)
     const long long off = (row < a.rows ? row : 0) * a.n, len = row < a.rows ? a.n : 0;
 #pragma unroll
     for (int v = 0; v < VPT; ++v) {
-      const long long e = norm_detail::elem(v, a.group, lane, N);
+      const long long e = rows::vec_elem(v, a.group, lane, N);
       xv[v] = rows::load_full<N>(x + off, len, e);
       gv[v] = rows::load_full<N>(g + off, len, e);
     }
@@ -412,7 +409,7 @@ __global__ void __launch_bounds__(kRowBlockBwd)
     norm_detail::row_vjp<LAYER, VPT, N, T>(
         [&](int v) { return xv[v]; }, [&](int v) { return gv[v]; },
         [&](int v) {
-          const long long e = norm_detail::elem(v, a.group, lane, N);
+          const long long e = rows::vec_elem(v, a.group, lane, N);
           return a.has_w && e < a.n ? load_vec<N>(w + e) : norm_detail::fill<T, N>(rows::one<T>());
         },
         dx + (active ? row : 0) * a.n, active, lane, a, dw, db);

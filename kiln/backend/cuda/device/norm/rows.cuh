@@ -198,6 +198,12 @@ __device__ inline T one() {
     return T(1);
 }
 
+/** The first element of vector v of a thread's share of a row (lane `lane` of a group of
+ * `group` threads, n_vec elements per vector). */
+__device__ inline long long vec_elem(int v, int group, int lane, int n_vec) {
+  return (static_cast<long long>(v) * group + lane) * n_vec;
+}
+
 /** Where a thread's group and lane are, and which row the group owns. */
 struct RowPos {
   long long row;
@@ -242,7 +248,7 @@ template <int VPT, int N, typename T, typename F>
 __device__ inline void store_full(T* row, long long n, int group, int lane, F f) {
 #pragma unroll
   for (int v = 0; v < VPT; ++v) {
-    const long long e = (static_cast<long long>(v) * group + lane) * N;
+    const long long e = vec_elem(v, group, lane, N);
     if (e >= n) break;
     Vec<T, N> o;
 #pragma unroll
@@ -293,20 +299,18 @@ __device__ inline T* dynamic_smem() {
 
 /**
  * kStages slots of shared memory, each holding a tile of R consecutive rows of n elements of
- * each of ARRAYS row-major arrays (rows 16-byte aligned, n a multiple of kVec<T>): slot s,
- * array a, tile row r starts at slot(s, a) + r * n.
+ * the row-major array `src` (rows 16-byte aligned, n a multiple of kVec<T>): tile row r of
+ * slot s starts at slot(s) + r * n.
  */
-template <typename T, int ARRAYS>
+template <typename T>
 struct RowRing {
   T* smem;
-  const T* src[ARRAYS];
+  const T* src;
   long long rows;
   long long n;
   int R;
 
-  __device__ T* slot(int stage, int array) const {
-    return smem + (static_cast<long long>(stage) * ARRAYS + array) * R * n;
-  }
+  __device__ T* slot(int stage) const { return smem + static_cast<long long>(stage) * R * n; }
 
   /** Every thread: starts copying tile t (nothing past the last row) into `stage` and
    * commits one group of copies. */
@@ -315,13 +319,10 @@ struct RowRing {
     const long long r0 = t * R;
     if (r0 < rows) {
       const long long chunks = ((rows - r0 < R ? rows - r0 : R) * n) / N;
-#pragma unroll
-      for (int a = 0; a < ARRAYS; ++a) {
-        const T* from = src[a] + r0 * n;
-        T* to = slot(stage, a);
-        for (long long c = threadIdx.x; c < chunks; c += blockDim.x)
-          cp_async_16(to + c * N, from + c * N);
-      }
+      const T* from = src + r0 * n;
+      T* to = slot(stage);
+      for (long long c = threadIdx.x; c < chunks; c += blockDim.x)
+        cp_async_16(to + c * N, from + c * N);
     }
     cp_async_commit();
   }
@@ -332,8 +333,8 @@ struct RowRing {
  * slot `stage` of the ring (visible to every thread). Every thread of the block calls it;
  * body may synchronize the block and must finish reading the slot before it returns.
  */
-template <typename T, int ARRAYS, typename F>
-__device__ inline void staged_tiles(const RowRing<T, ARRAYS>& ring, F body) {
+template <typename T, typename F>
+__device__ inline void staged_tiles(const RowRing<T>& ring, F body) {
   const long long tiles = (ring.rows + ring.R - 1) / ring.R;
   const long long step = gridDim.x;
 #pragma unroll
@@ -347,17 +348,6 @@ __device__ inline void staged_tiles(const RowRing<T, ARRAYS>& ring, F body) {
     body(stage, t);
     stage = stage + 1 == kStages ? 0 : stage + 1;
   }
-}
-
-/** Vector v of a thread's share of a staged row: zeros past n. */
-template <int N, typename T>
-__device__ inline Vec<T, N> load_staged(const T* row, long long n, int group, int lane, int v) {
-  const long long e = (static_cast<long long>(v) * group + lane) * N;
-  if (e < n) return *reinterpret_cast<const Vec<T, N>*>(row + e);
-  Vec<T, N> x;
-#pragma unroll
-  for (int k = 0; k < N; ++k) x.v[k] = zero<T>();
-  return x;
 }
 
 }  // namespace kiln::rows
