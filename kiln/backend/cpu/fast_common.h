@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -53,6 +54,14 @@ inline array dense_as(const array& a, Dtype d) {
   array tmp(Storage::host(a.size() * d.size), a.shape(), d);
   copy_inplace(a, tmp, a.flags().row_contiguous ? CopyType::vector : CopyType::general);
   return tmp;
+}
+
+/** exp in the accumulation type: exp_f32 (vectorizable) for float, std::exp for double. */
+inline float exp_acc(float x) {
+  return exp_f32(x);
+}
+inline double exp_acc(double x) {
+  return std::exp(x);
 }
 
 /** bfloat16 to float and back (round to nearest even), vectorized (fast_convert.cpp). */

@@ -23,25 +23,26 @@ inline int64_t class_index(int32_t t, int64_t C) {
   return i >= 0 && i < C ? i : -1;
 }
 
-// The logsumexp of a row and the gradient of a row, as vector code for the machine's widest
-// vectors (float) or plain loops (double). Sixteen independent partial maxima and sums keep
-// the loops free of loop-carried dependences.
+// The logsumexp and the gradient of a row in the accumulation type A, as vector code for the
+// machine's widest vectors. Sixteen independent partial maxima and sums keep the loops free of
+// loop-carried dependences.
 
 /** shift + log(sum(exp(x - shift))) with shift the row's maximum (0 when it is infinite:
  * subtracting it would turn the infinite logits into NaN); NaN when a logit is NaN. */
-KILN_SIMD_CLONES float row_logsumexp(const float* x, int64_t n) {
-  constexpr float kInf = std::numeric_limits<float>::infinity();
-  float p[16];
-  for (float& v : p) v = -kInf;
+template <typename A>
+KILN_SIMD_CLONES A row_logsumexp(const A* x, int64_t n) {
+  constexpr A kInf = std::numeric_limits<A>::infinity();
+  A p[16];
+  for (A& v : p) v = -kInf;
   uint32_t nan[16] = {};
   int64_t i = 0;
   for (; i + 16 <= n; i += 16)
     for (int j = 0; j < 16; ++j) {
-      const float v = x[i + j];
+      const A v = x[i + j];
       nan[j] |= v != v;
       p[j] = v > p[j] ? v : p[j];
     }
-  float m = -kInf;
+  A m = -kInf;
   bool any_nan = false;
   for (; i < n; ++i) {
     any_nan |= x[i] != x[i];
@@ -51,33 +52,21 @@ KILN_SIMD_CLONES float row_logsumexp(const float* x, int64_t n) {
     any_nan |= nan[j] != 0;
     m = p[j] > m ? p[j] : m;
   }
-  if (any_nan) return std::numeric_limits<float>::quiet_NaN();
-  const float shift = std::isfinite(m) ? m : 0.0f;
-  float s[16] = {};
+  if (any_nan) return std::numeric_limits<A>::quiet_NaN();
+  const A shift = std::isfinite(m) ? m : A(0);
+  A s[16] = {};
   for (i = 0; i + 16 <= n; i += 16)
-    for (int j = 0; j < 16; ++j) s[j] += cpu::exp_f32(x[i + j] - shift);
-  float t = 0;
-  for (; i < n; ++i) t += cpu::exp_f32(x[i] - shift);
+    for (int j = 0; j < 16; ++j) s[j] += cpu::fast::exp_acc(x[i + j] - shift);
+  A t = 0;
+  for (; i < n; ++i) t += cpu::fast::exp_acc(x[i] - shift);
   for (int j = 0; j < 16; ++j) t += s[j];
   return shift + std::log(t);
 }
 
-double row_logsumexp(const double* x, int64_t n) {
-  const double m = cpu::fast::max(x, n);
-  if (m != m) return m;
-  const double shift = std::isfinite(m) ? m : 0.0;
-  double t = 0;
-  for (int64_t i = 0; i < n; ++i) t += std::exp(x[i] - shift);
-  return shift + std::log(t);
-}
-
 /** y = exp(x - lse) * g: the gradient of a row's loss, before the target's -g. */
-KILN_SIMD_CLONES void grad_row(const float* x, float* y, int64_t n, float lse, float g) {
-  for (int64_t i = 0; i < n; ++i) y[i] = cpu::exp_f32(x[i] - lse) * g;
-}
-
-void grad_row(const double* x, double* y, int64_t n, double lse, double g) {
-  for (int64_t i = 0; i < n; ++i) y[i] = std::exp(x[i] - lse) * g;
+template <typename A>
+KILN_SIMD_CLONES void grad_row(const A* x, A* y, int64_t n, A lse, A g) {
+  for (int64_t i = 0; i < n; ++i) y[i] = cpu::fast::exp_acc(x[i] - lse) * g;
 }
 
 template <typename T>

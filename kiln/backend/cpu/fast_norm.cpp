@@ -45,22 +45,16 @@ int64_t chunk_count(int64_t rows, int64_t n) {
   return std::clamp<int64_t>(work >> 15, 1, std::min<int64_t>(rows, 4 * cpu::num_threads()));
 }
 
-// One row of rms_norm / layer_norm in the accumulation type (x and y may alias): vector code
-// for the machine's widest vectors for float, a plain loop for double.
+// The rows of the norms and their gradients in the accumulation type A (float, double), as
+// vector code for the machine's widest vectors (KILN_SIMD_CLONES). Outputs may alias inputs.
 
-KILN_SIMD_CLONES void rms_row(const float* x, float* y, const float* w, int64_t n, float eps,
-                              bool silu) {
-  const float inv = 1.0f / std::sqrt(cpu::fast::dot(x, x, n) / float(n) + eps);
+/** One row of rms_norm, through SiLU when `silu`. */
+template <typename A>
+KILN_SIMD_CLONES void rms_row(const A* x, A* y, const A* w, int64_t n, float eps, bool silu) {
+  const A inv = A(1) / std::sqrt(cpu::fast::dot(x, x, n) / A(n) + A(eps));
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] * inv * w[i];
   if (silu)
-    for (int64_t i = 0; i < n; ++i) y[i] = y[i] / (1.0f + cpu::exp_f32(-y[i]));
-}
-
-void rms_row(const double* x, double* y, const double* w, int64_t n, float eps, bool silu) {
-  const double inv = 1.0 / std::sqrt(cpu::fast::dot(x, x, n) / double(n) + double(eps));
-  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * inv * w[i];
-  if (silu)
-    for (int64_t i = 0; i < n; ++i) y[i] = y[i] / (1.0 + std::exp(-y[i]));
+    for (int64_t i = 0; i < n; ++i) y[i] = y[i] / (A(1) + cpu::fast::exp_acc(-y[i]));
 }
 
 /** rms_norm, followed by SiLU (h * sigmoid(h)) when `silu`. Rows of the accumulation type
@@ -101,14 +95,9 @@ std::pair<A, A> moments(const A* buf, int64_t n, float eps) {
   return {mu, A(1) / std::sqrt(v / A(n) + A(eps))};
 }
 
-/** One row of layer_norm in the accumulation type (x and y may alias). */
-KILN_SIMD_CLONES void layer_row(const float* x, float* y, const float* w, const float* b, int64_t n,
-                                float eps) {
-  const auto [mu, inv] = moments(x, n, eps);
-  for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mu) * inv * w[i] + b[i];
-}
-
-void layer_row(const double* x, double* y, const double* w, const double* b, int64_t n, float eps) {
+/** One row of layer_norm. */
+template <typename A>
+KILN_SIMD_CLONES void layer_row(const A* x, A* y, const A* w, const A* b, int64_t n, float eps) {
   const auto [mu, inv] = moments(x, n, eps);
   for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mu) * inv * w[i] + b[i];
 }
@@ -146,13 +135,12 @@ void finish_param_grad(const std::vector<A>& partial, int64_t chunks, int64_t n,
   }
 }
 
-// One row of the norms' gradients in the accumulation type: dx from x and the cotangent g,
-// and the row's weight (and bias) gradient terms added to dw (db) when they are not null.
-// dx may alias x or g. Vector code for float, plain loops for double.
+// One row of a norm's gradient: dx from x and the cotangent g, and the row's weight (and
+// bias) gradient terms added to dw (db) when they are not null.
 
 template <typename A>
-inline void rms_vjp_row_impl(const A* x, const A* g, const A* w, A* dx, A* dw, int64_t n,
-                             float eps) {
+KILN_SIMD_CLONES void rms_vjp_row(const A* x, const A* g, const A* w, A* dx, A* dw, int64_t n,
+                                  float eps) {
   const A inv = A(1) / std::sqrt(cpu::fast::dot(x, x, n) / A(n) + A(eps));
   if (dw)
     for (int64_t i = 0; i < n; ++i) dw[i] += g[i] * x[i] * inv;
@@ -167,19 +155,9 @@ inline void rms_vjp_row_impl(const A* x, const A* g, const A* w, A* dx, A* dw, i
   for (i = 0; i < n; ++i) dx[i] = g[i] * w[i] * inv - x[i] * t;
 }
 
-KILN_SIMD_CLONES void rms_vjp_row(const float* x, const float* g, const float* w, float* dx,
-                                  float* dw, int64_t n, float eps) {
-  rms_vjp_row_impl(x, g, w, dx, dw, n, eps);
-}
-
-void rms_vjp_row(const double* x, const double* g, const double* w, double* dx, double* dw,
-                 int64_t n, float eps) {
-  rms_vjp_row_impl(x, g, w, dx, dw, n, eps);
-}
-
 template <typename A>
-inline void layer_vjp_row_impl(const A* x, const A* g, const A* w, A* dx, A* dw, A* db, int64_t n,
-                               float eps) {
+KILN_SIMD_CLONES void layer_vjp_row(const A* x, const A* g, const A* w, A* dx, A* dw, A* db,
+                                    int64_t n, float eps) {
   const auto [mu, inv] = moments(x, n, eps);
   A pg[16] = {}, px[16] = {};  // sum(w g) and sum(w g xhat)
   int64_t i = 0;
@@ -206,16 +184,6 @@ inline void layer_vjp_row_impl(const A* x, const A* g, const A* w, A* dx, A* dw,
   if (db)
     for (i = 0; i < n; ++i) db[i] += g[i];
   for (i = 0; i < n; ++i) dx[i] = inv * (w[i] * g[i] - mean_wg - (x[i] - mu) * inv * mean_wgx);
-}
-
-KILN_SIMD_CLONES void layer_vjp_row(const float* x, const float* g, const float* w, float* dx,
-                                    float* dw, float* db, int64_t n, float eps) {
-  layer_vjp_row_impl(x, g, w, dx, dw, db, n, eps);
-}
-
-void layer_vjp_row(const double* x, const double* g, const double* w, double* dx, double* dw,
-                   double* db, int64_t n, float eps) {
-  layer_vjp_row_impl(x, g, w, dx, dw, db, n, eps);
 }
 
 /**

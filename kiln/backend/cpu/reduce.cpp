@@ -587,14 +587,10 @@ void softmax_rows(const array& in, array& out) {
   });
 }
 
-/** dx = y * (g - sum(y * g)) of one row (dx may alias y): vector code for float. */
-KILN_SIMD_CLONES void softmax_vjp_row(const float* y, const float* g, float* dx, int64_t n) {
-  const float dot = cpu::fast::dot(y, g, n);
-  for (int64_t i = 0; i < n; ++i) dx[i] = y[i] * (g[i] - dot);
-}
-
-void softmax_vjp_row(const double* y, const double* g, double* dx, int64_t n) {
-  const double dot = cpu::fast::dot(y, g, n);
+/** dx = y * (g - sum(y * g)) of one row (dx may alias y), as vector code. */
+template <typename A>
+KILN_SIMD_CLONES void softmax_vjp_row(const A* y, const A* g, A* dx, int64_t n) {
+  const A dot = cpu::fast::dot(y, g, n);
   for (int64_t i = 0; i < n; ++i) dx[i] = y[i] * (g[i] - dot);
 }
 
