@@ -303,6 +303,35 @@ TEST(FastRope, OffsetsFreqsAndLayouts) {
   EXPECT_EQ(fast::rope(zeros({2, 0, 8}), 8, false, 10000.0f, 1.0f, 0).shape(), (Shape{2, 0, 8}));
   eval(fast::rope(zeros({2, 0, 8}), 8, false, 10000.0f, 1.0f, 0));
 }
+// Many heads (the GPU applies one set of angles to a chunk of heads, the last chunk partial),
+// 16-byte vectors with features past dims, per-batch offsets, middle axes that do not
+// collapse into one stride, and a transposed (B, T, H, D) view in half precision.
+TEST(FastRope, HeadChunksAndViews) {
+  for (Dtype t : {bfloat16, float16, float32}) {
+    for (bool tr : {false, true}) {
+      SCOPED_TRACE(msg(t, tr ? " traditional" : ""));
+      const double tl = t == float32 ? 1e-5 : tol(t);
+      array x = test::random_array({2, 37, 5, 64}, t, -1, 1);
+      array offs = array({3, 11}, int32);
+      test::expect_allclose(fast::rope(x, 64, tr, 10000.0f, 1.0f, offs), x.shape(),
+                            ref_rope(x, 64, tr, 10000.0, 1.0, {3, 11}), tl);
+      test::expect_allclose(fast::rope(x, 32, tr, 500.0f, 0.5f, 9), x.shape(),
+                            ref_rope(x, 32, tr, 500.0, 0.5, {9}), tl);
+      // (B, H1, H2, L, D) with H1 and H2 swapped: two middle strides.
+      array x5 = swapaxes(test::random_array({2, 3, 6, 7, 32}, t, -1, 1), 1, 2);
+      test::expect_allclose(fast::rope(x5, 32, tr, 10000.0f, 1.0f, 1), x5.shape(),
+                            ref_rope(x5, 32, tr, 10000.0, 1.0, {1}), tl);
+      array xt = swapaxes(test::random_array({3, 9, 12, 128}, t, -1, 1), 1, 2);
+      test::expect_allclose(fast::rope(xt, 128, tr, 10000.0f, 1.0f, array({0, 5, 2}, int32)),
+                            xt.shape(), ref_rope(xt, 128, tr, 10000.0, 1.0, {0, 5, 2}), tl);
+      // The vjp's rotation (opposite angles) undoes the forward.
+      array back = vjp([&](const array& a) { return fast::rope(a, 64, tr, 10000.0f, 1.0f, 4); }, x,
+                       fast::rope(x, 64, tr, 10000.0f, 1.0f, 4))
+                       .second;
+      test::expect_allclose(back, x.shape(), test::to_double(x), 4 * tl);
+    }
+  }
+}
 
 TEST(FastRope, ArgumentChecks) {
   array x = ones({2, 4, 8});

@@ -1,6 +1,7 @@
 // eval_gpu of rope. Kernel: device/rope/rope.cuh, one module per dtype.
 #include <cmath>
 
+#include "kiln/backend/cpu/strided.h"  // collapse_contiguous_dims
 #include "kiln/backend/cuda/allocator.h"
 #include "kiln/backend/cuda/context.h"
 #include "kiln/backend/cuda/fast_common.h"
@@ -13,23 +14,27 @@ namespace {
 
 // Mirrors device/rope/rope.cuh's RopeArgs.
 struct RopeArgs {
-  gpu::DimsArg<int32_t> shape;
-  gpu::DimsArg<int64_t> strides;
-  int32_t ndim;
+  gpu::DimsArg<int32_t> mid_shape;
+  gpu::DimsArg<int64_t> mid_strides;
+  int32_t mid_ndim;
   int32_t dims;
   int32_t half;
   int32_t n_offsets;
-  int64_t rows;
-  int64_t D;
-  int64_t sd;
-  int64_t L;
-  int64_t per_batch;
+  int32_t heads;
+  int32_t head_chunk;
+  int32_t chunks;
+  int32_t units;
+  int64_t B, L, D;
+  int64_t sb, sl, sd;
   double log_base;
   float scale;
   bool has_freqs;
   bool forward;
   bool vec;
 };
+
+constexpr int kThreads = 256;
+constexpr int kBatch = 4;  // device/rope/rope.cuh's rope_detail::kBatch
 
 std::string kernel_name(Dtype d, bool traditional) {
   return "kiln::rope<" + gpu::device_type(d) + ", " + (traditional ? "true" : "false") + ">";
@@ -58,42 +63,57 @@ void RoPE::eval_gpu(const std::vector<array>& inputs, std::vector<array>& output
       std::end(gpu::fast::kFloatDtypes)) {
     throw std::invalid_argument(msg("[RoPE::eval_gpu] Unsupported dtype ", d, "."));
   }
-  const int nd = static_cast<int>(x.ndim());
-  RopeArgs a;
-  const Shape rows_shape(x.shape().begin(), x.shape().end() - 1);
-  const Strides rows_strides(x.strides().begin(), x.strides().end() - 1);
-  a.shape = gpu::dims_arg(rows_shape, "rope");
-  a.strides = gpu::dims_arg(rows_strides, "rope");
-  a.ndim = nd - 1;
+  RopeArgs a{};
+  // The heads: x's middle axes, collapsed where contiguous (one stride for (B, H, L, D) and
+  // for its (B, L, H, D) transpose).
+  const auto [mid_shape, mid_strides] =
+      collapse_contiguous_dims<1>(Shape(x.shape().begin() + 1, x.shape().end() - 2),
+                                  {Strides(x.strides().begin() + 1, x.strides().end() - 2)});
+  const bool no_heads = mid_shape.size() == 1 && mid_shape[0] == 1;
+  a.mid_shape = gpu::dims_arg(mid_shape, "rope");
+  a.mid_strides = gpu::dims_arg(mid_strides[0], "rope");
+  a.mid_ndim = no_heads ? 0 : static_cast<int32_t>(mid_shape.size());
   a.dims = dims_;
   a.half = dims_ / 2;
   a.n_offsets = static_cast<int32_t>(inputs[1].size());
-  a.D = x.shape(-1);
-  a.rows = static_cast<int64_t>(x.size()) / a.D;
-  a.sd = x.strides(-1);
+  a.B = x.shape(0);
   a.L = x.shape(-2);
-  a.per_batch = a.rows / x.shape(0);
+  a.D = x.shape(-1);
+  a.heads = static_cast<int32_t>(x.size() / (a.B * a.L * a.D));
+  a.sb = x.strides(0);
+  a.sl = x.strides(-2);
+  a.sd = x.strides(-1);
   a.log_base = std::log(static_cast<double>(base_));
   a.scale = scale_;
   a.has_freqs = inputs.size() > 2;
   a.forward = forward_;
   const CUdeviceptr xp = gpu::device_address(x), yp = gpu::device_address(out);
   const int n = gpu::fast::vec_elems(d);
-  bool row_aligned = xp % 16 == 0;
-  for (int64_t st : rows_strides) row_aligned &= st % n == 0;
+  bool row_aligned = xp % 16 == 0 && a.sb % n == 0 && a.sl % n == 0;
+  for (int64_t st : mid_strides[0]) row_aligned &= st % n == 0;
   a.vec = a.sd == 1 && row_aligned && yp % 16 == 0 && a.D % n == 0 &&
           (traditional_ ? dims_ % n == 0 : a.half % n == 0);
+  // Mirrors the kernel: pairs of vectors (and vectors past dims) in the vectorized default
+  // layout, else slices of n features.
+  a.units = static_cast<int32_t>(!traditional_ && a.vec ? a.half / n + (a.D - a.dims) / n
+                                                        : (a.D + n - 1) / n);
+  // Heads per thread: enough threads for two full waves, whole batches of rows where the
+  // heads allow (the angles are computed once per chunk).
+  const int64_t slices = a.B * a.L * a.units;
+  const int64_t target = int64_t{2} * s.context().sm_count() * 2048;
+  const int64_t want = std::clamp<int64_t>((target + slices - 1) / slices, 1, a.heads);
+  int64_t chunk = (a.heads + want - 1) / want;
+  if (a.heads >= kBatch) chunk = (chunk + kBatch - 1) / kBatch * kBatch;
+  a.head_chunk = static_cast<int32_t>(chunk);
+  a.chunks = static_cast<int32_t>((a.heads + chunk - 1) / chunk);
   const CUdeviceptr offsets = gpu::fast::dense_address(inputs[1], s);
   const CUdeviceptr freqs = a.has_freqs ? gpu::fast::dense_address(inputs[2], s) : 0;
   const gpu::Module& mod =
       gpu::get_module(s.context().index(), module_name(d), [d] { return rope_module(d); });
-  // Mirrors the kernel: pairs of vectors (and vectors past dims) in the vectorized default layout.
-  const int64_t units = !traditional_ && a.vec && a.dims == 2 * a.half
-                            ? a.half / n + (a.D - a.dims) / n
-                            : (a.D + n - 1) / n;
   const size_t smem = static_cast<size_t>(std::max(a.half, 1)) * (d == float64 ? 8 : 4);
-  gpu::launch_kernel(mod.function(kernel_name(d, traditional_)), gpu::grid_1d(a.rows * units, 256),
-                     {256}, smem, s, xp, yp, offsets, freqs, a);
+  gpu::launch_kernel(mod.function(kernel_name(d, traditional_)),
+                     gpu::grid_1d(slices * a.chunks, kThreads), {kThreads}, smem, s, xp, yp,
+                     offsets, freqs, a);
 }
 
 KILN_GPU_MODULE_CATALOG(fast_rope, [](const gpu::ModuleSink& sink) {
