@@ -100,8 +100,9 @@ TEST_F(FastAttention, HeadDimsAndLongSequences) {
 }
 
 // The decode path's shapes (few rows per key/value head, Lk >= 256): every group size up to
-// 8 (R x Lq), D 64 and 128, no mask or causal with Lq > 1, sinks, ragged key counts that
-// split unevenly, a transposed (B, L, H, D) layout; and sizes next to it that leave the path.
+// 8 (R x Lq), D 64 and 128 (and 80, 96, 256 in 16 bits), no mask or causal with Lq > 1, sinks,
+// ragged key counts that split unevenly, a transposed (B, L, H, D) layout; and sizes next to it
+// that leave the path.
 TEST_F(FastAttention, DecodeGroupsAndLongContexts) {
   for (Dtype t : {bfloat16, float16, float32}) {
     for (int D : {64, 128}) {
@@ -111,6 +112,13 @@ TEST_F(FastAttention, DecodeGroupsAndLongContexts) {
       run_attention_case({1, 16, 2, 1, 777, D, "causal"}, t);       // R 8
       run_attention_case({1, 4, 2, 3, 5000, D, "causal"}, t);       // R 2 x Lq 3
       run_attention_case({1, 8, 2, 2, 300, D, "causal", true}, t);  // 8 rows
+    }
+  }
+  // Head dims only the tensor-core kernel (16-bit inputs) takes.
+  for (Dtype t : {bfloat16, float16}) {
+    for (int D : {80, 96, 256}) {
+      run_attention_case({1, 8, 2, 1, 1000, D, ""}, t);
+      run_attention_case({2, 4, 1, 2, 333, D, "causal", true}, t);
     }
   }
   run_attention_case({1, 8, 2, 1, 3000, 128, ""}, bfloat16, true);  // transposed layout

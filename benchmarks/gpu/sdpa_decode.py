@@ -47,8 +47,16 @@ SHAPES = [
     (8, 32, 8, 1, 4096, 128),
     (4, 32, 8, 4, 32768, 128),
     (1, 32, 32, 1, 8192, 128),
+    (4, 32, 8, 1, 32768, 64),
 ]
 QUICK_SHAPES = [(1, 32, 8, 1, 4096, 128), (2, 32, 8, 1, 8192, 128)]
+
+
+def copy_bandwidth(rounds, n=1 << 31):
+    """Bytes per second of a device-to-device copy (read + write), the ceiling of decode."""
+    x = torch.empty(n, dtype=torch.uint8, device="cuda")
+    y = torch.empty_like(x)
+    return 2 * n / time_torch(lambda: y.copy_(x), rounds)
 
 
 def steady(shape, rounds, res, work):
@@ -128,6 +136,7 @@ def main():
     kx.set_default_device(kx.gpu)
     torch.manual_seed(0)
     rounds = 3 if args.quick else 11
+    copy_bps = copy_bandwidth(rounds, (1 << 28) if args.quick else (1 << 31))
     res, work = {}, {}
     for shape in QUICK_SHAPES if args.quick else SHAPES:
         steady(shape, rounds, res, work)
@@ -150,14 +159,15 @@ def main():
         "",
         f"PyTorch {torch.__version__}, kiln {kx.__version__}, bfloat16. Medians after warm-up; "
         "PyTorch timed with CUDA events, kiln with the host clock around synchronized batches. "
-        "GB/s of the K and V bytes.",
+        f"GB/s of the K and V bytes; device copy (PyTorch, same run): {copy_bps / 1e9:.0f} GB/s.",
         "",
-        "| workload | impl | time | GB/s |",
-        "|---|---|---:|---:|",
+        "| workload | impl | time | GB/s | of copy |",
+        "|---|---|---:|---:|---:|",
     ]
     for r in rows:
         lines.append(
-            f"| {r['workload']} | {r['impl']} | {r['seconds'] * 1e6:.1f} us | {r['gbps']:.0f} |"
+            f"| {r['workload']} | {r['impl']} | {r['seconds'] * 1e6:.1f} us | {r['gbps']:.0f} "
+            f"| {r['gbps'] * 1e9 / copy_bps:.0%} |"
         )
     lines += [
         "",
@@ -177,6 +187,7 @@ def main():
         "torch": torch.__version__,
         "kiln": kx.__version__,
         "quick": args.quick,
+        "copy_gb_per_s": copy_bps / 1e9,
         "rows": rows,
         "growing_cache_seconds_per_call": grow,
     }

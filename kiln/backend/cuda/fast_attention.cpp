@@ -1,15 +1,16 @@
 // eval_gpu of scaled_dot_product_attention and its gradient. Kernels:
 // device/attention/flash_fwd.cuh (tensor cores: bfloat16 and float16, head dims 64, 80,
-// 96, 128 and 256), device/attention/decode.cuh (few rows per key/value head against long
-// contexts), device/attention/simple.cuh (everything else, the decode path with its
-// split-key launches, and the backward), device/attention/common.cuh. Nodes built with the
-// cuDNN backend (KILN_SDPA_BACKEND, kiln/fast_sdpa_backend.h) try cuDNN's fused attention
-// first (fast_attention_cudnn.cpp) and come here where cuDNN does not serve them.
+// 96, 128 and 256), device/attention/decode_tc.cuh and decode.cuh (few rows per key/value
+// head against long contexts: tensor cores for 16-bit inputs, FMAs for float32),
+// device/attention/simple.cuh (everything else and the backward's fallbacks),
+// device/attention/common.cuh. Nodes built with the cuDNN backend (KILN_SDPA_BACKEND,
+// kiln/fast_sdpa_backend.h) try cuDNN's fused attention first (fast_attention_cudnn.cpp) and
+// come here where cuDNN does not serve them.
 //
-// The forward picks: a key/value group of at most 16 query rows (decode: few queries times
-// the heads sharing a key/value head) goes to simple_fwd, which reads k and v once for the
-// whole group and splits long contexts across blocks; otherwise flash_fwd where it applies,
-// else simple_fwd.
+// The forward picks: more than 16 query rows per key/value group, flash_fwd where it
+// applies; at most 8 rows against at least 256 keys (no mask or causal), a decode kernel,
+// which reads k and v once for the whole group and splits long contexts across blocks;
+// otherwise simple_fwd (split as well).
 #include "kiln/backend/cuda/allocator.h"
 #include "kiln/backend/cuda/context.h"
 #include "kiln/backend/cuda/fast_attention_cudnn.h"
@@ -90,11 +91,19 @@ std::string decode_name(Dtype d, int D, int G) {
   return msg("kiln::attn::decode_fwd<", tname(d), ", ", D, ", ", G, ">");
 }
 constexpr int kDecodeRows[] = {1, 2, 4, 8};  // G instantiations
+std::string decode_tc_name(Dtype d, int D) {
+  return msg("kiln::attn::decode_tc_fwd<", tname(d), ", ", D, ">");
+}
 
 // combine_splits runs one block of kCombineThreads per row (attn::kCombineThreads).
 constexpr uint32_t kCombineThreads = 256;
 gpu::Dim3 combine_grid(int64_t rows) {
   return {static_cast<uint32_t>(rows), 1, 1};  // rows = B * Hq * Lq < 2^31 (int dims)
+}
+// Mirrors device/attention/decode_tc.cuh's decode_tc_smem (4 warps, 16-key tiles, padded rows).
+int decode_tc_smem(int D) {
+  const int stages = D <= 128 ? 4 : 3;
+  return std::max(4 * stages * 2 * 16 * (D + 8) * 2, 4 * 8 * (D + 2) * 4);
 }
 // Mirrors device/attention/decode.cuh's decode_smem.
 int decode_smem(Dtype d, int D, int G) {
@@ -122,7 +131,7 @@ int flash_dq_smem(int D) {
 
 // Modules: one per kernel family, dtype and head dim, so a first call compiles only what it
 // runs (the forward alone for inference).
-enum class Part { flash_fwd, flash_bwd, simple_fwd, simple_bwd_dq, simple_bwd, decode };
+enum class Part { flash_fwd, flash_bwd, simple_fwd, simple_bwd_dq, simple_bwd, decode, decode_tc };
 
 std::string part_name(Part p) {
   switch (p) {
@@ -138,6 +147,8 @@ std::string part_name(Part p) {
       return "simple_bwd";
     case Part::decode:
       return "decode";
+    case Part::decode_tc:
+      return "decode_tc";
   }
   return "";
 }
@@ -153,11 +164,12 @@ gpu::ModuleSource attention_module(Part p, Dtype d, int size) {
   const bool flash = p == Part::flash_fwd || p == Part::flash_bwd;
   gpu::ModuleSource m{
       module_name(p, d, size),
-      flash               ? (p == Part::flash_fwd
-                                 ? "#include \"kiln/backend/cuda/device/attention/flash_fwd.cuh\"\n"
-                                 : "#include \"kiln/backend/cuda/device/attention/flash_bwd.cuh\"\n")
-      : p == Part::decode ? "#include \"kiln/backend/cuda/device/attention/decode.cuh\"\n"
-                          : "#include \"kiln/backend/cuda/device/attention/simple.cuh\"\n",
+      flash                  ? (p == Part::flash_fwd
+                                    ? "#include \"kiln/backend/cuda/device/attention/flash_fwd.cuh\"\n"
+                                    : "#include \"kiln/backend/cuda/device/attention/flash_bwd.cuh\"\n")
+      : p == Part::decode    ? "#include \"kiln/backend/cuda/device/attention/decode.cuh\"\n"
+      : p == Part::decode_tc ? "#include \"kiln/backend/cuda/device/attention/decode_tc.cuh\"\n"
+                             : "#include \"kiln/backend/cuda/device/attention/simple.cuh\"\n",
       {}};
   switch (p) {
     case Part::flash_fwd:
@@ -178,6 +190,9 @@ gpu::ModuleSource attention_module(Part p, Dtype d, int size) {
     case Part::decode:
       for (int G : kDecodeRows) m.kernels.push_back(decode_name(d, size, G));
       m.kernels.push_back(combine_name(d));
+      break;
+    case Part::decode_tc:
+      m.kernels = {decode_tc_name(d, size), combine_name(d)};
       break;
   }
   return m;
@@ -315,18 +330,28 @@ void kiln_forward(const std::vector<array>& inputs, CUdeviceptr out, CUdeviceptr
     return;
   }
 
-  // decode_fwd: few rows per key/value head, long contexts, bandwidth-bound.
-  const bool decode = (d == bfloat16 || d == float16 || d == float32) && D == Dv &&
-                      (D == 64 || D == 128) && group_rows <= 8 &&
-                      (mask_ == MaskKind::none || (mask_ == MaskKind::causal && a.Lk >= a.Lq)) &&
-                      q.aligned && k.aligned && v.aligned && a.Lk >= 256;
+  // The decode kernels: few rows per key/value head, long contexts, bandwidth-bound.
+  // decode_tc_fwd (tensor cores) for 16-bit inputs on sm_80 and later, else decode_fwd.
+  const bool decode_mask = mask_ == MaskKind::none || (mask_ == MaskKind::causal && a.Lk >= a.Lq);
+  const bool decode_tc =
+      (d == bfloat16 || d == float16) && D == Dv &&
+      std::find(std::begin(kFlashDims), std::end(kFlashDims), D) != std::end(kFlashDims) &&
+      group_rows <= 8 && decode_mask && q.aligned && k.aligned && v.aligned && a.Lk >= 256 &&
+      s.context().compute_capability() >= 80;
+  const bool decode = decode_tc || ((d == bfloat16 || d == float16 || d == float32) && D == Dv &&
+                                    (D == 64 || D == 128) && group_rows <= 8 && decode_mask &&
+                                    q.aligned && k.aligned && v.aligned && a.Lk >= 256);
   if (decode) {
-    const int G = *std::find_if(std::begin(kDecodeRows), std::end(kDecodeRows),
-                                [&](int g) { return g >= group_rows; });
-    const gpu::Module& mod = kernels(Part::decode, d, D, s);
-    CUfunction f = mod.function(decode_name(d, D, G));
-    const size_t smem = static_cast<size_t>(decode_smem(d, D, G));
-    // Split keys until the blocks fill the GPU four times over, keeping >= 256 keys each.
+    const gpu::Module& mod =
+        decode_tc ? kernels(Part::decode_tc, d, D, s) : kernels(Part::decode, d, D, s);
+    int G = 0;
+    if (!decode_tc)
+      G = *std::find_if(std::begin(kDecodeRows), std::end(kDecodeRows),
+                        [&](int g) { return g >= group_rows; });
+    CUfunction f = mod.function(decode_tc ? decode_tc_name(d, D) : decode_name(d, D, G));
+    const size_t smem = static_cast<size_t>(decode_tc ? decode_tc_smem(D) : decode_smem(d, D, G));
+    // Split keys until the blocks fill the GPU four times over, keeping >= 256 keys each
+    // (a multiple of the 64 keys a block's warps read at once).
     const int64_t blocks = static_cast<int64_t>(a.B) * a.Hk;
     const int64_t target = 4 * gpu::resident_blocks(s, f, 128, smem);
     int64_t splits =
@@ -497,6 +522,7 @@ KILN_GPU_MODULE_CATALOG(fast_attention, [](const gpu::ModuleSink& sink) {
     for (int D : {64, 128}) add(Part::decode, d, D);
   for (Dtype d : {bfloat16, float16}) {
     for (int D : kFlashDims) add(Part::flash_fwd, d, D);
+    for (int D : kFlashDims) add(Part::decode_tc, d, D);
     for (int D : kFlashBwdDims) add(Part::flash_bwd, d, D);
   }
 });

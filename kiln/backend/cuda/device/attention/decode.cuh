@@ -33,6 +33,49 @@ __host__ __device__ constexpr int decode_smem() {
 }
 
 /**
+ * Merges a block's online-softmax states and writes its rows (G = R * Lq of them): state s of
+ * row g sits at dsm + (s * slots + g) * (D + 2): its unnormalized output features, then its
+ * maximum (natural units) and sum. With a.splits > 1 writes po / pml for combine_splits; else
+ * the attention and lse. A sink joins the first split once.
+ */
+template <typename T, int D>
+__device__ inline void decode_merge(const float* dsm, int states, int slots, long long b,
+                                    long long hk, const T* __restrict__ sinks, T* __restrict__ out,
+                                    float* __restrict__ lse, float* __restrict__ po,
+                                    float* __restrict__ pml, const Args& a) {
+  const int rows_here = a.R * a.Lq;
+  for (int e = threadIdx.x; e < rows_here * D; e += blockDim.x) {
+    const int g = e / D, d = e % D;
+    const long long h = hk * a.R + g / a.Lq, i = g % a.Lq;
+    const bool sink = a.has_sinks && blockIdx.y == 0;
+    float M = sink ? static_cast<float>(sinks[h]) : -rows::infinity<float>();
+    for (int s = 0; s < states; ++s) M = fmaxf(M, dsm[(s * slots + g) * (D + 2) + D]);
+    const float shift = M == -rows::infinity<float>() ? 0.0f : M;
+    float L = sink ? rows::fast_exp(static_cast<float>(sinks[h]) - shift) : 0.0f;
+    float O = 0.0f;
+    for (int s = 0; s < states; ++s) {
+      const float* st = dsm + (s * slots + g) * (D + 2);
+      const float wgt = st[D + 1] > 0.0f ? rows::fast_exp(st[D] - shift) : 0.0f;
+      L += st[D + 1] * wgt;
+      O += st[d] * wgt;
+    }
+    const long long row = (b * a.Hq + h) * a.Lq + i;
+    if (a.splits > 1) {
+      const long long prow = static_cast<long long>(blockIdx.y) * a.B * a.Hq * a.Lq + row;
+      po[prow * D + d] = O;
+      if (d == 0) {
+        pml[2 * prow] = M;
+        pml[2 * prow + 1] = L;
+      }
+    } else {
+      const float inv = a.Lk == 0 ? 0.0f : 1.0f / L;
+      out[row * D + d] = rows::from_acc<T>(O * inv);
+      if (d == 0) lse[row] = M + rows::fast_log(L);
+    }
+  }
+}
+
+/**
  * Grid: x = B * Hk, y = splits; 128 threads. Keys [y * split_keys, ...) of head (b, hk) for
  * its G = R * Lq rows; no mask or a causal one (Lk >= Lq), D == Dv, rows 16-byte aligned.
  * With splits > 1 writes po / pml as simple_fwd does; else the attention and lse.
@@ -130,8 +173,7 @@ __global__ void __launch_bounds__(128)
     }
   }
 
-  // Merge the block's states: each lane writes its slice; thread t then merges row/feature
-  // pairs across states.
+  // Merge the block's states: each lane writes its slice, then decode_merge.
   const int state = warp * KPS + grp;
 #pragma unroll
   for (int g = 0; g < G; ++g) {
@@ -144,36 +186,7 @@ __global__ void __launch_bounds__(128)
     }
   }
   __syncthreads();
-  for (int e = threadIdx.x; e < G * D; e += blockDim.x) {
-    const int g = e / D, d = e % D;
-    if (g >= rows_here) continue;
-    const long long h = hk * a.R + g / a.Lq, i = g % a.Lq;
-    const bool sink = a.has_sinks && blockIdx.y == 0;  // a sink joins the first split once
-    float M = sink ? static_cast<float>(sinks[h]) : -rows::infinity<float>();
-    for (int s = 0; s < S::kStates; ++s) M = fmaxf(M, dsm[(s * G + g) * (D + 2) + D]);
-    const float shift = M == -rows::infinity<float>() ? 0.0f : M;
-    float L = sink ? rows::fast_exp(static_cast<float>(sinks[h]) - shift) : 0.0f;
-    float O = 0.0f;
-    for (int s = 0; s < S::kStates; ++s) {
-      const float* st = dsm + (s * G + g) * (D + 2);
-      const float wgt = st[D + 1] > 0.0f ? rows::fast_exp(st[D] - shift) : 0.0f;
-      L += st[D + 1] * wgt;
-      O += st[d] * wgt;
-    }
-    const long long row = (b * a.Hq + h) * a.Lq + i;
-    if (a.splits > 1) {
-      const long long prow = static_cast<long long>(blockIdx.y) * a.B * a.Hq * a.Lq + row;
-      po[prow * D + d] = O;
-      if (d == 0) {
-        pml[2 * prow] = M;
-        pml[2 * prow + 1] = L;
-      }
-    } else {
-      const float inv = a.Lk == 0 ? 0.0f : 1.0f / L;
-      out[row * D + d] = rows::from_acc<T>(O * inv);
-      if (d == 0) lse[row] = M + rows::fast_log(L);
-    }
-  }
+  decode_merge<T, D>(dsm, S::kStates, G, b, hk, sinks, out, lse, po, pml, a);
 }
 
 }  // namespace kiln::attn

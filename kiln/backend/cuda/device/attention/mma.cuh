@@ -49,6 +49,14 @@ __device__ inline void ldmatrix_x4_trans(unsigned (&r)[4], const void* row) {
                : "r"(smem_addr(row)));
 }
 
+/** The transpose of an 8 x 8 matrix of 16-bit elements held as one fragment register
+ * (thread: row lane / 4, columns 2 (lane % 4) and the next). */
+__device__ inline unsigned movmatrix_trans(unsigned x) {
+  unsigned r;
+  asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;\n" : "=r"(r) : "r"(x));
+  return r;
+}
+
 using ::kiln::cp_async_16;
 using ::kiln::cp_async_commit;
 using ::kiln::cp_async_wait;
