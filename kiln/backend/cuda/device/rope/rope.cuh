@@ -51,19 +51,12 @@ __device__ inline long long head_loc(int h, const RopeArgs& a) {
 }  // namespace rope_detail
 
 template <typename T, bool TRADITIONAL>
-__global__ void __launch_bounds__(256)
+__global__ void __launch_bounds__(256, 2)
     rope(const T* __restrict__ x, T* __restrict__ y, const int* __restrict__ offsets,
          const float* __restrict__ freqs, const __grid_constant__ RopeArgs a) {
   using A = rows::Acc<T>;
   using rope_detail::kBatch;
   constexpr int N = rows::kVec<T>;
-  extern __shared__ float inv_freq_f[];
-  A* inv_freq = reinterpret_cast<A*>(inv_freq_f);
-  for (int i = threadIdx.x; i < a.half; i += blockDim.x) {
-    inv_freq[i] = a.has_freqs ? A(1) / static_cast<A>(freqs[i])
-                              : static_cast<A>(exp(-static_cast<double>(i) * a.log_base / a.half));
-  }
-  __syncthreads();
   // Thread order: slice fastest, then position, head chunk and batch element, so that a
   // warp reads whole rows of consecutive positions.
   long long tid = global_thread_x<long long>();
@@ -73,16 +66,40 @@ __global__ void __launch_bounds__(256)
   tid /= a.L;
   const int chunk = static_cast<int>(tid % a.chunks);
   const long long b = tid / a.chunks;
-  if (b >= a.B) return;
+  const bool live = b < a.B;  // past the end: only the barrier below
   const int h0 = chunk * a.head_chunk;
   const int h1 = min(a.heads, h0 + a.head_chunk);
   const T* xb = x + b * a.sb + t * a.sl;
   T* yb = y + (b * a.heads * a.L + t) * a.D;  // + h * L * D
   const long long y_head = a.L * a.D;
-
-  // The slice's first feature and, per slot k, its frequency (-1: not rotated).
+  // The slice's first feature; in the default layout a slice past the first half is a copy.
   const bool pairs = !TRADITIONAL && a.vec;
   const int e0 = pairs && u >= a.half / N ? a.dims + (u - a.half / N) * N : u * N;
+  const bool copy = e0 >= a.dims;
+
+  // Vectorized: kBatch heads' vectors (clamped to the chunk's last head). The first batch
+  // is requested before the angles are computed, so its latency covers them.
+  Vec<T, N> lo[kBatch], hi[kBatch];
+  auto load_batch = [&](int hb) {
+#pragma unroll
+    for (int q = 0; q < kBatch; ++q) {
+      const T* xr = xb + rope_detail::head_loc(min(hb + q, h1 - 1), a) + e0;
+      lo[q] = load_vec<N>(xr);
+      if (pairs && !copy) hi[q] = load_vec<N>(xr + a.half);
+    }
+  };
+  if (live && a.vec) load_batch(h0);
+
+  extern __shared__ float inv_freq_f[];
+  A* inv_freq = reinterpret_cast<A*>(inv_freq_f);
+  for (int i = threadIdx.x; i < a.half; i += blockDim.x) {
+    inv_freq[i] = a.has_freqs ? A(1) / static_cast<A>(freqs[i])
+                              : static_cast<A>(exp(-static_cast<double>(i) * a.log_base / a.half));
+  }
+  __syncthreads();
+  if (!live) return;
+
+  // Per slot k, the angle of feature e0 + k (of pair e0 + k in the default layout).
   const A pos = (static_cast<A>(offsets[a.n_offsets > 1 ? b : 0]) + static_cast<A>(t)) *
                 static_cast<A>(a.scale);
   A c[N], s[N];
@@ -121,16 +138,8 @@ __global__ void __launch_bounds__(256)
     return;
   }
 
-  // Vectorized: kBatch heads' vectors loaded (clamped to the chunk's last head), then stored.
-  const bool copy = e0 >= a.dims;
   for (int hb = h0; hb < h1; hb += kBatch) {
-    Vec<T, N> lo[kBatch], hi[kBatch];
-#pragma unroll
-    for (int q = 0; q < kBatch; ++q) {
-      const T* xr = xb + rope_detail::head_loc(min(hb + q, h1 - 1), a) + e0;
-      lo[q] = load_vec<N>(xr);
-      if (pairs && !copy) hi[q] = load_vec<N>(xr + a.half);
-    }
+    if (hb != h0) load_batch(hb);
 #pragma unroll
     for (int q = 0; q < kBatch; ++q) {
       if (hb + q >= h1) break;
