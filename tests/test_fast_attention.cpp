@@ -100,7 +100,7 @@ TEST_F(FastAttention, HeadDimsAndLongSequences) {
 }
 
 // The decode path's shapes (few rows per key/value head, Lk >= 256): every group size up to
-// 8 (R x Lq), D 64 and 128 (and 80, 96, 256 in 16 bits), no mask or causal with Lq > 1, sinks,
+// 16 (R x Lq), D 64 and 128 (and 80, 96, 256 in 16 bits), no mask or causal with Lq > 1, sinks,
 // ragged key counts that split unevenly, a transposed (B, L, H, D) layout; and sizes next to it
 // that leave the path.
 TEST_F(FastAttention, DecodeGroupsAndLongContexts) {
@@ -122,8 +122,14 @@ TEST_F(FastAttention, DecodeGroupsAndLongContexts) {
     }
   }
   run_attention_case({1, 8, 2, 1, 3000, 128, ""}, bfloat16, true);  // transposed layout
-  run_attention_case({1, 12, 1, 1, 600, 64, ""}, bfloat16);         // 12 rows: not decode
-  run_attention_case({1, 4, 2, 1, 255, 128, ""}, bfloat16);         // short: not decode
+  // 9 to 16 rows: the tensor-core kernel's second tile of rows (16-bit), else simple_fwd.
+  for (Dtype t : {bfloat16, float16, float32}) {
+    run_attention_case({1, 12, 1, 1, 600, 64, ""}, t);          // 12 rows
+    run_attention_case({2, 16, 4, 4, 1500, 128, "causal"}, t);  // R 4 x Lq 4
+    run_attention_case({1, 16, 1, 1, 700, 96, "", true}, t);    // R 16, sinks
+  }
+  run_attention_case({1, 8, 1, 3, 400, 128, "causal"}, bfloat16);  // 24 rows: not decode
+  run_attention_case({1, 4, 2, 1, 255, 128, ""}, bfloat16);        // short: not decode
 }
 
 TEST_F(FastAttention, NonContiguousAndFullyMasked) {

@@ -130,7 +130,7 @@ std::string literal_expr(const array& a) {
   uint64_t bits = 0;
   std::memcpy(&bits, a.data<void>(), a.itemsize());
   std::ostringstream os;
-  os << "kiln_fused::bits_as<" << gpu::device_type(a.dtype()) << ">(static_cast<kiln::uint"
+  os << "kiln::bits_as<" << gpu::device_type(a.dtype()) << ">(static_cast<kiln::uint"
      << a.itemsize() * 8 << ">(0x" << std::hex << bits << "ull))";
   return os.str();
 }
@@ -231,16 +231,6 @@ constexpr const char* kPrelude = R"(#include "kiln/backend/cuda/device/binary_op
 #include "kiln/backend/cuda/device/pair.cuh"
 
 namespace kiln_fused {
-
-template <typename T, typename U>
-__device__ __forceinline__ T bits_as(U u) {
-  static_assert(sizeof(T) == sizeof(U), "literal size");
-  union {
-    U u;
-    T t;
-  } x{u};
-  return x.t;
-}
 
 struct Shape {
   int v[KILN_FUSED_DIMS];

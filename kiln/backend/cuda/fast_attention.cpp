@@ -8,9 +8,9 @@
 // come here where cuDNN does not serve them.
 //
 // The forward picks: more than 16 query rows per key/value group, flash_fwd where it
-// applies; at most 8 rows against at least 256 keys (no mask or causal), a decode kernel,
-// which reads k and v once for the whole group and splits long contexts across blocks;
-// otherwise simple_fwd (split as well).
+// applies; at most 16 rows (8 for float32) against at least 256 keys (no mask or causal), a
+// decode kernel, which reads k and v once for the whole group and splits long contexts
+// across blocks; otherwise simple_fwd (split as well).
 #include "kiln/backend/cuda/allocator.h"
 #include "kiln/backend/cuda/context.h"
 #include "kiln/backend/cuda/fast_attention_cudnn.h"
@@ -91,8 +91,8 @@ std::string decode_name(Dtype d, int D, int G) {
   return msg("kiln::attn::decode_fwd<", tname(d), ", ", D, ", ", G, ">");
 }
 constexpr int kDecodeRows[] = {1, 2, 4, 8};  // G instantiations
-std::string decode_tc_name(Dtype d, int D) {
-  return msg("kiln::attn::decode_tc_fwd<", tname(d), ", ", D, ">");
+std::string decode_tc_name(Dtype d, int D, int NT) {
+  return msg("kiln::attn::decode_tc_fwd<", tname(d), ", ", D, ", ", NT, ">");
 }
 
 // combine_splits runs one block of kCombineThreads per row (attn::kCombineThreads).
@@ -101,9 +101,9 @@ gpu::Dim3 combine_grid(int64_t rows) {
   return {static_cast<uint32_t>(rows), 1, 1};  // rows = B * Hq * Lq < 2^31 (int dims)
 }
 // Mirrors device/attention/decode_tc.cuh's decode_tc_smem (4 warps, 16-key tiles, padded rows).
-int decode_tc_smem(int D) {
-  const int stages = D <= 128 ? 4 : 3;
-  return std::max(4 * stages * 2 * 16 * (D + 8) * 2, 4 * 8 * (D + 2) * 4);
+int decode_tc_smem(int D, int NT) {
+  const int stages = D <= 128 ? 3 : 2;
+  return std::max(4 * stages * 2 * 16 * (D + 8) * 2, 4 * 8 * NT * (D + 2) * 4);
 }
 // Mirrors device/attention/decode.cuh's decode_smem.
 int decode_smem(Dtype d, int D, int G) {
@@ -192,7 +192,7 @@ gpu::ModuleSource attention_module(Part p, Dtype d, int size) {
       m.kernels.push_back(combine_name(d));
       break;
     case Part::decode_tc:
-      m.kernels = {decode_tc_name(d, size), combine_name(d)};
+      m.kernels = {decode_tc_name(d, size, 1), decode_tc_name(d, size, 2), combine_name(d)};
       break;
   }
   return m;
@@ -336,7 +336,7 @@ void kiln_forward(const std::vector<array>& inputs, CUdeviceptr out, CUdeviceptr
   const bool decode_tc =
       (d == bfloat16 || d == float16) && D == Dv &&
       std::find(std::begin(kFlashDims), std::end(kFlashDims), D) != std::end(kFlashDims) &&
-      group_rows <= 8 && decode_mask && q.aligned && k.aligned && v.aligned && a.Lk >= 256 &&
+      group_rows <= 16 && decode_mask && q.aligned && k.aligned && v.aligned && a.Lk >= 256 &&
       s.context().compute_capability() >= 80;
   const bool decode = decode_tc || ((d == bfloat16 || d == float16 || d == float32) && D == Dv &&
                                     (D == 64 || D == 128) && group_rows <= 8 && decode_mask &&
@@ -348,12 +348,15 @@ void kiln_forward(const std::vector<array>& inputs, CUdeviceptr out, CUdeviceptr
     if (!decode_tc)
       G = *std::find_if(std::begin(kDecodeRows), std::end(kDecodeRows),
                         [&](int g) { return g >= group_rows; });
-    CUfunction f = mod.function(decode_tc ? decode_tc_name(d, D) : decode_name(d, D, G));
-    const size_t smem = static_cast<size_t>(decode_tc ? decode_tc_smem(D) : decode_smem(d, D, G));
-    // Split keys until the blocks fill the GPU four times over, keeping >= 256 keys each
-    // (a multiple of the 64 keys a block's warps read at once).
+    const int NT = group_rows <= 8 ? 1 : 2;
+    CUfunction f = mod.function(decode_tc ? decode_tc_name(d, D, NT) : decode_name(d, D, G));
+    const size_t smem =
+        static_cast<size_t>(decode_tc ? decode_tc_smem(D, NT) : decode_smem(d, D, G));
+    // Split keys until the blocks fill the GPU twice over, keeping >= 256 keys each (a
+    // multiple of the 64 keys a block's warps read at once): every split costs a block's
+    // start and end and a partial row for combine_splits.
     const int64_t blocks = static_cast<int64_t>(a.B) * a.Hk;
-    const int64_t target = 4 * gpu::resident_blocks(s, f, 128, smem);
+    const int64_t target = 2 * gpu::resident_blocks(s, f, 128, smem);
     int64_t splits =
         std::clamp<int64_t>((target + blocks - 1) / blocks, 1, std::max<int64_t>(1, a.Lk / 256));
     splits = std::min<int64_t>(splits, 65535);

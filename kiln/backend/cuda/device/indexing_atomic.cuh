@@ -14,17 +14,6 @@ namespace kiln {
 
 namespace scatter_detail {
 
-template <typename To, typename From>
-__device__ inline To bits_as(From v) {
-  static_assert(sizeof(To) == sizeof(From), "bit casts keep the size");
-  union {
-    From f;
-    To t;
-  } u;
-  u.f = v;
-  return u.t;
-}
-
 template <int Size>
 struct BitsOf;
 template <>

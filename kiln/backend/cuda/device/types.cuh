@@ -30,6 +30,18 @@ inline constexpr bool is_same_v<A, A> = true;
 template <typename T>
 inline constexpr bool always_false_v = false;
 
+/** The bits of `v` read as a To of the same size (a bit cast). */
+template <typename To, typename From>
+__device__ inline To bits_as(From v) {
+  static_assert(sizeof(To) == sizeof(From), "bit casts keep the size");
+  union {
+    From f;
+    To t;
+  } u;
+  u.f = v;
+  return u.t;
+}
+
 // ---------------------------------------------------------------- half types
 
 namespace detail {

@@ -51,7 +51,7 @@ __device__ inline long long head_loc(int h, const RopeArgs& a) {
 }  // namespace rope_detail
 
 template <typename T, bool TRADITIONAL>
-__global__ void __launch_bounds__(256, 2)
+__global__ void __launch_bounds__(256)
     rope(const T* __restrict__ x, T* __restrict__ y, const int* __restrict__ offsets,
          const float* __restrict__ freqs, const __grid_constant__ RopeArgs a) {
   using A = rows::Acc<T>;
@@ -77,10 +77,12 @@ __global__ void __launch_bounds__(256, 2)
   const int e0 = pairs && u >= a.half / N ? a.dims + (u - a.half / N) * N : u * N;
   const bool copy = e0 >= a.dims;
 
-  // Vectorized: kBatch heads' vectors (clamped to the chunk's last head). The first batch
-  // is requested before the angles are computed, so its latency covers them.
-  Vec<T, N> lo[kBatch], hi[kBatch];
-  auto load_batch = [&](int hb) {
+  // Vectorized: batches of kBatch heads' vectors (clamped to the chunk's last head) in two
+  // buffers, the next batch requested before the current one is rotated. The first batch
+  // goes out before the angles are computed, so its latency covers them.
+  using Batch = Vec<T, N>[kBatch];
+  Batch lo0, hi0, lo1, hi1;
+  auto load_batch = [&](Batch& lo, Batch& hi, int hb) {
 #pragma unroll
     for (int q = 0; q < kBatch; ++q) {
       const T* xr = xb + rope_detail::head_loc(min(hb + q, h1 - 1), a) + e0;
@@ -88,7 +90,7 @@ __global__ void __launch_bounds__(256, 2)
       if (pairs && !copy) hi[q] = load_vec<N>(xr + a.half);
     }
   };
-  if (live && a.vec) load_batch(h0);
+  if (live && a.vec) load_batch(lo0, hi0, h0);
 
   extern __shared__ float inv_freq_f[];
   A* inv_freq = reinterpret_cast<A*>(inv_freq_f);
@@ -138,8 +140,7 @@ __global__ void __launch_bounds__(256, 2)
     return;
   }
 
-  for (int hb = h0; hb < h1; hb += kBatch) {
-    if (hb != h0) load_batch(hb);
+  auto store_batch = [&](const Batch& lo, const Batch& hi, int hb) {
 #pragma unroll
     for (int q = 0; q < kBatch; ++q) {
       if (hb + q >= h1) break;
@@ -167,6 +168,13 @@ __global__ void __launch_bounds__(256, 2)
         store_vec<N>(yr, o);
       }
     }
+  };
+  for (int hb = h0; hb < h1; hb += 2 * kBatch) {
+    if (hb + kBatch < h1) load_batch(lo1, hi1, hb + kBatch);
+    store_batch(lo0, hi0, hb);
+    if (hb + kBatch >= h1) break;
+    if (hb + 2 * kBatch < h1) load_batch(lo0, hi0, hb + 2 * kBatch);
+    store_batch(lo1, hi1, hb + kBatch);
   }
 }
 
