@@ -352,13 +352,18 @@ void kiln_forward(const std::vector<array>& inputs, CUdeviceptr out, CUdeviceptr
     CUfunction f = mod.function(decode_tc ? decode_tc_name(d, D, NT) : decode_name(d, D, G));
     const size_t smem =
         static_cast<size_t>(decode_tc ? decode_tc_smem(D, NT) : decode_smem(d, D, G));
-    // Split keys until the blocks fill the GPU twice over, keeping >= 256 keys each (a
-    // multiple of the 64 keys a block's warps read at once): every split costs a block's
-    // start and end and a partial row for combine_splits.
+    // Split keys over blocks, keeping >= 256 keys each (a multiple of the 64 keys a block's
+    // warps read at once). decode_tc_fwd: one block per multiprocessor (two for D = 64), the
+    // fastest of 0.5 to 4 waves on an H200 (benchmarks/gpu/decode_rope_kernels.cu; every split adds
+    // a block's start and end and a partial row to combine); decode_fwd: four waves.
     const int64_t blocks = static_cast<int64_t>(a.B) * a.Hk;
-    const int64_t target = 2 * gpu::resident_blocks(s, f, 128, smem);
+    const int64_t target =
+        decode_tc ? std::min<int64_t>(int64_t{s.context().sm_count()} * std::max(1, 128 / D),
+                                      gpu::resident_blocks(s, f, 128, smem))
+                  : 4 * gpu::resident_blocks(s, f, 128, smem);
     int64_t splits =
-        std::clamp<int64_t>((target + blocks - 1) / blocks, 1, std::max<int64_t>(1, a.Lk / 256));
+        std::clamp<int64_t>(decode_tc ? target / blocks : (target + blocks - 1) / blocks, 1,
+                            std::max<int64_t>(1, a.Lk / 256));
     splits = std::min<int64_t>(splits, 65535);
     a.split_keys = (a.Lk + splits - 1) / splits;
     a.split_keys = (a.split_keys + 63) / 64 * 64;

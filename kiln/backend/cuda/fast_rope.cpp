@@ -34,7 +34,7 @@ struct RopeArgs {
 };
 
 constexpr int kThreads = 256;
-constexpr int kBatch = 8;  // device/rope/rope.cuh's rope_detail::kBatch
+constexpr int kBatch = 4;  // device/rope/rope.cuh's rope_detail::kBatch
 
 std::string kernel_name(Dtype d, bool traditional) {
   return "kiln::rope<" + gpu::device_type(d) + ", " + (traditional ? "true" : "false") + ">";

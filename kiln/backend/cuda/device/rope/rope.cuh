@@ -57,6 +57,13 @@ __global__ void __launch_bounds__(256)
   using A = rows::Acc<T>;
   using rope_detail::kBatch;
   constexpr int N = rows::kVec<T>;
+  extern __shared__ float inv_freq_f[];
+  A* inv_freq = reinterpret_cast<A*>(inv_freq_f);
+  for (int i = threadIdx.x; i < a.half; i += blockDim.x) {
+    inv_freq[i] = a.has_freqs ? A(1) / static_cast<A>(freqs[i])
+                              : static_cast<A>(exp(-static_cast<double>(i) * a.log_base / a.half));
+  }
+  __syncthreads();
   // Thread order: slice fastest, then position, head chunk and batch element, so that a
   // warp reads whole rows of consecutive positions.
   long long tid = global_thread_x<long long>();
@@ -66,42 +73,16 @@ __global__ void __launch_bounds__(256)
   tid /= a.L;
   const int chunk = static_cast<int>(tid % a.chunks);
   const long long b = tid / a.chunks;
-  const bool live = b < a.B;  // past the end: only the barrier below
+  if (b >= a.B) return;
   const int h0 = chunk * a.head_chunk;
   const int h1 = min(a.heads, h0 + a.head_chunk);
   const T* xb = x + b * a.sb + t * a.sl;
   T* yb = y + (b * a.heads * a.L + t) * a.D;  // + h * L * D
   const long long y_head = a.L * a.D;
-  // The slice's first feature; in the default layout a slice past the first half is a copy.
+
+  // The slice's first feature and, per slot k, its frequency (-1: not rotated).
   const bool pairs = !TRADITIONAL && a.vec;
   const int e0 = pairs && u >= a.half / N ? a.dims + (u - a.half / N) * N : u * N;
-  const bool copy = e0 >= a.dims;
-
-  // Vectorized: batches of kBatch heads' vectors (clamped to the chunk's last head) in two
-  // buffers, the next batch requested before the current one is rotated. The first batch
-  // goes out before the angles are computed, so its latency covers them.
-  using Batch = Vec<T, N>[kBatch];
-  Batch lo0, hi0, lo1, hi1;
-  auto load_batch = [&](Batch& lo, Batch& hi, int hb) {
-#pragma unroll
-    for (int q = 0; q < kBatch; ++q) {
-      const T* xr = xb + rope_detail::head_loc(min(hb + q, h1 - 1), a) + e0;
-      lo[q] = load_vec<N>(xr);
-      if (pairs && !copy) hi[q] = load_vec<N>(xr + a.half);
-    }
-  };
-  if (live && a.vec) load_batch(lo0, hi0, h0);
-
-  extern __shared__ float inv_freq_f[];
-  A* inv_freq = reinterpret_cast<A*>(inv_freq_f);
-  for (int i = threadIdx.x; i < a.half; i += blockDim.x) {
-    inv_freq[i] = a.has_freqs ? A(1) / static_cast<A>(freqs[i])
-                              : static_cast<A>(exp(-static_cast<double>(i) * a.log_base / a.half));
-  }
-  __syncthreads();
-  if (!live) return;
-
-  // Per slot k, the angle of feature e0 + k (of pair e0 + k in the default layout).
   const A pos = (static_cast<A>(offsets[a.n_offsets > 1 ? b : 0]) + static_cast<A>(t)) *
                 static_cast<A>(a.scale);
   A c[N], s[N];
@@ -140,7 +121,16 @@ __global__ void __launch_bounds__(256)
     return;
   }
 
-  auto store_batch = [&](const Batch& lo, const Batch& hi, int hb) {
+  // Vectorized: kBatch heads' vectors loaded (clamped to the chunk's last head), then stored.
+  const bool copy = e0 >= a.dims;
+  for (int hb = h0; hb < h1; hb += kBatch) {
+    Vec<T, N> lo[kBatch], hi[kBatch];
+#pragma unroll
+    for (int q = 0; q < kBatch; ++q) {
+      const T* xr = xb + rope_detail::head_loc(min(hb + q, h1 - 1), a) + e0;
+      lo[q] = load_vec<N>(xr);
+      if (pairs && !copy) hi[q] = load_vec<N>(xr + a.half);
+    }
 #pragma unroll
     for (int q = 0; q < kBatch; ++q) {
       if (hb + q >= h1) break;
@@ -168,13 +158,6 @@ __global__ void __launch_bounds__(256)
         store_vec<N>(yr, o);
       }
     }
-  };
-  for (int hb = h0; hb < h1; hb += 2 * kBatch) {
-    if (hb + kBatch < h1) load_batch(lo1, hi1, hb + kBatch);
-    store_batch(lo0, hi0, hb);
-    if (hb + kBatch >= h1) break;
-    if (hb + 2 * kBatch < h1) load_batch(lo0, hi0, hb + 2 * kBatch);
-    store_batch(lo1, hi1, hb + kBatch);
   }
 }
 
