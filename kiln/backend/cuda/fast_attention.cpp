@@ -354,8 +354,8 @@ void kiln_forward(const std::vector<array>& inputs, CUdeviceptr out, CUdeviceptr
         static_cast<size_t>(decode_tc ? decode_tc_smem(D, NT) : decode_smem(d, D, G));
     // Split keys over blocks, keeping >= 256 keys each (a multiple of the 64 keys a block's
     // warps read at once). decode_tc_fwd: one block per multiprocessor (two for D = 64), the
-    // fastest of 0.5 to 4 waves on an H200 (benchmarks/gpu/decode_rope_kernels.cu; every split adds
-    // a block's start and end and a partial row to combine); decode_fwd: four waves.
+    // fastest of 0.5 to 4 waves on an H200 (benchmarks/gpu/decode_rope_kernels.cu): every
+    // split adds a block's start and end and a partial row to combine. decode_fwd: four waves.
     const int64_t blocks = static_cast<int64_t>(a.B) * a.Hk;
     const int64_t target =
         decode_tc ? std::min<int64_t>(int64_t{s.context().sm_count()} * std::max(1, 128 / D),
