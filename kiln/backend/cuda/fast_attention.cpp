@@ -153,6 +153,22 @@ std::string part_name(Part p) {
   return "";
 }
 
+/** The device header of a part's kernels (under device/attention/). */
+std::string part_header(Part p) {
+  switch (p) {
+    case Part::flash_fwd:
+      return "flash_fwd.cuh";
+    case Part::flash_bwd:
+      return "flash_bwd.cuh";
+    case Part::decode:
+      return "decode.cuh";
+    case Part::decode_tc:
+      return "decode_tc.cuh";
+    default:
+      return "simple.cuh";
+  }
+}
+
 /** `size`: the head dim (flash), output features per lane (simple), or 0. */
 std::string module_name(Part p, Dtype d, int size) {
   std::string name = "fast_attention_" + part_name(p) + "_" + std::string(type_to_name(d));
@@ -161,16 +177,9 @@ std::string module_name(Part p, Dtype d, int size) {
 }
 
 gpu::ModuleSource attention_module(Part p, Dtype d, int size) {
-  const bool flash = p == Part::flash_fwd || p == Part::flash_bwd;
-  gpu::ModuleSource m{
-      module_name(p, d, size),
-      flash                  ? (p == Part::flash_fwd
-                                    ? "#include \"kiln/backend/cuda/device/attention/flash_fwd.cuh\"\n"
-                                    : "#include \"kiln/backend/cuda/device/attention/flash_bwd.cuh\"\n")
-      : p == Part::decode    ? "#include \"kiln/backend/cuda/device/attention/decode.cuh\"\n"
-      : p == Part::decode_tc ? "#include \"kiln/backend/cuda/device/attention/decode_tc.cuh\"\n"
-                             : "#include \"kiln/backend/cuda/device/attention/simple.cuh\"\n",
-      {}};
+  gpu::ModuleSource m{module_name(p, d, size),
+                      "#include \"kiln/backend/cuda/device/attention/" + part_header(p) + "\"\n",
+                      {}};
   switch (p) {
     case Part::flash_fwd:
       m.kernels = {flash_fwd_name(d, size)};
