@@ -10,9 +10,9 @@
 // Q^T held in registers); movmatrix turns the probabilities into the B operand of
 // O^T = V^T P^T (V^T through ldmatrix.trans). Every thread's accumulators belong to its own
 // query rows (two per tile), so the online softmax (FlashAttention-2, Dao 2023) needs
-// shuffles only for the tile maximum. The FMA kernel of decode.cuh spends about 600
-// instructions per lane per 128 bytes of k and v; this one about 150 warp instructions per
-// 8 KiB.
+// shuffles only for the tile maximum. Counted from the code, the FMA kernel of decode.cuh
+// issues about 600 instructions per lane for each 128 bytes of k and v, this one about 200
+// warp instructions for each 8 KiB.
 #pragma once
 
 #include "kiln/backend/cuda/device/attention/decode.cuh"
