@@ -3,8 +3,9 @@
 // bandwidth in the same run:
 // - rope on (4, 32, 4096, 128), default layout, over the heads each thread rotates with one
 //   set of angles (RopeArgs::head_chunk);
-// - decode_tc_fwd plus combine_splits on decode shapes (L_q 1, GQA 32/8 and MHA), over split
-//   counts from half a wave to four waves of resident blocks. Bytes: k and v once.
+// - decode_tc_fwd plus combine_splits on decode shapes (GQA 32/8 and MHA, D 128 and 64, one
+//   and two tiles of 8 query rows), over the blocks per multiprocessor the split count aims
+//   at. Bytes: k and v once.
 //   nvcc -O3 -std=c++17 -arch=sm_90 -I. benchmarks/gpu/decode_rope_kernels.cu -o drk && ./drk
 #include <cmath>
 
@@ -42,25 +43,28 @@ static void rope_sweep(double copy_bw) {
   cudaFree(x), cudaFree(y), cudaFree(off);
 }
 
-static void decode_sweep(double copy_bw) {
+struct DecodeCase {
+  int B, Hq, Hk, Lq, Lk;
+};
+
+/** decode_tc_fwd<bf16, D, NT> plus combine_splits on each shape, over the blocks per SM the
+ * split count aims at (the host's choice: 1, 2 for D = 64). */
+template <int D, int NT>
+static void decode_sweep(double copy_bw, std::initializer_list<DecodeCase> shapes) {
   using namespace kiln::attn;
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
-  auto kern = decode_tc_fwd<bfloat16, 128, 1>;
-  const int smem = decode_tc_smem<128, 1>();
+  auto kern = decode_tc_fwd<bfloat16, D, NT>;
+  const int smem = decode_tc_smem<D, NT>();
   CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   int per_sm = 0;
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, 128, smem));
-  const int resident = per_sm * prop.multiProcessorCount;
-  printf("  decode_tc_fwd D128: %d B of shared memory, %d blocks per SM\n", smem, per_sm);
-  struct Shape {
-    int B, Hq, Hk, Lk;
-  };
-  for (const Shape& sh : {Shape{1, 32, 8, 4096}, Shape{1, 32, 8, 32768}, Shape{4, 32, 8, 32768},
-                          Shape{8, 32, 8, 4096}, Shape{1, 32, 32, 8192}}) {
-    const int D = 128;
-    const size_t nq = size_t(sh.B) * sh.Hq * D, nk = size_t(sh.B) * sh.Hk * sh.Lk * D;
-    const long long rows = (long long)sh.B * sh.Hq;
+  const int sms = prop.multiProcessorCount;
+  printf("  decode_tc_fwd D%d NT%d: %d B of shared memory, %d resident blocks per SM\n", D, NT,
+         smem, per_sm);
+  for (const DecodeCase& sh : shapes) {
+    const size_t nq = size_t(sh.B) * sh.Hq * sh.Lq * D, nk = size_t(sh.B) * sh.Hk * sh.Lk * D;
+    const long long rows = (long long)sh.B * sh.Hq * sh.Lq;
     bfloat16 *q, *k, *v, *out;
     float *lse, *po, *pml;
     CK(cudaMalloc(&q, nq * 2));
@@ -74,13 +78,14 @@ static void decode_sweep(double copy_bw) {
     CK(cudaMemset(k, 0x3c, nk * 2));
     CK(cudaMemset(v, 0x3c, nk * 2));
     Args a{};
-    a.q_l = D, a.q_h = D, a.q_b = (long long)D * sh.Hq;
+    a.q_l = D, a.q_h = (long long)sh.Lq * D, a.q_b = a.q_h * sh.Hq;
     a.k_l = a.v_l = D, a.k_h = a.v_h = (long long)sh.Lk * D, a.k_b = a.v_b = a.k_h * sh.Hk;
-    a.B = sh.B, a.Hq = sh.Hq, a.Hk = sh.Hk, a.R = sh.Hq / sh.Hk, a.Lq = 1, a.Lk = sh.Lk;
+    a.B = sh.B, a.Hq = sh.Hq, a.Hk = sh.Hk, a.R = sh.Hq / sh.Hk, a.Lq = sh.Lq, a.Lk = sh.Lk;
     a.D = a.Dv = D, a.scale = 1.0f / std::sqrt(float(D)), a.mask = kNone, a.kv_vec = true;
     const int blocks = sh.B * sh.Hk;
-    for (double waves : {0.5, 1.0, 2.0, 4.0}) {
-      long long splits = std::max(1, std::min(int(waves * resident) / blocks, sh.Lk / 256));
+    for (int per : {1, 2, 4, 8}) {
+      if (per > 2 * per_sm) break;
+      long long splits = std::max(1, std::min(per * sms / blocks, sh.Lk / 256));
       a.split_keys = ((sh.Lk + splits - 1) / splits + 63) / 64 * 64;
       splits = (sh.Lk + a.split_keys - 1) / a.split_keys;
       a.splits = int(splits);
@@ -91,10 +96,10 @@ static void decode_sweep(double copy_bw) {
               <<<unsigned(rows), kCombineThreads>>>(po, pml, out, lse, rows, a.splits, D, a.Lk);
       });
       printf(
-          "  decode B%d H%d/%d Lk%-6d splits %3lld (%4lld blocks, %.2f waves)  %8.2f us  %5.1f%% "
-          "copy\n",
-          sh.B, sh.Hq, sh.Hk, sh.Lk, splits, blocks * splits, double(blocks * splits) / resident,
-          us, 100.0 * 2.0 * nk * 2 / us * 1e-3 / copy_bw);
+          "  decode D%d B%d H%d/%d Lq%d Lk%-6d aim %d/SM: splits %3lld (%4lld blocks)  %8.2f us  "
+          "%5.1f%% copy\n",
+          D, sh.B, sh.Hq, sh.Hk, sh.Lq, sh.Lk, per, splits, blocks * splits, us,
+          100.0 * 2.0 * nk * 2 / us * 1e-3 / copy_bw);
     }
     cudaFree(q), cudaFree(k), cudaFree(v), cudaFree(out), cudaFree(lse), cudaFree(po),
         cudaFree(pml);
@@ -105,5 +110,11 @@ int main() {
   print_device();
   const double copy_bw = copy_bandwidth();
   rope_sweep(copy_bw);
-  decode_sweep(copy_bw);
+  decode_sweep<128, 1>(copy_bw, {{1, 32, 8, 1, 4096},
+                                 {1, 32, 8, 1, 32768},
+                                 {4, 32, 8, 1, 32768},
+                                 {8, 32, 8, 1, 4096},
+                                 {1, 32, 32, 1, 8192}});
+  decode_sweep<64, 1>(copy_bw, {{1, 32, 8, 1, 32768}, {4, 32, 8, 1, 32768}});
+  decode_sweep<128, 2>(copy_bw, {{4, 32, 8, 4, 32768}});
 }

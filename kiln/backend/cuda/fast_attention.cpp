@@ -362,14 +362,13 @@ void kiln_forward(const std::vector<array>& inputs, CUdeviceptr out, CUdeviceptr
     const size_t smem =
         static_cast<size_t>(decode_tc ? decode_tc_smem(D, NT) : decode_smem(d, D, G));
     // Split keys over blocks, keeping >= 256 keys each (a multiple of the 64 keys a block's
-    // warps read at once). decode_tc_fwd: one block per multiprocessor (two for D = 64), the
-    // fastest of 0.5 to 4 waves on an H200 (benchmarks/gpu/decode_rope_kernels.cu): every
-    // split adds a block's start and end and a partial row to combine. decode_fwd: four waves.
+    // warps read at once). decode_tc_fwd: one block per multiprocessor, the fastest of 1 to 8
+    // per multiprocessor on an H200 for D 64 and 128 and 8 or 16 rows
+    // (benchmarks/gpu/decode_rope_kernels.cu): every split adds a block's start and end and a
+    // partial row to combine. decode_fwd: four waves of resident blocks.
     const int64_t blocks = static_cast<int64_t>(a.B) * a.Hk;
     const int64_t target =
-        decode_tc ? std::min<int64_t>(int64_t{s.context().sm_count()} * std::max(1, 128 / D),
-                                      gpu::resident_blocks(s, f, 128, smem))
-                  : 4 * gpu::resident_blocks(s, f, 128, smem);
+        decode_tc ? int64_t{s.context().sm_count()} : 4 * gpu::resident_blocks(s, f, 128, smem);
     int64_t splits =
         std::clamp<int64_t>(decode_tc ? target / blocks : (target + blocks - 1) / blocks, 1,
                             std::max<int64_t>(1, a.Lk / 256));
