@@ -303,9 +303,10 @@ TEST(FastRope, OffsetsFreqsAndLayouts) {
   EXPECT_EQ(fast::rope(zeros({2, 0, 8}), 8, false, 10000.0f, 1.0f, 0).shape(), (Shape{2, 0, 8}));
   eval(fast::rope(zeros({2, 0, 8}), 8, false, 10000.0f, 1.0f, 0));
 }
+
 // Many heads (the GPU applies one set of angles to a chunk of heads, the last chunk partial),
 // 16-byte vectors with features past dims, per-batch offsets, middle axes that do not
-// collapse into one stride, and a transposed (B, T, H, D) view in half precision.
+// collapse into one stride, and a transposed (B, T, H, D) view, in 16 and 32 bits.
 TEST(FastRope, HeadChunksAndViews) {
   for (Dtype t : {bfloat16, float16, float32}) {
     for (bool tr : {false, true}) {
