@@ -43,6 +43,7 @@ from timers import (  # noqa: E402
     time_kiln,
     time_mlx,
     time_torch,
+    torch_copy_bandwidth,
 )
 
 try:
@@ -71,13 +72,6 @@ def compiled(f):
 
 
 # ---------------------------------------------------------------- workloads
-
-
-def copy_bandwidth(rounds, n):
-    x = torch.empty(n, dtype=torch.uint8, device="cuda")
-    y = torch.empty_like(x)
-    s = time_torch(lambda: y.copy_(x), rounds)
-    return 2 * n / s, s
 
 
 def row_ops(shape, rounds, quick):
@@ -441,7 +435,7 @@ def main():
     kx.set_default_device(kx.gpu)
     rounds = 3 if args.quick else 11
 
-    copy_bps, copy_s = copy_bandwidth(rounds, (1 << 28) if args.quick else (1 << 31))
+    copy_bps = torch_copy_bandwidth(rounds, (1 << 28) if args.quick else (1 << 31))
     seconds, amounts, units = {}, {}, {}
     shapes = [(32768, 4096), (4096, 32768)] if not args.quick else [(4096, 4096)]
     if args.only in (None, "rows"):

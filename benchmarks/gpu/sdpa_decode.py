@@ -30,7 +30,13 @@ sys.path.insert(0, str(ROOT / "benchmarks" / "python"))
 
 import kiln.core as kx  # noqa: E402
 from overhead import save_results  # noqa: E402
-from timers import guarded, kiln_from_torch, time_kiln, time_torch  # noqa: E402
+from timers import (  # noqa: E402
+    guarded,
+    kiln_from_torch,
+    time_kiln,
+    time_torch,
+    torch_copy_bandwidth,
+)
 
 try:
     import torch
@@ -50,13 +56,6 @@ SHAPES = [
     (4, 32, 8, 1, 32768, 64),
 ]
 QUICK_SHAPES = [(1, 32, 8, 1, 4096, 128), (2, 32, 8, 1, 8192, 128)]
-
-
-def copy_bandwidth(rounds, n=1 << 31):
-    """Bytes per second of a device-to-device copy (read + write), the ceiling of decode."""
-    x = torch.empty(n, dtype=torch.uint8, device="cuda")
-    y = torch.empty_like(x)
-    return 2 * n / time_torch(lambda: y.copy_(x), rounds)
 
 
 def steady(shape, rounds, res, work):
@@ -136,7 +135,7 @@ def main():
     kx.set_default_device(kx.gpu)
     torch.manual_seed(0)
     rounds = 3 if args.quick else 11
-    copy_bps = copy_bandwidth(rounds, (1 << 28) if args.quick else (1 << 31))
+    copy_bps = torch_copy_bandwidth(rounds, (1 << 28) if args.quick else (1 << 31))
     res, work = {}, {}
     for shape in QUICK_SHAPES if args.quick else SHAPES:
         steady(shape, rounds, res, work)

@@ -76,6 +76,16 @@ def time_torch(fn, rounds, min_batch_s=0.02, max_batch=1000):
     return statistics.median(times)
 
 
+def torch_copy_bandwidth(rounds, nbytes):
+    """Bytes per second of a device-to-device copy of `nbytes` through PyTorch (read plus
+    write), the ceiling of a memory-bound kernel measured in the same run."""
+    import torch
+
+    x = torch.empty(nbytes, dtype=torch.uint8, device="cuda")
+    y = torch.empty_like(x)
+    return 2 * nbytes / time_torch(lambda: y.copy_(x), rounds)
+
+
 def guarded(results, key, timer, fn, rounds):
     """results[key] = timer(fn, rounds), or a note on stderr when the peer cannot run it."""
     try:
