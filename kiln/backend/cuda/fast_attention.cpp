@@ -341,15 +341,15 @@ void kiln_forward(const std::vector<array>& inputs, CUdeviceptr out, CUdeviceptr
 
   // The decode kernels: few rows per key/value head, long contexts, bandwidth-bound.
   // decode_tc_fwd (tensor cores) for 16-bit inputs on sm_80 and later, else decode_fwd.
-  const bool decode_mask = mask_ == MaskKind::none || (mask_ == MaskKind::causal && a.Lk >= a.Lq);
+  const bool decode_shape =
+      D == Dv && a.Lk >= 256 && q.aligned && k.aligned && v.aligned &&
+      (mask_ == MaskKind::none || (mask_ == MaskKind::causal && a.Lk >= a.Lq));
   const bool decode_tc =
-      (d == bfloat16 || d == float16) && D == Dv &&
+      decode_shape && (d == bfloat16 || d == float16) && group_rows <= 16 &&
       std::find(std::begin(kFlashDims), std::end(kFlashDims), D) != std::end(kFlashDims) &&
-      group_rows <= 16 && decode_mask && q.aligned && k.aligned && v.aligned && a.Lk >= 256 &&
       s.context().compute_capability() >= 80;
-  const bool decode = decode_tc || ((d == bfloat16 || d == float16 || d == float32) && D == Dv &&
-                                    (D == 64 || D == 128) && group_rows <= 8 && decode_mask &&
-                                    q.aligned && k.aligned && v.aligned && a.Lk >= 256);
+  const bool decode = decode_tc || (decode_shape && group_rows <= 8 && (D == 64 || D == 128) &&
+                                    (d == bfloat16 || d == float16 || d == float32));
   if (decode) {
     const gpu::Module& mod =
         decode_tc ? kernels(Part::decode_tc, d, D, s) : kernels(Part::decode, d, D, s);
