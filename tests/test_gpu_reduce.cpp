@@ -530,6 +530,62 @@ TEST(GpuIndexing, ScattersWithDuplicatesMatchCpu) {
   expect_gpu_identical([&](Device dev) { return scatter_max(a, {idx}, upd, {0}, dev); });
 }
 
+// NumPy's rule for `a[idx] = v` with repeated indices: the last index position wins. The
+// CPU applies updates in order; the GPU must pick the same winners whatever its thread order.
+TEST(GpuIndexing, AssignmentWithRepeatedIndicesKeepsTheLast) {
+  REQUIRE_GPU();
+  // Distinct values per position, so that any other winner shows (bool excepted).
+  auto distinct_updates = [](const Shape& shape, Dtype d) {
+    array v =
+        reshape(arange(0, static_cast<double>(shape_size(shape)), 1, float32, kCpu), shape, kCpu);
+    return astype(d == bool_ ? v : remainder(v, array(100.0f), kCpu), d, kCpu);
+  };
+  for (Dtype d : kAllDtypes) {
+    SCOPED_TRACE(msg(d));
+    array a = test::random_array({11, 6}, d, -4, 4);
+    array idx = test::random_array({40}, int32, -11, 11);
+    // One indexed axis: positions keyed by their start.
+    expect_gpu_identical([&](Device dev) {
+      return scatter(a, {idx}, distinct_updates({40, 1, 6}, d), {0}, dev);
+    });
+    // Outer slice axes before the indexed one, and a transposed (column-major) target.
+    array b = transpose(test::random_array({6, 11}, d, -4, 4), kCpu);
+    expect_gpu_identical([&](Device dev) {
+      return scatter(b, {idx}, distinct_updates({40, 11, 1}, d), {1}, dev);
+    });
+    // Two indexed axes of a 3-d array: starts combine strides of both.
+    array c = test::random_array({5, 4, 7}, d, -4, 4);
+    array i0 = test::random_array({3, 30}, int64, 0, 5), i2 = test::random_array({30}, uint8, 0, 7);
+    expect_gpu_identical([&](Device dev) {
+      return scatter(c, {i0, i2}, distinct_updates({3, 30, 1, 4, 1}, d), {0, 2}, dev);
+    });
+    // Slices of 3 rows along the indexed axis overlap at different offsets: keyed by element.
+    array w = test::random_array({25}, int32, 0, 9);
+    expect_gpu_identical([&](Device dev) {
+      return scatter(a, {w}, distinct_updates({25, 3, 6}, d), {0}, dev);
+    });
+    // put_along_axis with indices repeating along the axis.
+    array along = test::random_array({11, 9}, int32, -6, 6);
+    expect_gpu_identical([&](Device dev) {
+      return put_along_axis(a, along, distinct_updates({11, 9}, d), 1, dev);
+    });
+  }
+  // Many threads racing for a few rows, checked against the rule itself.
+  const int rows = 7, n = 200000;
+  array idx = test::random_array({n}, int32, 0, rows);
+  array upd = reshape(arange(0, static_cast<double>(2 * n), 1, float32, kCpu), {n, 1, 2}, kCpu);
+  array got = scatter(zeros({rows, 2}, float32), {idx}, upd, {0}, kGpu);
+  got.eval();
+  idx.eval();
+  std::vector<double> expected(2 * rows, 0.0);
+  const auto* ip = idx.data<int32_t>();
+  for (int k = 0; k < n; ++k) {
+    expected[2 * ip[k]] = 2.0 * k;
+    expected[2 * ip[k] + 1] = 2.0 * k + 1;
+  }
+  test::expect_allclose(got, {rows, 2}, expected, 0);
+}
+
 TEST(GpuIndexing, OutOfRangeIndicesRaiseTheCpusErrorFromHostAndDevice) {
   REQUIRE_GPU();
   array a = test::random_array({5, 4}, float32);

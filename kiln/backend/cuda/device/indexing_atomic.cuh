@@ -77,7 +77,8 @@ __device__ inline void atomic_update(T* addr, F f) {
 
 }  // namespace scatter_detail
 
-/** out = update: the last writer among duplicates wins (unspecified, as in MLX). */
+/** out = update, for targets written once: repeated indices go through scatter_claim and
+ * scatter_last (indexing_gather.cuh) instead, where the last index position wins. */
 struct ScatterAssign {
   template <typename T>
   __device__ static void apply(T* d, T u) {

@@ -87,19 +87,71 @@ struct ScatterArgs {
   long long O, P, I;
 };
 
-template <typename T, typename Op>
-__global__ void scatter(const T* __restrict__ upd, T* __restrict__ out,
-                        const long long* __restrict__ starts,
-                        const __grid_constant__ ScatterArgs a) {
-  const long long e = global_thread_x<long long>();
-  if (e >= a.O * a.P * a.I) return;
+/** Where update element e of a scatter comes from and goes to, and its index position. */
+struct ScatterSite {
+  long long n;    // index position (row of the indices)
+  long long src;  // offset in upd
+  long long dst;  // offset in out
+};
+
+__device__ inline ScatterSite scatter_site(long long e, const long long* __restrict__ starts,
+                                           const ScatterArgs& a) {
   const long long row = e / a.I, i = e - row * a.I;
   const long long o = row / a.P, n = row - o * a.P;
   long long uo, oo, ui, oi;
   elem_to_loc2(o, a.oshape, a.oupd, a.oout, a.ondim, uo, oo);
   elem_to_loc2(i, a.ishape, a.iupd, a.iout, a.indim, ui, oi);
   const long long un = elem_to_loc(n, a.pshape, a.pupd, a.pndim);
-  Op::apply(out + oo + starts[n] + oi, upd[uo + un + ui]);
+  return {n, uo + un + ui, oo + starts[n] + oi};
+}
+
+template <typename T, typename Op>
+__global__ void scatter(const T* __restrict__ upd, T* __restrict__ out,
+                        const long long* __restrict__ starts,
+                        const __grid_constant__ ScatterArgs a) {
+  const long long e = global_thread_x<long long>();
+  if (e >= a.O * a.P * a.I) return;
+  const ScatterSite s = scatter_site(e, starts, a);
+  Op::apply(out + s.dst, upd[s.src]);
+}
+
+// Assignment with repeated indices, deterministic as NumPy and the CPU: the last index
+// position wins. Writers that can meet share a key; `owner[key]` (uninitialized scratch)
+// first gets some writer's position (kLast false), then the largest (kLast true), and only
+// the owner stores. Keys no writer touches are never read.
+//
+// key_div > 0: every indexed axis takes one element, so two positions meet exactly where
+// their starts are equal, and the key is starts[n] / key_div (the smallest indexed stride,
+// which divides every start); one thread per position. key_div == 0: the key is the target
+// element; one thread per update element.
+template <bool kLast>
+__global__ void scatter_claim(const long long* __restrict__ starts, int* __restrict__ owner,
+                              long long key_div, const __grid_constant__ ScatterArgs a) {
+  const long long e = global_thread_x<long long>();
+  if (e >= (key_div > 0 ? a.P : a.O * a.P * a.I)) return;
+  long long n = e, key;
+  if (key_div > 0) {
+    key = starts[n] / key_div;
+  } else {
+    const ScatterSite s = scatter_site(e, starts, a);
+    n = s.n;
+    key = s.dst;
+  }
+  if constexpr (kLast)
+    atomicMax(owner + key, static_cast<int>(n));
+  else
+    owner[key] = static_cast<int>(n);
+}
+
+template <typename T>
+__global__ void scatter_last(const T* __restrict__ upd, T* __restrict__ out,
+                             const long long* __restrict__ starts, const int* __restrict__ owner,
+                             long long key_div, const __grid_constant__ ScatterArgs a) {
+  const long long e = global_thread_x<long long>();
+  if (e >= a.O * a.P * a.I) return;
+  const ScatterSite s = scatter_site(e, starts, a);
+  const long long key = key_div > 0 ? starts[s.n] / key_div : s.dst;
+  if (owner[key] == static_cast<int>(s.n)) out[s.dst] = upd[s.src];
 }
 
 /** take_along_axis: out[e] (row-major over the index shape) = src[elem_to_loc(e, shape,
@@ -130,6 +182,37 @@ __global__ void scatter_axis(const T* __restrict__ vals, T* __restrict__ out,
   long long vo, oo;
   elem_to_loc2(e, shape, val_strides, out_strides, ndim, vo, oo);
   Op::apply(out + oo + offsets[e], vals[vo]);
+}
+
+/** put_along_axis's assignment with repeated indices: the last index element (row-major)
+ * wins, through `owner` keyed by the target element as in scatter_claim. */
+template <bool kLast>
+__global__ void scatter_axis_claim(const long long* __restrict__ offsets, int* __restrict__ owner,
+                                   const __grid_constant__ Dims<int> shape,
+                                   const __grid_constant__ Dims<long long> out_strides, int ndim,
+                                   long long size) {
+  const long long e = global_thread_x<long long>();
+  if (e >= size) return;
+  const long long key = elem_to_loc(e, shape, out_strides, ndim) + offsets[e];
+  if constexpr (kLast)
+    atomicMax(owner + key, static_cast<int>(e));
+  else
+    owner[key] = static_cast<int>(e);
+}
+
+template <typename T>
+__global__ void scatter_axis_last(const T* __restrict__ vals, T* __restrict__ out,
+                                  const long long* __restrict__ offsets,
+                                  const int* __restrict__ owner,
+                                  const __grid_constant__ Dims<int> shape,
+                                  const __grid_constant__ Dims<long long> val_strides,
+                                  const __grid_constant__ Dims<long long> out_strides, int ndim,
+                                  long long size) {
+  const long long e = global_thread_x<long long>();
+  if (e >= size) return;
+  long long vo, oo;
+  elem_to_loc2(e, shape, val_strides, out_strides, ndim, vo, oo);
+  if (owner[oo + offsets[e]] == static_cast<int>(e)) out[oo + offsets[e]] = vals[vo];
 }
 
 }  // namespace kiln
