@@ -10,10 +10,23 @@ straight into the arrays' memory, near 2 GiB. The file is read once first, so ev
 reads from the page cache (warm cache; dropping the cache would disturb the machine).
 Times are medians of --repeats processes; the peak is the largest.
 
+Where a CUDA GPU is present, two more cases load the safetensors file onto it: kiln's
+`mx.load(path, stream=mx.gpu)` (the host reads each tensor into the array's host buffer, which
+the Load primitive then uploads on the GPU stream: loads default to the CPU, as in MLX, so the
+stream names the GPU), with `mx.eval` of every array and `mx.synchronize()`, against PyTorch's
+`safetensors.torch.load_file(path, device="cuda")` and `torch.cuda.synchronize()`. The time
+runs from the call until every array is resident on the GPU; each process first creates its
+CUDA context (outside the clock and before the starting RSS is read). Besides the host RSS,
+they report the GPU allocator's peak: `mx.get_peak_memory(device=mx.gpu)` (bytes held by
+arrays) and `torch.cuda.max_memory_allocated()` (bytes held by tensors), neither counting the
+context or cached free blocks. Each GPU case runs when its own framework sees a GPU (kiln:
+`mx.is_available(mx.gpu)`; PyTorch: `torch.cuda.is_available()`, with safetensors installed).
+
     PYTHONPATH=python python benchmarks/python/load.py [--gib 2] [--repeats 3] [--dir DIR]
 
-Writes benchmarks/results/load-<cpu>-<date>.{md,json}. PyTorch's case is skipped (and the
-report says so) where PyTorch is not installed.
+Writes benchmarks/results/load-<cpu>-<date>.{md,json}, or load-<gpu>-<date>.{md,json} when
+GPU cases ran. PyTorch's cases are skipped (and the report says so) where PyTorch is not
+installed, and the safetensors package's where it is not installed.
 """
 
 import argparse
@@ -42,10 +55,39 @@ def child(case, path):
     """Runs one case in this (fresh) process; prints a JSON line."""
     import numpy as np
 
+    gpu_peak = None
     if case == "kiln":
         import kiln.core as mx
 
         load = lambda: mx.eval(list(mx.load(path).values()))  # noqa: E731
+    elif case == "kiln-gpu":
+        import kiln.core as mx
+
+        mx.eval(mx.zeros(1, stream=mx.gpu))  # the CUDA context, outside the clock
+        mx.synchronize()
+        mx.reset_peak_memory(device=mx.gpu)
+
+        def load():
+            arrays = mx.load(path, stream=mx.gpu)
+            mx.eval(list(arrays.values()))
+            mx.synchronize()
+            return arrays
+
+        gpu_peak = lambda: mx.get_peak_memory(device=mx.gpu)  # noqa: E731
+    elif case == "torch-gpu":
+        import safetensors.torch as st
+        import torch
+
+        torch.zeros(1, device="cuda")  # the CUDA context, outside the clock
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+
+        def load():
+            tensors = st.load_file(path, device="cuda")
+            torch.cuda.synchronize()
+            return tensors
+
+        gpu_peak = torch.cuda.max_memory_allocated
     elif case == "kiln-npy":
         import kiln.core as mx
 
@@ -67,8 +109,11 @@ def child(case, path):
     out = load()
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    result = {"seconds": seconds, "peak_rss": peak, "rss_before": before}
+    if gpu_peak is not None:
+        result["gpu_peak"] = gpu_peak()
     del out
-    print(json.dumps({"seconds": seconds, "peak_rss": peak, "rss_before": before}))
+    print(json.dumps(result))
 
 
 def make_files(directory, gib):
@@ -122,13 +167,16 @@ def run_case(case, path, repeats):
                 )
             }
         runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
-    return {
+    result = {
         "seconds": statistics.median(r["seconds"] for r in runs),
         "peak_rss_gib": max(r["peak_rss"] for r in runs) / (1 << 30),
         "peak_above_start_gib": max(r["peak_rss"] - r["rss_before"] for r in runs)
         / (1 << 30),
         "runs": runs,
     }
+    if all("gpu_peak" in r for r in runs):
+        result["gpu_peak_gib"] = max(r["gpu_peak"] for r in runs) / (1 << 30)
+    return result
 
 
 def main():
@@ -193,12 +241,29 @@ def main():
         "kiln.core.load (npy) + eval": ("kiln-npy", npy_path),
         "numpy.load (npy)": ("numpy-npy", npy_path),
     }
+    gpu_name, gpu_cases = None, {}
+    if mx.is_available(mx.gpu):
+        gpu_name = mx.device_info(mx.gpu).get("device_name", "gpu")
+        gpu_cases["kiln.core.load (safetensors) onto the GPU"] = "kiln-gpu"
+    if versions["torch"] is not None:
+        import torch
+
+        if torch.cuda.is_available():
+            gpu_name = gpu_name or torch.cuda.get_device_name()
+            gpu_cases["safetensors.torch.load_file onto the GPU"] = "torch-gpu"
+            if "kiln-gpu" not in gpu_cases.values():
+                notes.append("kiln sees no GPU: its GPU load was not measured.")
+        elif gpu_name:
+            notes.append("PyTorch sees no CUDA device: its GPU load was not measured.")
+    cases.update({name: (case, st_path) for name, case in gpu_cases.items()})
     if versions["torch"] is None:
         del cases["safetensors.torch.load_file (PyTorch)"]
         notes.append(
             "PyTorch is not installed here: safetensors.torch was not measured."
         )
     if versions["safetensors"] is None:
+        for name in [name for name, (case, _) in cases.items() if "torch" in case]:
+            del cases[name]
         del cases["safetensors.numpy.load_file"]
         notes.append(
             "The safetensors package is not installed here: its loaders were not measured."
@@ -214,10 +279,12 @@ def main():
 
     date = datetime.date.today().isoformat()
     device_name = cpu_name()
+    gpu_rows = any("gpu_peak_gib" in r for r in results.values())
     report = {
         "benchmark": "load a 2 GiB file: time and peak memory",
         "date": date,
         "device_name": device_name,
+        **({"gpu_name": gpu_name} if gpu_name else {}),
         "cores": os.cpu_count(),
         "versions": versions,
         "file_gib": file_gib,
@@ -230,27 +297,45 @@ def main():
         "",
         f"CPU: {device_name} ({os.cpu_count()} cores); "
         + ", ".join(f"{k} {v or 'not installed'}" for k, v in versions.items())
-        + ".",
+        + "."
+        + (f" GPU: {gpu_name}." if gpu_name else ""),
         f"Files: safetensors {file_gib['safetensors']:.2f} GiB (float32 and float16 tensors of 8192 columns), "
         f"npy {file_gib['npy']:.2f} GiB (one float32 array). Warm page cache; each case in a fresh process; "
         f"median time of {args.repeats} processes, largest peak.",
         "",
-        "| case | time (s) | GiB/s | peak RSS above start (GiB) | peak RSS (GiB) |",
-        "|---|---:|---:|---:|---:|",
+        "| case | time (s) | GiB/s | peak RSS above start (GiB) | peak RSS (GiB) |"
+        + (" GPU allocator peak (GiB) |" if gpu_rows else ""),
+        "|---|---:|---:|---:|---:|" + ("---:|" if gpu_rows else ""),
     ]
     for name, r in results.items():
         if "error" in r:
-            lines.append(f"| {name} | failed: {r['error']} | | | |")
+            lines.append(
+                f"| {name} | failed: {r['error']} | | | |" + (" |" if gpu_rows else "")
+            )
             continue
         size = file_gib["npy" if "npy" in name else "safetensors"]
         lines.append(
             f"| {name} | {r['seconds']:.3f} | {size / r['seconds']:.2f} | "
             f"{r['peak_above_start_gib']:.2f} | {r['peak_rss_gib']:.2f} |"
         )
+        if gpu_rows:
+            gpu = r.get("gpu_peak_gib")
+            lines[-1] += f" {gpu:.2f} |" if gpu is not None else " |"
+    if gpu_rows:
+        notes.insert(
+            0,
+            "Onto the GPU: the time until every array is resident there (kiln: "
+            "load(path, stream=mx.gpu) + eval + synchronize; PyTorch: "
+            "load_file(path, device='cuda') + torch.cuda.synchronize()), after the "
+            "CUDA context is up. GPU allocator peak: mx.get_peak_memory(device=mx.gpu), "
+            "torch.cuda.max_memory_allocated() (the arrays' bytes, not the context).",
+        )
     lines += ["", *[f"- {n}" for n in notes]]
     text = "\n".join(lines) + "\n"
     print(text)
-    save_results(args.out_dir, "load", device_name, date, report, text)
+    save_results(
+        args.out_dir, "load", gpu_name if gpu_rows else device_name, date, report, text
+    )
 
 
 if __name__ == "__main__":
