@@ -622,7 +622,12 @@ TEST(GpuElementwise, WideIndexing) {
   array s = add(c, transpose(broadcast_to(reshape(col, {1, rows}, kGpu), {cols, rows}, kGpu), kGpu),
                 kGpu);             // binary strided, 64-bit
   array e = logical_not(c, kGpu);  // contiguous, > 2^31 elements
-  eval(c, s, e);
+  // any/all test every element through a strided pass over c, whose dimensions must not
+  // merge into one extent past 32 bits (MLX's test_large_offsets).
+  array has = any(c, false, kGpu), every = all(c, false, kGpu);
+  eval(c, s, e, has, every);
+  EXPECT_TRUE(has.item<bool>());
+  EXPECT_FALSE(every.item<bool>());
   // Check the corners and a band in the middle on the host.
   for (auto [r0, c0] : {std::pair{0, 0}, {rows - 3, cols - 5}, {128, cols / 2}}) {
     Shape start = {r0, c0}, stop = {r0 + 3, c0 + 5};

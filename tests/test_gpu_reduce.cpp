@@ -549,9 +549,9 @@ TEST(GpuIndexing, AssignmentWithRepeatedIndicesKeepsTheLast) {
       return scatter(a, {idx}, distinct_updates({40, 1, 6}, d), {0}, dev);
     });
     // Outer slice axes before the indexed one, and a transposed (column-major) target.
-    array b = transpose(test::random_array({6, 11}, d, -4, 4), kCpu);
+    array b = transpose(test::random_array({11, 6}, d, -4, 4), kCpu);
     expect_gpu_identical([&](Device dev) {
-      return scatter(b, {idx}, distinct_updates({40, 11, 1}, d), {1}, dev);
+      return scatter(b, {idx}, distinct_updates({40, 6, 1}, d), {1}, dev);
     });
     // Two indexed axes of a 3-d array: starts combine strides of both.
     array c = test::random_array({5, 4, 7}, d, -4, 4);

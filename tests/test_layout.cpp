@@ -5,6 +5,7 @@
 // arrays, with negative axes, and on each argument check. Transformations (jvp, vjp, vmap)
 // are checked through the primitives directly: layout ops are linear, so the vjp must be
 // the adjoint of the jvp, both must match central differences, and vmap must equal a loop.
+#include "kiln/backend/cpu/strided.h"
 #include "layout_test.h"
 
 using namespace layout_test;
@@ -136,6 +137,25 @@ TEST(Layout, LargeCopiesTilesAndThreads) {
 }
 
 // ---------------------------------------------------------------- reshape family
+
+// Kernels take collapsed extents as 32-bit Shape entries: 2^31 or more contiguous elements
+// stay split over dimensions that fit (no data is needed to check the plan).
+TEST(Layout, CollapsedExtentsFitShapeEntries) {
+  // 2^31 - 2^21 elements merge into one extent; 2^31 + 2^16 do not.
+  auto [fits, fits_st] = collapse_contiguous_dims<1>(Shape{2, 1024, 1024, 1023},
+                                                     {Strides{1072693248, 1047552, 1023, 1}});
+  EXPECT_EQ(fits, (Shape{2145386496}));
+  EXPECT_EQ(fits_st[0], (Strides{1}));
+  auto [wide, wide_st] =
+      collapse_contiguous_dims<2>(Shape{32769, 65536}, {Strides{65536, 1}, Strides{65536, 1}});
+  EXPECT_EQ(wide, (Shape{32769, 65536}));
+  EXPECT_EQ(wide_st[1], (Strides{65536, 1}));
+  // Merging stops at the first dimension that would pass the limit.
+  auto [split, split_st] = collapse_contiguous_dims<1>(Shape{3, 1024, 1024, 1023},
+                                                       {Strides{1072693248, 1047552, 1023, 1}});
+  EXPECT_EQ(split, (Shape{3145728, 1023}));
+  EXPECT_EQ(split_st[0], (Strides{1023, 1}));
+}
 
 TEST(Layout, ReshapeValuesEveryDtypeAndLayout) {
   for (Dtype d : all_dtypes) {

@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <cstdlib>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -19,9 +20,9 @@
 namespace kiln {
 
 /**
- * Merges adjacent dimensions that are contiguous with each other in every stride set and
- * drops size-1 dimensions. The result has the same elements in the same row-major order.
- * Always returns at least one dimension.
+ * Merges adjacent dimensions that are contiguous with each other in every stride set, while
+ * the merged extent fits a 32-bit Shape entry, and drops size-1 dimensions. The result has
+ * the same elements in the same row-major order. Always returns at least one dimension.
  */
 template <size_t K>
 std::pair<Shape, std::array<Strides, K>> collapse_contiguous_dims(
@@ -30,7 +31,9 @@ std::pair<Shape, std::array<Strides, K>> collapse_contiguous_dims(
   std::array<Strides, K> out_strides;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == 1) continue;
-    bool merge = !out_shape.empty();
+    // A merged extent must still fit Shape's 32-bit entries (2^31 or more elements split).
+    bool merge = !out_shape.empty() && static_cast<int64_t>(out_shape.back()) * shape[i] <=
+                                           std::numeric_limits<int32_t>::max();
     for (size_t k = 0; k < K && merge; ++k) {
       merge = out_strides[k].back() == strides[k][i] * shape[i];
     }
