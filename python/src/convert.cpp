@@ -7,6 +7,7 @@
 #include <sstream>
 #include <vector>
 
+#include "dlpack.h"
 #include "kiln/host_writes.h"
 
 namespace kiln::python {
@@ -636,6 +637,18 @@ array array_from_python(py::handle obj, std::optional<Dtype> dtype) {
   bool array_like = !PyUnicode_Check(obj.ptr()) &&
                     (py::hasattr(obj, "__array__") || py::hasattr(obj, "__array_interface__") ||
                      PyObject_CheckBuffer(obj.ptr()));
+  if (!PyUnicode_Check(obj.ptr()) && py::hasattr(obj, "__dlpack__")) {
+    // DLPack first: it carries what NumPy cannot (PyTorch's bfloat16, CUDA tensors). A copy,
+    // as for every other source; producers it cannot read fall back to NumPy's conversion.
+    try {
+      array a = from_dlpack(py::reinterpret_borrow<py::object>(obj), true);
+      return dtype ? astype(a, *dtype) : a;
+    } catch (py::builtin_exception&) {
+      if (!array_like) throw;
+    } catch (py::error_already_set& e) {
+      if (!array_like || !(e.matches(PyExc_TypeError) || e.matches(PyExc_BufferError))) throw;
+    }
+  }
   if (array_like) {
     py::array arr = py::module_::import("numpy").attr("asarray")(obj);
     return numpy_to_array(std::move(arr), dtype);

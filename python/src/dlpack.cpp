@@ -205,6 +205,8 @@ array import_cpu(const DLTensor& t, Dtype dtype, std::shared_ptr<void> owner, bo
   return out;
 }
 
+}  // namespace
+
 array from_dlpack(py::object obj, std::optional<bool> copy) {
   py::object capsule;
   std::optional<DLDevice> producer;
@@ -294,8 +296,6 @@ array from_dlpack(py::object obj, std::optional<bool> copy) {
   eval_nogil(c);
   return c;
 }
-
-}  // namespace
 
 py::capsule to_dlpack(array& self, py::object stream, py::object max_version, py::object dl_device,
                       py::object copy_obj) {

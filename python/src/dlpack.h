@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "kiln/array.h"
 
@@ -85,6 +86,11 @@ inline constexpr uint64_t kDLPackFlagIsCopied = 1ull << 1;
  * request or a copy the array cannot make. */
 py::capsule to_dlpack(array& a, py::object stream, py::object max_version, py::object dl_device,
                       py::object copy);
+
+/** `from_dlpack(x, copy=None)`: an array sharing (or, with copy, copying at the call) the
+ * memory of a DLPack producer or capsule. TypeError for an unsupported object or dtype,
+ * BufferError for a device kiln cannot read. */
+array from_dlpack(py::object obj, std::optional<bool> copy);
 
 /** Blocks until work ordered before the legacy default stream of GPU `device` is done
  * (dlpack_cuda.cpp; BufferError without the CUDA backend). */

@@ -143,8 +143,10 @@ def test_torch_cpu_round_trip(rng):
     torch.testing.assert_close(back, torch.exp(t))
 
 
-@pytest.mark.skipif(torch is None or not HAS_GPU or not (torch and torch.cuda.is_available()),
-                    reason="needs PyTorch with CUDA and a GPU")
+@pytest.mark.skipif(
+    torch is None or not HAS_GPU or not (torch and torch.cuda.is_available()),
+    reason="needs PyTorch with CUDA and a GPU",
+)
 def test_torch_gpu_round_trip():
     t = torch.arange(12, dtype=torch.float32, device="cuda").reshape(3, 4)
     a = mx.from_dlpack(t)
@@ -196,3 +198,49 @@ def test_from_dlpack_copy_false_shares():
     base[1] = -7
     assert shared.tolist() == [[0, -7, 2, 3]] * 3
     assert mx.from_dlpack(b, copy=True).tolist() == b.tolist()
+
+
+class _DlpackOnly:
+    """A producer with only the DLPack protocol (no __array__, no buffer): as PyTorch's
+    bfloat16 tensors are to NumPy."""
+
+    def __init__(self, x):
+        self.x = x
+
+    def __dlpack__(self, **kwargs):
+        return self.x.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.x.__dlpack_device__()
+
+
+def test_array_constructor_reads_dlpack_producers():
+    src = mx.array([1.5, -2.0, 3.25], mx.bfloat16)
+    a = mx.array(_DlpackOnly(src))
+    assert a.dtype == mx.bfloat16 and a.tolist() == [1.5, -2.0, 3.25]
+    assert mx.array(_DlpackOnly(src), mx.float32).dtype == mx.float32
+    # A copy, as mx.array of any other source: later changes of the producer do not show.
+    values = np.arange(6, dtype=np.int16).reshape(2, 3)
+    b = mx.array(_DlpackOnly(values))
+    values[:] = 0
+    assert b.tolist() == [[0, 1, 2], [3, 4, 5]]
+
+    # A producer kiln cannot read falls back to NumPy's conversion where there is one.
+    class DeviceOnly(_DlpackOnly):
+        def __dlpack__(self, **kwargs):
+            raise BufferError("not readable from the host")
+
+        def __array__(self, dtype=None, copy=None):
+            return np.asarray(self.x)
+
+    assert mx.array(DeviceOnly(np.array([4, 5], np.int32))).tolist() == [4, 5]
+
+
+@pytest.mark.skipif(torch is None, reason="PyTorch is not installed")
+def test_array_constructor_takes_torch_bfloat16():
+    t = torch.tensor([1.0, 2.0, 3.0], dtype=torch.bfloat16)
+    a = mx.array(t)
+    assert a.dtype == mx.bfloat16 and a.tolist() == [1.0, 2.0, 3.0]
+    if HAS_GPU and torch.cuda.is_available():
+        g = mx.array(t.cuda() * 2)
+        assert g.dtype == mx.bfloat16 and g.tolist() == [2.0, 4.0, 6.0]
