@@ -342,16 +342,22 @@ array contract(const array& a, const Labels& la, const array& b, const Labels& l
   order_a.insert(order_a.end(), summed.begin(), summed.end());
   order_b.insert(order_b.end(), summed.begin(), summed.end());
   order_b.insert(order_b.end(), free_b.begin(), free_b.end());
-  const int32_t nb = static_cast<int32_t>(labels_size(batch, sizes));
   const int32_t m = static_cast<int32_t>(labels_size(free_a, sizes));
   const int32_t k = static_cast<int32_t>(labels_size(summed, sizes));
   const int32_t n = static_cast<int32_t>(labels_size(free_b, sizes));
-  array a3 = reshape(arrange(a, la, order_a, sizes, s), {nb, m, k}, s);
-  array b3 = reshape(arrange(b, lb, order_b, sizes, s), {nb, k, n}, s);
+  // Batch axes stay separate: merged, a transposed view such as (b, h) of a (B, L, H, D)
+  // operand would be copied, while matmul takes strided batch axes as they are.
+  Shape shape_a, shape_b;
+  for (int x : batch) shape_a.push_back(static_cast<int32_t>(sizes.at(x)));
+  shape_b = shape_a;
+  shape_a.insert(shape_a.end(), {m, k});
+  shape_b.insert(shape_b.end(), {k, n});
+  array lhs = reshape(arrange(a, la, order_a, sizes, s), shape_a, s);
+  array rhs = reshape(arrange(b, lb, order_b, sizes, s), shape_b, s);
   // matmul takes floating types only; integer contractions multiply and sum.
-  array p = is_integral(a3.dtype()) || is_integral(b3.dtype())
-                ? sum(multiply(expand_dims(a3, 3, s), expand_dims(b3, 1, s), s), 2, false, s)
-                : matmul(a3, b3, s);
+  array p = is_integral(lhs.dtype()) || is_integral(rhs.dtype())
+                ? sum(multiply(expand_dims(lhs, -1, s), expand_dims(rhs, -3, s), s), -2, false, s)
+                : matmul(lhs, rhs, s);
   Labels got = batch;
   got.insert(got.end(), free_a.begin(), free_a.end());
   got.insert(got.end(), free_b.begin(), free_b.end());
