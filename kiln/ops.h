@@ -334,8 +334,9 @@ array gather(const array& a, const std::vector<array>& indices, const std::vecto
              const Shape& slice_sizes, StreamOrDevice s = {});
 /**
  * General scatter, the inverse of gather: writes `updates` (shape: broadcast index shape +
- * slice shape) into `a` at `indices` along `axes`. Duplicate indices: scatter keeps one
- * (unspecified which); the others combine all (add, multiply, max, min).
+ * slice shape) into `a` at `indices` along `axes`. Duplicate indices: scatter keeps the
+ * update of the last index position (NumPy's rule, on the CPU and the GPU); the others
+ * combine all (add, multiply, max, min).
  */
 array scatter(const array& a, const std::vector<array>& indices, const array& updates,
               const std::vector<int>& axes, StreamOrDevice s = {});

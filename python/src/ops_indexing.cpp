@@ -126,7 +126,7 @@ void init_ops_indexing(py::module_& m) {
             .c_str());
   };
   def_scatter("scatter", &scatter,
-              "with repeated indices, one of the updates is kept (unspecified which)");
+              "with repeated indices, the last index position wins (as NumPy)");
   def_scatter("scatter_add", &scatter_add, "repeated indices add up");
   def_scatter("scatter_prod", &scatter_prod, "repeated indices multiply");
   def_scatter("scatter_max", &scatter_max, "repeated indices keep the maximum");

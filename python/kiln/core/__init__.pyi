@@ -2854,7 +2854,7 @@ def savez_compressed(file: typing.Any, *args, **kwargs) -> None:
     """
 def scatter(a: array, /, indices: collections.abc.Sequence[array], updates: array | bool | int | float | complex, axes: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], *, stream: None | Stream | Device = None) -> array:
     """
-    General scatter, the inverse of :func:`gather`: ``updates`` (shape: the broadcast index shape + one slice shape of ``a.ndim`` dimensions) is written into ``a`` at ``indices`` along ``axes``; with repeated indices, one of the updates is kept (unspecified which).
+    General scatter, the inverse of :func:`gather`: ``updates`` (shape: the broadcast index shape + one slice shape of ``a.ndim`` dimensions) is written into ``a`` at ``indices`` along ``axes``; with repeated indices, the last index position wins (as NumPy).
     """
 def scatter_add(a: array, /, indices: collections.abc.Sequence[array], updates: array | bool | int | float | complex, axes: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], *, stream: None | Stream | Device = None) -> array:
     """
