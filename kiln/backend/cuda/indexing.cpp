@@ -507,6 +507,7 @@ void Scatter::eval_gpu(const std::vector<array>& inputs, array& out) {
     // Positions may repeat: the last one wins, as on the CPU (see scatter_claim). When every
     // indexed axis takes one element, positions are keyed by their start over the smallest
     // indexed stride (out is dense, so it divides the others); else by target element.
+    // (Past 2^31 positions, beyond int32 owners, the plain scatter runs: any writer wins.)
     int64_t key_div = INT64_MAX;
     for (int ax : axes_) {
       if (slice[ax] != 1) key_div = 0;
