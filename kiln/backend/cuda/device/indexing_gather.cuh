@@ -124,6 +124,15 @@ __global__ void scatter(const T* __restrict__ upd, T* __restrict__ out,
 // their starts are equal, and the key is starts[n] / key_div (the smallest indexed stride,
 // which divides every start); one thread per position. key_div == 0: the key is the target
 // element; one thread per update element.
+/** A writer's claim on its key: any writer first, then the largest position. */
+template <bool kLast>
+__device__ inline void claim(int* slot, long long who) {
+  if constexpr (kLast)
+    atomicMax(slot, static_cast<int>(who));
+  else
+    *slot = static_cast<int>(who);
+}
+
 template <bool kLast>
 __global__ void scatter_claim(const long long* __restrict__ starts, int* __restrict__ owner,
                               long long key_div, const __grid_constant__ ScatterArgs a) {
@@ -137,10 +146,7 @@ __global__ void scatter_claim(const long long* __restrict__ starts, int* __restr
     n = s.n;
     key = s.dst;
   }
-  if constexpr (kLast)
-    atomicMax(owner + key, static_cast<int>(n));
-  else
-    owner[key] = static_cast<int>(n);
+  claim<kLast>(owner + key, n);
 }
 
 template <typename T>
@@ -194,10 +200,7 @@ __global__ void scatter_axis_claim(const long long* __restrict__ offsets, int* _
   const long long e = global_thread_x<long long>();
   if (e >= size) return;
   const long long key = elem_to_loc(e, shape, out_strides, ndim) + offsets[e];
-  if constexpr (kLast)
-    atomicMax(owner + key, static_cast<int>(e));
-  else
-    owner[key] = static_cast<int>(e);
+  claim<kLast>(owner + key, e);
 }
 
 template <typename T>
