@@ -34,7 +34,11 @@ void binary(const char* name, const std::vector<array>& inputs, array& out, Op o
       using F = std::invoke_result_t<const Op&, float, float>;
       using R = std::conditional_t<std::is_same_v<F, float>, T, F>;
       check_output<R>(name, out);
-      cpu::binary_op<T, T, R>(a, b, out, [op](T x, T y) {
+      // The conversions vectorize only in the per-ISA loops, allowed for one rounding.
+      constexpr bool kClones = requires {
+        Op::one_rounding;
+      };
+      cpu::binary_op<T, T, R, kClones>(a, b, out, [op](T x, T y) {
         return static_cast<R>(op(static_cast<float>(x), static_cast<float>(y)));
       });
     } else {

@@ -21,6 +21,8 @@ using Wide = std::make_unsigned_t<decltype(+T{})>;
 // ---------------------------------------------------------------- arithmetic
 
 struct Add {
+  /** Rounds once per element: loops may be compiled per ISA (elementwise.h). */
+  static constexpr bool one_rounding = true;
   template <Integer T>
   T operator()(T a, T b) const {
     return static_cast<T>(Wide<T>(a) + Wide<T>(b));
@@ -36,6 +38,7 @@ struct Add {
 };
 
 struct Subtract {
+  static constexpr bool one_rounding = true;
   template <Integer T>
   T operator()(T a, T b) const {
     return static_cast<T>(Wide<T>(a) - Wide<T>(b));
@@ -47,6 +50,7 @@ struct Subtract {
 };
 
 struct Multiply {
+  static constexpr bool one_rounding = true;
   template <Integer T>
   T operator()(T a, T b) const {
     return static_cast<T>(Wide<T>(a) * Wide<T>(b));
@@ -62,6 +66,7 @@ struct Multiply {
 };
 
 struct Divide {
+  static constexpr bool one_rounding = true;
   template <Inexact T>
   T operator()(T a, T b) const {
     return a / b;
@@ -157,12 +162,14 @@ struct Power {
 
 // NaN in either input gives NaN (NumPy's maximum/minimum); `|` avoids a branch.
 struct Maximum {
+  static constexpr bool one_rounding = true;
   template <RealOrBool T>
   T operator()(T a, T b) const {
     return (a > b) | (a != a) ? a : b;
   }
 };
 struct Minimum {
+  static constexpr bool one_rounding = true;
   template <RealOrBool T>
   T operator()(T a, T b) const {
     return (a < b) | (a != a) ? a : b;
@@ -192,6 +199,7 @@ struct LogAddExp {
 // ---------------------------------------------------------------- comparisons
 
 struct Equal {
+  static constexpr bool one_rounding = true;
   template <Number T>
   bool operator()(T a, T b) const {
     return a == b;
@@ -205,30 +213,35 @@ struct EqualNaN {
   }
 };
 struct NotEqual {
+  static constexpr bool one_rounding = true;
   template <Number T>
   bool operator()(T a, T b) const {
     return a != b;
   }
 };
 struct Less {
+  static constexpr bool one_rounding = true;
   template <RealOrBool T>
   bool operator()(T a, T b) const {
     return a < b;
   }
 };
 struct LessEqual {
+  static constexpr bool one_rounding = true;
   template <RealOrBool T>
   bool operator()(T a, T b) const {
     return a <= b;
   }
 };
 struct Greater {
+  static constexpr bool one_rounding = true;
   template <RealOrBool T>
   bool operator()(T a, T b) const {
     return a > b;
   }
 };
 struct GreaterEqual {
+  static constexpr bool one_rounding = true;
   template <RealOrBool T>
   bool operator()(T a, T b) const {
     return a >= b;

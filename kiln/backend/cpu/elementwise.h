@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "kiln/array.h"
+#include "kiln/backend/cpu/simd_math.h"
 #include "kiln/backend/cpu/strided.h"
 #include "kiln/backend/cpu/threading.h"
 
@@ -37,15 +38,42 @@ inline void set_row_contiguous_output(array& out) {
   out.set_data(Storage::host(out.nbytes()));
 }
 
-/** out[i] = op(in[i]) for every element; `out` is allocated here. */
+// The unit-stride loops of unary_op and binary_op compiled per ISA level (KILN_SIMD_CLONES),
+// for functors that round once per element (no a * b + c to contract, so every clone gives
+// the baseline's bits): the branch-free float16/bfloat16 conversions vectorize there only.
 template <typename In, typename Out, typename Op>
+KILN_SIMD_CLONES void map1_clones(const In* x, Out* d, int64_t n, Op op) {
+  for (int64_t i = 0; i < n; ++i) d[i] = op(x[i]);
+}
+
+/** d[i] = op(x[i * sx], y[i * sy]) with each stride 0 (a scalar) or 1. */
+template <typename A, typename B, typename Out, typename Op>
+KILN_SIMD_CLONES void map2_clones(const A* x, int64_t sx, const B* y, int64_t sy, Out* d, int64_t n,
+                                  Op op) {
+  if (sx == 0) {
+    const A v = *x;
+    for (int64_t i = 0; i < n; ++i) d[i] = op(v, y[i]);
+  } else if (sy == 0) {
+    const B v = *y;
+    for (int64_t i = 0; i < n; ++i) d[i] = op(x[i], v);
+  } else {
+    for (int64_t i = 0; i < n; ++i) d[i] = op(x[i], y[i]);
+  }
+}
+
+/** out[i] = op(in[i]) for every element; `out` is allocated here. kClones: unit-stride runs
+ * go through map1_clones. */
+template <typename In, typename Out, bool kClones = false, typename Op>
 void unary_op(const array& in, array& out, Op op) {
   bool flat = set_unary_output_data(in, out);
   const In* src = in.data<In>();
   Out* dst = out.data<Out>();
   if (flat) {
     parallel_for(in.data_size(), kElementwiseGrain, [&](size_t b, size_t e) {
-      for (size_t i = b; i < e; ++i) dst[i] = op(src[i]);
+      if constexpr (kClones)
+        map1_clones(src + b, dst + b, static_cast<int64_t>(e - b), op);
+      else
+        for (size_t i = b; i < e; ++i) dst[i] = op(src[i]);
     });
     return;
   }
@@ -55,15 +83,19 @@ void unary_op(const array& in, array& out, Op op) {
     const In* s = src + off[0];
     Out* d = dst + off[1];
     if (is == 1 && os == 1) {
-      for (int64_t i = 0; i < n; ++i) d[i] = op(s[i]);
+      if constexpr (kClones)
+        map1_clones(s, d, n, op);
+      else
+        for (int64_t i = 0; i < n; ++i) d[i] = op(s[i]);
     } else {
       for (int64_t i = 0; i < n; ++i) d[i * os] = op(s[i * is]);
     }
   });
 }
 
-/** out[i] = op(a[i], b[i]) with a and b already broadcast to out's shape. */
-template <typename A, typename B, typename Out, typename Op>
+/** out[i] = op(a[i], b[i]) with a and b already broadcast to out's shape. kClones: flat and
+ * unit-stride runs go through map2_clones. */
+template <typename A, typename B, typename Out, bool kClones = false, typename Op>
 void binary_op(const array& a, const array& b, array& out, Op op) {
   BinaryLayout layout = binary_layout(a, b);
   set_binary_output_data(a, b, out, layout);
@@ -75,22 +107,31 @@ void binary_op(const array& a, const array& b, array& out, Op op) {
       *dst = op(*pa, *pb);
       return;
     case BinaryLayout::scalar_vector: {
-      const A va = *pa;
+      [[maybe_unused]] const A va = *pa;
       parallel_for(out.data_size(), kElementwiseGrain, [&](size_t s, size_t e) {
-        for (size_t i = s; i < e; ++i) dst[i] = op(va, pb[i]);
+        if constexpr (kClones)
+          map2_clones(pa, 0, pb + s, 1, dst + s, static_cast<int64_t>(e - s), op);
+        else
+          for (size_t i = s; i < e; ++i) dst[i] = op(va, pb[i]);
       });
       return;
     }
     case BinaryLayout::vector_scalar: {
-      const B vb = *pb;
+      [[maybe_unused]] const B vb = *pb;
       parallel_for(out.data_size(), kElementwiseGrain, [&](size_t s, size_t e) {
-        for (size_t i = s; i < e; ++i) dst[i] = op(pa[i], vb);
+        if constexpr (kClones)
+          map2_clones(pa + s, 1, pb, 0, dst + s, static_cast<int64_t>(e - s), op);
+        else
+          for (size_t i = s; i < e; ++i) dst[i] = op(pa[i], vb);
       });
       return;
     }
     case BinaryLayout::vector_vector:
       parallel_for(out.data_size(), kElementwiseGrain, [&](size_t s, size_t e) {
-        for (size_t i = s; i < e; ++i) dst[i] = op(pa[i], pb[i]);
+        if constexpr (kClones)
+          map2_clones(pa + s, 1, pb + s, 1, dst + s, static_cast<int64_t>(e - s), op);
+        else
+          for (size_t i = s; i < e; ++i) dst[i] = op(pa[i], pb[i]);
       });
       return;
     case BinaryLayout::general:
@@ -103,7 +144,9 @@ void binary_op(const array& a, const array& b, array& out, Op op) {
     const A* x = pa + off[0];
     const B* y = pb + off[1];
     Out* d = dst + off[2];
-    if (sa == 1 && sb == 1 && so == 1) {
+    if (kClones && (sa == 0 || sa == 1) && (sb == 0 || sb == 1) && (sa | sb) != 0 && so == 1) {
+      map2_clones(x, sa, y, sb, d, n, op);
+    } else if (sa == 1 && sb == 1 && so == 1) {
       for (int64_t i = 0; i < n; ++i) d[i] = op(x[i], y[i]);
     } else if (sa == 0 && sb == 1 && so == 1) {
       const A vx = *x;

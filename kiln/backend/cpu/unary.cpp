@@ -88,6 +88,10 @@ void unary(const char* name, const array& in, array& out, Op op) {
       check_output<R>(name, out);
       if constexpr (requires { Op::simd; } && std::is_same_v<R, T>) {
         run_half_simd<T>(in, out, op);
+      } else if constexpr (requires { Op::one_rounding; }) {
+        // The conversions vectorize only in the per-ISA loops, allowed for one rounding.
+        cpu::unary_op<T, R, true>(in, out,
+                                  [op](T x) { return static_cast<R>(op(static_cast<float>(x))); });
       } else {
         run<T, R>(in, out, [op](T x) { return static_cast<R>(op(static_cast<float>(x))); });
       }

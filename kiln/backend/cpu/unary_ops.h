@@ -59,6 +59,7 @@ T wrapping_multiply(T a, T b) {
 // ---------------------------------------------------------------- arithmetic
 
 struct Abs {
+  static constexpr bool one_rounding = true;  // see binary_ops.h's Add
   template <Integer T>
   T operator()(T x) const {
     if constexpr (std::is_signed_v<T>)
@@ -77,6 +78,7 @@ struct Abs {
 };
 
 struct Negative {
+  static constexpr bool one_rounding = true;  // see binary_ops.h's Add
   template <Integer T>
   T operator()(T x) const {
     return wrapping_negate(x);
