@@ -35,6 +35,19 @@ void dispatch_pair(Dtype from, Dtype to, F&& f) {
   dispatch_dtype(from, [&](auto s) { dispatch_dtype(to, [&](auto d) { f(s, d); }); });
 }
 
+// Conversions to or from float16/bfloat16 run in the per-ISA clones (elementwise.h), where
+// the branch-free half conversions vectorize; baseline code converts one value at a time.
+template <typename S, typename D>
+constexpr bool kHalfConversion = !std::is_same_v<S, D> && (is_half_v<S> || is_half_v<D>);
+
+template <typename S, typename D>
+void convert(const S* s, D* d, int64_t n) {
+  if constexpr (kHalfConversion<S, D>)
+    map1_clones(s, d, n, [](S v) { return scalar_cast<D>(v); });
+  else
+    for (int64_t i = 0; i < n; ++i) d[i] = scalar_cast<D>(s[i]);
+}
+
 // Square tiles for transposing copies: a tile's source cache lines stay in L1 while its
 // destination rows are written (32 x 32 elements: 4 KiB of float32 per side).
 constexpr int64_t kTile = 32;
@@ -87,7 +100,7 @@ void strided_copy(const S* src, D* dst, const Shape& shape, const Strides& ss, c
       if constexpr (std::is_same_v<S, D>)
         std::memcpy(d, s, n * sizeof(S));
       else
-        for (int64_t i = 0; i < n; ++i) d[i] = scalar_cast<D>(s[i]);
+        convert(s, d, n);
     } else if (is == 0 && os == 1) {
       std::fill_n(d, n, scalar_cast<D>(*s));  // a broadcast source, e.g. slice_update's fill
     } else {
@@ -118,7 +131,7 @@ void copy_inplace(const array& src, array& dst, CopyType ctype) {
           if constexpr (std::is_same_v<S, D>)
             std::memcpy(pd + b, ps + b, (e - b) * sizeof(S));
           else
-            for (size_t i = b; i < e; ++i) pd[i] = scalar_cast<D>(ps[i]);
+            convert(ps + b, pd + b, static_cast<int64_t>(e - b));
         });
         return;
       case CopyType::general:
