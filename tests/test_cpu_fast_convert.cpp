@@ -1,7 +1,8 @@
-// The vectorized bfloat16 conversions of the CPU's fused built-ins
-// (kiln/backend/cpu/fast_convert.cpp) against the scalar conversions of kiln/half_types.h,
-// bit for bit: random bit patterns and every special class (zeros, subnormals, ties to even,
-// the largest finite values that round to infinity, infinities, NaNs of both signs).
+// The vectorized bfloat16 conversions of the CPU's fused built-ins (fast_common.h's load and
+// store, through simd_loops.h's widen_half and narrow_half) against the scalar conversions of
+// kiln/half_types.h, bit for bit: random bit patterns and every special class (zeros,
+// subnormals, ties to even, the largest finite values that round to infinity, infinities,
+// NaNs of both signs).
 #include <gtest/gtest.h>
 
 #include <bit>

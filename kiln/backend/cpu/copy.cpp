@@ -35,7 +35,7 @@ void dispatch_pair(Dtype from, Dtype to, F&& f) {
   dispatch_dtype(from, [&](auto s) { dispatch_dtype(to, [&](auto d) { f(s, d); }); });
 }
 
-// Conversions to or from float16/bfloat16 run in the per-ISA clones (elementwise.h), where
+// Conversions to or from float16/bfloat16 run in the per-ISA clones (simd_loops.h), where
 // the branch-free half conversions vectorize; baseline code converts one value at a time.
 template <typename S, typename D>
 constexpr bool kHalfConversion = !std::is_same_v<S, D> && (is_half_v<S> || is_half_v<D>);
@@ -43,7 +43,7 @@ constexpr bool kHalfConversion = !std::is_same_v<S, D> && (is_half_v<S> || is_ha
 template <typename S, typename D>
 void convert(const S* s, D* d, int64_t n) {
   if constexpr (kHalfConversion<S, D>)
-    map1_clones(s, d, n, [](S v) { return scalar_cast<D>(v); });
+    map_simd(s, d, n, [](S v) { return scalar_cast<D>(v); });
   else
     for (int64_t i = 0; i < n; ++i) d[i] = scalar_cast<D>(s[i]);
 }

@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "kiln/array.h"
-#include "kiln/backend/cpu/simd_math.h"
+#include "kiln/backend/cpu/simd_loops.h"
 #include "kiln/backend/cpu/strided.h"
 #include "kiln/backend/cpu/threading.h"
 
@@ -38,15 +38,12 @@ inline void set_row_contiguous_output(array& out) {
   out.set_data(Storage::host(out.nbytes()));
 }
 
-// The unit-stride loops of unary_op and binary_op compiled per ISA level (KILN_SIMD_CLONES),
-// for functors that round once per element (no a * b + c to contract, so every clone gives
-// the baseline's bits): the branch-free float16/bfloat16 conversions vectorize there only.
-template <typename In, typename Out, typename Op>
-KILN_SIMD_CLONES void map1_clones(const In* x, Out* d, int64_t n, Op op) {
-  for (int64_t i = 0; i < n; ++i) d[i] = op(x[i]);
-}
+// kClones below: the unit-stride loops of unary_op (simd_loops.h's map_simd) and binary_op
+// (map2_clones) compiled per ISA level, for functors that round once per element (no
+// a * b + c to contract, so every clone gives the baseline's bits): the branch-free
+// float16/bfloat16 conversions vectorize there only.
 
-/** d[i] = op(x[i * sx], y[i * sy]) with each stride 0 (a scalar) or 1. */
+/** d[i] = op(x[i * sx], y[i * sy]) with each stride 0 (a scalar) or 1, per ISA level. */
 template <typename A, typename B, typename Out, typename Op>
 KILN_SIMD_CLONES void map2_clones(const A* x, int64_t sx, const B* y, int64_t sy, Out* d, int64_t n,
                                   Op op) {
@@ -62,7 +59,7 @@ KILN_SIMD_CLONES void map2_clones(const A* x, int64_t sx, const B* y, int64_t sy
 }
 
 /** out[i] = op(in[i]) for every element; `out` is allocated here. kClones: unit-stride runs
- * go through map1_clones. */
+ * go through map_simd. */
 template <typename In, typename Out, bool kClones = false, typename Op>
 void unary_op(const array& in, array& out, Op op) {
   bool flat = set_unary_output_data(in, out);
@@ -71,7 +68,7 @@ void unary_op(const array& in, array& out, Op op) {
   if (flat) {
     parallel_for(in.data_size(), kElementwiseGrain, [&](size_t b, size_t e) {
       if constexpr (kClones)
-        map1_clones(src + b, dst + b, static_cast<int64_t>(e - b), op);
+        map_simd(src + b, dst + b, static_cast<int64_t>(e - b), op);
       else
         for (size_t i = b; i < e; ++i) dst[i] = op(src[i]);
     });
@@ -84,7 +81,7 @@ void unary_op(const array& in, array& out, Op op) {
     Out* d = dst + off[1];
     if (is == 1 && os == 1) {
       if constexpr (kClones)
-        map1_clones(s, d, n, op);
+        map_simd(s, d, n, op);
       else
         for (int64_t i = 0; i < n; ++i) d[i] = op(s[i]);
     } else {

@@ -13,6 +13,7 @@
 
 #include "kiln/array.h"
 #include "kiln/backend/cpu/copy.h"
+#include "kiln/backend/cpu/simd_loops.h"
 #include "kiln/backend/cpu/simd_math.h"
 #include "kiln/half_types.h"
 #include "kiln/utils.h"
@@ -64,22 +65,21 @@ inline double exp_acc(double x) {
   return std::exp(x);
 }
 
-/** bfloat16 to float and back (round to nearest even), vectorized (fast_convert.cpp). */
-void widen_bf16(const bfloat16_t* x, float* y, int64_t n);
-void narrow_bf16(const float* x, bfloat16_t* y, int64_t n);
-
+/** A row into the accumulation type; float16/bfloat16 widen in vector code (simd_loops.h). */
 template <typename T, typename A>
 inline void load(const T* x, A* y, int64_t n) {
-  if constexpr (std::is_same_v<T, bfloat16_t> && std::is_same_v<A, float>)
-    widen_bf16(x, y, n);
+  if constexpr (is_half_v<T> && std::is_same_v<A, float>)
+    widen_half(x, 1, y, n);
   else
     for (int64_t i = 0; i < n; ++i) y[i] = static_cast<A>(static_cast<Acc<T>>(x[i]));
 }
 
+/** A row back to its dtype; float to float16/bfloat16 rounds (to nearest even) in vector
+ * code. */
 template <typename A, typename T>
 inline void store(const A* x, T* y, int64_t n) {
-  if constexpr (std::is_same_v<T, bfloat16_t> && std::is_same_v<A, float>)
-    narrow_bf16(x, y, n);
+  if constexpr (is_half_v<T> && std::is_same_v<A, float>)
+    narrow_half(x, y, 1, n);
   else
     for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(x[i]);
 }

@@ -1,6 +1,7 @@
-// The loops that run a vectorizable functor (one marked `simd`, unary_ops.h), shared by the
-// eager unary kernels (unary.cpp) and compile's generated CPU kernels (compiled.cpp), so that
-// both compute every value with the same clones and agree bit for bit.
+// Loops compiled per ISA level (KILN_SIMD_CLONES): a vectorizable functor (one marked `simd`,
+// unary_ops.h) shared by the eager unary kernels (unary.cpp) and compile's generated CPU
+// kernels (compiled.cpp), so that both compute every value with the same clones and agree bit
+// for bit; and the float16/bfloat16 conversions of the elementwise, copy and fused kernels.
 #pragma once
 
 #include <cstdint>
