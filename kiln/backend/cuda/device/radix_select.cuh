@@ -53,6 +53,51 @@ namespace radix {
 constexpr int kClassBits = 21;
 constexpr unsigned long long kClassMask = (1ull << kClassBits) - 1;
 
+/** Element `e` of a 16-byte vector of elements of type U. */
+template <typename U>
+__device__ __forceinline__ U vector_element(const uint4& w, int e) {
+  const unsigned int words[4] = {w.x, w.y, w.z, w.w};
+  if constexpr (sizeof(U) == 8) {
+    return static_cast<U>(static_cast<unsigned long long>(words[2 * e + 1]) << 32 | words[2 * e]);
+  } else {
+    constexpr int per_word = 4 / static_cast<int>(sizeof(U));
+    return static_cast<U>(words[e / per_word] >> (8 * sizeof(U) * (e % per_word)));
+  }
+}
+
+/**
+ * Calls f(bits) for every element of x[begin, end), spread over the threads of a block of
+ * BLOCK: 16-byte loads from the first 16-byte boundary on, kSelectUnroll of them in flight
+ * per thread (a block must keep tens of KiB in flight per multiprocessor to reach memory
+ * bandwidth), single elements before and after.
+ */
+template <typename U, int BLOCK, typename F>
+__device__ __forceinline__ void for_each_loaded(const U* __restrict__ x, long long begin,
+                                                long long end, F&& f) {
+  constexpr int kV = 16 / static_cast<int>(sizeof(U));
+  const long long mis =
+      static_cast<long long>(reinterpret_cast<unsigned long long>(x + begin) / sizeof(U) % kV);
+  const long long head_end = begin + (kV - mis) % kV < end ? begin + (kV - mis) % kV : end;
+  for (long long i = begin + threadIdx.x; i < head_end; i += BLOCK) f(x[i]);
+  const long long vectors = (end - head_end) / kV;
+  const uint4* xv = reinterpret_cast<const uint4*>(x + head_end);
+  for (long long base = 0; base < vectors; base += static_cast<long long>(BLOCK) * kSelectUnroll) {
+    uint4 w[kSelectUnroll];
+#pragma unroll
+    for (int j = 0; j < kSelectUnroll; ++j) {
+      const long long v = base + j * BLOCK + threadIdx.x;
+      if (v < vectors) w[j] = xv[v];
+    }
+#pragma unroll
+    for (int j = 0; j < kSelectUnroll; ++j) {
+      if (base + j * BLOCK + threadIdx.x >= vectors) continue;
+#pragma unroll
+      for (int e = 0; e < kV; ++e) f(vector_element<U>(w[j], e));
+    }
+  }
+  for (long long i = head_end + vectors * kV + threadIdx.x; i < end; i += BLOCK) f(x[i]);
+}
+
 /**
  * Adds, for every element of x[begin, end) whose key matches `prefix` on `mask`, one to the
  * bin of its digit (bits shift .. shift + log2(bins) of the key) in the shared `hist`. With
@@ -64,25 +109,14 @@ __device__ __forceinline__ void hist_pass(const U* __restrict__ x, long long beg
                                           U prefix, U mask, int shift, unsigned int bin_mask,
                                           unsigned int* hist, bool gather, U* cache,
                                           unsigned int* cache_count, int* nan_flag) {
-  for (long long base = begin; base < end; base += static_cast<long long>(BLOCK) * kSelectUnroll) {
-    U v[kSelectUnroll];
-#pragma unroll
-    for (int j = 0; j < kSelectUnroll; ++j) {
-      const long long i = base + j * BLOCK + threadIdx.x;
-      v[j] = i < end ? x[i] : static_cast<U>(0);
+  for_each_loaded<U, BLOCK>(x, begin, end, [&](U bits) {
+    const U k = to_key<U, KIND, true>(bits);
+    if (nan_flag && is_nan_bits<U, KIND>(bits)) *nan_flag = 1;
+    if (static_cast<U>(k & mask) == prefix) {
+      atomicAdd(&hist[static_cast<unsigned int>(k >> shift) & bin_mask], 1u);
+      if (gather) cache[atomicAdd(cache_count, 1u)] = bits;
     }
-#pragma unroll
-    for (int j = 0; j < kSelectUnroll; ++j) {
-      const long long i = base + j * BLOCK + threadIdx.x;
-      if (i >= end) continue;
-      const U k = to_key<U, KIND, true>(v[j]);
-      if (nan_flag && is_nan_bits<U, KIND>(v[j])) *nan_flag = 1;
-      if (static_cast<U>(k & mask) == prefix) {
-        atomicAdd(&hist[static_cast<unsigned int>(k >> shift) & bin_mask], 1u);
-        if (gather) cache[atomicAdd(cache_count, 1u)] = v[j];
-      }
-    }
-  }
+  });
 }
 
 /**
@@ -140,10 +174,10 @@ template <typename U, int KIND, int BLOCK>
 __device__ __forceinline__ unsigned long long min_key_above(const U* x, long long begin,
                                                             long long end, U v) {
   unsigned long long m = ~0ull;
-  for (long long i = begin + threadIdx.x; i < end; i += BLOCK) {
-    const U k = to_key<U, KIND, true>(x[i]);
+  for_each_loaded<U, BLOCK>(x, begin, end, [&](U bits) {
+    const U k = to_key<U, KIND, true>(bits);
     if (k > v && static_cast<unsigned long long>(k) < m) m = k;
-  }
+  });
   return m;
 }
 
@@ -388,12 +422,12 @@ __global__ void __launch_bounds__(kSelectBlock)
   const U v = static_cast<U>(st[row].prefix);
   const U* x = in + row * row_stride;
   unsigned long long lt = 0, eq = 0, gt = 0;
-  for (long long i = begin + threadIdx.x; i < end; i += kSelectBlock) {
-    const U k = radix::to_key<U, KIND, true>(x[i]);
+  radix::for_each_loaded<U, kSelectBlock>(x, begin, end, [&](U bits) {
+    const U k = radix::to_key<U, KIND, true>(bits);
     lt += k < v;
     eq += k == v;
     gt += k > v;
-  }
+  });
   unsigned long long t_lt, t_eq, t_gt;
   radix::block_exclusive_sum<kSelectBlock>(lt, scan, t_lt);
   radix::block_exclusive_sum<kSelectBlock>(eq, scan, t_eq);
