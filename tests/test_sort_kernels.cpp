@@ -247,6 +247,46 @@ TEST(SortKernels, SelectOneBlockPerRow) {
   }
 }
 
+/** A float32 row of n whose largest values sit exactly where select_sampled samples (32-byte
+ * groups, evenly spread), so that its sample misleads the bracket. */
+std::vector<double> sample_trap(int n) {
+  const int group = 8, step = n / (256 / group);
+  std::vector<double> v(n);
+  for (int i = 0; i < n; ++i) v[i] = i % step < group ? 1e6 + i : i % 97;
+  return v;
+}
+
+TEST(SortKernels, SelectSampledRows) {
+  // topk of rows of at least 4096 by a sample select (select_sampled): rows whose sample
+  // bound holds, rows of one value (the gathered part overflows) and rows whose sample
+  // misleads it, which select_rows redoes, next to rows that hit. Medians do not take it.
+  for (Dtype dt : {float32, int32, float64, uint8, float16, int64, complex64}) {
+    const bool fl = is_inexact(dt);
+    const double hi = dt == uint8 ? 255 : (dt == float16 ? 6e4 : 1e9);
+    for (const array& x : {rows_of(dt, 3, 6000, -hi, hi, fl ? 5 : 0), rows_of(dt, 2, 4099, 7, 7)}) {
+      const int64_t n = x.shape()[1];
+      for (int64_t k : {int64_t{1}, int64_t{64}, int64_t{300}}) check_select(x, n - k, n - k);
+      check_median(x);
+    }
+  }
+  for (Dtype dt : {float32, int32}) {
+    const int n = 8192;
+    std::vector<double> v = tied(2 * n, 2, -1000, 1000, 0, dt == float32);
+    std::vector<double> trap = sample_trap(n);
+    v.insert(v.begin() + n, trap.begin(), trap.end());
+    array x = host(array(v.begin(), {3, n}, dt));
+    for (int64_t k : {int64_t{1}, int64_t{64}, int64_t{300}}) check_select(x, n - k, n - k);
+    check_median(x);
+    // Which rows the sample select answered itself: the spread ones, not the trap.
+    auto L = test::make_emulated_sort_launcher(kEmulatedSMs);
+    std::vector<uint32_t> missed(3, 7), idx(3 * 64);
+    L->run(sp::Family::select, sp::select_sampled_name(key_of(dt)), 3, sp::kSampleBlock,
+           addr(x.data<void>()), int64_t{n}, int64_t{n}, int64_t{n - 64}, uint64_t{0},
+           addr(idx.data()), addr(missed.data()));
+    EXPECT_EQ(missed, (std::vector<uint32_t>{0, 1, 0})) << dt;
+  }
+}
+
 TEST(SortKernels, SelectManyBlocksPerRow) {
   // Fewer rows than multiprocessors and longer than 65536: each row spread over blocks.
   for (Dtype dt : {float32, int32, complex64}) {

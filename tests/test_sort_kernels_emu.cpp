@@ -21,8 +21,8 @@
 #include "kiln/backend/kernels/cuda_cpu.h"
 
 namespace emu {
-#include "kiln/backend/cuda/device/radix_select.cuh"
 #include "kiln/backend/cuda/device/radix_sort.cuh"
+#include "kiln/backend/cuda/device/select_sampled.cuh"
 #include "kiln/backend/cuda/device/sort_search.cuh"
 }  // namespace emu
 
@@ -92,6 +92,7 @@ void add_key(Registry& r) {
       &run_thread<&dev::radix_downsweep<U, KIND, 1, true, true>>;
   r[sp::select_rows_name(k, 0)] = &run_thread<&dev::select_rows<U, KIND, 0, float>>;
   r[sp::select_rows_name(k, 1)] = &run_thread<&dev::select_rows<U, KIND, 1, M>>;
+  r[sp::select_sampled_name(k)] = &run_thread<&dev::select_sampled<U, KIND>>;
   r[sp::select_hist_name(k, 0)] = &run_thread<&dev::select_hist<U, KIND, 0>>;
   r[sp::select_hist_name(k, 1)] = &run_thread<&dev::select_hist<U, KIND, 1>>;
   r[sp::select_pick_name(k)] = &run_thread<&dev::select_pick<U>>;

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -54,6 +55,9 @@ constexpr int kRadixBlock = 256;
 constexpr int kRadixBins = 256;
 constexpr int kSelectBlock = 256;
 constexpr int kSelectCacheBytes = 16384;
+constexpr int kSampleBlock = 256;
+constexpr int kSampleKeys = kSampleBlock;
+constexpr double kSampleSpread = 2.5;
 constexpr int kScanListsBlock = 256;
 constexpr int kSearchBlock = 256;
 constexpr int kUniqueBlock = 256;
@@ -109,6 +113,9 @@ inline std::string select_rows_name(const KeyType& k, int mode) {
   return "kiln::select_rows<" + targs(k) + ", " + std::to_string(mode) + ", " +
          (mode == kSelectMedian ? k.median_type() : "float") + ">";
 }
+inline std::string select_sampled_name(const KeyType& k) {
+  return "kiln::select_sampled<" + targs(k) + ">";
+}
 inline std::string select_hist_name(const KeyType& k, int mode) {
   return "kiln::select_hist<" + targs(k) + ", " + std::to_string(mode) + ">";
 }
@@ -146,7 +153,7 @@ inline const char* family_header(Family f) {
     case Family::radix:
       return "kiln/backend/cuda/device/radix_sort.cuh";
     case Family::select:
-      return "kiln/backend/cuda/device/radix_select.cuh";
+      return "kiln/backend/cuda/device/select_sampled.cuh";
     default:
       return "kiln/backend/cuda/device/sort_search.cuh";
   }
@@ -183,6 +190,7 @@ inline std::vector<std::string> family_kernels(Family f, const KeyType& k) {
         out.push_back(select_rows_name(k, mode));
         out.push_back(select_hist_name(k, mode));
       }
+      out.push_back(select_sampled_name(k));
       out.push_back(select_pick_name(k));
       out.push_back(select_min_above_name(k));
       out.push_back(select_median_finish_name(k));
@@ -328,14 +336,31 @@ inline bool select_multiblock(const SelectJob& j, int multiprocessors) {
   return j.rows < int64_t{4} * multiprocessors && j.n > 65536;
 }
 
+/** Whether select_sampled should take a one-block-per-row job: topk (w0 == kth) of rows of
+ * at least 4096 elements where the elements it is expected to gather (device/
+ * select_sampled.cuh) fill at most 3/4 of its room, so that a row rarely falls back. */
+inline bool select_sampled_fits(const SelectJob& j) {
+  if (j.median || j.n < 4096 || j.w0 == 0 || j.w0 != j.kth) return false;
+  const double s = kSampleKeys, r = static_cast<double>(j.kth) * s / static_cast<double>(j.n);
+  const double m = kSampleSpread * std::sqrt(r * (s - r) / s) + 2;
+  const int room = j.key.bytes <= 4 ? 4096 : 2048;  // device: kSampleCandidates<U>
+  return (s - (r - m)) * static_cast<double>(j.n) / s <= 0.75 * room;
+}
+
 inline void select(Launcher& L, const SelectJob& j) {
   if (j.rows == 0 || j.n == 0) return;
   const KeyType& k = j.key;
   const int mode = j.median ? kSelectMedian : kSelectPartition;
   const int64_t kth = j.median ? (j.n - 1) / 2 : j.kth;
   if (!select_multiblock(j, L.multiprocessors())) {
+    uint64_t missed = 0;  // after a sample select, select_rows takes the rows it missed
+    if (select_sampled_fits(j)) {
+      missed = L.scratch(static_cast<size_t>(j.rows) * 4);
+      L.run(Family::select, select_sampled_name(k), j.rows, kSampleBlock, j.in, j.row_stride, j.n,
+            kth, j.out_values, j.out_indices, missed);
+    }
     L.run(Family::select, select_rows_name(k, mode), j.rows, kSelectBlock, j.in, j.row_stride, j.n,
-          kth, j.w0, j.out_values, j.out_indices, j.out_median);
+          kth, j.w0, j.out_values, j.out_indices, j.out_median, missed);
     return;
   }
   // Chunks of whole output tiles (2048 elements), about four blocks per multiprocessor.

@@ -223,17 +223,19 @@ struct SelectShared {
  * One block per row (grid.x = rows): row r is in[r * row_stride + 0 .. n). MODE
  * kSelectPartition writes positions [w0, n) of the stable partition around the element of
  * rank `kth` to out_values / out_indices (row r at r * (n - w0); either may be null). MODE
- * kSelectMedian writes the median of row r to out_median[r] (kth = (n - 1) / 2).
+ * kSelectMedian writes the median of row r to out_median[r] (kth = (n - 1) / 2). With a
+ * non-null `only`, rows r with only[r] == 0 are skipped (select_sampled did them).
  */
 template <typename U, int KIND, int MODE, typename O>
 __global__ void __launch_bounds__(kSelectBlock)
     select_rows(const U* __restrict__ in, long long row_stride, long long n, long long kth,
                 long long w0, U* __restrict__ out_values, unsigned int* __restrict__ out_indices,
-                O* __restrict__ out_median) {
+                O* __restrict__ out_median, const unsigned int* __restrict__ only) {
   using namespace radix;
   constexpr int kCap = kSelectCacheBytes / static_cast<int>(sizeof(U));
   __shared__ SelectShared<U> sh;
   const long long row = blockIdx.x;
+  if (only && only[row] == 0) return;
   const U* x = in + row * row_stride;
   const bool whole = n <= kCap;  // the whole row lives in the cache
   if (threadIdx.x == 0) {
