@@ -14,6 +14,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -126,12 +127,6 @@ std::string scatter_kernel(ScatterReduce r, Dtype d) {
 std::string scatter_axis_kernel(ScatterReduce r, Dtype d) {
   return "kiln::scatter_axis<" + gpu::device_type(d) + ", kiln::" + combiner(r) + ">";
 }
-std::string scatter_last_kernel(Dtype bits) {
-  return "kiln::scatter_last<" + gpu::device_type(bits) + ">";
-}
-std::string scatter_axis_last_kernel(Dtype bits) {
-  return "kiln::scatter_axis_last<" + gpu::device_type(bits) + ">";
-}
 std::string claim_kernel(bool axis, bool last) {
   return std::string(axis ? "kiln::scatter_axis_claim<" : "kiln::scatter_claim<") +
          (last ? "true>" : "false>");
@@ -171,15 +166,11 @@ std::string scatter_module_name(ScatterReduce r, Dtype d) {
 }
 
 // One module per (combiner, dtype): the scatter and, for the combiners ScatterAxis takes,
-// its one-axis form; assignment adds the forms where the last of repeated indices wins.
+// its one-axis form.
 gpu::ModuleSource scatter_module(ScatterReduce r, Dtype d) {
   gpu::ModuleSource m{scatter_module_name(r, d), kInclude, {scatter_kernel(r, d)}};
   if (r == ScatterReduce::none || r == ScatterReduce::sum)
     m.kernels.push_back(scatter_axis_kernel(r, d));
-  if (r == ScatterReduce::none) {
-    m.kernels.push_back(scatter_last_kernel(d));
-    m.kernels.push_back(scatter_axis_last_kernel(d));
-  }
   return m;
 }
 
@@ -503,35 +494,33 @@ void Scatter::eval_gpu(const std::vector<array>& inputs, array& out) {
   }
   const int64_t e = p.O * p.P * p.I;
   const Dtype d = scatter_dtype(reduce_, a.dtype());
+  CUdeviceptr owner = 0;  // with repeated positions, the last one's claims (see scatter_claim)
+  int64_t key_div = 0;
   if (e > 0 && reduce_ == ScatterReduce::none && p.P > 1 && p.P <= INT32_MAX) {
-    // Positions may repeat: the last one wins, as on the CPU (see scatter_claim). When every
-    // indexed axis takes one element, positions are keyed by their start over the smallest
-    // indexed stride (out is dense, so it divides the others); else by target element.
-    // (Past 2^31 positions, beyond int32 owners, the plain scatter runs: any writer wins.)
-    int64_t key_div = INT64_MAX;
+    // Positions may repeat: the last one wins, as on the CPU. When every indexed axis takes
+    // one element, positions are keyed by their start over the indexed strides' greatest
+    // common divisor; else by target element. (Past 2^31 positions, beyond int32 owners, the
+    // plain scatter runs: any writer wins.)
+    bool single = true;
     for (int ax : axes_) {
-      if (slice[ax] != 1) key_div = 0;
-      if (key_div > 0) key_div = std::min<int64_t>(key_div, out.strides()[ax]);
+      single = single && slice[ax] == 1;
+      key_div = std::gcd(key_div, out.strides()[ax]);
     }
-    for (int ax : axes_) {
-      if (key_div > 0 && out.strides()[ax] % key_div != 0) key_div = 0;
-    }
+    if (!single) key_div = 0;
     const int64_t keys = key_div > 0 ? static_cast<int64_t>(out.size()) / key_div + 1
                                      : static_cast<int64_t>(out.size());
-    const CUdeviceptr owner = gpu::scratch(keys * sizeof(int32_t), s);
+    owner = gpu::scratch(keys * sizeof(int32_t), s);
     const auto& decode = module(s, "indexing_decode", decode_module);
     const int64_t claims = key_div > 0 ? p.P : e;
     for (bool last : {false, true}) {
       gpu::launch_kernel(decode.function(claim_kernel(false, last)), gpu::grid_1d(claims, kBlock),
                          {kBlock}, 0, s, starts, owner, key_div, p);
     }
-    CUfunction f = scatter_mod(s, reduce_, d).function(scatter_last_kernel(d));
-    gpu::launch_kernel(f, gpu::grid_1d(e, kBlock), {kBlock}, 0, s, gpu::device_address(upd),
-                       gpu::device_address(out), starts, owner, key_div, p);
-  } else if (e > 0) {
+  }
+  if (e > 0) {
     CUfunction f = scatter_mod(s, reduce_, d).function(scatter_kernel(reduce_, d));
     gpu::launch_kernel(f, gpu::grid_1d(e, kBlock), {kBlock}, 0, s, gpu::device_address(upd),
-                       gpu::device_address(out), starts, p);
+                       gpu::device_address(out), starts, owner, key_div, p);
   }
   dec.check();
 }
@@ -584,22 +573,19 @@ void ScatterAxis::eval_gpu(const std::vector<array>& inputs, array& out) {
   const auto vs = gpu::dims_arg(st[0], op_);
   const auto ost = gpu::dims_arg(st[1], op_);
   const auto nd = static_cast<int32_t>(shape.size());
+  CUdeviceptr owner = 0;
   if (reduce_ == ScatterReduce::none && idx.shape(axis_) > 1 && size <= INT32_MAX) {
     // Indices may repeat along the axis: the last (row-major) wins, as on the CPU.
-    const CUdeviceptr owner = gpu::scratch(out.size() * sizeof(int32_t), s);
+    owner = gpu::scratch(out.size() * sizeof(int32_t), s);
     const auto& decode = module(s, "indexing_decode", decode_module);
     for (bool last : {false, true}) {
       gpu::launch_kernel(decode.function(claim_kernel(true, last)), gpu::grid_1d(size, kBlock),
                          {kBlock}, 0, s, offsets, owner, sh, ost, nd, size);
     }
-    CUfunction f = scatter_mod(s, reduce_, d).function(scatter_axis_last_kernel(d));
-    gpu::launch_kernel(f, gpu::grid_1d(size, kBlock), {kBlock}, 0, s, gpu::device_address(vals),
-                       gpu::device_address(out), offsets, owner, sh, vs, ost, nd, size);
-  } else {
-    CUfunction f = scatter_mod(s, reduce_, d).function(scatter_axis_kernel(reduce_, d));
-    gpu::launch_kernel(f, gpu::grid_1d(size, kBlock), {kBlock}, 0, s, gpu::device_address(vals),
-                       gpu::device_address(out), offsets, sh, vs, ost, nd, size);
   }
+  CUfunction f = scatter_mod(s, reduce_, d).function(scatter_axis_kernel(reduce_, d));
+  gpu::launch_kernel(f, gpu::grid_1d(size, kBlock), {kBlock}, 0, s, gpu::device_address(vals),
+                     gpu::device_address(out), offsets, owner, sh, vs, ost, nd, size);
   dec.check();
 }
 

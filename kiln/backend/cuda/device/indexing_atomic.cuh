@@ -77,8 +77,8 @@ __device__ inline void atomic_update(T* addr, F f) {
 
 }  // namespace scatter_detail
 
-/** out = update, for targets written once: repeated indices go through scatter_claim and
- * scatter_last (indexing_gather.cuh) instead, where the last index position wins. */
+/** out = update. With repeated indices, scatter and scatter_axis (indexing_gather.cuh) store
+ * only the last index position's update (scatter_claim). */
 struct ScatterAssign {
   template <typename T>
   __device__ static void apply(T* d, T u) {

@@ -105,13 +105,19 @@ __device__ inline ScatterSite scatter_site(long long e, const long long* __restr
   return {n, uo + un + ui, oo + starts[n] + oi};
 }
 
+/** Combines every update into its target. With a non-null `owner` (assignment with
+ * repeated positions, see scatter_claim), only the position that owns the key stores. */
 template <typename T, typename Op>
 __global__ void scatter(const T* __restrict__ upd, T* __restrict__ out,
-                        const long long* __restrict__ starts,
-                        const __grid_constant__ ScatterArgs a) {
+                        const long long* __restrict__ starts, const int* __restrict__ owner,
+                        long long key_div, const __grid_constant__ ScatterArgs a) {
   const long long e = global_thread_x<long long>();
   if (e >= a.O * a.P * a.I) return;
   const ScatterSite s = scatter_site(e, starts, a);
+  if (owner) {
+    const long long key = key_div > 0 ? starts[s.n] / key_div : s.dst;
+    if (owner[key] != static_cast<int>(s.n)) return;
+  }
   Op::apply(out + s.dst, upd[s.src]);
 }
 
@@ -121,9 +127,9 @@ __global__ void scatter(const T* __restrict__ upd, T* __restrict__ out,
 // the owner stores. Keys no writer touches are never read.
 //
 // key_div > 0: every indexed axis takes one element, so two positions meet exactly where
-// their starts are equal, and the key is starts[n] / key_div (the smallest indexed stride,
-// which divides every start); one thread per position. key_div == 0: the key is the target
-// element; one thread per update element.
+// their starts are equal, and the key is starts[n] / key_div (the indexed strides' greatest
+// common divisor, which divides every start); one thread per position. key_div == 0: the
+// key is the target element; one thread per update element.
 /** A writer's claim on its key: any writer first, then the largest position. */
 template <bool kLast>
 __device__ inline void claim(int* slot, long long who) {
@@ -149,17 +155,6 @@ __global__ void scatter_claim(const long long* __restrict__ starts, int* __restr
   claim<kLast>(owner + key, n);
 }
 
-template <typename T>
-__global__ void scatter_last(const T* __restrict__ upd, T* __restrict__ out,
-                             const long long* __restrict__ starts, const int* __restrict__ owner,
-                             long long key_div, const __grid_constant__ ScatterArgs a) {
-  const long long e = global_thread_x<long long>();
-  if (e >= a.O * a.P * a.I) return;
-  const ScatterSite s = scatter_site(e, starts, a);
-  const long long key = key_div > 0 ? starts[s.n] / key_div : s.dst;
-  if (owner[key] == static_cast<int>(s.n)) out[s.dst] = upd[s.src];
-}
-
 /** take_along_axis: out[e] (row-major over the index shape) = src[elem_to_loc(e, shape,
  * src_strides) + offsets[e]], where src_strides is 0 along the axis and offsets hold the
  * decoded indices times the source's stride along it. */
@@ -175,10 +170,12 @@ __global__ void gather_axis(const T* __restrict__ src, T* __restrict__ dst,
 }
 
 /** put_along_axis: combines vals[elem_to_loc(e, shape, val_strides)] into out at
- * elem_to_loc(e, shape, out_strides) + offsets[e] (out_strides 0 along the axis). */
+ * elem_to_loc(e, shape, out_strides) + offsets[e] (out_strides 0 along the axis). With a
+ * non-null `owner` (assignment with repeated indices, see scatter_axis_claim), only the
+ * index element that owns the target stores. */
 template <typename T, typename Op>
 __global__ void scatter_axis(const T* __restrict__ vals, T* __restrict__ out,
-                             const long long* __restrict__ offsets,
+                             const long long* __restrict__ offsets, const int* __restrict__ owner,
                              const __grid_constant__ Dims<int> shape,
                              const __grid_constant__ Dims<long long> val_strides,
                              const __grid_constant__ Dims<long long> out_strides, int ndim,
@@ -187,7 +184,9 @@ __global__ void scatter_axis(const T* __restrict__ vals, T* __restrict__ out,
   if (e >= size) return;
   long long vo, oo;
   elem_to_loc2(e, shape, val_strides, out_strides, ndim, vo, oo);
-  Op::apply(out + oo + offsets[e], vals[vo]);
+  const long long dst = oo + offsets[e];
+  if (owner && owner[dst] != static_cast<int>(e)) return;
+  Op::apply(out + dst, vals[vo]);
 }
 
 /** put_along_axis's assignment with repeated indices: the last index element (row-major)
@@ -201,21 +200,6 @@ __global__ void scatter_axis_claim(const long long* __restrict__ offsets, int* _
   if (e >= size) return;
   const long long key = elem_to_loc(e, shape, out_strides, ndim) + offsets[e];
   claim<kLast>(owner + key, e);
-}
-
-template <typename T>
-__global__ void scatter_axis_last(const T* __restrict__ vals, T* __restrict__ out,
-                                  const long long* __restrict__ offsets,
-                                  const int* __restrict__ owner,
-                                  const __grid_constant__ Dims<int> shape,
-                                  const __grid_constant__ Dims<long long> val_strides,
-                                  const __grid_constant__ Dims<long long> out_strides, int ndim,
-                                  long long size) {
-  const long long e = global_thread_x<long long>();
-  if (e >= size) return;
-  long long vo, oo;
-  elem_to_loc2(e, shape, val_strides, out_strides, ndim, vo, oo);
-  if (owner[oo + offsets[e]] == static_cast<int>(e)) out[oo + offsets[e]] = vals[vo];
 }
 
 }  // namespace kiln
