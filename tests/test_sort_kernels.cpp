@@ -2,7 +2,8 @@
 // the CPU kernel runtime (test_sort_kernels_emu.cpp), against the CPU backend's results: the
 // GPU's algorithms are checked on every machine, GPU or not. Radix select (one block per
 // row, with and without the shared-memory cache and the candidate gathering, and the
-// many-blocks path for few long rows), the stable partitions it writes, medians, LSD radix
+// many-blocks path for few long rows), sample select (topk of long rows, and the rows it
+// leaves to radix select), the stable partitions they write, medians, LSD radix
 // sort (values and positions, one or many segments per row, 8- to 64-bit keys, strided
 // output), unique and searchsorted: bit-exact where the orders are fixed, on fresh random
 // data with ties, NaNs and signed zeros, for 8- to 64-bit and complex keys.

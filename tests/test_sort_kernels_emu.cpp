@@ -1,9 +1,9 @@
 // The sort family's GPU kernels (kiln/backend/cuda/device/radix_sort.cuh, radix_select.cuh,
-// sort_search.cuh) compiled by the host compiler against the CUDA-on-CPU prelude of custom
-// kernels (kiln/backend/kernels/cuda_cpu.h), and launched on kiln's CPU kernel runtime with
-// the GPU's block, barrier, warp and atomic semantics. Kept apart from the tests themselves
-// (test_sort_kernels.cpp): the prelude defines CUDA's names (threadIdx, __shared__, assert,
-// ...) as macros.
+// select_sampled.cuh, sort_search.cuh) compiled by the host compiler against the CUDA-on-CPU
+// prelude of custom kernels (kiln/backend/kernels/cuda_cpu.h), and launched on kiln's CPU kernel
+// runtime with the GPU's block, barrier, warp and atomic semantics. Kept apart from the tests
+// themselves (test_sort_kernels.cpp): the prelude defines CUDA's names (threadIdx,
+// __shared__, assert, ...) as macros.
 #include <cstring>
 #include <map>
 #include <memory>

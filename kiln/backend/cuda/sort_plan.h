@@ -1,6 +1,6 @@
 // The launch sequences of the sort family's radix kernels (device/radix_sort.cuh,
-// device/radix_select.cuh, device/sort_search.cuh): which kernels run, in which order, on
-// which buffers and grids.
+// device/radix_select.cuh, device/select_sampled.cuh, device/sort_search.cuh): which kernels
+// run, in which order, on which buffers and grids.
 //
 // Written against a small Launcher interface and kernel names, without CUDA types, so that
 // the same sequences drive the GPU (backend/cuda/sort.cpp, sort_ops.cpp) and, in the tests,

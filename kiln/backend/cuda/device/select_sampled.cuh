@@ -4,7 +4,7 @@
 // A radix select does a few operations per element on every pass, and on long rows those
 // passes, not memory, bound it. Here each row (one block) first sorts a sample of
 // kSampleKeys keys, whose rank kth * kSampleKeys / n less kSampleSpread standard deviations
-// (and four) gives a key `lo` below the answer. One pass over the row then counts the
+// (and two) gives a key `lo` below the answer. One pass over the row then counts the
 // elements below lo and gathers the others, in row order, into shared memory (warp w owns a
 // contiguous run of the row and its own part of the list); the key of rank kth comes from a
 // radix select of the gathered elements, and the output from them too (every element at or
