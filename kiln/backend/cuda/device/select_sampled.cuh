@@ -134,10 +134,9 @@ __global__ void __launch_bounds__(kSampleBlock, 4)
   const long long per_warp = (vectors + kWarps - 1) / kWarps;
   const long long v_begin = warp * per_warp < vectors ? warp * per_warp : vectors;
   const long long v_end = v_begin + per_warp < vectors ? v_begin + per_warp : vectors;
-  U* my_cand = cand + warp * kCap;
-  unsigned int* my_pos = cpos + warp * kCap;
-  unsigned int count = 0;  // gathered by this warp (the same on every lane)
-  unsigned int below = 0;  // this lane's elements below lo
+  const unsigned int mine = warp * kCap;  // this warp's part of cand / cpos
+  unsigned int count = 0;                 // gathered by this warp (the same on every lane)
+  unsigned int below = 0;                 // this lane's elements below lo
   bool overflow = false;
   // Appends, in order over the lanes, the elements of this lane flagged in `flagged` (bit e:
   // element p0 + e, bits vals[e]). Every lane of the warp calls it.
@@ -160,56 +159,62 @@ __global__ void __launch_bounds__(kSampleBlock, 4)
 #pragma unroll
       for (int e = 0; e < kV; ++e) {
         if (flagged >> e & 1u) {
-          my_cand[at] = vals[e];
-          my_pos[at++] = static_cast<unsigned int>(p0 + e);
+          cand[mine + at] = vals[e];
+          cpos[mine + at++] = static_cast<unsigned int>(p0 + e);
         }
       }
     }
     count += total;
   };
-  // Whether an element is at or above lo (those below are counted).
+  // Whether an element is at or above lo.
   auto in_bracket = [&](U bits) {
-    bool in;
     if constexpr (KIND == kFloat) {
       // NaN is not below any lo; with no lower bound lo_value is NaN and nothing is below.
       const auto f = value_of<U, KIND>(bits);
-      in = lo_nan ? f != f : !(f < lo_value);
+      return lo_nan ? f != f : !(f < lo_value);
     } else {
-      in = to_key<U, KIND, true>(bits) >= lo;
+      return to_key<U, KIND, true>(bits) >= lo;
     }
-    below += !in;
-    return in;
   };
-  if (warp == 0) {
-    const bool mine = lane < head;
-    const U b[kV] = {mine ? x[lane] : static_cast<U>(0)};
-    offer(mine && in_bracket(b[0]) ? 1u : 0u, lane, b);
-  }
+  // One element (valid or not) offered alone, counted below lo or gathered.
+  auto single = [&](bool valid, long long p, U bits) {
+    const bool in = valid && in_bracket(bits);
+    below += valid && !in;
+    const U b[kV] = {bits};
+    offer(in ? 1u : 0u, p, b);
+  };
+  // kSelectUnroll vectors per lane from `base` on; `whole`: all of them before v_end.
   const uint4* xv = reinterpret_cast<const uint4*>(x + head);
-  for (long long base = v_begin; base < v_end; base += 32 * kSelectUnroll) {
+  auto vectors_from = [&](long long base, bool whole) {
     uint4 w[kSelectUnroll];
 #pragma unroll
     for (int j = 0; j < kSelectUnroll; ++j) {
       const long long v = base + j * 32 + lane;
-      if (v < v_end) w[j] = xv[v];
+      if (whole || v < v_end) w[j] = xv[v];
     }
 #pragma unroll
     for (int j = 0; j < kSelectUnroll; ++j) {
       const long long v = base + j * 32 + lane;
+      const bool valid = whole || v < v_end;
       U b[kV];
       unsigned int flagged = 0;
 #pragma unroll
       for (int e = 0; e < kV; ++e) {
         b[e] = vector_element<U>(w[j], e);
-        if (v < v_end && in_bracket(b[e])) flagged |= 1u << e;
+        const bool in = in_bracket(b[e]);
+        below += valid && !in;
+        flagged |= valid && in ? 1u << e : 0u;
       }
       offer(flagged, head + v * kV, b);
     }
-  }
+  };
+  if (warp == 0) single(lane < head, lane, lane < head ? x[lane] : static_cast<U>(0));
+  constexpr long long kStep = 32 * kSelectUnroll;
+  const long long whole_end = v_begin + (v_end - v_begin) / kStep * kStep;
+  for (long long base = v_begin; base < whole_end; base += kStep) vectors_from(base, true);
+  if (whole_end < v_end) vectors_from(whole_end, false);
   if (warp == kWarps - 1) {
-    const bool mine = tail + lane < n;
-    const U b[kV] = {mine ? x[tail + lane] : static_cast<U>(0)};
-    offer(mine && in_bracket(b[0]) ? 1u : 0u, tail + lane, b);
+    single(tail + lane < n, tail + lane, tail + lane < n ? x[tail + lane] : static_cast<U>(0));
   }
   below = warp_sum(below);
   if (lane == 0) {
@@ -235,7 +240,7 @@ __global__ void __launch_bounds__(kSampleBlock, 4)
     // up before the atomic.
     for (unsigned int base = 0; base < count; base += 32) {
       const unsigned int i = base + lane;
-      const U k = i < count ? to_key<U, KIND, true>(my_cand[i]) : static_cast<U>(0);
+      const U k = i < count ? to_key<U, KIND, true>(cand[mine + i]) : static_cast<U>(0);
       const bool counts = i < count && static_cast<U>(k & mask) == prefix;
       const unsigned int bin = counts ? static_cast<unsigned int>(k >> shift) & 255u : 256u;
       const unsigned int peers = __match_any_sync(0xffffffffu, bin);
@@ -256,7 +261,7 @@ __global__ void __launch_bounds__(kSampleBlock, 4)
   // equal ones go from `less` on, the larger ones after all the equal ones.
   unsigned int eq = 0, gt = 0;
   for (unsigned int i = lane; i < count; i += 32) {
-    const U k = to_key<U, KIND, true>(my_cand[i]);
+    const U k = to_key<U, KIND, true>(cand[mine + i]);
     eq += k == v;
     gt += k > v;
   }
@@ -272,7 +277,7 @@ __global__ void __launch_bounds__(kSampleBlock, 4)
   const unsigned int lower = (1u << lane) - 1u;
   for (unsigned int base = 0; base < count; base += 32) {
     const unsigned int i = base + lane;
-    const U b = i < count ? my_cand[i] : static_cast<U>(0);
+    const U b = i < count ? cand[mine + i] : static_cast<U>(0);
     const U k = to_key<U, KIND, true>(b);
     const bool is_eq = i < count && k == v, is_gt = i < count && k > v;
     const unsigned int m_eq = __ballot_sync(0xffffffffu, is_eq);
@@ -282,7 +287,7 @@ __global__ void __launch_bounds__(kSampleBlock, 4)
                                    : -1;
     if (dest >= kth) {
       if (values) values[dest - kth] = b;
-      if (indices) indices[dest - kth] = my_pos[i];
+      if (indices) indices[dest - kth] = cpos[mine + i];
     }
     o_eq += __popc(m_eq);
     o_gt += __popc(m_gt);
