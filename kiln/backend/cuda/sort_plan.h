@@ -87,6 +87,10 @@ inline int radix_items(const KeyType& k) {
 inline int64_t radix_tile(const KeyType& k) {
   return int64_t{kRadixBlock} * radix_items(k);
 }
+/** Elements select_sampled may gather per row (kSampleCandidates<U>). */
+inline int sample_candidates(const KeyType& k) {
+  return k.bytes <= 4 ? 4096 : 2048;
+}
 
 // ---------------------------------------------------------------- kernel names
 
@@ -343,8 +347,7 @@ inline bool select_sampled_fits(const SelectJob& j) {
   if (j.median || j.n < 4096 || j.w0 == 0 || j.w0 != j.kth) return false;
   const double s = kSampleKeys, r = static_cast<double>(j.kth) * s / static_cast<double>(j.n);
   const double m = kSampleSpread * std::sqrt(r * (s - r) / s) + 2;
-  const int room = j.key.bytes <= 4 ? 4096 : 2048;  // device: kSampleCandidates<U>
-  return (s - (r - m)) * static_cast<double>(j.n) / s <= 0.75 * room;
+  return (s - (r - m)) * static_cast<double>(j.n) / s <= 0.75 * sample_candidates(j.key);
 }
 
 inline void select(Launcher& L, const SelectJob& j) {

@@ -23,7 +23,7 @@ constexpr int kSampleBlock = 256;
 /** Keys sampled per row: one per thread (a power of two: bitonic sort). */
 constexpr int kSampleKeys = kSampleBlock;
 /** Elements a row of U may gather (static shared memory stays under 48 KiB), an equal part
- * per warp. */
+ * per warp (host mirror: sortplan::sample_candidates). */
 template <typename U>
 constexpr int kSampleCandidates = sizeof(U) <= 4 ? 4096 : 2048;
 /** Standard deviations of the sample rank below kth's at which lo is taken (the host's
