@@ -3,9 +3,11 @@
 //
 // Groups grow from a root (visited from the end of the graph) towards the inputs: a node
 // joins when it is elementwise, has the group's shape and stream, and every node using it is
-// already in the group (so no value leaves the group but the root and graph outputs, and the
-// group is convex: nothing outside depends on a member and feeds another). Candidates are
-// visited latest first, so a node's users are decided before it. Broadcasts feeding the
+// already in the group or comes after the root. The group stays convex (nothing outside
+// depends on a member and feeds another), and a member used after the root is one more output
+// of the kernel: the forward pass's values that the backward pass reads are written by the
+// kernel that computes them. Candidates are visited latest first, so a node's users are
+// decided before it. Broadcasts feeding the
 // group are absorbed as views: the kernel reads their input with broadcast indexing (a
 // broadcast others also use stays for them). One-element constants become literals in the
 // kernel. A group of one elementwise node is left alone: its own kernel is as good.
@@ -81,9 +83,11 @@ void fuse(Graph& g) {
           cn.prim->stream() != stream) {
         continue;
       }
-      const bool all_in =
-          std::all_of(users[c].begin(), users[c].end(), [&](int u) { return group[u] == root; });
-      if (!all_in) continue;
+      // A user after the root cannot feed a member (nodes come after their inputs): such a
+      // member becomes one more output of the kernel, written where its own kernel would be.
+      const bool convex = std::all_of(users[c].begin(), users[c].end(),
+                                      [&](int u) { return group[u] == root || u > root; });
+      if (!convex) continue;
       group[c] = root;
       members.push_back(c);
       for (const Ref& r : cn.inputs) candidates.push(r.node);

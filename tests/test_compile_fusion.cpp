@@ -147,6 +147,36 @@ TEST_F(Compile, FusionStopsAtReductionsAndAbsorbsBroadcasts) {
   expect_bitwise_equal(c[1], e[1]);
 }
 
+// A value used past the reduction (as a forward value is by the backward pass) is one more
+// output of the kernel that computes it, not a kernel of its own.
+TEST_F(Compile, ValuesUsedAfterTheRootAreMoreOutputs) {
+  auto fun = [](const std::vector<array>& x) {
+    array a = sin(x[0]);
+    array b = exp(a * x[1]);
+    array r = sum(b, -1, true);
+    return std::vector<array>{a * r};
+  };
+  for (Dtype d : {float32, bfloat16}) {
+    array a = random_array({6, 11}, d), b = random_array({6, 11}, d);
+    auto c = compile(fun)({a, b});
+    auto names = graph_primitives(c);
+    // {sin, multiply, exp} as one kernel writing a and b; the sum; the last multiply alone.
+    EXPECT_EQ(count_prefix(names, "Compiled"), 1u) << "dtype " << d;
+    EXPECT_EQ(names.count("Sin") + names.count("Exp"), 0u) << "dtype " << d;
+    EXPECT_EQ(names.count("Multiply"), 1u) << "dtype " << d;
+    expect_bitwise_equal(c[0], fun({a, b})[0], msg("dtype ", d));
+    // Its gradient: the forward kernel's extra output feeds the backward pass.
+    auto loss = [&](const std::vector<array>& x) {
+      return std::vector<array>{sum(fun(x)[0] * fun(x)[0])};
+    };
+    auto g = compile(
+        [&](const std::vector<array>& x) { return vjp(loss, x, {array(1.0f)}).second; })({a, b});
+    auto e = vjp(loss, {a, b}, {array(1.0f)}).second;
+    expect_bitwise_equal(g[0], e[0], msg("dtype ", d, " grad 0"));
+    expect_bitwise_equal(g[1], e[1], msg("dtype ", d, " grad 1"));
+  }
+}
+
 TEST_F(Compile, FusedKernelsTakeEveryLayout) {
   auto fun = [](const std::vector<array>& x) {
     return std::vector<array>{sigmoid(x[0] * x[1]) - x[1] / 3.0f};

@@ -113,6 +113,16 @@ std::pair<int64_t, int64_t> check_case(const Case& c, Dtype t, double out_tol = 
     test::expect_allclose(d1[i], shapes[i], test::to_double(d2[i]), i == 0 ? r : 4 * r);
   }
   const auto after = fast::sdpa_cudnn_counts();
+  if (c.transposed) {
+    // cuDNN writes out in q's layout and each gradient in its input's: (B, L, H, D) buffers,
+    // whose transposes back to (B, L, H * D) need no copy.
+    if (after.forward > before.forward) EXPECT_EQ(o1[0].strides(), q.strides());
+    if (after.backward > before.backward) {
+      EXPECT_EQ(d1[0].strides(), q.strides());
+      EXPECT_EQ(d1[1].strides(), k.strides());
+      EXPECT_EQ(d1[2].strides(), v.strides());
+    }
+  }
   return {after.forward - before.forward, after.backward - before.backward};
 }
 

@@ -323,8 +323,21 @@ TEST(FastRope, HeadChunksAndViews) {
       test::expect_allclose(fast::rope(x5, 32, tr, 10000.0f, 1.0f, 1), x5.shape(),
                             ref_rope(x5, 32, tr, 10000.0, 1.0, {1}), tl);
       array xt = swapaxes(test::random_array({3, 9, 12, 128}, t, -1, 1), 1, 2);
-      test::expect_allclose(fast::rope(xt, 128, tr, 10000.0f, 1.0f, array({0, 5, 2}, int32)),
-                            xt.shape(), ref_rope(xt, 128, tr, 10000.0, 1.0, {0, 5, 2}), tl);
+      array yt = fast::rope(xt, 128, tr, 10000.0f, 1.0f, array({0, 5, 2}, int32));
+      test::expect_allclose(yt, xt.shape(), ref_rope(xt, 128, tr, 10000.0, 1.0, {0, 5, 2}), tl);
+      if (on_gpu()) {
+        // The GPU writes a dense view's rotation in the view's layout: the transpose back to
+        // (B, T, H, D) is row-contiguous, with no copy.
+        EXPECT_EQ(yt.strides(), xt.strides());
+        array x5r = fast::rope(x5, 32, tr, 10000.0f, 1.0f, 1);
+        eval(x5r);
+        EXPECT_EQ(x5r.strides(), x5.strides());
+        auto rot = [&](const array& a) { return fast::rope(a, 128, tr, 10000.0f, 1.0f, 2); };
+        array bt = vjp(rot, xt, rot(xt)).second;  // the vjp's rotation undoes the forward
+        eval(bt);
+        EXPECT_EQ(bt.strides(), xt.strides());
+        test::expect_allclose(bt, xt.shape(), test::to_double(xt), 4 * tl);
+      }
       // The vjp's rotation (opposite angles) undoes the forward.
       array back = vjp([&](const array& a) { return fast::rope(a, 64, tr, 10000.0f, 1.0f, 4); }, x,
                        fast::rope(x, 64, tr, 10000.0f, 1.0f, 4))

@@ -530,6 +530,42 @@ TEST(GpuIndexing, ScattersWithDuplicatesMatchCpu) {
   expect_gpu_identical([&](Device dev) { return scatter_max(a, {idx}, upd, {0}, dev); });
 }
 
+// Many whole rows summed into few targets (an embedding's gradient): the GPU sorts the
+// positions by target and sums each run before one atomic. Half of the positions hit one
+// row; the rest spread with negative indices. float32/float64 are checked tightly against
+// float64 sums (a lost or doubled run would show); half types within their rounding; a
+// transposed update (the general per-element scatter) gives the same sums.
+TEST(GpuIndexing, RowSumsOfManyPositionsSortByTarget) {
+  REQUIRE_GPU();
+  const int V = 300, D = 96, P = 5000;
+  array spread = test::random_array({P}, int32, -V, V);
+  array idx = where(arange(P, int32) % 2 == 0, full({P}, 7, int32), spread, kCpu);
+  for (Dtype d : {float32, float64, float16, bfloat16}) {
+    array a = test::random_array({V, D}, d, -4, 4);
+    array upd = test::random_array({P, 1, D}, d, -2, 2);
+    const auto want = test::to_double(
+        scatter_add(astype(a, float64, kCpu), {idx}, astype(upd, float64, kCpu), {0}, kCpu));
+    const auto mag = test::to_double(scatter_add(abs(astype(a, float64, kCpu), kCpu), {idx},
+                                                 abs(astype(upd, float64, kCpu), kCpu), {0}, kCpu));
+    // The same values with the features strided: the per-element scatter.
+    array strided = transpose(contiguous(transpose(upd, {2, 1, 0}, kCpu), false, kCpu), {2, 1, 0});
+    for (const auto& [name, u] : {std::pair{"rows", upd}, std::pair{"strided", strided}}) {
+      SCOPED_TRACE(msg(d, " ", name));
+      const auto got = test::to_double(scatter_add(a, {idx}, u, {0}, kGpu));
+      // Runs sum in float (double); half types also round each run's sum and each add.
+      const double eps = d == float64 ? 1e-15 : d == float32 ? 1e-7 : d == float16 ? 1e-3 : 8e-3;
+      int bad = 0;
+      for (size_t i = 0; i < got.size() && bad < 5; ++i) {
+        if (!(std::abs(got[i] - want[i]) <= 4 * eps * mag[i])) {
+          ++bad;
+          ADD_FAILURE() << "element " << i << " (row " << i / D << "): " << got[i] << " vs "
+                        << want[i] << " (sum of magnitudes " << mag[i] << ")";
+        }
+      }
+    }
+  }
+}
+
 // NumPy's rule for `a[idx] = v` with repeated indices: the last index position wins. The
 // CPU applies updates in order; the GPU must pick the same winners whatever its thread order.
 TEST(GpuIndexing, AssignmentWithRepeatedIndicesKeepsTheLast) {

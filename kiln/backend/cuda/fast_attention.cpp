@@ -490,9 +490,14 @@ void kiln_backward(const std::vector<array>& inputs, CUdeviceptr o, CUdeviceptr 
 void ScaledDotProductAttention::eval_gpu(const std::vector<array>& inputs,
                                          std::vector<array>& outputs) {
   auto& s = gpu::device_stream(stream());
+  if (cudnn_ && outputs[0].size() > 0) {
+    // cuDNN writes out in q's layout: a (B, L, H, D) projection's transposes stay views.
+    gpu::fast::set_output_like(inputs[0], outputs[0], s);
+    outputs[1].set_data(gpu::new_device_storage(outputs[1].nbytes(), s));
+    if (cudnn_sdpa::forward(inputs, outputs, scale_, mask_ == MaskKind::causal, s)) return;
+  }
   for (auto& o : outputs) o.set_data(gpu::new_device_storage(o.nbytes(), s));
   if (outputs[0].size() == 0) return;
-  if (cudnn_ && cudnn_sdpa::forward(inputs, outputs, scale_, mask_ == MaskKind::causal, s)) return;
   kiln_forward(inputs, gpu::device_address(outputs[0]), gpu::device_address(outputs[1]), scale_,
                mask_, has_sinks_, s);
 }
@@ -500,16 +505,27 @@ void ScaledDotProductAttention::eval_gpu(const std::vector<array>& inputs,
 void ScaledDotProductAttentionVJP::eval_gpu(const std::vector<array>& inputs,
                                             std::vector<array>& outputs) {
   auto& s = gpu::device_stream(stream());
-  for (auto& o : outputs) o.set_data(gpu::new_device_storage(o.nbytes(), s));
   const size_t np = inputs.size() - 3;  // the primals; then out, lse, dout
+  auto set_dense = [&] {
+    for (auto& o : outputs) o.set_data(gpu::new_device_storage(o.nbytes(), s));
+  };
   if (cudnn_) {
+    // cuDNN writes dq, dk and dv in the layouts of q, k and v; kiln's kernels write dense ones.
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      if (i < 3)
+        gpu::fast::set_output_like(inputs[i], outputs[i], s);
+      else
+        outputs[i].set_data(gpu::new_device_storage(outputs[i].nbytes(), s));
+    }
     switch (cudnn_sdpa::backward(inputs, outputs, scale_, mask_ == MaskKind::causal, s)) {
       case cudnn_sdpa::Backward::served:
         return;
       case cudnn_sdpa::Backward::forward_was_kiln:
+        set_dense();
         break;
       case cudnn_sdpa::Backward::rejected: {
         // The saved out and stats are cuDNN's: recompute kiln's own for kiln's backward.
+        set_dense();
         const std::vector<array> primals(inputs.begin(), inputs.begin() + np);
         const CUdeviceptr o = gpu::scratch(std::max<size_t>(inputs[np].nbytes(), 1), s);
         const CUdeviceptr lse = gpu::scratch(std::max<size_t>(inputs[np + 1].nbytes(), 1), s);
@@ -518,6 +534,8 @@ void ScaledDotProductAttentionVJP::eval_gpu(const std::vector<array>& inputs,
         return;
       }
     }
+  } else {
+    set_dense();
   }
   kiln_backward(inputs, gpu::fast::dense_address(inputs[np], s),
                 gpu::fast::dense_address(inputs[np + 1], s), outputs, scale_, mask_, has_sinks_, s);

@@ -333,9 +333,10 @@ std::map<Key, Plan>& backward_cache() {
   return *c;
 }
 
-/** The forward graph (training: it always writes the stats, the node's second output). */
+/** The forward graph (training: it always writes the stats, the node's second output); O is
+ * written with strides o_stride. */
 void make_forward(fe::graph::Graph& g, Dtype d, float scale, bool causal, const Operand& q,
-                  const Operand& k, const Operand& v) {
+                  const Operand& k, const Operand& v, const std::vector<int64_t>& o_stride) {
   const int64_t B = q.dim[0], Hq = q.dim[1], Lq = q.dim[2], Lk = k.dim[2], Dv = v.dim[3];
   g.set_io_data_type(io_type(d))
       .set_intermediate_data_type(fe::DataType_t::FLOAT)
@@ -349,10 +350,7 @@ void make_forward(fe::graph::Graph& g, Dtype d, float scale, bool causal, const 
                    .set_attn_scale(scale);
   set_causal(attrs, causal, Lq, Lk);
   auto [O, Stats] = g.sdpa(Q, K, V, attrs);
-  O->set_output(true)
-      .set_uid(kO)
-      .set_dim({B, Hq, Lq, Dv})
-      .set_stride(dense_strides({B, Hq, Lq, Dv}));
+  O->set_output(true).set_uid(kO).set_dim({B, Hq, Lq, Dv}).set_stride(o_stride);
   Stats->set_output(true)
       .set_uid(kStats)
       .set_data_type(fe::DataType_t::FLOAT)
@@ -360,10 +358,11 @@ void make_forward(fe::graph::Graph& g, Dtype d, float scale, bool causal, const 
       .set_stride({Hq * Lq, Lq, 1, 1});
 }
 
-/** The backward graph: dq, dk, dv (dense) from q, k, v, the forward's dense O and stats, and
- * dO. */
+/** The backward graph: dq, dk, dv (with strides d_stride[0..2]) from q, k, v, the forward's O
+ * and stats, and dO. */
 void make_backward(fe::graph::Graph& g, Dtype d, float scale, bool causal, const Operand& q,
-                   const Operand& k, const Operand& v, const Operand& dout) {
+                   const Operand& k, const Operand& v, const Operand& o, const Operand& dout,
+                   const std::vector<int64_t> (&d_stride)[3]) {
   const int64_t B = q.dim[0], Hq = q.dim[1], Lq = q.dim[2], Lk = k.dim[2], Dv = v.dim[3];
   g.set_io_data_type(io_type(d))
       .set_intermediate_data_type(fe::DataType_t::FLOAT)
@@ -371,7 +370,7 @@ void make_backward(fe::graph::Graph& g, Dtype d, float scale, bool causal, const
   auto Q = tensor(g, "Q", kQ, q.dim, q.stride);
   auto K = tensor(g, "K", kK, k.dim, k.stride);
   auto V = tensor(g, "V", kV, v.dim, v.stride);
-  auto O = tensor(g, "O", kO, {B, Hq, Lq, Dv}, dense_strides({B, Hq, Lq, Dv}));
+  auto O = tensor(g, "O", kO, {B, Hq, Lq, Dv}, o.stride);
   auto dO = tensor(g, "dO", kDO, dout.dim, dout.stride);
   auto Stats = tensor(g, "Stats", kStats, {B, Hq, Lq, 1}, {Hq * Lq, Lq, 1, 1});
   Stats->set_data_type(fe::DataType_t::FLOAT);
@@ -379,16 +378,22 @@ void make_backward(fe::graph::Graph& g, Dtype d, float scale, bool causal, const
       fe::graph::SDPA_backward_attributes().set_name("kiln_sdpa_backward").set_attn_scale(scale);
   set_causal(attrs, causal, Lq, Lk);
   auto [dQ, dK, dV] = g.sdpa_backward(Q, K, V, O, dO, Stats, attrs);
-  dQ->set_output(true).set_uid(kDQ).set_dim(q.dim).set_stride(dense_strides(q.dim));
-  dK->set_output(true).set_uid(kDK).set_dim(k.dim).set_stride(dense_strides(k.dim));
-  dV->set_output(true).set_uid(kDV).set_dim(v.dim).set_stride(dense_strides(v.dim));
+  dQ->set_output(true).set_uid(kDQ).set_dim(q.dim).set_stride(d_stride[0]);
+  dK->set_output(true).set_uid(kDK).set_dim(k.dim).set_stride(d_stride[1]);
+  dV->set_output(true).set_uid(kDV).set_dim(v.dim).set_stride(d_stride[2]);
 }
 
 const Plan& forward_plan(Dtype d, float scale, bool causal, const Operand& q, const Operand& k,
-                         const Operand& v, cudnnHandle_t h, int device) {
-  const Key key = common_key(device, d, scale, causal, q, k, v);
+                         const Operand& v, const std::vector<int64_t>& o_stride, cudnnHandle_t h,
+                         int device) {
+  Key key = common_key(device, d, scale, causal, q, k, v);
+  key.insert(key.end(), o_stride.begin(), o_stride.end());
   return plan(forward_cache(), key, h, "forward",
-              [&](fe::graph::Graph& g) { make_forward(g, d, scale, causal, q, k, v); });
+              [&](fe::graph::Graph& g) { make_forward(g, d, scale, causal, q, k, v, o_stride); });
+}
+
+std::vector<int64_t> strides_of(const array& a) {
+  return {a.strides().begin(), a.strides().end()};
 }
 
 void* vp(CUdeviceptr p) {
@@ -431,7 +436,8 @@ bool forward(const std::vector<array>& in, std::vector<array>& out, float scale,
     return false;
   }
   const Operand q = operand(in[0], s), k = operand(in[1], s), v = operand(in[2], s);
-  const Plan& p = forward_plan(in[0].dtype(), scale, causal, q, k, v, h, s.context().index());
+  const Plan& p = forward_plan(in[0].dtype(), scale, causal, q, k, v, strides_of(out[0]), h,
+                               s.context().index());
   if (!p.graph) {
     detail::count_sdpa_cudnn(detail::SdpaCudnnEvent::forward_fallback);
     return false;
@@ -465,17 +471,21 @@ Backward backward(const std::vector<array>& in, std::vector<array>& out, float s
   const Operand q = operand(in[0], s), k = operand(in[1], s), v = operand(in[2], s);
   // The forward's decision for these inputs: its plan is cached (built now if the forward
   // ran in an earlier process state that never built it, with the same result).
-  if (!forward_plan(d, scale, causal, q, k, v, h, device).graph) {
+  const Strides o_forward = gpu::fast::strides_like(in[0], in[n - 3].shape());  // as it chose
+  if (!forward_plan(d, scale, causal, q, k, v, {o_forward.begin(), o_forward.end()}, h, device)
+           .graph) {
     detail::count_sdpa_cudnn(detail::SdpaCudnnEvent::backward_fallback);
     return Backward::forward_was_kiln;
   }
-  const Operand dout = operand(in[n - 1], s);
-  const CUdeviceptr o = gpu::fast::dense_address(in[n - 3], s);
+  const Operand dout = operand(in[n - 1], s), o = operand(in[n - 3], s);
   const CUdeviceptr stats = gpu::fast::dense_address(in[n - 2], s);
+  const std::vector<int64_t> d_stride[3] = {strides_of(out[0]), strides_of(out[1]),
+                                            strides_of(out[2])};
   Key key = common_key(device, d, scale, causal, q, k, v);
-  key.insert(key.end(), dout.stride.begin(), dout.stride.end());
+  for (const auto* st : {&dout.stride, &o.stride, &d_stride[0], &d_stride[1], &d_stride[2]})
+    key.insert(key.end(), st->begin(), st->end());
   const Plan& p = plan(backward_cache(), key, h, "backward", [&](fe::graph::Graph& g) {
-    make_backward(g, d, scale, causal, q, k, v, dout);
+    make_backward(g, d, scale, causal, q, k, v, o, dout, d_stride);
   });
   if (!p.graph) {
     detail::count_sdpa_cudnn(detail::SdpaCudnnEvent::backward_fallback);
@@ -484,7 +494,7 @@ Backward backward(const std::vector<array>& in, std::vector<array>& out, float s
   std::unordered_map<int64_t, void*> pack{{kQ, vp(q.ptr)},
                                           {kK, vp(k.ptr)},
                                           {kV, vp(v.ptr)},
-                                          {kO, vp(o)},
+                                          {kO, vp(o.ptr)},
                                           {kDO, vp(dout.ptr)},
                                           {kStats, vp(stats)},
                                           {kDQ, vp(gpu::device_address(out[0]))},
@@ -508,12 +518,13 @@ std::string validate_offline(Dtype d, const Shape& q, const Shape& k, const Shap
   try {
     fe::graph::Graph fwd;
     fwd.set_sm_version(sm);
-    make_forward(fwd, d, scale, causal, oq, ok, ov);
+    make_forward(fwd, d, scale, causal, oq, ok, ov, dense_strides({q[0], q[1], q[2], v[3]}));
     fe::error_t e = fwd.validate();
     if (e.is_bad()) return "forward: " + e.get_message();
     fe::graph::Graph bwd;
     bwd.set_sm_version(sm);
-    make_backward(bwd, d, scale, causal, oq, ok, ov, dout);
+    const std::vector<int64_t> d_stride[3] = {oq.stride, ok.stride, ov.stride};
+    make_backward(bwd, d, scale, causal, oq, ok, ov, /*o=*/dout, dout, d_stride);
     e = bwd.validate();
     if (e.is_bad()) return "backward: " + e.get_message();
   } catch (const std::exception& ex) {

@@ -31,6 +31,35 @@ inline CUdeviceptr dense_address(const array& a, DeviceStream& s) {
   return p;
 }
 
+/** Dense strides for `shape` in `like`'s axis order when `like` is dense in another order with
+ * its last axis innermost (a (B, L, H, D) buffer seen as (B, H, L, D)), else row-major
+ * strides. `shape` has like's rank; an output laid out so follows its input's layout. */
+inline Strides strides_like(const array& like, const Shape& shape) {
+  const int nd = static_cast<int>(shape.size());
+  if (!like.flags().contiguous || like.flags().row_contiguous || like.data_size() != like.size() ||
+      like.ndim() != nd || nd == 0 || like.strides(-1) != 1) {
+    return array::row_major_strides(shape);
+  }
+  std::vector<int> order(nd);
+  for (int i = 0; i < nd; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return like.strides(a) > like.strides(b); });
+  Strides st(nd);
+  int64_t span = 1;
+  for (int i = nd - 1; i >= 0; --i) {
+    st[order[i]] = span;
+    span *= shape[order[i]];
+  }
+  return st;
+}
+
+/** Allocates `out` densely in the layout strides_like(like, out.shape()) gives. */
+inline void set_output_like(const array& like, array& out, DeviceStream& s) {
+  Strides st = strides_like(like, out.shape());
+  auto [flags, data_size] = array::layout(out.shape(), st);
+  out.set_data(new_device_storage(out.nbytes(), s), data_size, std::move(st), flags);
+}
+
 inline bool aligned16(CUdeviceptr p) {
   return p % 16 == 0;
 }

@@ -31,6 +31,7 @@ struct RopeArgs {
   bool has_freqs;
   bool forward;
   bool vec;
+  bool y_like_x;
 };
 
 constexpr int kThreads = 256;
@@ -55,9 +56,17 @@ gpu::ModuleSource rope_module(Dtype d) {
 void RoPE::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
   auto& s = gpu::device_stream(stream());
   array& out = outputs[0];
-  out.set_data(gpu::new_device_storage(out.nbytes(), s));
-  if (out.size() == 0) return;
   const array& x = inputs[0];
+  // A dense x in another axis order (the (B, L, H, D) projection seen as (B, H, L, D)) gives
+  // y the same layout, as elementwise ops do: attention then reads it and the transposes
+  // back to (B, L, H * D) stay views.
+  const bool like_x = x.flags().contiguous && x.data_size() == x.size() && x.strides(-1) == 1 &&
+                      !x.flags().row_contiguous;
+  if (like_x)
+    out.set_data(gpu::new_device_storage(out.nbytes(), s), x.data_size(), x.strides(), x.flags());
+  else
+    out.set_data(gpu::new_device_storage(out.nbytes(), s));
+  if (out.size() == 0) return;
   const Dtype d = x.dtype();
   if (std::find(std::begin(gpu::fast::kFloatDtypes), std::end(gpu::fast::kFloatDtypes), d) ==
       std::end(gpu::fast::kFloatDtypes)) {
@@ -87,6 +96,7 @@ void RoPE::eval_gpu(const std::vector<array>& inputs, std::vector<array>& output
   a.scale = scale_;
   a.has_freqs = inputs.size() > 2;
   a.forward = forward_;
+  a.y_like_x = like_x;
   const CUdeviceptr xp = gpu::device_address(x), yp = gpu::device_address(out);
   const int n = gpu::fast::vec_elems(d);
   bool row_aligned = xp % 16 == 0 && a.sb % n == 0 && a.sl % n == 0;

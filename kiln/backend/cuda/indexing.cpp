@@ -26,6 +26,7 @@
 #include "kiln/backend/cuda/copy.h"
 #include "kiln/backend/cuda/driver.h"
 #include "kiln/backend/cuda/launch.h"
+#include "kiln/backend/cuda/sort_launcher.h"
 #include "kiln/backend/cuda/stream.h"
 #include "kiln/primitives_indexing.h"
 #include "kiln/utils.h"
@@ -124,6 +125,9 @@ const char* combiner(ScatterReduce r) {
 std::string scatter_kernel(ScatterReduce r, Dtype d) {
   return "kiln::scatter<" + gpu::device_type(d) + ", kiln::" + combiner(r) + ">";
 }
+std::string sorted_kernel(Dtype d) {
+  return "kiln::scatter_add_sorted<" + gpu::device_type(d) + ">";
+}
 std::string scatter_axis_kernel(ScatterReduce r, Dtype d) {
   return "kiln::scatter_axis<" + gpu::device_type(d) + ", kiln::" + combiner(r) + ">";
 }
@@ -171,6 +175,7 @@ gpu::ModuleSource scatter_module(ScatterReduce r, Dtype d) {
   gpu::ModuleSource m{scatter_module_name(r, d), kInclude, {scatter_kernel(r, d)}};
   if (r == ScatterReduce::none || r == ScatterReduce::sum)
     m.kernels.push_back(scatter_axis_kernel(r, d));
+  if (r == ScatterReduce::sum && is_floating_point(d)) m.kernels.push_back(sorted_kernel(d));
   return m;
 }
 
@@ -441,6 +446,44 @@ void Gather::eval_gpu(const std::vector<array>& inputs, array& out) {
 
 // ---------------------------------------------------------------- Scatter
 
+namespace {
+
+// A sum of many whole rows into a float array (an embedding's gradient): positions sorted by
+// target, each run of equal targets summed before one atomic (scatter_add_sorted). The
+// per-element scatter's atomics serialize on frequent rows: on an H200, the gradient of a
+// (8192, 768) bfloat16 embedding over 16384 tokens of text took 5 ms that way.
+constexpr int64_t kSortedMinRows = 1024;
+constexpr int64_t kSortedMinRow = 64;
+constexpr int kSortedChunk = 32;
+
+bool sorted_rows(ScatterReduce r, Dtype d, const ScatterArgs& p) {
+  return r == ScatterReduce::sum && is_floating_point(d) && p.O == 1 && p.indim == 1 &&
+         p.iupd.v[0] == 1 && p.iout.v[0] == 1 && p.pndim == 1 && p.P >= kSortedMinRows &&
+         p.P <= INT32_MAX && p.I >= kSortedMinRow;
+}
+
+void scatter_add_sorted(const array& upd, array& out, CUdeviceptr starts, const ScatterArgs& p,
+                        Dtype d, gpu::DeviceStream& s) {
+  sortplan::RadixSortJob job;
+  job.key = gpu::sort_key_type(int64);
+  job.pairs = true;
+  job.rows = 1;
+  job.n = p.P;
+  job.in = starts;
+  job.in_row_stride = p.P;
+  gpu::SortLauncher launcher(s, job.key);
+  const CUdeviceptr order = sortplan::radix_sort(launcher, job).positions;
+  // Chunks of kSortedChunk positions, longer past 65535 of them (the grid's y limit).
+  const int chunk = static_cast<int>(std::max<int64_t>(kSortedChunk, (p.P + 65534) / 65535));
+  const gpu::Dim3 grid{static_cast<uint32_t>((p.I + kBlock - 1) / kBlock),
+                       static_cast<uint32_t>((p.P + chunk - 1) / chunk), 1};
+  gpu::launch_kernel(scatter_mod(s, ScatterReduce::sum, d).function(sorted_kernel(d)), grid,
+                     {kBlock}, 0, s, gpu::device_address(upd), gpu::device_address(out), starts,
+                     order, p.P, p.I, p.pupd.v[0], chunk);
+}
+
+}  // namespace
+
 void Scatter::eval_gpu(const std::vector<array>& inputs, array& out) {
   const array& a = inputs[0];
   const array& upd = inputs.back();
@@ -517,7 +560,9 @@ void Scatter::eval_gpu(const std::vector<array>& inputs, array& out) {
                          {kBlock}, 0, s, starts, owner, key_div, p);
     }
   }
-  if (e > 0) {
+  if (e > 0 && sorted_rows(reduce_, d, p)) {
+    scatter_add_sorted(upd, out, starts, p, d, s);
+  } else if (e > 0) {
     CUfunction f = scatter_mod(s, reduce_, d).function(scatter_kernel(reduce_, d));
     gpu::launch_kernel(f, gpu::grid_1d(e, kBlock), {kBlock}, 0, s, gpu::device_address(upd),
                        gpu::device_address(out), starts, owner, key_div, p);

@@ -3,9 +3,9 @@
 // (backend/cpu/indexing.cpp) with the same arithmetic per step, so that with distinct targets
 // results are identical and with duplicates only the order of floating-point steps differs.
 //
-// Native atomics where the hardware has them (add of float, double and 32/64-bit integers;
-// max/min of 32/64-bit integers), else a compare-and-swap loop on the aligned 32- or 64-bit
-// word holding the element (1- and 2-byte types, products, floating max/min).
+// Native atomics where the hardware has them (add of float, double, 32/64-bit integers and
+// half types; max/min of 32/64-bit integers), else a compare-and-swap loop on the aligned 32-
+// or 64-bit word holding the element (1- and 2-byte types, products, floating max/min).
 #pragma once
 
 #include "kiln/backend/cuda/device/types.cuh"
@@ -75,6 +75,27 @@ __device__ inline void atomic_update(T* addr, F f) {
   }
 }
 
+/** *d += u for a half type, rounded once per step as T(float(c) + float(u)) is. The
+ * hardware's reduction in L2 where it has one (float16 from sm_70, bfloat16 from sm_90):
+ * under contention (an embedding's gradient, with frequent tokens) a compare-and-swap loop
+ * retries. */
+template <typename T>
+__device__ inline void add_half(T* d, T u) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+  if constexpr (is_same_v<T, float16>) {
+    asm volatile("red.add.noftz.f16 [%0], %1;" ::"l"(d), "h"(u.bits) : "memory");
+    return;
+  }
+#endif
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if constexpr (is_same_v<T, bfloat16>) {
+    asm volatile("red.add.noftz.bf16 [%0], %1;" ::"l"(d), "h"(u.bits) : "memory");
+    return;
+  }
+#endif
+  atomic_update(d, [u](T c) { return T(float(c) + float(u)); });
+}
+
 }  // namespace scatter_detail
 
 /** out = update. With repeated indices, scatter and scatter_axis (indexing_gather.cuh) store
@@ -101,7 +122,7 @@ struct ScatterSum {
       atomicAdd(&d->re, u.re);  // the parts add independently
       atomicAdd(&d->im, u.im);
     } else if constexpr (is_half_v<T>) {
-      scatter_detail::atomic_update(d, [u](T c) { return T(float(c) + float(u)); });
+      scatter_detail::add_half(d, u);
     } else {
       scatter_detail::atomic_update(d, [u](T c) { return static_cast<T>(c + u); });
     }

@@ -121,6 +121,48 @@ __global__ void scatter(const T* __restrict__ upd, T* __restrict__ out,
   Op::apply(out + s.dst, upd[s.src]);
 }
 
+template <typename T>
+struct SortedSumAcc {
+  using type = float;
+};
+template <>
+struct SortedSumAcc<double> {
+  using type = double;
+};
+
+/**
+ * A sum-scatter of whole rows (an embedding's gradient: P rows of I contiguous elements,
+ * position n's row at upd + n * upd_row, its target at out + starts[n]), with `order` listing
+ * the positions by start. Block (x, y) takes features [x * blockDim.x, ...) of the sorted
+ * positions [y * chunk, (y + 1) * chunk): each thread sums its feature over a run of equal
+ * starts (in float, double for double) and adds once per run. A frequent row then costs one
+ * atomic per chunk instead of one per position, where a hot address serializes.
+ */
+template <typename T>
+__global__ void scatter_add_sorted(const T* __restrict__ upd, T* __restrict__ out,
+                                   const long long* __restrict__ starts,
+                                   const int* __restrict__ order, long long P, long long I,
+                                   long long upd_row, int chunk) {
+  using Acc = typename SortedSumAcc<T>::type;
+  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= I) return;
+  const long long p0 = static_cast<long long>(blockIdx.y) * chunk;
+  const long long p1 = min(P, p0 + chunk);
+  long long cur = starts[order[p0]];
+  Acc acc = 0;
+  for (long long p = p0; p < p1; ++p) {
+    const long long n = order[p];
+    const long long st = starts[n];
+    if (st != cur) {
+      ScatterSum::apply(out + cur + i, static_cast<T>(acc));
+      cur = st;
+      acc = 0;
+    }
+    acc += static_cast<Acc>(upd[n * upd_row + i]);
+  }
+  ScatterSum::apply(out + cur + i, static_cast<T>(acc));
+}
+
 // Assignment with repeated indices, deterministic as NumPy and the CPU: the last index
 // position wins. Writers that can meet share a key; `owner[key]` (uninitialized scratch)
 // first gets some writer's position (kLast false), then the largest (kLast true), and only

@@ -33,8 +33,9 @@ struct RopeArgs {
   double log_base;       // log(base), unless has_freqs
   float scale;
   bool has_freqs;
-  bool forward;  // false: rotate by the opposite angles (the vjp)
-  bool vec;      // sd == 1 and every row and partner vector 16-byte aligned
+  bool forward;   // false: rotate by the opposite angles (the vjp)
+  bool vec;       // sd == 1 and every row and partner vector 16-byte aligned
+  bool y_like_x;  // y has x's strides (x dense in another axis order), else it is dense
 };
 
 namespace rope_detail {
@@ -77,8 +78,8 @@ __global__ void __launch_bounds__(256)
   const int h0 = chunk * a.head_chunk;
   const int h1 = min(a.heads, h0 + a.head_chunk);
   const T* xb = x + b * a.sb + t * a.sl;
-  T* yb = y + (b * a.heads * a.L + t) * a.D;  // + h * L * D
-  const long long y_head = a.L * a.D;
+  T* yb = a.y_like_x ? y + b * a.sb + t * a.sl : y + (b * a.heads * a.L + t) * a.D;
+  const long long y_head = a.L * a.D;  // dense y: + h * L * D
 
   // The slice's first feature and, per slot k, its frequency (-1: not rotated).
   const bool pairs = !TRADITIONAL && a.vec;
@@ -102,7 +103,7 @@ __global__ void __launch_bounds__(256)
   if (!a.vec) {  // any stride or alignment: element by element
     for (int h = h0; h < h1; ++h) {
       const T* xr = xb + rope_detail::head_loc(h, a);
-      T* yr = yb + h * y_head;
+      T* yr = yb + (a.y_like_x ? rope_detail::head_loc(h, a) : h * y_head);
 #pragma unroll
       for (int k = 0; k < N; ++k) {
         const int j = e0 + k;
@@ -134,7 +135,7 @@ __global__ void __launch_bounds__(256)
 #pragma unroll
     for (int q = 0; q < kBatch; ++q) {
       if (hb + q >= h1) break;
-      T* yr = yb + (hb + q) * y_head + e0;
+      T* yr = yb + (a.y_like_x ? rope_detail::head_loc(hb + q, a) : (hb + q) * y_head) + e0;
       if (copy) {
         store_vec<N>(yr, lo[q]);
       } else if (pairs) {
