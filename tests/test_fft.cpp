@@ -1,5 +1,5 @@
-// kiln::fft against a direct O(n^2) DFT in double: lengths 1, 7, 16, 1000 and 4097 (radix
-// and Bluestein paths), real and inverse-real transforms, n-d transforms over chosen axes
+// kiln::fft against a direct O(n^2) DFT in double: lengths 1, 7, 16, 1000, 4097, 2^15 and
+// 3 * 2^15 (radix, Bluestein and four-step paths), real and inverse-real transforms, n-d transforms over chosen axes
 // with cropping/padding, the norms, strided inputs, and argument errors. Derivatives are
 // checked in test_grad_check.cpp (rows fft::*).
 #include <cmath>
@@ -53,9 +53,10 @@ void expect_complex_near(const std::vector<std::complex<double>>& got, const std
 TEST(FFT, LengthsAndDirections) {
   SKIP_WITHOUT_FFT();
   const auto dev = test::test_device();
-  for (int n : {1, 7, 16, 1000, 4097}) {
+  for (int n : {1, 7, 16, 1000, 4097, 1 << 15, 3 << 15}) {
     if (n > 1000) {
-      // Bluestein's path: the round trip and Parseval's identity, plus 16 bins by definition.
+      // Bluestein's path (4097) and the four-step one (2^15, 3 * 2^15): the round trip and
+      // Parseval's identity, plus 16 bins by definition.
       array x = astype(test::random_array({2, n}, float32), complex64);
       auto xv = test::to_complex(x);
       auto f = test::to_complex(fft::fft(x, std::nullopt, -1, fft::FFTNorm::Ortho, dev));

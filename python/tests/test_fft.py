@@ -51,6 +51,24 @@ def test_fft_any_length(rng, n):
     close(mx.fft.irfft(mx.array(h.astype(np.complex64)), n), np.fft.irfft(h, n), rtol)
 
 
+# Long lines: the CPU's four-step path (2^15, 3 * 2^15, 10^5), its fallback for a length
+# with a large prime factor (2 * 65537: Bluestein), KISS FFT's real transforms (even lengths)
+# and their fallback (odd 99999); lines along the last axis and strided along the first.
+@pytest.mark.parametrize("n", [2**15, 3 * 2**15, 10**5, 2 * 65537, 99999])
+def test_long_lines(rng, n):
+    x = crand(rng, (2, n))
+    xd = x.astype(np.complex128)
+    rtol = 1e-4
+    close(mx.fft.fft(mx.array(x)), np.fft.fft(xd), rtol)
+    close(mx.fft.ifft(mx.array(x), norm="ortho"), np.fft.ifft(xd, norm="ortho"), rtol)
+    close(mx.fft.fft(mx.array(x.T.copy()), axis=0), np.fft.fft(xd.T, axis=0), rtol)
+    r = x.real.copy()
+    close(mx.fft.rfft(mx.array(r)), np.fft.rfft(r.astype(np.float64)), rtol)
+    close(mx.fft.rfft(mx.array(r.T.copy()), axis=0), np.fft.rfft(r.T.astype(np.float64), axis=0), rtol)
+    h = np.fft.rfft(r.astype(np.float64))
+    close(mx.fft.irfft(mx.array(h.astype(np.complex64)), n), np.fft.irfft(h, n), rtol)
+
+
 @pytest.mark.parametrize("norm", NORMS)
 def test_one_d_n_axis_norm(rng, norm):
     x = crand(rng, (4, 6, 5))

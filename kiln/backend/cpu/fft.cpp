@@ -5,6 +5,10 @@
 // with a large prime factor goes through Bluestein's algorithm instead: a chirp-modulated
 // circular convolution of power-of-two length (Bluestein, "A linear filtering approach to
 // the computation of discrete Fourier transform", 1970), with the chirp computed in double.
+// Long lines take Bailey's four-step algorithm ("FFTs in external or hierarchical memory",
+// 1990): n = n1 n2 as two passes of short transforms that fit in cache, over rows spread on
+// kiln's threads, with a twiddle pass and transposes between them. Real lines of even length
+// go through KISS FFT's real transforms (a complex transform of half the length).
 // Plans are cached per (length, direction) and shared by threads (kiss_fft only reads its
 // state); lines along an axis are spread over kiln's threads.
 #include <cmath>
@@ -21,6 +25,7 @@
 
 #ifdef KILN_HAVE_KISSFFT
 #include <kiss_fft.h>
+#include <kiss_fftr.h>
 #endif
 
 namespace kiln {
@@ -48,7 +53,8 @@ int largest_prime_factor(int n) {
 
 struct KissCfg {
   kiss_fft_cfg cfg;
-  explicit KissCfg(int n, bool inverse) : cfg(kiss_fft_alloc(n, inverse ? 1 : 0, nullptr, nullptr)) {
+  explicit KissCfg(int n, bool inverse)
+      : cfg(kiss_fft_alloc(n, inverse ? 1 : 0, nullptr, nullptr)) {
     if (!cfg) throw std::bad_alloc();
   }
   ~KissCfg() { kiss_fft_free(cfg); }
@@ -76,7 +82,8 @@ class Plan {
     const double sign = inverse ? 1.0 : -1.0;
     chirp_.resize(n);
     for (int64_t k = 0; k < n; ++k) {
-      const double a = sign * M_PI * static_cast<double>((k * k) % (2 * static_cast<int64_t>(n))) / n;
+      const double a =
+          sign * M_PI * static_cast<double>((k * k) % (2 * static_cast<int64_t>(n))) / n;
       chirp_[k] = cpx(static_cast<float>(std::cos(a)), static_cast<float>(std::sin(a)));
     }
     std::vector<cpx> b(m_, cpx(0, 0));
@@ -124,6 +131,109 @@ const Plan& plan(int n, bool inverse) {
   return *p;
 }
 
+// ---------------------------------------------------------------- four-step
+
+// Lines at least this long take the four-step algorithm (shorter ones fit in cache whole).
+constexpr int64_t kFourStepMin = 1 << 15;
+// Rows per chunk of the passes' parallel loops: enough work per chunk.
+constexpr size_t kRowsGrain = 16;
+
+// The split n = n1 * n2 with n1 <= n2 as close to sqrt(n) as the divisors allow, or {0, 0}
+// when no split keeps both factors at least 32 and free of large primes.
+std::pair<int, int> four_step_split(int64_t n) {
+  if (n < kFourStepMin || n > INT32_MAX) return {0, 0};
+  int best = 0;
+  for (int64_t d = 32; d * d <= n; ++d)
+    if (n % d == 0) best = static_cast<int>(d);
+  if (best == 0) return {0, 0};
+  const int n2 = static_cast<int>(n / best);
+  if (largest_prime_factor(best) > kMaxDirectPrime || largest_prime_factor(n2) > kMaxDirectPrime)
+    return {0, 0};
+  return {best, n2};
+}
+
+// dst (cols x rows) = transpose of src (rows x cols), both row-major, in cache-sized tiles.
+void transpose(const cpx* src, cpx* dst, int64_t rows, int64_t cols) {
+  constexpr int64_t kTile = 32;
+  const size_t tiles = static_cast<size_t>((rows + kTile - 1) / kTile);
+  cpu::parallel_for(tiles, 1, [&](size_t b, size_t e) {
+    for (int64_t r0 = static_cast<int64_t>(b) * kTile; r0 < std::min<int64_t>(rows, e * kTile);
+         r0 += kTile) {
+      const int64_t r1 = std::min(rows, r0 + kTile);
+      for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
+        const int64_t c1 = std::min(cols, c0 + kTile);
+        for (int64_t r = r0; r < r1; ++r)
+          for (int64_t c = c0; c < c1; ++c) dst[c * rows + r] = src[r * cols + c];
+      }
+    }
+  });
+}
+
+// DFT of one contiguous line of n = n1 * n2 (four_step_split) from x into y (distinct, both
+// of length n); x is overwritten. Steps: the n2 columns' transforms of length n1 (rows of the
+// transpose), each element k1 of row j2 times w^(j2 k1) with w = exp(-+2 pi i / n), then the
+// n1 rows' transforms of length n2, read out transposed: X[k1 + n1 k2] = row k1's element k2.
+void four_step(cpx* x, cpx* y, int n1, int n2, bool inverse) {
+  const int64_t n = static_cast<int64_t>(n1) * n2;
+  const Plan& p1 = plan(n1, inverse);
+  const Plan& p2 = plan(n2, inverse);
+  const double sign = inverse ? 1.0 : -1.0;
+  transpose(x, y, n1, n2);  // y: n2 rows of n1
+  cpu::parallel_for(static_cast<size_t>(n2), kRowsGrain, [&](size_t b, size_t e) {
+    std::vector<cpx> scratch(p1.scratch_size());
+    for (size_t j2 = b; j2 < e; ++j2) {
+      cpx* row = y + j2 * n1;
+      p1.run(row, row, scratch.data());
+      // Twiddles by a recurrence in double, re-anchored exactly every 32 steps.
+      const double step = sign * 2 * M_PI * static_cast<double>(j2) / static_cast<double>(n);
+      const std::complex<double> w(std::cos(step), std::sin(step));
+      std::complex<double> t = 1.0;
+      for (int k1 = 0; k1 < n1; ++k1) {
+        if (k1 % 32 == 0) {
+          const double a = sign * 2 * M_PI *
+                           static_cast<double>((static_cast<int64_t>(j2) * k1) % n) /
+                           static_cast<double>(n);
+          t = std::complex<double>(std::cos(a), std::sin(a));
+        }
+        row[k1] *= cpx(static_cast<float>(t.real()), static_cast<float>(t.imag()));
+        t *= w;
+      }
+    }
+  });
+  transpose(y, x, n2, n1);  // x: n1 rows of n2
+  cpu::parallel_for(static_cast<size_t>(n1), kRowsGrain, [&](size_t b, size_t e) {
+    std::vector<cpx> scratch(p2.scratch_size());
+    for (size_t k1 = b; k1 < e; ++k1) p2.run(x + k1 * n2, x + k1 * n2, scratch.data());
+  });
+  transpose(x, y, n1, n2);  // y[k2 * n1 + k1]
+}
+
+// ---------------------------------------------------------------- real transforms
+
+// Even lengths whose half is free of large primes take KISS FFT's real transforms.
+bool real_direct(int64_t n) {
+  return n >= 4 && n % 2 == 0 && n <= INT32_MAX &&
+         largest_prime_factor(static_cast<int>(n / 2)) <= kMaxDirectPrime;
+}
+
+struct RealPlan {
+  kiss_fftr_cfg cfg;
+  RealPlan(int n, bool inverse) : cfg(kiss_fftr_alloc(n, inverse ? 1 : 0, nullptr, nullptr)) {
+    if (!cfg) throw std::bad_alloc();
+  }
+  ~RealPlan() { kiss_fftr_free(cfg); }
+  RealPlan(const RealPlan&) = delete;
+  RealPlan& operator=(const RealPlan&) = delete;
+};
+
+// Per thread: kiss_fftr writes into a buffer inside its plan, so threads cannot share one.
+const RealPlan& real_plan(int n, bool inverse) {
+  thread_local std::map<std::pair<int, bool>, std::unique_ptr<RealPlan>> cache;
+  auto& p = cache[{n, inverse}];
+  if (!p) p = std::make_unique<RealPlan>(n, inverse);
+  return *p;
+}
+
 // Line `l` along an axis of a row-contiguous buffer: its first element and stride.
 struct Lines {
   int64_t n, stride, count;
@@ -146,6 +256,17 @@ void for_lines(const Lines& lines, F f) {
 void transform_axis(cpx* data, const Shape& shape, int axis, bool inverse) {
   Lines lines(shape, axis);
   if (lines.n <= 1) return;
+  if (const auto [n1, n2] = four_step_split(lines.n); n1 > 0) {
+    // One line at a time, each pass spread over the threads.
+    std::vector<cpx> a(lines.n), b(lines.n);
+    for (int64_t l = 0; l < lines.count; ++l) {
+      cpx* x = data + lines.start(l);
+      for (int64_t j = 0; j < lines.n; ++j) a[j] = x[j * lines.stride];
+      four_step(a.data(), b.data(), n1, n2, inverse);
+      for (int64_t j = 0; j < lines.n; ++j) x[j * lines.stride] = b[j];
+    }
+    return;
+  }
   const Plan& p = plan(static_cast<int>(lines.n), inverse);
   for_lines(lines, [&](size_t b, size_t e) {
     std::vector<cpx> buf(lines.n), scratch(p.scratch_size());
@@ -165,6 +286,22 @@ array contiguous_copy(const array& x, Dtype dtype) {
   return c;
 }
 
+// out *= scale (the norm), over its float parts.
+void scale_output(array& out, double scale) {
+  if (scale == 1.0) return;
+  const float c = static_cast<float>(scale);
+  const size_t count = out.dtype() == complex64 ? 2 * out.size() : out.size();
+  float* d = reinterpret_cast<float*>(out.data<char>());
+  cpu::parallel_for(count, cpu::kElementwiseGrain, [&](size_t b, size_t e) {
+    for (size_t i = b; i < e; ++i) d[i] *= c;
+  });
+}
+
+// `x` when it is row-contiguous `dtype` already (to be read only), else contiguous_copy.
+array readable_as(const array& x, Dtype dtype) {
+  return x.dtype() == dtype && x.flags().row_contiguous ? x : contiguous_copy(x, dtype);
+}
+
 }  // namespace
 
 void FFT::eval_cpu(const std::vector<array>& inputs, array& out) {
@@ -178,10 +315,27 @@ void FFT::eval_cpu(const std::vector<array>& inputs, array& out) {
     for (int ax : axes_) transform_axis(out.data<cpx>(), out.shape(), ax, inverse_);
   } else if (!inverse_) {
     // Real to complex: full transforms of the real lines, keeping n / 2 + 1 outputs.
-    array x = contiguous_copy(in, float32);
+    array x = readable_as(in, float32);
     const float* src = x.data<float>();
     cpx* dst = out.data<cpx>();
     Lines li(in.shape(), last), lo(out.shape(), last);
+    if (real_direct(li.n)) {
+      for_lines(li, [&](size_t b, size_t e) {
+        const RealPlan& rp = real_plan(static_cast<int>(li.n), false);
+        std::vector<float> buf(li.n);
+        std::vector<cpx> spec(lo.n);
+        for (size_t l = b; l < e; ++l) {
+          const float* xs = src + li.start(l);
+          for (int64_t j = 0; j < li.n; ++j) buf[j] = xs[j * li.stride];
+          kiss_fftr(rp.cfg, buf.data(), reinterpret_cast<kiss_fft_cpx*>(spec.data()));
+          cpx* o = dst + lo.start(l);
+          for (int64_t j = 0; j < lo.n; ++j) o[j * lo.stride] = spec[j];
+        }
+      });
+      for (int ax : others) transform_axis(dst, out.shape(), ax, false);
+      scale_output(out, scale_);
+      return;
+    }
     const Plan& p = plan(static_cast<int>(li.n), false);
     for_lines(li, [&](size_t b, size_t e) {
       std::vector<cpx> buf(li.n), scratch(p.scratch_size());
@@ -197,12 +351,30 @@ void FFT::eval_cpu(const std::vector<array>& inputs, array& out) {
   } else {
     // Complex to real: inverse transforms of the other axes, then of the Hermitian
     // extension of each last-axis line, keeping the real part.
-    array z = contiguous_copy(in, complex64);
+    // The other axes transform in place: a copy then, else the input itself where it can be.
+    array z = others.empty() ? readable_as(in, complex64) : contiguous_copy(in, complex64);
     for (int ax : others) transform_axis(z.data<cpx>(), z.shape(), ax, true);
     const cpx* src = z.data<cpx>();
     float* dst = out.data<float>();
     Lines li(z.shape(), last), lo(out.shape(), last);
-    const int64_t n = lo.n, m = li.n;
+    const int64_t n = lo.n, m = li.n;  // m = n / 2 + 1 (the front end crops or pads)
+    if (real_direct(n)) {
+      // kiss_fftri reads bins 0..n/2 (the real parts only of the first and last).
+      const float c = static_cast<float>(scale_);
+      for_lines(lo, [&](size_t b, size_t e) {
+        const RealPlan& rp = real_plan(static_cast<int>(n), true);
+        std::vector<cpx> spec(m);
+        std::vector<float> buf(n);
+        for (size_t l = b; l < e; ++l) {
+          const cpx* zs = src + li.start(l);
+          for (int64_t k = 0; k < m; ++k) spec[k] = zs[k * li.stride];
+          kiss_fftri(rp.cfg, reinterpret_cast<const kiss_fft_cpx*>(spec.data()), buf.data());
+          float* o = dst + lo.start(l);
+          for (int64_t j = 0; j < n; ++j) o[j * lo.stride] = buf[j] * c;  // the norm, here
+        }
+      });
+      return;
+    }
     const Plan& p = plan(static_cast<int>(n), true);
     for_lines(lo, [&](size_t b, size_t e) {
       std::vector<cpx> buf(n), scratch(p.scratch_size());
@@ -217,14 +389,7 @@ void FFT::eval_cpu(const std::vector<array>& inputs, array& out) {
       }
     });
   }
-  if (scale_ != 1.0) {
-    const float c = static_cast<float>(scale_);
-    const size_t count = out.dtype() == complex64 ? 2 * out.size() : out.size();
-    float* d = reinterpret_cast<float*>(out.data<char>());
-    cpu::parallel_for(count, cpu::kElementwiseGrain, [&](size_t b, size_t e) {
-      for (size_t i = b; i < e; ++i) d[i] *= c;
-    });
-  }
+  scale_output(out, scale_);
 }
 
 #else  // no FFT library at configure time
