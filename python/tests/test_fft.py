@@ -51,10 +51,12 @@ def test_fft_any_length(rng, n):
     close(mx.fft.irfft(mx.array(h.astype(np.complex64)), n), np.fft.irfft(h, n), rtol)
 
 
-# Long lines: the CPU's four-step path (2^15, 3 * 2^15, 10^5), its fallback for a length
-# with a large prime factor (2 * 65537: Bluestein), KISS FFT's real transforms (even lengths)
-# and their fallback (odd 99999); lines along the last axis and strided along the first.
-@pytest.mark.parametrize("n", [2**15, 3 * 2**15, 10**5, 2 * 65537, 99999])
+# Long lines: the CPU's four-step path (2^15, 3 * 2^15, 10^5, 2^17), its fallback for a
+# length with a large prime factor (2 * 65537: Bluestein), real lines through KISS FFT's real
+# transforms (2^15, 3 * 2^15), through the four-step path of half their length (10^5, 2^17)
+# and through the complex path (odd 99999); lines along the last axis and strided along the
+# first.
+@pytest.mark.parametrize("n", [2**15, 3 * 2**15, 10**5, 2**17, 2 * 65537, 99999])
 def test_long_lines(rng, n):
     x = crand(rng, (2, n))
     xd = x.astype(np.complex128)
@@ -67,6 +69,8 @@ def test_long_lines(rng, n):
     close(mx.fft.rfft(mx.array(r.T.copy()), axis=0), np.fft.rfft(r.T.astype(np.float64), axis=0), rtol)
     h = np.fft.rfft(r.astype(np.float64))
     close(mx.fft.irfft(mx.array(h.astype(np.complex64)), n), np.fft.irfft(h, n), rtol)
+    hk = mx.array(h.astype(np.complex64))
+    close(mx.fft.irfft(hk, n, norm="ortho"), np.fft.irfft(h, n, norm="ortho"), rtol)
 
 
 @pytest.mark.parametrize("norm", NORMS)

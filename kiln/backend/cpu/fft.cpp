@@ -226,6 +226,69 @@ struct RealPlan {
   RealPlan& operator=(const RealPlan&) = delete;
 };
 
+// A long real line of n = 2N as the complex line z[k] = x[2k] + i x[2k+1] of length N
+// through the four-step transform: with Z = DFT_N(z), the even and odd samples' transforms
+// are E[k] = (Z[k] + conj(Z[N-k])) / 2 and O[k] = (Z[k] - conj(Z[N-k])) / 2i, and
+// X[k] = E[k] + w^k O[k] for k = 0..N (w = exp(-2 pi i / n), Z[N] = Z[0]).
+
+// w^k = exp(sign 2 pi i k / n) for k in [b, e), by a recurrence in double re-anchored every
+// 32 steps; f(k, w^k).
+template <typename F>
+void for_twiddles(int64_t n, double sign, int64_t b, int64_t e, F f) {
+  const double step = sign * 2 * M_PI / static_cast<double>(n);
+  const std::complex<double> w(std::cos(step), std::sin(step));
+  std::complex<double> t;
+  for (int64_t k = b; k < e; ++k) {
+    if (k == b || (k - b) % 32 == 0) {
+      const double a = step * static_cast<double>(k);
+      t = std::complex<double>(std::cos(a), std::sin(a));
+    }
+    f(k, cpx(static_cast<float>(t.real()), static_cast<float>(t.imag())));
+    t *= w;
+  }
+}
+
+// Whether a real line of n takes the four-step path (its half splits).
+bool real_four_step(int64_t n) {
+  return n % 2 == 0 && four_step_split(n / 2).first > 0;
+}
+
+// spec[0..N] = rfft of the real line x (n = 2N floats, contiguous); z and y: N scratch.
+void rfft_four_step(const float* x, cpx* spec, int64_t n, cpx* z, cpx* y) {
+  const int64_t N = n / 2;
+  const auto [n1, n2] = four_step_split(N);
+  for (int64_t k = 0; k < N; ++k) z[k] = cpx(x[2 * k], x[2 * k + 1]);
+  four_step(z, y, n1, n2, false);
+  cpu::parallel_for(static_cast<size_t>(N + 1), cpu::kElementwiseGrain, [&](size_t b, size_t e) {
+    for_twiddles(n, -1.0, static_cast<int64_t>(b), static_cast<int64_t>(e), [&](int64_t k, cpx w) {
+      const cpx a = y[k % N], c = std::conj(y[(N - k) % N]);
+      const cpx even = 0.5f * (a + c), odd = cpx(0, -0.5f) * (a - c);
+      spec[k] = even + w * odd;
+    });
+  });
+}
+
+// x[0..n) = c * irfft of spec[0..N] (unnormalized inverse times c; the imaginary parts of
+// bins 0 and N are ignored, as NumPy does); z and y: N scratch.
+void irfft_four_step(const cpx* spec, float* x, int64_t n, float c, cpx* z, cpx* y) {
+  const int64_t N = n / 2;
+  const auto [n1, n2] = four_step_split(N);
+  auto bin = [&](int64_t k) { return k == 0 || k == N ? cpx(spec[k].real(), 0.0f) : spec[k]; };
+  // E = X[k] + conj(X[N-k]), O = (X[k] - conj(X[N-k])) w^-k (each twice the half-length
+  // transforms), Z = E + i O: the length-N inverse of Z is n (x_even + i x_odd).
+  cpu::parallel_for(static_cast<size_t>(N), cpu::kElementwiseGrain, [&](size_t b, size_t e) {
+    for_twiddles(n, 1.0, static_cast<int64_t>(b), static_cast<int64_t>(e), [&](int64_t k, cpx w) {
+      const cpx a = bin(k), cb = std::conj(bin(N - k));
+      z[k] = (a + cb) + cpx(0, 1) * ((a - cb) * w);
+    });
+  });
+  four_step(z, y, n1, n2, true);
+  for (int64_t k = 0; k < N; ++k) {
+    x[2 * k] = y[k].real() * c;
+    x[2 * k + 1] = y[k].imag() * c;
+  }
+}
+
 // Per thread: kiss_fftr writes into a buffer inside its plan, so threads cannot share one.
 const RealPlan& real_plan(int n, bool inverse) {
   thread_local std::map<std::pair<int, bool>, std::unique_ptr<RealPlan>> cache;
@@ -319,6 +382,21 @@ void FFT::eval_cpu(const std::vector<array>& inputs, array& out) {
     const float* src = x.data<float>();
     cpx* dst = out.data<cpx>();
     Lines li(in.shape(), last), lo(out.shape(), last);
+    if (real_four_step(li.n)) {
+      // One line at a time, each pass spread over the threads.
+      std::vector<float> buf(li.n);
+      std::vector<cpx> spec(lo.n), z(li.n / 2), y(li.n / 2);
+      for (int64_t l = 0; l < li.count; ++l) {
+        const float* xs = src + li.start(l);
+        for (int64_t j = 0; j < li.n; ++j) buf[j] = xs[j * li.stride];
+        rfft_four_step(buf.data(), spec.data(), li.n, z.data(), y.data());
+        cpx* o = dst + lo.start(l);
+        for (int64_t j = 0; j < lo.n; ++j) o[j * lo.stride] = spec[j];
+      }
+      for (int ax : others) transform_axis(dst, out.shape(), ax, false);
+      scale_output(out, scale_);
+      return;
+    }
     if (real_direct(li.n)) {
       for_lines(li, [&](size_t b, size_t e) {
         const RealPlan& rp = real_plan(static_cast<int>(li.n), false);
@@ -358,6 +436,19 @@ void FFT::eval_cpu(const std::vector<array>& inputs, array& out) {
     float* dst = out.data<float>();
     Lines li(z.shape(), last), lo(out.shape(), last);
     const int64_t n = lo.n, m = li.n;  // m = n / 2 + 1 (the front end crops or pads)
+    if (real_four_step(n)) {
+      std::vector<float> buf(n);
+      std::vector<cpx> spec(m), za(n / 2), ya(n / 2);
+      for (int64_t l = 0; l < lo.count; ++l) {
+        const cpx* zs = src + li.start(l);
+        for (int64_t k = 0; k < m; ++k) spec[k] = zs[k * li.stride];
+        irfft_four_step(spec.data(), buf.data(), n, static_cast<float>(scale_), za.data(),
+                        ya.data());
+        float* o = dst + lo.start(l);
+        for (int64_t j = 0; j < n; ++j) o[j * lo.stride] = buf[j];
+      }
+      return;
+    }
     if (real_direct(n)) {
       // kiss_fftri reads bins 0..n/2 (the real parts only of the first and last).
       const float c = static_cast<float>(scale_);
