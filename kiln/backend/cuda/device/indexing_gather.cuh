@@ -121,15 +121,6 @@ __global__ void scatter(const T* __restrict__ upd, T* __restrict__ out,
   Op::apply(out + s.dst, upd[s.src]);
 }
 
-template <typename T>
-struct SortedSumAcc {
-  using type = float;
-};
-template <>
-struct SortedSumAcc<double> {
-  using type = double;
-};
-
 /**
  * A sum-scatter of whole rows (an embedding's gradient: P rows of I contiguous elements,
  * position n's row at upd + n * upd_row, its target at out + starts[n]), with `order` listing
@@ -143,7 +134,7 @@ __global__ void scatter_add_sorted(const T* __restrict__ upd, T* __restrict__ ou
                                    const long long* __restrict__ starts,
                                    const int* __restrict__ order, long long P, long long I,
                                    long long upd_row, int chunk) {
-  using Acc = typename SortedSumAcc<T>::type;
+  using Acc = typename ComputeType<T>::type;  // float, or double for double
   const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= I) return;
   const long long p0 = static_cast<long long>(blockIdx.y) * chunk;
