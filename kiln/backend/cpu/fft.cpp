@@ -283,10 +283,12 @@ void irfft_four_step(const cpx* spec, float* x, int64_t n, float c, cpx* z, cpx*
     });
   });
   four_step(z, y, n1, n2, true);
-  for (int64_t k = 0; k < N; ++k) {
-    x[2 * k] = y[k].real() * c;
-    x[2 * k + 1] = y[k].imag() * c;
-  }
+  cpu::parallel_for(static_cast<size_t>(N), cpu::kElementwiseGrain, [&](size_t b, size_t e) {
+    for (size_t k = b; k < e; ++k) {
+      x[2 * k] = y[k].real() * c;
+      x[2 * k + 1] = y[k].imag() * c;
+    }
+  });
 }
 
 // Per thread: kiss_fftr writes into a buffer inside its plan, so threads cannot share one.
