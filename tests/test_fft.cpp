@@ -1,7 +1,7 @@
 // kiln::fft against a direct O(n^2) DFT in double: lengths 1, 7, 16, 1000, 4097, 2^15 and
-// 3 * 2^15 (radix, Bluestein and four-step paths), real and inverse-real transforms, n-d transforms over chosen axes
-// with cropping/padding, the norms, strided inputs, and argument errors. Derivatives are
-// checked in test_grad_check.cpp (rows fft::*).
+// 3 * 2^15 (radix, Bluestein and four-step paths), real and inverse-real transforms, n-d
+// transforms over chosen axes with cropping/padding, the norms, strided inputs, and argument
+// errors. Derivatives are checked in test_grad_check.cpp (rows fft::*).
 #include <cmath>
 #include <complex>
 
@@ -35,8 +35,8 @@ bool cpu_fft_missing() {
   }
 }
 
-#define SKIP_WITHOUT_FFT()                                                     \
-  if (test::test_device() == Device::cpu && cpu_fft_missing())                 \
+#define SKIP_WITHOUT_FFT()                                     \
+  if (test::test_device() == Device::cpu && cpu_fft_missing()) \
   GTEST_SKIP() << "kiln was built without KISS FFT (libkissfft-dev)"
 
 void expect_complex_near(const std::vector<std::complex<double>>& got, const std::vector<cd>& want,
@@ -60,8 +60,9 @@ TEST(FFT, LengthsAndDirections) {
       array x = astype(test::random_array({2, n}, float32), complex64);
       auto xv = test::to_complex(x);
       auto f = test::to_complex(fft::fft(x, std::nullopt, -1, fft::FFTNorm::Ortho, dev));
-      auto back = test::to_complex(fft::ifft(fft::fft(x, std::nullopt, -1, fft::FFTNorm::Backward, dev),
-                                             std::nullopt, -1, fft::FFTNorm::Backward, dev));
+      auto back =
+          test::to_complex(fft::ifft(fft::fft(x, std::nullopt, -1, fft::FFTNorm::Backward, dev),
+                                     std::nullopt, -1, fft::FFTNorm::Backward, dev));
       double ex = 0, ef = 0;
       for (size_t i = 0; i < xv.size(); ++i) {
         ASSERT_NEAR(std::abs(back[i] - xv[i]), 0.0, 1e-4) << i;
@@ -71,8 +72,10 @@ TEST(FFT, LengthsAndDirections) {
       EXPECT_NEAR(ef, ex, 1e-4 * ex);
       for (int k = 0; k < n; k += n / 16) {
         cd s = 0;
-        for (int j = 0; j < n; ++j) s += xv[j] * std::polar(1.0, -2 * M_PI * std::fmod(double(j) * k, n) / n);
-        ASSERT_NEAR(std::abs(f[k] - s / std::sqrt(double(n))), 0.0, 1e-4 * std::sqrt(double(n))) << k;
+        for (int j = 0; j < n; ++j)
+          s += xv[j] * std::polar(1.0, -2 * M_PI * std::fmod(double(j) * k, n) / n);
+        ASSERT_NEAR(std::abs(f[k] - s / std::sqrt(double(n))), 0.0, 1e-4 * std::sqrt(double(n)))
+            << k;
       }
       continue;
     }
@@ -98,7 +101,8 @@ TEST(FFT, LengthsAndDirections) {
     expect_complex_near(rf, want_r, tol);
     // irfft(rfft(x), n) == x
     auto back = test::to_double(fft::irfft(fft::rfft(re), n, -1, fft::FFTNorm::Backward, dev));
-    for (size_t i = 0; i < back.size(); ++i) ASSERT_NEAR(back[i], rv[i], tol * 10) << n << " at " << i;
+    for (size_t i = 0; i < back.size(); ++i)
+      ASSERT_NEAR(back[i], rv[i], tol * 10) << n << " at " << i;
   }
 }
 
@@ -117,22 +121,25 @@ TEST(FFT, NdAxesCropPadNormsAndViews) {
         cd s = 0;
         for (int j0 = 0; j0 < 3; ++j0)
           for (int j2 = 0; j2 < 5; ++j2)
-            s += xv[(j0 * 3 + i1) * 5 + j2] * std::polar(1.0, -2 * M_PI * (j0 * k0 / 3.0 + j2 * k2 / 6.0));
+            s += xv[(j0 * 3 + i1) * 5 + j2] *
+                 std::polar(1.0, -2 * M_PI * (j0 * k0 / 3.0 + j2 * k2 / 6.0));
         want[(k0 * 3 + i1) * 6 + k2] = s / std::sqrt(18.0);
       }
   expect_complex_near(test::to_complex(got), want, 2e-5);
   // A transposed, strided view gives the same as its contiguous copy.
   array v = slice(transpose(x, {2, 1, 0}), {0, 0, 0}, {5, 3, 4}, {2, 1, 1});
-  expect_complex_near(test::to_complex(fft::fftn(v, {0, 2}, fft::FFTNorm::Forward, dev)),
-                      [&] {
-                        auto r = test::to_complex(fft::fftn(contiguous(v), {0, 2}, fft::FFTNorm::Forward, dev));
-                        return std::vector<cd>(r.begin(), r.end());
-                      }(),
-                      1e-6);
+  expect_complex_near(
+      test::to_complex(fft::fftn(v, {0, 2}, fft::FFTNorm::Forward, dev)),
+      [&] {
+        auto r = test::to_complex(fft::fftn(contiguous(v), {0, 2}, fft::FFTNorm::Forward, dev));
+        return std::vector<cd>(r.begin(), r.end());
+      }(),
+      1e-6);
   // irfftn(rfftn(y)) == y for odd and even last sizes.
   for (int last : {6, 7}) {
     array y = test::random_array({3, last}, float32);
-    auto back = test::to_double(fft::irfftn(fft::rfftn(y, {0, 1}), {3, last}, {0, 1}, fft::FFTNorm::Backward, dev));
+    auto back = test::to_double(
+        fft::irfftn(fft::rfftn(y, {0, 1}), {3, last}, {0, 1}, fft::FFTNorm::Backward, dev));
     auto yv = test::to_double(y);
     for (size_t i = 0; i < yv.size(); ++i) ASSERT_NEAR(back[i], yv[i], 1e-5);
   }
