@@ -268,9 +268,9 @@ void rfft_four_step(const float* x, cpx* spec, int64_t n, cpx* z, cpx* y) {
   });
 }
 
-// x[0..n) = c * irfft of spec[0..N] (unnormalized inverse times c; the imaginary parts of
-// bins 0 and N are ignored, as NumPy does); z and y: N scratch.
-void irfft_four_step(const cpx* spec, float* x, int64_t n, float c, cpx* z, cpx* y) {
+// x[0..n) = the unnormalized irfft of spec[0..N] (the imaginary parts of bins 0 and N are
+// ignored, as NumPy does); z and y: N scratch.
+void irfft_four_step(const cpx* spec, float* x, int64_t n, cpx* z, cpx* y) {
   const int64_t N = n / 2;
   const auto [n1, n2] = four_step_split(N);
   auto bin = [&](int64_t k) { return k == 0 || k == N ? cpx(spec[k].real(), 0.0f) : spec[k]; };
@@ -285,8 +285,8 @@ void irfft_four_step(const cpx* spec, float* x, int64_t n, float c, cpx* z, cpx*
   four_step(z, y, n1, n2, true);
   cpu::parallel_for(static_cast<size_t>(N), cpu::kElementwiseGrain, [&](size_t b, size_t e) {
     for (size_t k = b; k < e; ++k) {
-      x[2 * k] = y[k].real() * c;
-      x[2 * k + 1] = y[k].imag() * c;
+      x[2 * k] = y[k].real();
+      x[2 * k + 1] = y[k].imag();
     }
   });
 }
@@ -367,6 +367,54 @@ array readable_as(const array& x, Dtype dtype) {
   return x.dtype() == dtype && x.flags().row_contiguous ? x : contiguous_copy(x, dtype);
 }
 
+// Real lines: each line of `li` gathered contiguous, f(line, spec) writing its n / 2 + 1 bins,
+// and the bins written along `lo`. make() gives one f per chunk of lines (per-thread plans and
+// scratch live in it). `serial`: one line at a time, for an f that spreads itself over the
+// threads (the four-step path); else lines in parallel.
+template <typename Make>
+void rfft_lines(const float* src, cpx* dst, const Lines& li, const Lines& lo, bool serial,
+                Make make) {
+  auto chunk = [&](size_t b, size_t e) {
+    auto f = make();
+    std::vector<float> line(li.n);
+    std::vector<cpx> spec(lo.n);
+    for (size_t l = b; l < e; ++l) {
+      const float* xs = src + li.start(l);
+      for (int64_t j = 0; j < li.n; ++j) line[j] = xs[j * li.stride];
+      f(line.data(), spec.data());
+      cpx* o = dst + lo.start(l);
+      for (int64_t j = 0; j < lo.n; ++j) o[j * lo.stride] = spec[j];
+    }
+  };
+  if (serial)
+    chunk(0, static_cast<size_t>(li.count));
+  else
+    for_lines(li, chunk);
+}
+
+// The inverse of rfft_lines: each line's n / 2 + 1 bins gathered from `li`, f(spec, line)
+// writing its n real values (unnormalized), and the values times c written along `lo`.
+template <typename Make>
+void irfft_lines(const cpx* src, float* dst, const Lines& li, const Lines& lo, float c, bool serial,
+                 Make make) {
+  auto chunk = [&](size_t b, size_t e) {
+    auto f = make();
+    std::vector<cpx> spec(li.n);
+    std::vector<float> line(lo.n);
+    for (size_t l = b; l < e; ++l) {
+      const cpx* zs = src + li.start(l);
+      for (int64_t k = 0; k < li.n; ++k) spec[k] = zs[k * li.stride];
+      f(spec.data(), line.data());
+      float* o = dst + lo.start(l);
+      for (int64_t j = 0; j < lo.n; ++j) o[j * lo.stride] = line[j] * c;
+    }
+  };
+  if (serial)
+    chunk(0, static_cast<size_t>(lo.count));
+  else
+    for_lines(lo, chunk);
+}
+
 }  // namespace
 
 void FFT::eval_cpu(const std::vector<array>& inputs, array& out) {
@@ -379,108 +427,70 @@ void FFT::eval_cpu(const std::vector<array>& inputs, array& out) {
     cpu::copy_inplace(in, out, cpu::CopyType::general_general);
     for (int ax : axes_) transform_axis(out.data<cpx>(), out.shape(), ax, inverse_);
   } else if (!inverse_) {
-    // Real to complex: full transforms of the real lines, keeping n / 2 + 1 outputs.
+    // Real to complex: each last-axis line's n / 2 + 1 bins, then the other axes.
     array x = readable_as(in, float32);
-    const float* src = x.data<float>();
-    cpx* dst = out.data<cpx>();
     Lines li(in.shape(), last), lo(out.shape(), last);
-    if (real_four_step(li.n)) {
-      // One line at a time, each pass spread over the threads.
-      std::vector<float> buf(li.n);
-      std::vector<cpx> spec(lo.n), z(li.n / 2), y(li.n / 2);
-      for (int64_t l = 0; l < li.count; ++l) {
-        const float* xs = src + li.start(l);
-        for (int64_t j = 0; j < li.n; ++j) buf[j] = xs[j * li.stride];
-        rfft_four_step(buf.data(), spec.data(), li.n, z.data(), y.data());
-        cpx* o = dst + lo.start(l);
-        for (int64_t j = 0; j < lo.n; ++j) o[j * lo.stride] = spec[j];
-      }
-      for (int ax : others) transform_axis(dst, out.shape(), ax, false);
-      scale_output(out, scale_);
-      return;
-    }
-    if (real_direct(li.n)) {
-      for_lines(li, [&](size_t b, size_t e) {
-        const RealPlan& rp = real_plan(static_cast<int>(li.n), false);
-        std::vector<float> buf(li.n);
-        std::vector<cpx> spec(lo.n);
-        for (size_t l = b; l < e; ++l) {
-          const float* xs = src + li.start(l);
-          for (int64_t j = 0; j < li.n; ++j) buf[j] = xs[j * li.stride];
-          kiss_fftr(rp.cfg, buf.data(), reinterpret_cast<kiss_fft_cpx*>(spec.data()));
-          cpx* o = dst + lo.start(l);
-          for (int64_t j = 0; j < lo.n; ++j) o[j * lo.stride] = spec[j];
-        }
+    const int64_t n = li.n;
+    if (real_four_step(n)) {
+      std::vector<cpx> z(n / 2), y(n / 2);
+      rfft_lines(x.data<float>(), out.data<cpx>(), li, lo, true, [&] {
+        return [&](const float* line, cpx* spec) {
+          rfft_four_step(line, spec, n, z.data(), y.data());
+        };
       });
-      for (int ax : others) transform_axis(dst, out.shape(), ax, false);
-      scale_output(out, scale_);
-      return;
+    } else if (real_direct(n)) {
+      rfft_lines(x.data<float>(), out.data<cpx>(), li, lo, false, [&] {
+        return [&rp = real_plan(static_cast<int>(n), false)](const float* line, cpx* spec) {
+          kiss_fftr(rp.cfg, line, reinterpret_cast<kiss_fft_cpx*>(spec));
+        };
+      });
+    } else {  // the full complex transform of the real line
+      const Plan& p = plan(static_cast<int>(n), false);
+      rfft_lines(x.data<float>(), out.data<cpx>(), li, lo, false, [&] {
+        return [&p, n, buf = std::vector<cpx>(n), scratch = std::vector<cpx>(p.scratch_size())](
+                   const float* line, cpx* spec) mutable {
+          for (int64_t j = 0; j < n; ++j) buf[j] = cpx(line[j], 0.0f);
+          p.run(buf.data(), buf.data(), scratch.data());
+          std::copy(buf.begin(), buf.begin() + n / 2 + 1, spec);
+        };
+      });
     }
-    const Plan& p = plan(static_cast<int>(li.n), false);
-    for_lines(li, [&](size_t b, size_t e) {
-      std::vector<cpx> buf(li.n), scratch(p.scratch_size());
-      for (size_t l = b; l < e; ++l) {
-        const float* xs = src + li.start(l);
-        for (int64_t j = 0; j < li.n; ++j) buf[j] = cpx(xs[j * li.stride], 0.0f);
-        p.run(buf.data(), buf.data(), scratch.data());
-        cpx* o = dst + lo.start(l);
-        for (int64_t j = 0; j < lo.n; ++j) o[j * lo.stride] = buf[j];
-      }
-    });
-    for (int ax : others) transform_axis(dst, out.shape(), ax, false);
+    for (int ax : others) transform_axis(out.data<cpx>(), out.shape(), ax, false);
   } else {
-    // Complex to real: inverse transforms of the other axes, then of the Hermitian
-    // extension of each last-axis line, keeping the real part.
+    // Complex to real: inverse transforms of the other axes, then each last-axis line's real
+    // inverse (the norm applied as lines are written).
     // The other axes transform in place: a copy then, else the input itself where it can be.
     array z = others.empty() ? readable_as(in, complex64) : contiguous_copy(in, complex64);
     for (int ax : others) transform_axis(z.data<cpx>(), z.shape(), ax, true);
-    const cpx* src = z.data<cpx>();
-    float* dst = out.data<float>();
     Lines li(z.shape(), last), lo(out.shape(), last);
-    const int64_t n = lo.n, m = li.n;  // m = n / 2 + 1 (the front end crops or pads)
+    const int64_t n = lo.n;  // li.n = n / 2 + 1 (the front end crops or pads)
+    const float c = static_cast<float>(scale_);
     if (real_four_step(n)) {
-      std::vector<float> buf(n);
-      std::vector<cpx> spec(m), za(n / 2), ya(n / 2);
-      for (int64_t l = 0; l < lo.count; ++l) {
-        const cpx* zs = src + li.start(l);
-        for (int64_t k = 0; k < m; ++k) spec[k] = zs[k * li.stride];
-        irfft_four_step(spec.data(), buf.data(), n, static_cast<float>(scale_), za.data(),
-                        ya.data());
-        float* o = dst + lo.start(l);
-        for (int64_t j = 0; j < n; ++j) o[j * lo.stride] = buf[j];
-      }
-      return;
-    }
-    if (real_direct(n)) {
-      // kiss_fftri reads bins 0..n/2 (the real parts only of the first and last).
-      const float c = static_cast<float>(scale_);
-      for_lines(lo, [&](size_t b, size_t e) {
-        const RealPlan& rp = real_plan(static_cast<int>(n), true);
-        std::vector<cpx> spec(m);
-        std::vector<float> buf(n);
-        for (size_t l = b; l < e; ++l) {
-          const cpx* zs = src + li.start(l);
-          for (int64_t k = 0; k < m; ++k) spec[k] = zs[k * li.stride];
-          kiss_fftri(rp.cfg, reinterpret_cast<const kiss_fft_cpx*>(spec.data()), buf.data());
-          float* o = dst + lo.start(l);
-          for (int64_t j = 0; j < n; ++j) o[j * lo.stride] = buf[j] * c;  // the norm, here
-        }
+      std::vector<cpx> za(n / 2), ya(n / 2);
+      irfft_lines(z.data<cpx>(), out.data<float>(), li, lo, c, true, [&] {
+        return [&](const cpx* spec, float* line) {
+          irfft_four_step(spec, line, n, za.data(), ya.data());
+        };
       });
-      return;
+    } else if (real_direct(n)) {
+      // kiss_fftri reads bins 0..n/2 (the real parts only of the first and last).
+      irfft_lines(z.data<cpx>(), out.data<float>(), li, lo, c, false, [&] {
+        return [&rp = real_plan(static_cast<int>(n), true)](const cpx* spec, float* line) {
+          kiss_fftri(rp.cfg, reinterpret_cast<const kiss_fft_cpx*>(spec), line);
+        };
+      });
+    } else {  // the full inverse of the Hermitian extension, keeping the real part
+      const Plan& p = plan(static_cast<int>(n), true);
+      irfft_lines(z.data<cpx>(), out.data<float>(), li, lo, c, false, [&] {
+        return [&p, n, buf = std::vector<cpx>(n), scratch = std::vector<cpx>(p.scratch_size())](
+                   const cpx* spec, float* line) mutable {
+          for (int64_t k = 0; k < n; ++k) buf[k] = k <= n / 2 ? spec[k] : std::conj(spec[n - k]);
+          p.run(buf.data(), buf.data(), scratch.data());
+          for (int64_t j = 0; j < n; ++j) line[j] = buf[j].real();
+        };
+      });
     }
-    const Plan& p = plan(static_cast<int>(n), true);
-    for_lines(lo, [&](size_t b, size_t e) {
-      std::vector<cpx> buf(n), scratch(p.scratch_size());
-      for (size_t l = b; l < e; ++l) {
-        const cpx* zs = src + li.start(l);
-        for (int64_t k = 0; k < n; ++k) {
-          buf[k] = k < m ? zs[k * li.stride] : std::conj(zs[(n - k) * li.stride]);
-        }
-        p.run(buf.data(), buf.data(), scratch.data());
-        float* o = dst + lo.start(l);
-        for (int64_t j = 0; j < n; ++j) o[j * lo.stride] = buf[j].real();
-      }
-    });
+    return;
   }
   scale_output(out, scale_);
 }
