@@ -392,10 +392,6 @@ const Plan& forward_plan(Dtype d, float scale, bool causal, const Operand& q, co
               [&](fe::graph::Graph& g) { make_forward(g, d, scale, causal, q, k, v, o_stride); });
 }
 
-std::vector<int64_t> strides_of(const array& a) {
-  return {a.strides().begin(), a.strides().end()};
-}
-
 void* vp(CUdeviceptr p) {
   return reinterpret_cast<void*>(p);
 }
@@ -436,8 +432,8 @@ bool forward(const std::vector<array>& in, std::vector<array>& out, float scale,
     return false;
   }
   const Operand q = operand(in[0], s), k = operand(in[1], s), v = operand(in[2], s);
-  const Plan& p = forward_plan(in[0].dtype(), scale, causal, q, k, v, strides_of(out[0]), h,
-                               s.context().index());
+  const Plan& p =
+      forward_plan(in[0].dtype(), scale, causal, q, k, v, out[0].strides(), h, s.context().index());
   if (!p.graph) {
     detail::count_sdpa_cudnn(detail::SdpaCudnnEvent::forward_fallback);
     return false;
@@ -471,16 +467,15 @@ Backward backward(const std::vector<array>& in, std::vector<array>& out, float s
   const Operand q = operand(in[0], s), k = operand(in[1], s), v = operand(in[2], s);
   // The forward's decision for these inputs: its plan is cached (built now if the forward
   // ran in an earlier process state that never built it, with the same result).
-  const Strides o_forward = gpu::fast::strides_like(in[0], in[n - 3].shape());  // as it chose
-  if (!forward_plan(d, scale, causal, q, k, v, {o_forward.begin(), o_forward.end()}, h, device)
-           .graph) {
+  // O's strides as the forward chose them.
+  const Strides o_forward = gpu::fast::strides_like(in[0], in[n - 3].shape());
+  if (!forward_plan(d, scale, causal, q, k, v, o_forward, h, device).graph) {
     detail::count_sdpa_cudnn(detail::SdpaCudnnEvent::backward_fallback);
     return Backward::forward_was_kiln;
   }
   const Operand dout = operand(in[n - 1], s), o = operand(in[n - 3], s);
   const CUdeviceptr stats = gpu::fast::dense_address(in[n - 2], s);
-  const std::vector<int64_t> d_stride[3] = {strides_of(out[0]), strides_of(out[1]),
-                                            strides_of(out[2])};
+  const std::vector<int64_t> d_stride[3] = {out[0].strides(), out[1].strides(), out[2].strides()};
   Key key = common_key(device, d, scale, causal, q, k, v);
   for (const auto* st : {&dout.stride, &o.stride, &d_stride[0], &d_stride[1], &d_stride[2]})
     key.insert(key.end(), st->begin(), st->end());
