@@ -604,6 +604,50 @@ TEST(GpuCopies, OneHostBufferReadByTwoStreams) {
   }
 }
 
+TEST(GpuCopies, SmallUploadsDoNotWaitForTheStream) {
+  REQUIRE_GPU();
+  Stream s = new_stream(kGpu);
+  eval(gpu_sleep(1, s), add(array({1.0f}), array(1.0f), s));  // kernels compiled and loaded
+  synchronize();
+  // A training step's batch arrives while the previous step still runs: its upload must be
+  // enqueued behind the busy stream, not wait for it (pageable copies may).
+  const int n = 1 << 14;
+  array x = test::random_array({n}, float32);
+  const size_t base = get_active_memory(kGpu);
+  array busy = gpu_sleep(600, s);
+  array y = add(x, array(1.0f), s);
+  async_eval(busy, y);
+  auto t0 = std::chrono::steady_clock::now();
+  while (get_active_memory(kGpu) < base + 2 * n * sizeof(float) &&
+         std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(400)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_GE(get_active_memory(kGpu), base + 2 * n * sizeof(float))
+      << "x's upload and y's launch were enqueued while the stream was busy";
+  EXPECT_FALSE(y.is_available());
+  test::expect_allclose(y, {n},
+                        test::map_ref(test::to_double(x), [](double v) { return v + 1; }));
+}
+
+TEST(GpuCopies, StagedUploadsSurviveUntilTheirCopiesRun) {
+  REQUIRE_GPU();
+  Stream s = new_stream(kGpu);
+  // 96 fresh host arrays of 1 MiB queued behind a busy stream: more than the pinned staging
+  // pool holds (the rest upload from pageable memory). A staging block reused before its
+  // copy ran would hand another array's values to the GPU.
+  std::vector<array> ys;
+  std::vector<std::vector<double>> refs;
+  array busy = gpu_sleep(200, s);
+  async_eval(busy);
+  for (int i = 0; i < 96; ++i) {
+    array x = test::random_array({1 << 18}, float32);
+    refs.push_back(test::map_ref(test::to_double(x), [i](double v) { return v + i; }));
+    ys.push_back(add(x, array(static_cast<float>(i)), s));
+    async_eval(ys.back());
+  }
+  for (int i = 0; i < 96; ++i) test::expect_allclose(ys[i], {1 << 18}, refs[i]);
+}
+
 TEST(GpuCopies, OffsetViewsAndUnalignedVectors) {
   REQUIRE_GPU();
   for (Dtype d : {uint8, float16, float32, float64}) {

@@ -39,6 +39,7 @@ namespace kiln::gpu {
   X(cuMemAlloc)                                  \
   X(cuMemFree)                                   \
   X(cuMemGetInfo)                                \
+  X(cuMemHostAlloc)                              \
   X(cuMemcpyHtoD)                                \
   X(cuMemcpyHtoDAsync)                           \
   X(cuMemcpyDtoH)                                \

@@ -6,12 +6,14 @@
 #include <array>
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
 #include "kiln/backend/cuda/allocator.h"
 #include "kiln/backend/cuda/context.h"
 #include "kiln/backend/cuda/driver.h"
+#include "kiln/backend/cuda/pinned.h"
 #include "kiln/backend/gpu.h"
 #include "kiln/host_writes.h"
 #include "kiln/primitive.h"
@@ -216,6 +218,22 @@ CUstream copy_stream(int device) {
   return (*handles)[device].load();
 }
 
+namespace {
+
+// Copies st's host data to `dst` in stream order, through a pinned block when it is small,
+// so that the copy never waits for the stream's earlier work (see pinned.h).
+void upload(CUdeviceptr dst, Storage& st, DeviceStream& stream) {
+  const void* src = st.host_ptr();
+  if (auto staged = pinned_staging(st.nbytes())) {
+    std::memcpy(staged->host_ptr(), src, st.nbytes());
+    src = staged->host_ptr();
+    stream.keep_alive(std::move(staged));  // back to the pool once the copy has run
+  }
+  KILN_CU(cuMemcpyHtoDAsync, dst, src, st.nbytes(), stream.handle());
+}
+
+}  // namespace
+
 void make_resident(const array& a, DeviceStream& stream) {
   if (!a.has_storage()) return;
   const auto& sp = a.storage_ptr();
@@ -227,7 +245,7 @@ void make_resident(const array& a, DeviceStream& stream) {
       if (!st.has_host()) throw std::logic_error("[gpu] An input buffer has no data.");
       auto buf = std::make_unique<DeviceBuffer>(stream.context(), st.nbytes());
       if (st.nbytes()) {
-        KILN_CU(cuMemcpyHtoDAsync, buf->dptr(), st.host_ptr(), st.nbytes(), stream.handle());
+        upload(buf->dptr(), st, stream);
         CUevent ev = nullptr;
         KILN_CU(cuEventCreate, &ev, CU_EVENT_DISABLE_TIMING);
         buf->set_upload(stream.index(), ev);  // owned by the buffer from here
@@ -243,8 +261,7 @@ void make_resident(const array& a, DeviceStream& stream) {
                host_writes::take_refresh(st)) {
       // Python may have written the host copy through a writable view since the last
       // upload: upload it again, ordered before this stream's use.
-      KILN_CU(cuMemcpyHtoDAsync, reinterpret_cast<CUdeviceptr>(copy->ptr()), st.host_ptr(),
-              st.nbytes(), stream.handle());
+      upload(reinterpret_cast<CUdeviceptr>(copy->ptr()), st, stream);
       if (auto* buf = dynamic_cast<DeviceBuffer*>(copy)) {
         CUevent ev = nullptr;
         KILN_CU(cuEventCreate, &ev, CU_EVENT_DISABLE_TIMING);
