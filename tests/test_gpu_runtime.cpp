@@ -625,8 +625,7 @@ TEST(GpuCopies, SmallUploadsDoNotWaitForTheStream) {
   EXPECT_GE(get_active_memory(kGpu), base + 2 * n * sizeof(float))
       << "x's upload and y's launch were enqueued while the stream was busy";
   EXPECT_FALSE(y.is_available());
-  test::expect_allclose(y, {n},
-                        test::map_ref(test::to_double(x), [](double v) { return v + 1; }));
+  test::expect_allclose(y, {n}, test::map_ref(test::to_double(x), [](double v) { return v + 1; }));
 }
 
 TEST(GpuCopies, StagedUploadsSurviveUntilTheirCopiesRun) {
