@@ -67,94 +67,104 @@ void fuse(Graph& g) {
     const Shape shape = rn.shapes[0];
     const Stream stream = rn.prim->stream();
 
-    // Grow the group.
-    std::vector<int> members{root};
-    group[root] = root;
-    std::priority_queue<int> candidates;
-    std::vector<int> seen;
-    for (const Ref& r : rn.inputs) candidates.push(r.node);
-    while (!candidates.empty() && members.size() < kMaxOps) {
-      const int c = candidates.top();
-      candidates.pop();
-      if (group[c] == root || std::find(seen.begin(), seen.end(), c) != seen.end()) continue;
-      seen.push_back(c);
-      const Node& cn = g.nodes[c];
-      if (!is_elementwise(cn) || group[c] != -1 || cn.shapes[0] != shape ||
-          cn.prim->stream() != stream) {
-        continue;
-      }
-      // A user after the root cannot feed a member (nodes come after their inputs): such a
-      // member becomes one more output of the kernel, written where its own kernel would be.
-      const bool convex = std::all_of(users[c].begin(), users[c].end(),
-                                      [&](int u) { return group[u] == root || u > root; });
-      if (!convex) continue;
-      group[c] = root;
-      members.push_back(c);
-      for (const Ref& r : cn.inputs) candidates.push(r.node);
-    }
-    if (members.size() < 2) {
-      group[root] = -1;
-      continue;
-    }
-    std::sort(members.begin(), members.end());
-
-    // The tape: inputs (through absorbed views), literals, then the members in order.
+    // Grow the group, up to `limit` members; a group reading too many inputs is grown again
+    // with half the limit (a chain taking a new input per op, as a sum of many reductions,
+    // becomes several kernels instead of none).
+    std::vector<int> members;
     FusedTape tape;
-    std::vector<Ref> inputs;                // graph refs of the Compiled node's inputs
-    std::vector<Ref> literal_refs;          // graph refs of the literals
-    std::unordered_map<int, int> value_of;  // member node -> tape value (after inputs)
-    std::vector<std::vector<int>> args(members.size());
-    std::vector<int> views;  // absorbed broadcasts (for the name)
+    std::vector<Ref> inputs;             // graph refs of the Compiled node's inputs
+    std::vector<Ref> literal_refs;       // graph refs of the literals
+    std::vector<std::vector<int>> args;  // per member, its operands (encoded below)
+    std::vector<int> views;              // absorbed broadcasts (for the name)
     bool fixed = false;
-    auto add_input = [&](Ref r, bool shape_only) -> int {
-      for (size_t k = 0; k < inputs.size(); ++k) {
-        if (inputs[k] == r) {
-          if (!shape_only) tape.shape_only[k] = false;
-          return static_cast<int>(k);
-        }
-      }
-      inputs.push_back(r);
-      tape.input_dtypes.push_back(g.dtype(r));
-      tape.shape_only.push_back(shape_only);
-      return static_cast<int>(inputs.size() - 1);
-    };
-    // Resolves a member's operand: a member, a literal, or an input (through views).
-    // Literals are numbered after the inputs, members after the literals: encode them as
-    // negative placeholders first and renumber once the counts are known.
     constexpr int kLiteral = -1000000, kMember = -2000000;
-    bool too_many = false;
-    for (size_t m = 0; m < members.size() && !too_many; ++m) {
-      for (Ref r : g.nodes[members[m]].inputs) {
-        if (group[r.node] == root) {
-          const int pos =
-              static_cast<int>(std::find(members.begin(), members.end(), r.node) - members.begin());
-          args[m].push_back(kMember - pos);
+    bool too_many = true;
+    for (size_t limit = kMaxOps; too_many && limit >= 2; limit /= 2) {
+      for (int m : members) group[m] = -1;
+      members = {root};
+      group[root] = root;
+      std::priority_queue<int> candidates;
+      std::vector<int> seen;
+      for (const Ref& r : rn.inputs) candidates.push(r.node);
+      while (!candidates.empty() && members.size() < limit) {
+        const int c = candidates.top();
+        candidates.pop();
+        if (group[c] == root || std::find(seen.begin(), seen.end(), c) != seen.end()) continue;
+        seen.push_back(c);
+        const Node& cn = g.nodes[c];
+        if (!is_elementwise(cn) || group[c] != -1 || cn.shapes[0] != shape ||
+            cn.prim->stream() != stream) {
           continue;
         }
-        while (is_view(g.nodes[r.node]) && g.nodes[r.node].prim->stream() == stream) {
-          const Node& v = g.nodes[r.node];
-          if (std::find(views.begin(), views.end(), r.node) == views.end()) views.push_back(r.node);
-          if (typeid(*v.prim) == typeid(Broadcast)) fixed = true;
-          // Arrays read for their shape: members need no input (their shape is the group's).
-          for (size_t k = 1; k < v.inputs.size(); ++k)
-            if (group[v.inputs[k].node] != root) add_input(v.inputs[k], true);
-          r = v.inputs[0];
-        }
-        if (is_literal(g.nodes[r.node])) {
-          auto it = std::find(literal_refs.begin(), literal_refs.end(), r);
-          if (it == literal_refs.end()) {
-            literal_refs.push_back(r);
-            tape.literals.push_back(*g.nodes[r.node].value);
-            it = literal_refs.end() - 1;
-          }
-          args[m].push_back(kLiteral - static_cast<int>(it - literal_refs.begin()));
-        } else {
-          args[m].push_back(add_input(r, false));
-        }
+        // A user after the root cannot feed a member (nodes come after their inputs): such a
+        // member becomes one more output of the kernel, written where its own kernel would be.
+        const bool convex = std::all_of(users[c].begin(), users[c].end(),
+                                        [&](int u) { return group[u] == root || u > root; });
+        if (!convex) continue;
+        group[c] = root;
+        members.push_back(c);
+        for (const Ref& r : cn.inputs) candidates.push(r.node);
       }
-      too_many = inputs.size() > kMaxInputs;
+      if (members.size() < 2) break;
+      std::sort(members.begin(), members.end());
+
+      // The tape: inputs (through absorbed views), literals, then the members in order.
+      tape = FusedTape{};
+      inputs.clear();
+      literal_refs.clear();
+      args.assign(members.size(), {});
+      views.clear();
+      fixed = false;
+      auto add_input = [&](Ref r, bool shape_only) -> int {
+        for (size_t k = 0; k < inputs.size(); ++k) {
+          if (inputs[k] == r) {
+            if (!shape_only) tape.shape_only[k] = false;
+            return static_cast<int>(k);
+          }
+        }
+        inputs.push_back(r);
+        tape.input_dtypes.push_back(g.dtype(r));
+        tape.shape_only.push_back(shape_only);
+        return static_cast<int>(inputs.size() - 1);
+      };
+      // Resolves a member's operand: a member, a literal, or an input (through views).
+      // Literals are numbered after the inputs, members after the literals: encoded as
+      // negative placeholders (kLiteral, kMember) first and renumbered once the counts are known.
+      too_many = false;
+      for (size_t m = 0; m < members.size() && !too_many; ++m) {
+        for (Ref r : g.nodes[members[m]].inputs) {
+          if (group[r.node] == root) {
+            const int pos = static_cast<int>(std::find(members.begin(), members.end(), r.node) -
+                                             members.begin());
+            args[m].push_back(kMember - pos);
+            continue;
+          }
+          while (is_view(g.nodes[r.node]) && g.nodes[r.node].prim->stream() == stream) {
+            const Node& v = g.nodes[r.node];
+            if (std::find(views.begin(), views.end(), r.node) == views.end())
+              views.push_back(r.node);
+            if (typeid(*v.prim) == typeid(Broadcast)) fixed = true;
+            // Arrays read for their shape: members need no input (their shape is the group's).
+            for (size_t k = 1; k < v.inputs.size(); ++k)
+              if (group[v.inputs[k].node] != root) add_input(v.inputs[k], true);
+            r = v.inputs[0];
+          }
+          if (is_literal(g.nodes[r.node])) {
+            auto it = std::find(literal_refs.begin(), literal_refs.end(), r);
+            if (it == literal_refs.end()) {
+              literal_refs.push_back(r);
+              tape.literals.push_back(*g.nodes[r.node].value);
+              it = literal_refs.end() - 1;
+            }
+            args[m].push_back(kLiteral - static_cast<int>(it - literal_refs.begin()));
+          } else {
+            args[m].push_back(add_input(r, false));
+          }
+        }
+        too_many = inputs.size() > kMaxInputs;
+      }
     }
-    if (too_many) {
+    if (too_many || members.size() < 2) {
       for (int m : members) group[m] = -1;
       continue;
     }

@@ -177,6 +177,32 @@ TEST_F(Compile, ValuesUsedAfterTheRootAreMoreOutputs) {
   }
 }
 
+TEST_F(Compile, AChainOfManyInputsBecomesSeveralKernels) {
+  // The global norm of many gradients (MLX's clip_grad_norm): each add reads one more
+  // reduction. One kernel cannot take all 100 inputs; the chain is cut into kernels that can.
+  auto fun = [](const std::vector<array>& x) {
+    array acc = sum(square(x[0]));
+    for (size_t i = 1; i < x.size(); ++i) acc = acc + sum(square(x[i]));
+    return std::vector<array>{sqrt(acc)};
+  };
+  for (Dtype d : {float32, bfloat16}) {
+    std::vector<array> xs;
+    double ref = 0;
+    for (int i = 0; i < 100; ++i) {
+      xs.push_back(random_array({3 + i % 5}, d));
+      for (double v : test::to_double(xs.back())) ref += v * v;
+    }
+    auto c = compile(fun)(xs);
+    auto names = graph_primitives(c);
+    const size_t kernels = count_prefix(names, "Compiled");
+    EXPECT_GE(kernels, 4u) << "dtype " << d;
+    EXPECT_LE(kernels, 8u) << "dtype " << d;
+    EXPECT_LE(names.count("Add"), 4u) << "dtype " << d << ": the adds are fused, not left alone";
+    expect_bitwise_equal(c[0], fun(xs)[0], msg("dtype ", d));
+    test::expect_allclose(c[0], {}, {std::sqrt(ref)}, d == float32 ? 1e-5 : 2e-2);
+  }
+}
+
 TEST_F(Compile, FusedKernelsTakeEveryLayout) {
   auto fun = [](const std::vector<array>& x) {
     return std::vector<array>{sigmoid(x[0] * x[1]) - x[1] / 3.0f};
