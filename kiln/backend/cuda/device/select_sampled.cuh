@@ -122,7 +122,7 @@ __global__ void __launch_bounds__(kSampleBlock, 4)
   // float32/float64 compare values instead of keys (cheaper): -0.0 == 0.0 as their keys are,
   // NaN above all. The key 0 (no bound) is a NaN's bits.
   const auto lo_value = value_of<U, KIND>(from_key<U, KIND>(lo));
-  const bool lo_nan = lo != 0 && is_nan_key<U, KIND>(lo);
+  const bool lo_nan = is_nan_key<U, KIND>(lo);
 
   // 2. One pass: warp w takes a contiguous run of 16-byte vectors (warp 0 also the elements
   // before the first 16-byte boundary, the last warp those after the last vector).
