@@ -12,6 +12,7 @@
 // broadcast others also use stays for them). One-element constants become literals in the
 // kernel. A group of one elementwise node is left alone: its own kernel is as good.
 #include <algorithm>
+#include <optional>
 #include <queue>
 #include <typeinfo>
 #include <unordered_map>
@@ -40,6 +41,17 @@ bool is_elementwise(const Node& n) {
   return n.is_op() && n.num_outputs() == 1 && detail::is_fusable_elementwise(*n.prim);
 }
 
+// A fused group's reads (see fuse()).
+struct Operands {
+  FusedTape tape;
+  std::vector<Ref> inputs;             // graph refs of the Compiled node's inputs
+  std::vector<Ref> literal_refs;       // graph refs of the literals
+  std::vector<std::vector<int>> args;  // per member, its operands (placeholders)
+  std::vector<int> views;              // absorbed broadcasts (for the name)
+  bool fixed = false;                  // a Broadcast was absorbed: the shape is fixed
+};
+constexpr int kLiteral = -1000000, kMember = -2000000;
+
 bool is_literal(const Node& n) {
   return n.kind == Node::Kind::constant && !n.dead && n.value->size() == 1 &&
          n.value->is_available() && !n.value->error() && n.value->has_storage();
@@ -67,21 +79,10 @@ void fuse(Graph& g) {
     const Shape shape = rn.shapes[0];
     const Stream stream = rn.prim->stream();
 
-    // Grow the group, up to `limit` members; a group reading too many inputs is grown again
-    // with half the limit (a chain taking a new input per op, as a sum of many reductions,
-    // becomes several kernels instead of none).
-    std::vector<int> members;
-    FusedTape tape;
-    std::vector<Ref> inputs;             // graph refs of the Compiled node's inputs
-    std::vector<Ref> literal_refs;       // graph refs of the literals
-    std::vector<std::vector<int>> args;  // per member, its operands (encoded below)
-    std::vector<int> views;              // absorbed broadcasts (for the name)
-    bool fixed = false;
-    constexpr int kLiteral = -1000000, kMember = -2000000;
-    bool too_many = true;
-    for (size_t limit = kMaxOps; too_many && limit >= 2; limit /= 2) {
-      for (int m : members) group[m] = -1;
-      members = {root};
+    // The group grown from the root towards its inputs, at most `limit` members, marked in
+    // `group` and sorted.
+    auto grow = [&](size_t limit) {
+      std::vector<int> members{root};
       group[root] = root;
       std::priority_queue<int> candidates;
       std::vector<int> seen;
@@ -105,69 +106,83 @@ void fuse(Graph& g) {
         members.push_back(c);
         for (const Ref& r : cn.inputs) candidates.push(r.node);
       }
-      if (members.size() < 2) break;
       std::sort(members.begin(), members.end());
+      return members;
+    };
 
-      // The tape: inputs (through absorbed views), literals, then the members in order.
-      tape = FusedTape{};
-      inputs.clear();
-      literal_refs.clear();
-      args.assign(members.size(), {});
-      views.clear();
-      fixed = false;
+    // What the members read: inputs (through absorbed views), literals, and per member its
+    // operands. Literals are numbered after the inputs, members after the literals: operands
+    // are encoded as negative placeholders (kLiteral, kMember) and renumbered once the counts
+    // are known. Nothing when the kernel would take more than kMaxInputs inputs.
+    auto operands = [&](const std::vector<int>& members) -> std::optional<Operands> {
+      Operands o;
+      o.args.resize(members.size());
       auto add_input = [&](Ref r, bool shape_only) -> int {
-        for (size_t k = 0; k < inputs.size(); ++k) {
-          if (inputs[k] == r) {
-            if (!shape_only) tape.shape_only[k] = false;
+        for (size_t k = 0; k < o.inputs.size(); ++k) {
+          if (o.inputs[k] == r) {
+            if (!shape_only) o.tape.shape_only[k] = false;
             return static_cast<int>(k);
           }
         }
-        inputs.push_back(r);
-        tape.input_dtypes.push_back(g.dtype(r));
-        tape.shape_only.push_back(shape_only);
-        return static_cast<int>(inputs.size() - 1);
+        o.inputs.push_back(r);
+        o.tape.input_dtypes.push_back(g.dtype(r));
+        o.tape.shape_only.push_back(shape_only);
+        return static_cast<int>(o.inputs.size() - 1);
       };
-      // Resolves a member's operand: a member, a literal, or an input (through views).
-      // Literals are numbered after the inputs, members after the literals: encoded as
-      // negative placeholders (kLiteral, kMember) first and renumbered once the counts are known.
-      too_many = false;
-      for (size_t m = 0; m < members.size() && !too_many; ++m) {
+      for (size_t m = 0; m < members.size(); ++m) {
         for (Ref r : g.nodes[members[m]].inputs) {
           if (group[r.node] == root) {
             const int pos = static_cast<int>(std::find(members.begin(), members.end(), r.node) -
                                              members.begin());
-            args[m].push_back(kMember - pos);
+            o.args[m].push_back(kMember - pos);
             continue;
           }
           while (is_view(g.nodes[r.node]) && g.nodes[r.node].prim->stream() == stream) {
             const Node& v = g.nodes[r.node];
-            if (std::find(views.begin(), views.end(), r.node) == views.end())
-              views.push_back(r.node);
-            if (typeid(*v.prim) == typeid(Broadcast)) fixed = true;
+            if (std::find(o.views.begin(), o.views.end(), r.node) == o.views.end())
+              o.views.push_back(r.node);
+            if (typeid(*v.prim) == typeid(Broadcast)) o.fixed = true;
             // Arrays read for their shape: members need no input (their shape is the group's).
             for (size_t k = 1; k < v.inputs.size(); ++k)
               if (group[v.inputs[k].node] != root) add_input(v.inputs[k], true);
             r = v.inputs[0];
           }
           if (is_literal(g.nodes[r.node])) {
-            auto it = std::find(literal_refs.begin(), literal_refs.end(), r);
-            if (it == literal_refs.end()) {
-              literal_refs.push_back(r);
-              tape.literals.push_back(*g.nodes[r.node].value);
-              it = literal_refs.end() - 1;
+            auto it = std::find(o.literal_refs.begin(), o.literal_refs.end(), r);
+            if (it == o.literal_refs.end()) {
+              o.literal_refs.push_back(r);
+              o.tape.literals.push_back(*g.nodes[r.node].value);
+              it = o.literal_refs.end() - 1;
             }
-            args[m].push_back(kLiteral - static_cast<int>(it - literal_refs.begin()));
+            o.args[m].push_back(kLiteral - static_cast<int>(it - o.literal_refs.begin()));
           } else {
-            args[m].push_back(add_input(r, false));
+            o.args[m].push_back(add_input(r, false));
           }
         }
-        too_many = inputs.size() > kMaxInputs;
+        if (o.inputs.size() > kMaxInputs) return std::nullopt;
       }
+      return o;
+    };
+
+    // A group reading too many inputs is grown again with half the limit: a chain taking a
+    // new input per op (a sum of many reductions) becomes several kernels instead of none.
+    std::vector<int> members;
+    std::optional<Operands> found;
+    for (size_t limit = kMaxOps; !found && limit >= 2; limit /= 2) {
+      for (int m : members) group[m] = -1;
+      members = grow(limit);
+      if (members.size() < 2) break;
+      found = operands(members);
     }
-    if (too_many || members.size() < 2) {
+    if (!found) {
       for (int m : members) group[m] = -1;
       continue;
     }
+    FusedTape& tape = found->tape;
+    const std::vector<Ref>& inputs = found->inputs;
+    const std::vector<std::vector<int>>& args = found->args;
+    const std::vector<int>& views = found->views;
+    const bool fixed = found->fixed;
     const int ni = static_cast<int>(inputs.size()), nl = static_cast<int>(tape.literals.size());
     for (size_t m = 0; m < members.size(); ++m) {
       const Node& mn = g.nodes[members[m]];
