@@ -152,18 +152,24 @@ std::pair<int, int> four_step_split(int64_t n) {
   return {best, n2};
 }
 
-// dst (cols x rows) = transpose of src (rows x cols), both row-major, in cache-sized tiles.
+// dst (cols x rows) = transpose of src (rows x cols), both row-major, by tiles staged in a
+// small buffer: every read and write of the big arrays is a contiguous run of a tile's width.
+// (Writing a tile straight into dst strides by `rows`, a power of two here, and its rows
+// then share cache sets.)
 void transpose(const cpx* src, cpx* dst, int64_t rows, int64_t cols) {
   constexpr int64_t kTile = 32;
   const size_t tiles = static_cast<size_t>((rows + kTile - 1) / kTile);
   cpu::parallel_for(tiles, 1, [&](size_t b, size_t e) {
+    cpx buf[kTile][kTile];  // buf[c - c0][r - r0]
     for (int64_t r0 = static_cast<int64_t>(b) * kTile; r0 < std::min<int64_t>(rows, e * kTile);
          r0 += kTile) {
       const int64_t r1 = std::min(rows, r0 + kTile);
       for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
         const int64_t c1 = std::min(cols, c0 + kTile);
         for (int64_t r = r0; r < r1; ++r)
-          for (int64_t c = c0; c < c1; ++c) dst[c * rows + r] = src[r * cols + c];
+          for (int64_t c = c0; c < c1; ++c) buf[c - c0][r - r0] = src[r * cols + c];
+        for (int64_t c = c0; c < c1; ++c)
+          std::copy(buf[c - c0], buf[c - c0] + (r1 - r0), dst + c * rows + r0);
       }
     }
   });
