@@ -373,52 +373,30 @@ array readable_as(const array& x, Dtype dtype) {
   return x.dtype() == dtype && x.flags().row_contiguous ? x : contiguous_copy(x, dtype);
 }
 
-// Real lines: each line of `li` gathered contiguous, f(line, spec) writing its n / 2 + 1 bins,
-// and the bins written along `lo`. make() gives one f per chunk of lines (per-thread plans and
-// scratch live in it). `serial`: one line at a time, for an f that spreads itself over the
-// threads (the four-step path); else lines in parallel.
-template <typename Make>
-void rfft_lines(const float* src, cpx* dst, const Lines& li, const Lines& lo, bool serial,
+// The lines of a real transform in either direction: each line of `li` gathered contiguous,
+// f(in, out) writing a whole output line (n / 2 + 1 bins forward, n unnormalized values
+// inverse), and that line times c written along `lo`. make() gives one f per chunk of lines
+// (per-thread plans and scratch live in it). `serial`: one line at a time, for an f that
+// spreads itself over the threads (the four-step path); else lines in parallel.
+template <typename In, typename Out, typename Make>
+void real_lines(const In* src, Out* dst, const Lines& li, const Lines& lo, float c, bool serial,
                 Make make) {
   auto chunk = [&](size_t b, size_t e) {
     auto f = make();
-    std::vector<float> line(li.n);
-    std::vector<cpx> spec(lo.n);
+    std::vector<In> in(li.n);
+    std::vector<Out> out(lo.n);
     for (size_t l = b; l < e; ++l) {
-      const float* xs = src + li.start(l);
-      for (int64_t j = 0; j < li.n; ++j) line[j] = xs[j * li.stride];
-      f(line.data(), spec.data());
-      cpx* o = dst + lo.start(l);
-      for (int64_t j = 0; j < lo.n; ++j) o[j * lo.stride] = spec[j];
+      const In* xs = src + li.start(l);
+      for (int64_t j = 0; j < li.n; ++j) in[j] = xs[j * li.stride];
+      f(in.data(), out.data());
+      Out* o = dst + lo.start(l);
+      for (int64_t j = 0; j < lo.n; ++j) o[j * lo.stride] = out[j] * c;
     }
   };
   if (serial)
     chunk(0, static_cast<size_t>(li.count));
   else
-    for_lines(li, chunk);
-}
-
-// The inverse of rfft_lines: each line's n / 2 + 1 bins gathered from `li`, f(spec, line)
-// writing its n real values (unnormalized), and the values times c written along `lo`.
-template <typename Make>
-void irfft_lines(const cpx* src, float* dst, const Lines& li, const Lines& lo, float c, bool serial,
-                 Make make) {
-  auto chunk = [&](size_t b, size_t e) {
-    auto f = make();
-    std::vector<cpx> spec(li.n);
-    std::vector<float> line(lo.n);
-    for (size_t l = b; l < e; ++l) {
-      const cpx* zs = src + li.start(l);
-      for (int64_t k = 0; k < li.n; ++k) spec[k] = zs[k * li.stride];
-      f(spec.data(), line.data());
-      float* o = dst + lo.start(l);
-      for (int64_t j = 0; j < lo.n; ++j) o[j * lo.stride] = line[j] * c;
-    }
-  };
-  if (serial)
-    chunk(0, static_cast<size_t>(lo.count));
-  else
-    for_lines(lo, chunk);
+    for_lines(li.n > lo.n ? li : lo, chunk);  // grain by the real (longer) side
 }
 
 }  // namespace
@@ -439,20 +417,20 @@ void FFT::eval_cpu(const std::vector<array>& inputs, array& out) {
     const int64_t n = li.n;
     if (real_four_step(n)) {
       std::vector<cpx> z(n / 2), y(n / 2);
-      rfft_lines(x.data<float>(), out.data<cpx>(), li, lo, true, [&] {
+      real_lines(x.data<float>(), out.data<cpx>(), li, lo, 1.0f, true, [&] {
         return [&](const float* line, cpx* spec) {
           rfft_four_step(line, spec, n, z.data(), y.data());
         };
       });
     } else if (real_direct(n)) {
-      rfft_lines(x.data<float>(), out.data<cpx>(), li, lo, false, [&] {
+      real_lines(x.data<float>(), out.data<cpx>(), li, lo, 1.0f, false, [&] {
         return [&rp = real_plan(static_cast<int>(n), false)](const float* line, cpx* spec) {
           kiss_fftr(rp.cfg, line, reinterpret_cast<kiss_fft_cpx*>(spec));
         };
       });
     } else {  // the full complex transform of the real line
       const Plan& p = plan(static_cast<int>(n), false);
-      rfft_lines(x.data<float>(), out.data<cpx>(), li, lo, false, [&] {
+      real_lines(x.data<float>(), out.data<cpx>(), li, lo, 1.0f, false, [&] {
         return [&p, n, buf = std::vector<cpx>(n), scratch = std::vector<cpx>(p.scratch_size())](
                    const float* line, cpx* spec) mutable {
           for (int64_t j = 0; j < n; ++j) buf[j] = cpx(line[j], 0.0f);
@@ -473,21 +451,21 @@ void FFT::eval_cpu(const std::vector<array>& inputs, array& out) {
     const float c = static_cast<float>(scale_);
     if (real_four_step(n)) {
       std::vector<cpx> za(n / 2), ya(n / 2);
-      irfft_lines(z.data<cpx>(), out.data<float>(), li, lo, c, true, [&] {
+      real_lines(z.data<cpx>(), out.data<float>(), li, lo, c, true, [&] {
         return [&](const cpx* spec, float* line) {
           irfft_four_step(spec, line, n, za.data(), ya.data());
         };
       });
     } else if (real_direct(n)) {
       // kiss_fftri reads bins 0..n/2 (the real parts only of the first and last).
-      irfft_lines(z.data<cpx>(), out.data<float>(), li, lo, c, false, [&] {
+      real_lines(z.data<cpx>(), out.data<float>(), li, lo, c, false, [&] {
         return [&rp = real_plan(static_cast<int>(n), true)](const cpx* spec, float* line) {
           kiss_fftri(rp.cfg, reinterpret_cast<const kiss_fft_cpx*>(spec), line);
         };
       });
     } else {  // the full inverse of the Hermitian extension, keeping the real part
       const Plan& p = plan(static_cast<int>(n), true);
-      irfft_lines(z.data<cpx>(), out.data<float>(), li, lo, c, false, [&] {
+      real_lines(z.data<cpx>(), out.data<float>(), li, lo, c, false, [&] {
         return [&p, n, buf = std::vector<cpx>(n), scratch = std::vector<cpx>(p.scratch_size())](
                    const cpx* spec, float* line) mutable {
           for (int64_t k = 0; k < n; ++k) buf[k] = k <= n / 2 ? spec[k] : std::conj(spec[n - k]);
