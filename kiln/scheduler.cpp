@@ -6,6 +6,7 @@
 #include <deque>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 #include <utility>
 
@@ -70,9 +71,17 @@ class Executor {
         Task t = std::move(task);  // its arrays are released before the next task runs
         execute(t);
       }
-      finish(value);
+      finish(value, take_publish(value));
     }
     commit_pending();
+  }
+
+  // Another stream waits for the work of `value`: commit it as soon as it is launched
+  // rather than with the rest of the batch, so that stream can start meanwhile.
+  void publish_after(uint64_t value) {
+    if (!is_gpu_) return;  // CPU tasks are marked done one by one anyway
+    std::lock_guard lk(mu_);
+    publish_.insert(value);
   }
 
   void wait_done(uint64_t value) {
@@ -100,26 +109,45 @@ class Executor {
     std::lock_guard run(run_mu_);
     while (true) {
       std::optional<std::pair<uint64_t, Task>> item;
+      bool publish = false;
       {
         std::lock_guard lk(mu_);
         if (queue_.empty()) break;
         item.emplace(std::move(queue_.front()));
         queue_.pop_front();
         queued_.fetch_sub(1, std::memory_order_release);
+        publish = take_publish_locked(item->first);
       }
       execute(item->second);
       uint64_t value = item->first;
       item.reset();  // release the task's arrays before the next one runs
-      finish(value);
+      finish(value, publish);
     }
     commit_pending();
   }
 
+  // Whether `value` was asked for by publish_after; forgets requests up to it (values
+  // run in increasing order, so older requests were for work already committed).
+  bool take_publish_locked(uint64_t value) {
+    if (publish_.empty()) return false;
+    auto end = publish_.upper_bound(value);
+    bool found = end != publish_.begin() && *std::prev(end) == value;
+    publish_.erase(publish_.begin(), end);
+    return found;
+  }
+  bool take_publish(uint64_t value) {
+    if (!is_gpu_) return false;
+    std::lock_guard lk(mu_);
+    return take_publish_locked(value);
+  }
+
   // After a task ran: CPU work is done; GPU work is only launched and becomes visible to
-  // waiters when committed (an event recorded), which happens in batches.
-  void finish(uint64_t value) {
-    if (is_gpu_) executed_ = value;
-    else mark_done(value);
+  // waiters when committed (an event recorded), which happens in batches unless another
+  // stream waits for it.
+  void finish(uint64_t value, bool publish) {
+    if (!is_gpu_) return mark_done(value);
+    executed_ = value;
+    if (publish) commit_pending();
   }
 
   // Commits the GPU work launched since the last commit (caller holds run_mu_).
@@ -156,8 +184,10 @@ class Executor {
       // buffers from being donated to the output (the vjp still reads them).
       std::vector<array> held;
       if (arr.is_tracer()) held = arr.inputs();
-      if (is_gpu_) gpu::eval(arr);
-      else cpu::eval(arr);
+      if (is_gpu_)
+        gpu::eval(arr);
+      else
+        cpu::eval(arr);
     } catch (...) {
       auto err = std::current_exception();
       for (auto& out : arr.outputs()) out.set_error(err);
@@ -187,6 +217,7 @@ class Executor {
   std::mutex mu_;  // guards queue_ and thread_ start
   std::condition_variable cv_;
   std::deque<std::pair<uint64_t, Task>> queue_;
+  std::set<uint64_t> publish_;     // values other streams wait for (GPU only)
   std::atomic<size_t> queued_{0};  // queue_.size(), readable without mu_
   std::thread thread_;
 
@@ -223,11 +254,13 @@ Executor& get_executor(const Stream& s) {
         "exported, not evaluated.");
   }
   if (s.index < 0 || s.index >= kMaxStreams) {
-    throw std::invalid_argument("[scheduler] Invalid stream index " + std::to_string(s.index) + ".");
+    throw std::invalid_argument("[scheduler] Invalid stream index " + std::to_string(s.index) +
+                                ".");
   }
   Executor* e = executors()[s.index].load(std::memory_order_acquire);
   if (!e) {
-    throw std::invalid_argument("[scheduler] Stream " + std::to_string(s.index) + " does not exist.");
+    throw std::invalid_argument("[scheduler] Stream " + std::to_string(s.index) +
+                                " does not exist.");
   }
   return *e;
 }
@@ -236,8 +269,8 @@ Executor& get_executor(const Stream& s) {
 
 void add_stream(const Stream& s) {
   if (s.index < 0 || s.index >= kMaxStreams) {
-    throw std::invalid_argument(
-        "[new_stream] At most " + std::to_string(kMaxStreams) + " streams are supported.");
+    throw std::invalid_argument("[new_stream] At most " + std::to_string(kMaxStreams) +
+                                " streams are supported.");
   }
   auto& slot = executors()[s.index];
   if (!slot.load()) slot.store(new Executor(s), std::memory_order_release);
@@ -270,6 +303,7 @@ void submit(std::vector<Task>&& tasks, bool run_inline) {
     for (auto& in : t.arr.inputs()) {
       if (in.status() == array::Status::scheduled && in.event().stream().index != s.index) {
         t.deps.push_back(in.event());
+        get_executor(in.event().stream()).publish_after(in.event().value());
       }
     }
     if (t.arr.is_multi_output()) {

@@ -54,10 +54,9 @@ TEST(GpuStreams, CrossStreamAndCrossDeviceDependencies) {
   test::expect_allclose(h, {1000}, test::map_ref(xs, [](double v) { return 6 * v + 13; }));
 }
 
-// Disabled: the scheduler deadlocks on it. A GPU executor marks its work done only when its
-// queue is empty (scheduler.cpp, drain), so when two GPU streams (or a GPU and a CPU stream)
-// each wait for the other within one graph, both wait forever. Fix in the scheduler: commit a
-// GPU stream's executed work before blocking on another stream's event.
+// Two GPU streams (and a CPU one) that wait for each other within one graph. This once
+// deadlocked: a GPU executor published its work only when its queue was empty, so both
+// waited forever. It now commits its launched work before blocking on another stream.
 TEST(GpuStreams, StreamsThatWaitForEachOtherInOneGraph) {
   REQUIRE_GPU();
   Stream g1 = new_stream(kGpu), g2 = new_stream(kGpu), c1 = new_stream(kCpu);
@@ -70,6 +69,36 @@ TEST(GpuStreams, StreamsThatWaitForEachOtherInOneGraph) {
   eval(e);
   auto xs = test::to_double(x);
   test::expect_allclose(e, {1000}, test::map_ref(xs, [](double v) { return 25 * v + 50; }), 1e-5);
+}
+
+// What another stream waits for is launched before later work of its own stream and
+// published at once: here `q` on g2 finishes while g1 is still busy for a second (a
+// gradient bucket's all-reduce overlapping the rest of the backward pass). The depth-first
+// order would launch `p` after the sleep, and a commit at the end of g1's batch would make
+// g2 wait for the sleep too.
+TEST(GpuStreams, WorkAnotherStreamWaitsForIsNotHeldBack) {
+  REQUIRE_GPU();
+  Stream g1 = new_stream(kGpu), g2 = new_stream(kGpu);
+  array x = test::random_array({1000}, float32);
+  auto graph = [&](int ms) {
+    array busy = astype(gpu_sleep(ms, g1), float32, g1);  // 1
+    array p = add(x, array(1.0f), g1);                    // x + 1
+    array q = multiply(p, array(2.0f), g2);               // 2x + 2
+    return std::pair{q, add(busy, q, g1)};                // 2x + 3
+  };
+  eval(graph(1).second);  // compiles the kernels
+  auto [q, out] = graph(1000);
+  auto t0 = std::chrono::steady_clock::now();
+  async_eval(out);
+  q.wait();
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(ms, 500.0) << "g2's work waited for g1's later work";
+  EXPECT_FALSE(out.is_available()) << "g1's sleep ended before q was waited for";
+  out.wait();
+  auto xs = test::to_double(x);
+  test::expect_allclose(q, {1000}, test::map_ref(xs, [](double v) { return 2 * v + 2; }));
+  test::expect_allclose(out, {1000}, test::map_ref(xs, [](double v) { return 2 * v + 3; }));
 }
 
 TEST(GpuCopies, HostBuffersAreMirroredOnceAndResultsComeBack) {

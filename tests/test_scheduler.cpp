@@ -3,6 +3,7 @@
 #include <atomic>
 #include <thread>
 
+#include "kiln/eval_order.h"
 #include "kiln/primitive.h"
 #include "test_utils.h"
 
@@ -213,5 +214,58 @@ TEST(Scheduler, TwoStreamsWithCrossDependencies) {
   auto got = test::to_double(c);
   EXPECT_EQ(got[0], 203.0 * 2);
   EXPECT_EQ(got[2], 203.0 * 4);
+  synchronize();
+}
+
+namespace {
+
+// Where `a`'s node lies in a submission order.
+size_t position(const std::vector<scheduler::Task>& order, const array& a) {
+  for (size_t i = 0; i < order.size(); ++i)
+    if (&order[i].arr.primitive() == &a.primitive()) return i;
+  ADD_FAILURE() << "node not in the order";
+  return order.size();
+}
+
+}  // namespace
+
+// The shape of a data-parallel step: a long chain (the backward pass), an early branch that
+// another stream needs (a gradient bucket for the all-reduce) and a task reading that
+// stream's result (the averaged gradient). The depth-first walk reaches the branch after
+// the chain; with two streams it goes first, and the reader after the chain.
+TEST(Scheduler, WorkForAnotherStreamIsSubmittedFirstAndItsReadersLast) {
+  Stream s1 = new_stream(Device::cpu), s2 = new_stream(Device::cpu);
+  array x({1.0f, 2.0f, 3.0f});
+  auto build = [&](Stream other) {
+    std::vector<array> chain{x};
+    for (int i = 0; i < 20; ++i) chain.push_back(multiply(chain.back(), array(2.0f), s1));
+    array bucket = add(x, array(1.0f), s1);            // x + 1
+    array packed = multiply(bucket, array(3.0f), s1);  // feeds only the other stream
+    array reduced = add(packed, packed, other);        // 6x + 6
+    array read = multiply(reduced, array(0.5f), s1);   // 3x + 3
+    array out = add(read, chain.back(), s1);           // read first: depth-first visits it first
+    return std::tuple{chain, bucket, packed, reduced, read, out};
+  };
+  {
+    auto [chain, bucket, packed, reduced, read, out] = build(s2);
+    auto order = detail::eval_order({out});  // also holds the scalars' broadcasts
+    EXPECT_LT(position(order, bucket), position(order, packed));
+    EXPECT_LT(position(order, packed), position(order, reduced));
+    EXPECT_LT(position(order, reduced), position(order, chain[1]));
+    for (int i = 1; i < 20; ++i) {
+      EXPECT_LT(position(order, chain[i]), position(order, chain[i + 1])) << "chain " << i;
+    }
+    EXPECT_GT(position(order, read), position(order, chain[20]));
+    EXPECT_EQ(position(order, out), order.size() - 1);
+  }
+  {  // One stream: the depth-first order, reader and its branch before the chain.
+    auto [chain, bucket, packed, reduced, read, out] = build(s1);
+    auto order = detail::eval_order({out});
+    EXPECT_LT(position(order, read), position(order, chain[1]));
+  }
+  auto [chain, bucket, packed, reduced, read, out] = build(s2);
+  eval(out);
+  auto got = test::to_double(out);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(got[i], 3.0 * (i + 1) + 3 + (i + 1) * 1048576.0);
   synchronize();
 }

@@ -44,6 +44,11 @@ def parse_args():
     ap.add_argument("--steps", type=int, default=20, help="steps per timed pass")
     ap.add_argument("--cpu", action="store_true", help="run on the CPU (a smoke test)")
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument(
+        "--no-overlap",
+        action="store_true",
+        help="sum the gradients on the compute stream (after the whole backward pass)",
+    )
     return ap.parse_args()
 
 
@@ -126,7 +131,7 @@ def main():
     model = T.build_model(cfg, "builtin", "bfloat16", 0)
     optimizer = T.make_optimizer(tc)
     optimizer.init(model.trainable_parameters())
-    step = T.make_step(model, optimizer, tc, world, True)
+    step = T.make_step(model, optimizer, tc, world, True, overlap=not args.no_overlap)
 
     def batch(i):
         x, y = D.train_batch(data, tc.batch_size, tc.seq_len, tc.seed, i, rank, world)
@@ -160,7 +165,7 @@ def main():
         t1 = time.perf_counter()
         mx.async_eval(loss, norm, model.parameters(), optimizer.state)
         t2 = time.perf_counter()
-        mx.eval(loss)
+        last_loss = loss.item()
         mx.synchronize()
         split.append((t1 - t0, t2 - t1, time.perf_counter() - t2))
     build, submit, wait = np.median(np.array(split), axis=0) * 1e3
@@ -170,7 +175,8 @@ def main():
               f"{wall * 1e3:.2f} ms per step with two in flight, "
               f"{args.batch * tc.seq_len / wall:,.0f} tokens/s; a synchronized step: build "
               f"{build:.2f} ms, submit {submit:.2f} ms, wait {wait:.2f} ms; peak memory "
-              f"{mx.get_peak_memory() / 2**30:.2f} GiB", flush=True)
+              f"{mx.get_peak_memory() / 2**30:.2f} GiB; last step's loss {last_loss:.6f}",
+              flush=True)
     if args.profile:
         profile(synchronized, 3, rank)
 

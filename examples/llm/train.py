@@ -178,15 +178,22 @@ def evaluate(model: Model, batches, group=None) -> float:
     return total.item() / len(batches)
 
 
-def make_step(model, optimizer, tc: C.TrainConfig, world: int, compile: bool):
-    """The training step (loss, gradient norm) = step(inputs, targets)."""
+def make_step(
+    model, optimizer, tc: C.TrainConfig, world: int, compile: bool, overlap: bool = True
+):
+    """The training step (loss, gradient norm) = step(inputs, targets).
+
+    With several GPUs and `overlap`, the gradients are summed on a stream of their own, so
+    each bucket's all-reduce runs while the backward pass computes the earlier layers'."""
     loss_and_grad = nn.value_and_grad(model, loss_fn)
+    gpu = mx.default_device() == mx.gpu
+    comm = mx.new_stream(mx.gpu) if world > 1 and gpu and overlap else None
 
     def step(x, y):
         loss, grads = loss_and_grad(model, x, y)
         if world > 1:
-            grads = nn.average_gradients(grads)
-            loss = mx.distributed.all_sum(loss) / world
+            grads = nn.average_gradients(grads, communication_stream=comm)
+            loss = mx.distributed.all_sum(loss, stream=comm) / world
         grads, norm = optim.clip_grad_norm(grads, tc.grad_clip)
         optimizer.update(model, grads)
         return loss, norm
