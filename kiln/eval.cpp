@@ -63,16 +63,16 @@ void issue_cross_stream_work_early(std::vector<scheduler::Task>& tape) {
   for (size_t i = 1; i < n && !several; ++i) several = stream_of(i) != stream_of(0);
   if (!several) return;
 
-  std::unordered_map<const Primitive*, uint32_t> task_of;
+  std::unordered_map<const void*, uint32_t> task_of;  // by graph node: a primitive may be shared
   task_of.reserve(n);
-  for (size_t i = 0; i < n; ++i) task_of.emplace(&tape[i].arr.primitive(), i);
+  for (size_t i = 0; i < n; ++i) task_of.emplace(tape[i].arr.graph_node(), i);
   std::vector<std::vector<uint32_t>> consumers(n);
   std::vector<uint32_t> pending(n, 0);  // inputs not yet placed, per task
   std::vector<char> waits(n, 0);        // reads an output of another stream
   for (size_t i = 0; i < n; ++i) {
     for (const auto& in : tape[i].arr.inputs()) {
       if (!in.has_primitive()) continue;
-      auto it = task_of.find(&in.primitive());
+      auto it = task_of.find(in.graph_node());
       if (it == task_of.end()) continue;  // computed or scheduled before
       consumers[it->second].push_back(i);
       ++pending[i];

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <thread>
 
+#include "kiln/compile.h"
 #include "kiln/eval_order.h"
 #include "kiln/primitive.h"
 #include "test_utils.h"
@@ -222,7 +223,7 @@ namespace {
 // Where `a`'s node lies in a submission order.
 size_t position(const std::vector<scheduler::Task>& order, const array& a) {
   for (size_t i = 0; i < order.size(); ++i)
-    if (&order[i].arr.primitive() == &a.primitive()) return i;
+    if (order[i].arr.graph_node() == a.graph_node()) return i;
   ADD_FAILURE() << "node not in the order";
   return order.size();
 }
@@ -267,5 +268,23 @@ TEST(Scheduler, WorkForAnotherStreamIsSubmittedFirstAndItsReadersLast) {
   eval(out);
   auto got = test::to_double(out);
   for (int i = 0; i < 3; ++i) EXPECT_EQ(got[i], 3.0 * (i + 1) + 3 + (i + 1) * 1048576.0);
+  synchronize();
+}
+
+// A compiled function replays its recorded primitives, so two calls in one graph give nodes
+// that share primitive objects; the order must tell the nodes apart (it once took them for
+// one task and ran a reader before its input existed).
+TEST(Scheduler, ReplayedNodesOnTwoStreamsKeepTheirOrder) {
+  Stream s1 = new_stream(Device::cpu), s2 = new_stream(Device::cpu);
+  auto step = compile([&](const std::vector<array>& in) {
+    array sent = multiply(add(in[0], array(1.0f), s1), array(2.0f), s2);  // 2(x + 1)
+    return std::vector<array>{subtract(sent, in[0], s1)};                 // x + 2
+  });
+  array x({1.0f, 2.0f, 3.0f});
+  array y = x;
+  for (int i = 0; i < 8; ++i) y = step({y})[0];
+  eval(y);
+  auto got = test::to_double(y);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(got[i], i + 1 + 16.0);
   synchronize();
 }
