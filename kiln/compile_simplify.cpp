@@ -160,13 +160,14 @@ void simplify(Graph& g) {
     for (auto& r : n.inputs) r = rep(r);
     const Primitive& p = *n.prim;
 
-    // No-ops: the node's only output equals its only input.
+    // No-ops: the node's only output equals its only input. Not Contiguous: its users (the
+    // collectives, for one) read their input's buffer as row-major, whatever its strides.
     if (n.inputs.size() == 1 && n.num_outputs() == 1) {
       const Ref in = n.inputs[0];
       const bool same = g.shape(in) == n.shapes[0] && g.dtype(in) == n.dtypes[0];
       const bool view = is<Reshape>(p) || is<Broadcast>(p) || is<BroadcastLike>(p);
       if (same && (is<Copy>(p) || is<StopGradient>(p) || is<TraceInput>(p) || is<AsType>(p) ||
-                   is<Contiguous>(p) || (view && !g.shapeless))) {
+                   (view && !g.shapeless))) {
         rep.to[i][0] = in;
         n.dead = true;
         continue;
