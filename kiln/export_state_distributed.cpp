@@ -37,6 +37,11 @@ void ExportAccess::register_distributed(Registry& r) {
         if (op < 0 || op > 2) in.fail("an unknown reduction");
         return std::make_shared<AllReduce>(s, g, static_cast<distributed::detail::ReduceOp>(op));
       });
+  r.add<GroupedAllSum>(
+      "GroupedAllSum", [](const GroupedAllSum& p, StateWriter& w) { w.i(p.group().size()); },
+      [](StateReader& in, Stream s) {
+        return std::make_shared<GroupedAllSum>(s, world_of_size(in));
+      });
   r.add<AllGather>(
       "AllGather", [](const AllGather& p, StateWriter& w) { w.i(p.group().size()); },
       [](StateReader& in, Stream s) { return std::make_shared<AllGather>(s, world_of_size(in)); });

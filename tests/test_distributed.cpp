@@ -59,6 +59,11 @@ TEST(Distributed, SingletonGroupAndIdentities) {
     array y = f(x, g, {});
     expect_allclose(y, x.shape(), to_double(x));
   }
+  auto ys = dist::grouped_all_sum({x, astype(x, int32)}, g);
+  ASSERT_EQ(ys.size(), 2u);
+  expect_allclose(ys[0], x.shape(), to_double(x));
+  EXPECT_EQ(ys[1].dtype(), int32);
+  EXPECT_TRUE(dist::grouped_all_sum({}, g).empty());
 }
 
 TEST(Distributed, ArgumentErrors) {

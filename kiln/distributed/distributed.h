@@ -69,6 +69,13 @@ Group init(bool strict = false, const std::string& backend = "any");
 /** Sum of `x` over every process of `group` (default: the global group); same shape and
  * dtype on every rank. bool sums are logical or. Identity for a group of one. */
 array all_sum(const array& x, std::optional<Group> group = std::nullopt, StreamOrDevice s = {});
+/** all_sum of each array of `xs` (any shapes and dtypes) in one call of the backend: with
+ * NCCL one group of all-reduces, which NCCL runs as a single kernel launch; with MPI one
+ * reduction per array. Sums a bucket of gradients without concatenating them (kiln's
+ * addition to MLX's API; nn.average_gradients uses it). Identity for a group of one. */
+std::vector<array> grouped_all_sum(const std::vector<array>& xs,
+                                   std::optional<Group> group = std::nullopt,
+                                   StreamOrDevice s = {});
 /** Elementwise maximum over the group (not for complex64). */
 array all_max(const array& x, std::optional<Group> group = std::nullopt, StreamOrDevice s = {});
 /** Elementwise minimum over the group (not for complex64). */

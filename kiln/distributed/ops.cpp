@@ -75,6 +75,29 @@ void check_peer(const Group& group, int peer, const char* op, const char* what) 
 array all_sum(const array& x, std::optional<Group> group, StreamOrDevice s) {
   return all_reduce(x, group, s, ReduceOp::sum, "all_sum");
 }
+std::vector<array> grouped_all_sum(const std::vector<array>& xs, std::optional<Group> group_,
+                                   StreamOrDevice s) {
+  auto group = to_group(group_);
+  if (group.size() == 1 || xs.empty()) return xs;
+  Stream st = comm_stream(group, s, "grouped_all_sum");
+  std::vector<array> ins;
+  std::vector<Shape> shapes;
+  std::vector<Dtype> dtypes;
+  for (const auto& x : xs) {
+    // NCCL's missing 16-bit integers go as int32, as all_sum's do.
+    array in = widen_for_nccl(st, x.dtype()) ? astype(x, int32, st) : x;
+    ins.push_back(contiguous(in, false, st));
+    shapes.push_back(in.shape());
+    dtypes.push_back(in.dtype());
+  }
+  auto outs = array::make_arrays(std::move(shapes), dtypes,
+                                 std::make_shared<GroupedAllSum>(st, group), std::move(ins));
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (outs[i].dtype() != xs[i].dtype()) outs[i] = astype(outs[i], xs[i].dtype(), st);
+  }
+  return outs;
+}
+
 array all_max(const array& x, std::optional<Group> group, StreamOrDevice s) {
   return all_reduce(x, group, s, ReduceOp::max, "all_max");
 }

@@ -1,6 +1,8 @@
 // Transforms of the collective primitives (primitives.h).
 #include "kiln/distributed/primitives.h"
 
+#include <algorithm>
+
 #include "kiln/ops.h"
 #include "kiln/utils.h"
 
@@ -55,6 +57,45 @@ std::vector<array> AllReduce::vjp(const std::vector<array>& primals,
 std::pair<std::vector<array>, std::vector<int>> AllReduce::vmap(const std::vector<array>& inputs,
                                                                 const std::vector<int>& axes) {
   return {{reduce_like(inputs[0], group(), op_, stream())}, axes};
+}
+
+// ---------------------------------------------------------------- GroupedAllSum
+
+std::vector<Shape> GroupedAllSum::output_shapes(const std::vector<array>& inputs) {
+  std::vector<Shape> shapes;
+  for (const auto& in : inputs) shapes.push_back(in.shape());
+  return shapes;
+}
+
+bool GroupedAllSum::is_equivalent(const Primitive& other) const {
+  auto* o = dynamic_cast<const GroupedAllSum*>(&other);
+  return o && o->group().impl() == group().impl();
+}
+
+std::vector<array> GroupedAllSum::jvp(const std::vector<array>& primals,
+                                      const std::vector<array>& tangents,
+                                      const std::vector<int>& argnums) {
+  // Output i's tangent is the sum of input i's; inputs outside argnums have none (zero).
+  std::vector<array> full;
+  for (size_t i = 0; i < primals.size(); ++i) {
+    auto at = std::find(argnums.begin(), argnums.end(), static_cast<int>(i));
+    full.push_back(at == argnums.end() ? zeros_like(primals[i], stream())
+                                       : tangents[at - argnums.begin()]);
+  }
+  return grouped_all_sum(full, group(), stream());
+}
+
+std::vector<array> GroupedAllSum::vjp(const std::vector<array>&,
+                                      const std::vector<array>& cotangents,
+                                      const std::vector<int>& argnums, const std::vector<array>&) {
+  std::vector<array> grads;
+  for (int a : argnums) grads.push_back(cotangents[a]);
+  return grads;
+}
+
+std::pair<std::vector<array>, std::vector<int>> GroupedAllSum::vmap(
+    const std::vector<array>& inputs, const std::vector<int>& axes) {
+  return {grouped_all_sum(inputs, group(), stream()), axes};  // elementwise: axes stay
 }
 
 // ---------------------------------------------------------------- AllGather

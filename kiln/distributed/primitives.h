@@ -41,6 +41,24 @@ class AllReduce : public DistPrimitive {
   detail::ReduceOp op_;
 };
 
+/** grouped_all_sum: the sum of each input over the group, all in one backend call (an
+ * NCCL group). Outputs have the inputs' shapes and dtypes; vjp passes the cotangents on,
+ * as all_sum's does. */
+class GroupedAllSum : public Primitive {
+ public:
+  GroupedAllSum(Stream stream, Group group) : Primitive(stream), group_(std::move(group)) {}
+  KILN_PRIMITIVE_EVAL_MULTI()
+  KILN_PRIMITIVE_GRADS()
+  KILN_PRIMITIVE_VMAP()
+  KILN_PRIMITIVE_NAME(GroupedAllSum)
+  std::vector<Shape> output_shapes(const std::vector<array>& inputs) override;
+  bool is_equivalent(const Primitive& other) const override;
+  const Group& group() const { return group_; }
+
+ private:
+  Group group_;
+};
+
 /** all_gather along axis 0; vjp: this rank's slice of the cotangent. */
 class AllGather : public DistPrimitive {
  public:

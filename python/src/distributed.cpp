@@ -104,6 +104,22 @@ void init_distributed(py::module_& parent) {
     Returns:
       array: The sum of all ``x`` arrays.
   )doc");
+  m.def("grouped_all_sum", &dist::grouped_all_sum, py::arg("arrays"), py::pos_only(), py::kw_only(),
+        group, stream,
+        R"doc(
+    The ``all_sum`` of each array in one call of the backend: with NCCL, one group of
+    all-reduces that NCCL runs as a single kernel launch; with MPI, one reduction per array.
+    A kiln addition to MLX's API, for buckets of gradients (``nn.average_gradients``): no
+    concatenation into one buffer and no split afterwards.
+
+    Args:
+      arrays (list[array]): The arrays (any shapes and dtypes; bool sums are logical or).
+      group (Group): The group of processes. Default: the global group.
+      stream (Stream, optional): Stream or device: a GPU stream uses NCCL, a CPU stream MPI.
+
+    Returns:
+      list[array]: The sums, in the order of ``arrays``.
+  )doc");
   m.def("all_max", &dist::all_max, py::arg("x"), py::pos_only(), py::kw_only(), group, stream,
         R"doc(
     All reduce max: the elementwise maximum of ``x`` over the group (not for complex64).

@@ -140,8 +140,28 @@ def check_reductions(g):
                     np.min(xs, axis=0),
                     f"all_min {dtype} {shape}",
                 )
+    # grouped_all_sum: every dtype and shape above in one call, in one group.
+    cases = [(d, sh) for d in DTYPES for sh in [(5, 3), (), (0, 4), (2, 3, 4)]]
+    every = [[rank_data(q, sh, d) for q in range(n)] for d, sh in cases]
+    outs = dist.grouped_all_sum([as_mx(xs[r], d) for (d, _), xs in zip(cases, every)], group=g)
+    assert len(outs) == len(cases)
+    for (d, sh), xs, out in zip(cases, every, outs):
+        assert out.dtype == d and out.shape == sh, (d, sh, out.dtype, out.shape)
+        if d == mx.bool_:
+            ref = np.any(xs, axis=0)
+        elif np.issubdtype(NP[d], np.integer):
+            ref = np.sum([a.astype(np.int64) for a in xs], axis=0)
+        else:
+            wide = np.complex128 if d == mx.complex64 else np.float64
+            ref = np.sum([a.astype(wide) for a in xs], axis=0)
+        expect(out, wrap(ref, d), f"grouped_all_sum {d} {sh}")
+    assert dist.grouped_all_sum([], group=g) == []
     # Non-contiguous and broadcast inputs.
     xs = [rank_data(q, (6, 8), mx.float32, 1) for q in range(n)]
+    x = mx.array(xs[r])
+    t, s = dist.grouped_all_sum([x.T, x[::2, 1::3]], group=g)
+    expect(t, np.sum(xs, axis=0).T, "grouped_all_sum transposed")
+    expect(s, np.sum(xs, axis=0)[::2, 1::3], "grouped_all_sum strided")
     x = mx.array(xs[r])
     expect(dist.all_sum(x.T, group=g), np.sum(xs, axis=0).T, "all_sum transposed")
     expect(
@@ -269,6 +289,25 @@ def check_transforms(g):
     ts = [rank_data(q, (3, 4), mx.float32, 10) for q in range(n)]
     _, (t_out,) = mx.jvp(lambda a: dist.all_sum(a, group=g), [x], [mx.array(ts[r])])
     expect(t_out, np.sum(ts, axis=0), "jvp all_sum")
+    # grouped_all_sum: each cotangent passes through; tangents are summed; vmap and compile.
+    w2 = mx.array(rank_data(0, (4,), mx.float32, 16))
+    ga, gb = mx.grad(
+        lambda a, b: sum((o * c).sum() for o, c in zip(dist.grouped_all_sum([a, b], group=g), (w, w2))),
+        argnums=(0, 1),
+    )(x, x[0])
+    expect(ga, np.array(w), "grad grouped_all_sum 0")
+    expect(gb, np.array(w2), "grad grouped_all_sum 1")
+    _, (t0, t1) = mx.jvp(
+        lambda a: dist.grouped_all_sum([a, 2 * a], group=g), [x], [mx.array(ts[r])]
+    )
+    expect(t0, np.sum(ts, axis=0), "jvp grouped_all_sum 0")
+    expect(t1, 2 * np.sum(ts, axis=0), "jvp grouped_all_sum 1")
+    (vb,) = mx.vmap(lambda a: dist.grouped_all_sum([a], group=g), in_axes=1)(mx.array(xs[r]))
+    expect(vb, np.sum(xs, axis=0).T, "vmap grouped_all_sum")
+    f = mx.compile(lambda a: [o + 1 for o in dist.grouped_all_sum([a * 2, a], group=g)])
+    c0, c1 = f(x)
+    expect(c0, 2 * np.sum(xs, axis=0) + 1, "compile grouped_all_sum 0")
+    expect(c1, np.sum(xs, axis=0) + 1, "compile grouped_all_sum 1")
     # all_gather: this rank's rows of the cotangent.
     wg = rank_data(0, (3 * n, 4), mx.float32, 11)
     gx = mx.grad(lambda a: (dist.all_gather(a, group=g) * mx.array(wg)).sum())(x)
@@ -313,6 +352,8 @@ def check_transforms(g):
     # Inside compile.
     f = mx.compile(lambda a: dist.all_sum(a * 2, group=g) + 1)
     expect(f(x), 2 * np.sum(xs, axis=0) + 1, "compile all_sum")
+    f = mx.compile(lambda a: dist.all_sum(a.T, group=g))  # its copy to row-major stays
+    expect(f(x), np.sum(xs, axis=0).T, "compile all_sum transposed")
     # nn.average_gradients.
     import kiln.nn as nn
 
@@ -322,6 +363,14 @@ def check_transforms(g):
     expect(avg["b"][0], np.mean(xs, axis=0)[0], "average_gradients b")
     avg = nn.average_gradients(grads, all_reduce_size=0)
     expect(avg["w"], np.mean(xs, axis=0), "average_gradients per array")
+    # Buckets of mixed dtypes, and several buckets (a 64-byte limit: one or two arrays each).
+    mixed = {"w": mx.array(xs[r]), "h": mx.array(xs[r]).astype(mx.float16), "v": mx.array(xs[r][1])}
+    avg = nn.average_gradients(mixed, all_reduce_size=64)
+    expect(avg["w"], np.mean(xs, axis=0), "average_gradients mixed w")
+    assert avg["h"].dtype == mx.float16
+    h = to_np(avg["h"]).astype(np.float64)
+    assert np.allclose(h, np.mean(xs, axis=0), rtol=4e-3, atol=4e-3), "average_gradients f16"
+    expect(avg["v"], np.mean(xs, axis=0)[1], "average_gradients mixed v")
 
 
 def raises(exc, tag, fn):

@@ -45,6 +45,19 @@ void AllReduce::eval_cpu(const std::vector<array>& inputs, array& out) {
   c.all_reduce(in.data<void>(), out.data<void>(), in.size(), in.dtype(), op());
 }
 
+void GroupedAllSum::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  auto& c = mpi(group(), "grouped_all_sum");
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const array& in = inputs[i];
+    if (check_enabled()) c.check_consistent("grouped_all_sum", in.shape(), in.dtype(), true);
+    alloc(outputs[i]);
+    if (in.size() > 0) {
+      c.all_reduce(in.data<void>(), outputs[i].data<void>(), in.size(), in.dtype(),
+                   detail::ReduceOp::sum);
+    }
+  }
+}
+
 void AllGather::eval_cpu(const std::vector<array>& inputs, array& out) {
   auto& c = mpi(group(), "all_gather");
   const array& in = inputs[0];

@@ -52,6 +52,8 @@ struct Nccl {
   NcclResult (*CommUserRank)(NcclComm, int*) = nullptr;
   NcclResult (*CommDestroy)(NcclComm) = nullptr;
   NcclResult (*AllReduce)(const void*, void*, size_t, int, int, NcclComm, CUstream) = nullptr;
+  NcclResult (*GroupStart)() = nullptr;
+  NcclResult (*GroupEnd)() = nullptr;
   NcclResult (*AllGather)(const void*, void*, size_t, int, NcclComm, CUstream) = nullptr;
   NcclResult (*ReduceScatter)(const void*, void*, size_t, int, int, NcclComm, CUstream) = nullptr;
   NcclResult (*Send)(const void*, size_t, int, int, NcclComm, CUstream) = nullptr;
@@ -81,10 +83,11 @@ const Nccl& lib() {
     };
 #define KILN_NCCL_FN(name) n->name = reinterpret_cast<decltype(n->name)>(sym("nccl" #name));
     KILN_NCCL_FN(GetVersion)
-    KILN_NCCL_FN(GetUniqueId) KILN_NCCL_FN(CommInitRank) KILN_NCCL_FN(CommCount)
-        KILN_NCCL_FN(CommUserRank) KILN_NCCL_FN(CommDestroy) KILN_NCCL_FN(AllReduce)
-            KILN_NCCL_FN(AllGather) KILN_NCCL_FN(ReduceScatter) KILN_NCCL_FN(Send)
-                KILN_NCCL_FN(Recv) KILN_NCCL_FN(GetErrorString)
+    KILN_NCCL_FN(GetUniqueId)
+    KILN_NCCL_FN(CommInitRank) KILN_NCCL_FN(CommCount) KILN_NCCL_FN(CommUserRank)
+        KILN_NCCL_FN(CommDestroy) KILN_NCCL_FN(AllReduce) KILN_NCCL_FN(GroupStart)
+            KILN_NCCL_FN(GroupEnd) KILN_NCCL_FN(AllGather) KILN_NCCL_FN(ReduceScatter)
+                KILN_NCCL_FN(Send) KILN_NCCL_FN(Recv) KILN_NCCL_FN(GetErrorString)
 #undef KILN_NCCL_FN
         // Optional (newer NCCL): split and the last error's text.
         n->CommSplit = reinterpret_cast<decltype(n->CommSplit)>(dlsym(h, "ncclCommSplit"));
@@ -240,6 +243,39 @@ void AllReduce::eval_gpu(const std::vector<array>& inputs, array& out) {
                         reinterpret_cast<void*>(gpu::device_address(out)), out.size() * mult, type,
                         nop, c.comm(), s.handle()),
         c.comm());
+}
+
+void GroupedAllSum::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  const char* name = "grouped_all_sum";
+  auto& s = gpu::device_stream(stream());
+  auto& c = nccl(group(), name, s);
+  // Everything that can throw comes before the group opens.
+  std::vector<int> types(inputs.size()), ops(inputs.size());
+  std::vector<size_t> counts(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    size_t mult = 1;
+    types[i] = nccl_type(inputs[i].dtype(), name, mult);
+    ops[i] = inputs[i].dtype() == bool_ ? kMax : kSum;  // bool: logical or
+    counts[i] = outputs[i].size() * mult;
+    outputs[i].set_data(gpu::new_device_storage(outputs[i].nbytes(), s));
+  }
+  std::vector<std::pair<CUdeviceptr, CUdeviceptr>> addresses;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (counts[i] == 0) continue;
+    addresses.emplace_back(gpu::device_address(inputs[i]), gpu::device_address(outputs[i]));
+  }
+  s.context().make_current();
+  check(name, "ncclGroupStart", lib().GroupStart());
+  NcclResult first = 0;
+  for (size_t i = 0, k = 0; i < inputs.size() && first == 0; ++i) {
+    if (counts[i] == 0) continue;
+    auto [in, out] = addresses[k++];
+    first = lib().AllReduce(reinterpret_cast<const void*>(in), reinterpret_cast<void*>(out),
+                            counts[i], types[i], ops[i], c.comm(), s.handle());
+  }
+  NcclResult end = lib().GroupEnd();  // closes the group even after a failed call
+  check(name, "ncclAllReduce", first, c.comm());
+  check(name, "ncclGroupEnd", end, c.comm());
 }
 
 void AllGather::eval_gpu(const std::vector<array>& inputs, array& out) {

@@ -5,6 +5,7 @@
 
 namespace kiln {
 KILN_NO_GPU(distributed::AllReduce)
+KILN_NO_GPU_MULTI(distributed::GroupedAllSum)
 KILN_NO_GPU(distributed::AllGather)
 KILN_NO_GPU(distributed::ReduceScatter)
 KILN_NO_GPU(distributed::Send)

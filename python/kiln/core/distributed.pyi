@@ -5,9 +5,10 @@ NCCL, CPU arrays through MPI (Open MPI); both libraries are loaded at run time. 
 with ``python -m kiln.launch -n N script.py`` or ``mpirun``; see docs/distributed.md.
 """
 from __future__ import annotations
+import collections.abc
 import kiln.core
 import typing
-__all__: list[str] = ['Group', 'all_gather', 'all_max', 'all_min', 'all_sum', 'init', 'is_available', 'recv', 'recv_like', 'send', 'sum_scatter']
+__all__: list[str] = ['Group', 'all_gather', 'all_max', 'all_min', 'all_sum', 'grouped_all_sum', 'init', 'is_available', 'recv', 'recv_like', 'send', 'sum_scatter']
 class Group:
     """
     A group of processes that communicate. Obtained from :func:`init` or :meth:`split`.
@@ -90,6 +91,21 @@ def all_sum(x: kiln.core.array, /, *, group: Group | None = None, stream: None |
 
     Returns:
       array: The sum of all ``x`` arrays.
+    """
+def grouped_all_sum(arrays: collections.abc.Sequence[kiln.core.array], /, *, group: Group | None = None, stream: None | kiln.core.Stream | kiln.core.Device = None) -> list[kiln.core.array]:
+    """
+    The ``all_sum`` of each array in one call of the backend: with NCCL, one group of
+    all-reduces that NCCL runs as a single kernel launch; with MPI, one reduction per array.
+    A kiln addition to MLX's API, for buckets of gradients (``nn.average_gradients``): no
+    concatenation into one buffer and no split afterwards.
+
+    Args:
+      arrays (list[array]): The arrays (any shapes and dtypes; bool sums are logical or).
+      group (Group): The group of processes. Default: the global group.
+      stream (Stream, optional): Stream or device: a GPU stream uses NCCL, a CPU stream MPI.
+
+    Returns:
+      list[array]: The sums, in the order of ``arrays``.
     """
 def init(strict: bool = False, backend: str = 'any') -> Group:
     """

@@ -1,12 +1,12 @@
 """Function transformations over modules: ``value_and_grad`` with respect to a model's
 trainable parameters, ``checkpoint`` and ``average_gradients``."""
 
-from functools import reduce, wraps
+from functools import wraps
 from typing import Any, Callable, Optional
 
 import kiln.core as mx
 from kiln.nn.layers.base import Module
-from kiln.utils import tree_flatten, tree_map, tree_reduce, tree_unflatten
+from kiln.utils import tree_flatten, tree_unflatten
 
 
 def _with_parameters(module, fn):
@@ -51,12 +51,12 @@ def checkpoint(module: Module, fn: Optional[Callable] = None):
     return checkpointed_fn
 
 
-def _group_by_size(sizes, itemsize, limit):
+def _group_by_size(nbytes, limit):
     """Consecutive index groups whose byte sizes reach `limit` (the last may be smaller)."""
     groups, current, current_bytes = [], [], 0
-    for i, size in enumerate(sizes):
+    for i, size in enumerate(nbytes):
         current.append(i)
-        current_bytes += size * itemsize
+        current_bytes += size
         if current_bytes >= limit:
             groups.append(current)
             current, current_bytes = [], 0
@@ -72,8 +72,13 @@ def average_gradients(
     communication_stream: Optional[mx.Stream] = None,
 ):
     """The average of `gradients` over the processes of a distributed `group` (all of them
-    by default), summed with ``mx.distributed.all_sum`` in batches of about
-    `all_reduce_size` bytes (one per array when it is 0 or less).
+    by default): each gradient's sum over the group, divided by the group's size.
+
+    The sums go in batches of about `all_reduce_size` bytes of consecutive gradients (one
+    per array when it is 0 or less), each batch one ``mx.distributed.grouped_all_sum`` (with
+    NCCL a single launch, with no copy into a joint buffer). On `communication_stream` (e.g.
+    ``mx.new_stream(mx.gpu)``) the batches are summed beside the rest of the computation:
+    those of the last layers while the backward pass computes the first layers' gradients.
 
     With a single process the gradients are returned unchanged.
     """
@@ -85,24 +90,17 @@ def average_gradients(
     if n == 1:
         return gradients
 
-    def all_average(x):
-        return distributed.all_sum(x, group=group, stream=communication_stream) / n
-
-    if all_reduce_size <= 0:
-        return tree_map(all_average, gradients)
     flat = tree_flatten(gradients)
     if not flat:
         return gradients
-    dtypes = {g.dtype for _, g in flat}
-    if len(dtypes) > 1:
-        return average_gradients(gradients, group, 0, communication_stream)
-    sizes = [g.size for _, g in flat]
+    if all_reduce_size <= 0:
+        batches = [[i] for i in range(len(flat))]
+    else:
+        batches = _group_by_size([g.nbytes for _, g in flat], all_reduce_size)
     averaged = []
-    for indices in _group_by_size(sizes, flat[0][1].dtype.size, all_reduce_size):
-        joined = all_average(mx.concatenate([flat[i][1].reshape(-1) for i in indices]))
-        offsets = reduce(lambda acc, i: acc + [acc[-1] + sizes[i]], indices, [0])
-        parts = mx.split(joined, offsets[1:-1])
-        averaged += [
-            (flat[i][0], part.reshape(flat[i][1].shape)) for i, part in zip(indices, parts)
-        ]
+    for indices in batches:
+        sums = distributed.grouped_all_sum(
+            [flat[i][1] for i in indices], group=group, stream=communication_stream
+        )
+        averaged += [(flat[i][0], s / n) for i, s in zip(indices, sums)]
     return tree_unflatten(averaged)
