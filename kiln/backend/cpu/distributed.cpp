@@ -31,30 +31,28 @@ void alloc(array& out) {
   out.set_data(Storage::host(out.nbytes()));
 }
 
+// One array's reduction over the group (all_sum/max/min and each of grouped_all_sum's).
+void reduce_one(detail::MpiComm& c, const char* name, const array& in, array& out,
+                detail::ReduceOp op) {
+  if (check_enabled()) c.check_consistent(name, in.shape(), in.dtype(), true);
+  alloc(out);
+  if (out.size() == 0) return;
+  c.all_reduce(in.data<void>(), out.data<void>(), in.size(), in.dtype(), op);
+}
+
 }  // namespace
 
 void AllReduce::eval_cpu(const std::vector<array>& inputs, array& out) {
   const char* name = op() == detail::ReduceOp::sum   ? "all_sum"
                      : op() == detail::ReduceOp::max ? "all_max"
                                                      : "all_min";
-  auto& c = mpi(group(), name);
-  const array& in = inputs[0];
-  if (check_enabled()) c.check_consistent(name, in.shape(), in.dtype(), true);
-  alloc(out);
-  if (out.size() == 0) return;
-  c.all_reduce(in.data<void>(), out.data<void>(), in.size(), in.dtype(), op());
+  reduce_one(mpi(group(), name), name, inputs[0], out, op());
 }
 
 void GroupedAllSum::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
   auto& c = mpi(group(), "grouped_all_sum");
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const array& in = inputs[i];
-    if (check_enabled()) c.check_consistent("grouped_all_sum", in.shape(), in.dtype(), true);
-    alloc(outputs[i]);
-    if (in.size() > 0) {
-      c.all_reduce(in.data<void>(), outputs[i].data<void>(), in.size(), in.dtype(),
-                   detail::ReduceOp::sum);
-    }
+    reduce_one(c, "grouped_all_sum", inputs[i], outputs[i], detail::ReduceOp::sum);
   }
 }
 
