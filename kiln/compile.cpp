@@ -2,10 +2,10 @@
 //
 // A trace runs the function on CompileInput placeholders (tracers, so arrays the function
 // evaluates keep their graph), walks the graph it returned into a compile_ir::Graph, runs the
-// passes (simplify, shapeless broadcasts, fusion) and lowers the result into a Program: the
-// primitives to apply, in order, to numbered values. A replay builds that graph on the real
-// inputs (the same primitive objects, fresh arrays); nothing of the trace's arrays is kept,
-// so the user's arrays can be evaluated or freed independently of the cache.
+// passes (simplify, shapeless broadcasts, fusion, horizontal grouping) and lowers the result
+// into a Program: the primitives to apply, in order, to numbered values. A replay builds that
+// graph on the real inputs (the same primitive objects, fresh arrays); nothing of the trace's
+// arrays is kept, so the user's arrays can be evaluated or freed independently of the cache.
 #include "kiln/compile.h"
 
 #include <algorithm>
@@ -313,7 +313,10 @@ std::shared_ptr<const Entry> trace(const detail::ArrayFnWithExtra& fun,
   const CompileMode m = compile_mode();
   if (m != CompileMode::no_simplify) compile_ir::simplify(g);
   if (shapeless) compile_ir::make_shapeless(g);
-  if (m == CompileMode::enabled) compile_ir::fuse(g);
+  if (m == CompileMode::enabled) {
+    compile_ir::fuse(g);
+    compile_ir::group_horizontally(g);
+  }
   g.remove_dead();
   if (detail::compile_debug()) {
     std::cerr << "[kiln compile] traced graph (" << g.num_ops() << " ops):\n" << g.to_string();

@@ -73,4 +73,8 @@ void make_shapeless(Graph& g);
 /** Connected elementwise nodes replaced by Compiled nodes (compile_fuse.cpp). */
 void fuse(Graph& g);
 
+/** Independent Compiled nodes running the same code on one stream replaced by a
+ * CompiledGroup node each (compile_group.cpp); the nodes are sorted again. */
+void group_horizontally(Graph& g);
+
 }  // namespace kiln::compile_ir

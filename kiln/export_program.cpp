@@ -134,6 +134,10 @@ SymProgram rewrite(const ReplayProgram& p, const std::vector<Shape>& in_shapes,
       expansion = [prim = st.prim, compiled](const std::vector<array>& x) {
         return compiled->unfused(x);
       };
+    } else if (auto* group = dynamic_cast<CompiledGroup*>(st.prim.get())) {
+      expansion = [prim = st.prim, group](const std::vector<array>& x) {
+        return group->unfused(x);
+      };
     } else if (auto* graph = dynamic_cast<CompiledGraph*>(st.prim.get())) {
       expansion = [prim = st.prim, graph](const std::vector<array>& x) {
         return graph->unfused(x);

@@ -267,6 +267,86 @@ std::pair<std::vector<array>, std::vector<int>> Compiled::vmap(const std::vector
   return {outs, std::vector<int>(outs.size(), 0)};
 }
 
+// ---------------------------------------------------------------- CompiledGroup
+
+CompiledGroup::CompiledGroup(Stream stream, std::vector<std::shared_ptr<Compiled>> members,
+                             std::vector<int> num_inputs)
+    : Primitive(stream), members_(std::move(members)) {
+  if (members_.empty() || num_inputs.size() != members_.size()) {
+    throw std::invalid_argument("[compile] A compiled group needs members and their inputs.");
+  }
+  input_offsets_.push_back(0);
+  output_offsets_.push_back(0);
+  for (size_t m = 0; m < members_.size(); ++m) {
+    input_offsets_.push_back(input_offsets_.back() + num_inputs[m]);
+    output_offsets_.push_back(output_offsets_.back() +
+                              static_cast<int>(members_[m]->tape().outputs.size()));
+  }
+  name_ = std::string("CompiledGroup") + members_[0]->name();
+}
+
+bool CompiledGroup::is_equivalent(const Primitive& other) const {
+  auto* o = dynamic_cast<const CompiledGroup*>(&other);
+  if (!o || o->members_.size() != members_.size() || o->input_offsets_ != input_offsets_)
+    return false;
+  for (size_t m = 0; m < members_.size(); ++m)
+    if (!members_[m]->is_equivalent(*o->members_[m])) return false;
+  return true;
+}
+
+namespace {
+
+// The slice [begin, end) of `v`.
+std::vector<array> part(const std::vector<array>& v, int begin, int end) {
+  return {v.begin() + begin, v.begin() + end};
+}
+
+}  // namespace
+
+std::vector<Shape> CompiledGroup::output_shapes(const std::vector<array>& inputs) {
+  std::vector<Shape> shapes;
+  for (size_t m = 0; m < members_.size(); ++m) {
+    auto s = members_[m]->output_shapes(part(inputs, input_offsets_[m], input_offsets_[m + 1]));
+    shapes.insert(shapes.end(), s.begin(), s.end());
+  }
+  return shapes;
+}
+
+std::vector<array> CompiledGroup::unfused(const std::vector<array>& inputs) const {
+  std::vector<array> outs;
+  for (size_t m = 0; m < members_.size(); ++m) {
+    auto o = members_[m]->unfused(part(inputs, input_offsets_[m], input_offsets_[m + 1]));
+    outs.insert(outs.end(), o.begin(), o.end());
+  }
+  return outs;
+}
+
+std::vector<array> CompiledGroup::jvp(const std::vector<array>& primals,
+                                      const std::vector<array>& tangents,
+                                      const std::vector<int>& argnums) {
+  std::vector<array> all;
+  for (const auto& p : primals) all.push_back(detail::zeros_view(p.shape(), p.dtype(), stream()));
+  for (size_t i = 0; i < argnums.size(); ++i) all[argnums[i]] = tangents[i];
+  return kiln::jvp([this](const std::vector<array>& x) { return unfused(x); }, primals, all).second;
+}
+
+std::vector<array> CompiledGroup::vjp(const std::vector<array>& primals,
+                                      const std::vector<array>& cotangents,
+                                      const std::vector<int>& argnums, const std::vector<array>&) {
+  auto grads =
+      kiln::vjp([this](const std::vector<array>& x) { return unfused(x); }, primals, cotangents)
+          .second;
+  std::vector<array> out;
+  for (int a : argnums) out.push_back(grads[a]);
+  return out;
+}
+
+std::pair<std::vector<array>, std::vector<int>> CompiledGroup::vmap(
+    const std::vector<array>& inputs, const std::vector<int>& axes) {
+  auto outs = kiln::vmap([this](const std::vector<array>& x) { return unfused(x); }, axes)(inputs);
+  return {outs, std::vector<int>(outs.size(), 0)};
+}
+
 // ---------------------------------------------------------------- helpers
 
 namespace detail {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -107,6 +108,11 @@ class Compiled : public Primitive {
   std::vector<array> run_unfused(const std::vector<array>& inputs, const Shape& shape,
                                  const std::function<void(const array&)>& keep = {}) const;
 
+  /** eval_cpu and eval_gpu on spans: CompiledGroup runs its members on parts of its own
+   * inputs (copies of the arrays would keep them from being donated to outputs). */
+  void eval_cpu_on(std::span<const array> inputs, std::span<array> outputs);
+  void eval_gpu_on(std::span<const array> inputs, std::span<array> outputs);
+
   /** Backend state (the loaded kernel), created on first use by each backend. */
   template <typename T, typename Make>
   std::shared_ptr<T> backend_state(int slot, Make make) {
@@ -122,6 +128,50 @@ class Compiled : public Primitive {
   std::string code_key_;
   std::mutex mu_;
   std::shared_ptr<void> state_[2];  // cpu, gpu
+};
+
+/**
+ * Independent Compiled nodes that run the same code (equal code_key) on arrays of different
+ * shapes, evaluated together: on the GPU one launch covers every member whose reads are
+ * row-contiguous (a table of their pointers and sizes; XLA's horizontal fusion, PyTorch's
+ * multi-tensor apply), so an optimizer's per-parameter update is a few launches instead of
+ * one per parameter. Inputs and outputs are the members' in order. Each member computes
+ * exactly what it computes alone; transforms apply to the members.
+ */
+class CompiledGroup : public Primitive {
+ public:
+  CompiledGroup(Stream stream, std::vector<std::shared_ptr<Compiled>> members,
+                std::vector<int> num_inputs);
+  KILN_PRIMITIVE_EVAL_MULTI()
+  KILN_PRIMITIVE_GRADS()
+  KILN_PRIMITIVE_VMAP()
+  /** "CompiledGroup" and the members' name, e.g. CompiledGroupCompiledMultiplyAdd. */
+  const char* name() const override { return name_.c_str(); }
+  bool is_equivalent(const Primitive& other) const override;
+  std::vector<Shape> output_shapes(const std::vector<array>& inputs) override;
+
+  const std::vector<std::shared_ptr<Compiled>>& members() const { return members_; }
+  /** Member m's inputs are inputs[input_offset(m) .. input_offset(m + 1)), its outputs
+   * outputs[output_offset(m) ..) (as many as its tape has). */
+  int input_offset(size_t m) const { return input_offsets_[m]; }
+  int output_offset(size_t m) const { return output_offsets_[m]; }
+  /** Each member's unfused tape on its inputs, outputs concatenated (lazy arrays). */
+  std::vector<array> unfused(const std::vector<array>& inputs) const;
+
+  /** The GPU backend's state (the loaded group kernel), created on first use. */
+  template <typename T, typename Make>
+  std::shared_ptr<T> backend_state(Make make) {
+    std::lock_guard lk(mu_);
+    if (!state_) state_ = make();
+    return std::static_pointer_cast<T>(state_);
+  }
+
+ private:
+  std::vector<std::shared_ptr<Compiled>> members_;
+  std::vector<int> input_offsets_, output_offsets_;  // one more than members: the ends
+  std::string name_;
+  std::mutex mu_;
+  std::shared_ptr<void> state_;
 };
 
 /**

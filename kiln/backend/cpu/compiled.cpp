@@ -470,6 +470,20 @@ struct CpuState {
 }  // namespace
 
 void Compiled::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  eval_cpu_on(inputs, outputs);
+}
+
+void CompiledGroup::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  const std::span<const array> in(inputs);
+  const std::span<array> out(outputs);
+  for (size_t m = 0; m < members().size(); ++m) {
+    members()[m]->eval_cpu_on(in.subspan(input_offset(m), input_offset(m + 1) - input_offset(m)),
+                              out.subspan(output_offset(m),
+                                          output_offset(m + 1) - output_offset(m)));
+  }
+}
+
+void Compiled::eval_cpu_on(std::span<const array> inputs, std::span<array> outputs) {
   auto state = backend_state<CpuState>(0, [&] {
     auto s = std::make_shared<CpuState>();
     s->kernel = build(generate(*this), name());
@@ -479,7 +493,7 @@ void Compiled::eval_cpu(const std::vector<array>& inputs, std::vector<array>& ou
   const Shape shape = outputs[0].shape();
   if (!state->kernel->run) {
     detail::count_compiled_run(true);
-    auto res = run_unfused(inputs, shape);
+    auto res = run_unfused({inputs.begin(), inputs.end()}, shape);
     for (size_t i = 0; i < outputs.size(); ++i) outputs[i].copy_shared_buffer(res[i]);
     return;
   }

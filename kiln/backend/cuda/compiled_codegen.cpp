@@ -1,6 +1,7 @@
 // Code generation of compile's fused GPU kernels (Compiled::eval_gpu in compiled.cpp runs
 // them): the dtype rules each op follows on the GPU, the CUDA source of a tape's kernels, and
 // the CI catalog of representative tapes.
+#include <algorithm>
 #include <cstring>
 #include <set>
 #include <sstream>
@@ -300,23 +301,27 @@ std::string source_of(const FusedTape& t, const std::string& label) {
   };
   // contig: inputs row-contiguous in the output's shape, or one element (bit k of `scalar`).
   // Each thread takes kFusedWork elements a block apart (coalesced).
-  os << "template <typename IdxT>\n__global__ void contig(";
+  os << "template <typename IdxT>\n__device__ __forceinline__ void contig_block(";
   params(os);
-  os << "IdxT n, unsigned int scalar) {\n"
-     << "  const IdxT base = static_cast<IdxT>(blockIdx.x) * (blockDim.x * " << kFusedWork
-     << ") + threadIdx.x;\n"
+  os << "IdxT n, unsigned int scalar, IdxT block) {\n"
+     << "  const IdxT base = block * (blockDim.x * " << kFusedWork << ") + threadIdx.x;\n"
      << "  auto at = [&](int k, IdxT i) -> IdxT { return (scalar >> k) & 1u ? IdxT(0) : i; };\n"
      << "#pragma unroll\n  for (int w = 0; w < " << kFusedWork << "; ++w) {\n"
      << "    const IdxT i = base + static_cast<IdxT>(w) * blockDim.x;\n"
      << "    if (i < n) element(i, ";
   call(os);
   os << "at);\n  }\n}\n\n";
+  os << "template <typename IdxT>\n__global__ void contig(";
+  params(os);
+  os << "IdxT n, unsigned int scalar) {\n  contig_block<IdxT>(";
+  call(os);
+  os << "n, scalar, static_cast<IdxT>(blockIdx.x));\n}\n\n";
   // vec: as contig, N consecutive elements per thread moved with 16-byte accesses (every
   // pointer aligned); the last thread finishes a ragged tail element by element.
-  os << "template <typename IdxT, int N>\n__global__ void vec(";
+  os << "template <typename IdxT, int N>\n__device__ __forceinline__ void vec_block(";
   params(os);
-  os << "IdxT n, unsigned int scalar) {\n"
-     << "  const IdxT i0 = (static_cast<IdxT>(blockIdx.x) * blockDim.x + threadIdx.x) * N;\n"
+  os << "IdxT n, unsigned int scalar, IdxT block) {\n"
+     << "  const IdxT i0 = (block * blockDim.x + threadIdx.x) * N;\n"
      << "  if (i0 + N <= n) {\n";
   for (int i : read) {
     os << "    kiln::Vec<" << in_type(i) << ", N> x" << i << ";\n"
@@ -352,6 +357,36 @@ std::string source_of(const FusedTape& t, const std::string& label) {
      << "    for (IdxT i = i0; i < n; ++i) element(i, ";
   call(os);
   os << "at);\n  }\n}\n\n";
+  os << "template <typename IdxT, int N>\n__global__ void vec(";
+  params(os);
+  os << "IdxT n, unsigned int scalar) {\n  vec_block<IdxT, N>(";
+  call(os);
+  os << "n, scalar, static_cast<IdxT>(blockIdx.x));\n}\n\n";
+  // group: CompiledGroup's members, one segment each (gpu::FusedSegment's layout), in one
+  // launch. A block finds its segment by binary search over the segments' first blocks and
+  // runs the contig or vec body on its part of it (32-bit indices).
+  os << "struct Segment {\n";
+  for (int i : read) os << "  const " << in_type(i) << "* in" << i << ";\n";
+  for (size_t o = 0; o < t.outputs.size(); ++o) os << "  " << out_type(o) << "* out" << o << ";\n";
+  os << "  int n;\n  int first_block;\n  unsigned int scalar;\n  int vec;\n};\n"
+     << "struct Segments {\n  Segment s[" << gpu::fused_group_capacity(t) << "];\n  int count;\n};\n\n"
+     << "template <int N>\n__global__ void group(const __grid_constant__ Segments g) {\n"
+     << "  const int b = static_cast<int>(blockIdx.x);\n"
+     << "  int lo = 0, hi = g.count - 1;\n"
+     << "  while (lo < hi) {\n"
+     << "    const int mid = (lo + hi + 1) >> 1;\n"
+     << "    if (g.s[mid].first_block <= b) lo = mid; else hi = mid - 1;\n"
+     << "  }\n"
+     << "  const Segment& sg = g.s[lo];\n";
+  auto seg_call = [&](std::ostream& s) {
+    for (int i : read) s << "sg.in" << i << ", ";
+    for (size_t o = 0; o < t.outputs.size(); ++o) s << "sg.out" << o << ", ";
+  };
+  os << "  if (sg.vec) {\n    vec_block<int, N>(";
+  seg_call(os);
+  os << "sg.n, sg.scalar, b - sg.first_block);\n  } else {\n    contig_block<int>(";
+  seg_call(os);
+  os << "sg.n, sg.scalar, b - sg.first_block);\n  }\n}\n\n";
   // strided: any strides over `ndim` collapsed dimensions.
   os << "template <typename IdxT>\n__global__ void strided(";
   params(os);
@@ -401,6 +436,29 @@ gpu::ModuleSource gpu::fused_module(const FusedTape& tape, const std::string& la
   std::string source = source_of(tape, label);
   const std::string hash = kernels::Sha256::hex(kernels::Sha256::hash(source)).substr(0, 16);
   return {"compiled_" + hash, std::move(source), fused_kernel_names(tape), {"-minimal"}};
+}
+
+// The same source; only the group kernel is instantiated (the others cost nothing there).
+gpu::ModuleSource gpu::fused_group_module(const FusedTape& tape, const std::string& label) {
+  ModuleSource m = fused_module(tape, label);
+  m.name += "_group";
+  m.kernels = {fused_group_kernel_name(tape)};
+  return m;
+}
+
+std::string gpu::fused_group_kernel_name(const FusedTape& t) {
+  return "kiln_fused::group<" + std::to_string(fused_vector_width(t)) + ">";
+}
+
+size_t gpu::fused_segment_bytes(const FusedTape& t) {
+  size_t pointers = t.outputs.size();
+  for (size_t i = 0; i < t.num_inputs(); ++i) pointers += t.shape_only[i] ? 0 : 1;
+  return pointers * sizeof(void*) + 4 * sizeof(int32_t);
+}
+
+int gpu::fused_group_capacity(const FusedTape& t) {
+  const size_t room = (kFusedGroupParamBytes - 8) / fused_segment_bytes(t);
+  return static_cast<int>(std::clamp<size_t>(room, 1, kFusedGroupMaxSegments));
 }
 
 // Representative tapes for the CI catalog: per dtype, every unary and binary op the GPU takes
@@ -536,6 +594,7 @@ void catalog(const gpu::ModuleSink& sink) {
     c.ops.push_back({std::make_shared<Select>(st), {1, 0, 2}, d});
     c.outputs.push_back(c.first_op() + static_cast<int>(c.ops.size()) - 1);
     auto mc = trimmed(gpu::fused_module(c, msg("catalog_cast_", d)));
+    mc.kernels.push_back(gpu::fused_group_kernel_name(c));
     sink(mc.name, mc);
   }
 }

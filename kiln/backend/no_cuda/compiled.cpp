@@ -3,4 +3,5 @@
 
 namespace kiln {
 KILN_NO_GPU_MULTI(Compiled)
+KILN_NO_GPU_MULTI(CompiledGroup)
 }  // namespace kiln
