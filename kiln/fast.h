@@ -277,4 +277,16 @@ array scaled_dot_product_attention(const array& q, const array& k, const array& 
  */
 array cross_entropy(const array& logits, const array& targets, StreamOrDevice s = {});
 
+/**
+ * The global L2 norm of several arrays: sqrt of the sum of the squares of every element of
+ * every array, as if they were flattened and concatenated (optax's and TensorFlow's
+ * global_norm, PyTorch's get_total_norm). Gradient clipping's norm (optimizers'
+ * clip_grad_norm) in one pass over the arrays: one kernel for all of them on the GPU, not a
+ * square and a reduction per array. Arrays: floating dtypes, any shapes and layouts (empty
+ * ones add nothing). Output: a 0-d float32 array (float64 if an input is float64), accumulated
+ * in float32 or better. Differentiable (its gradient is x / norm for each array).
+ * Throws std::invalid_argument ("[global_norm] ...") for a non-floating array.
+ */
+array global_norm(const std::vector<array>& arrays, StreamOrDevice s = {});
+
 }  // namespace kiln::fast

@@ -247,6 +247,14 @@ class CrossEntropy : public Custom {
                                                        const std::vector<int>& axes) override;
 };
 
+/** global_norm. Inputs: the arrays (floating); output: their global L2 norm (0-d, float32
+ * or float64). */
+class GlobalNorm : public Custom {
+ public:
+  GlobalNorm(Stream s, ArrayFn fallback) : Custom(s, std::move(fallback)) {}
+  KILN_FAST_PRIMITIVE(GlobalNorm)
+};
+
 /** The gradient of cross_entropy with respect to the logits: (softmax(logits) -
  * one_hot(target)) * cotangent. Inputs: logits, targets, logsumexp, cotangent. */
 class CrossEntropyVJP : public Custom {

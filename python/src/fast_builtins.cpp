@@ -190,6 +190,31 @@ value raises ``ValueError``. The gradient follows the forward's implementation.
       "'' when the cuDNN attention path can run here, else why not (internal).");
 
   f.def(
+      "global_norm",
+      [](const std::vector<array>& arrays, StreamOrDevice s) {
+        return fast::global_norm(arrays, s);
+      },
+      py::arg("arrays"), py::kw_only(), py::arg("stream") = py::none(),
+      R"doc(
+The global L2 norm of several arrays (a kiln addition to MLX's API).
+
+``sqrt(sum(sum(square(x)) for x in arrays))``, as if the arrays were flattened and
+concatenated: the norm ``optimizers.clip_grad_norm`` clips by (optax's and TensorFlow's
+``global_norm``). One pass over the arrays: on the GPU one kernel reads all of them, instead
+of a square and a reduction per array. Accumulated in float64 on both devices.
+
+Args:
+    arrays (list[array]): Floating arrays of any shapes (empty ones add nothing).
+
+Returns:
+    array: A 0-d float32 array (float64 when an input is float64). Differentiable: the
+    gradient for each array is ``x / norm``.
+
+Raises:
+    ValueError: an array is not floating.
+)doc");
+
+  f.def(
       "cross_entropy",
       [](const array& logits, const array& targets, StreamOrDevice s) {
         return fast::cross_entropy(logits, targets, s);

@@ -12,5 +12,6 @@ KILN_NO_GPU_MULTI(ScaledDotProductAttention)
 KILN_NO_GPU_MULTI(ScaledDotProductAttentionVJP)
 KILN_NO_GPU_MULTI(CrossEntropy)
 KILN_NO_GPU_MULTI(CrossEntropyVJP)
+KILN_NO_GPU_MULTI(GlobalNorm)
 KILN_NO_GPU_MULTI(SoftmaxVJP)
 }  // namespace kiln::fast

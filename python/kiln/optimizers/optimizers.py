@@ -670,11 +670,17 @@ def clip_grad_norm(grads, max_norm):
             f"[clip_grad_norm] max_norm should be >=0, {max_norm} was provided instead"
         )
 
-    def squared_norm(g):
-        # float16 squares overflow at 256: sum them in float32.
-        return (g.astype(mx.float32) if g.dtype == mx.float16 else g).square().sum()
+    leaves = [g for _, g in tree_flatten(grads)]
+    if all(isinstance(g, mx.array) and mx.issubdtype(g.dtype, mx.floating) for g in leaves):
+        # One pass over every gradient (one kernel on the GPU), accumulated in float64.
+        total_norm = mx.fast.global_norm(leaves)
+    else:
 
-    total_norm = mx.sqrt(tree_reduce(lambda acc, g: acc + squared_norm(g), grads, 0.0))
+        def squared_norm(g):
+            # float16 squares overflow at 256: sum them in float32.
+            return (g.astype(mx.float32) if g.dtype == mx.float16 else g).square().sum()
+
+        total_norm = mx.sqrt(tree_reduce(lambda acc, g: acc + squared_norm(g), grads, 0.0))
     normalizer = mx.minimum(max_norm / (total_norm + 1e-6), 1.0)
 
     def scale(g):
