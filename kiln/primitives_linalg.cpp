@@ -5,6 +5,7 @@
 
 #include "kiln/ops.h"
 #include "kiln/primitives_common.h"
+#include "kiln/primitives_layout.h"
 #include "kiln/utils.h"
 
 namespace kiln {
@@ -23,9 +24,30 @@ array scaled(const array& x, float factor, const Stream& s) {
 // transposes for complex64, MLX's convention, docs/transforms.md). The primitive's inputs
 // have equal batch axes, so the products have exactly their shapes; the Broadcast nodes
 // the op inserted sum over broadcast batch axes in their own vjp.
+// Whether `x` is a view of another array with its last two axes swapped (W.T).
+bool is_transposed_matrix(const array& x) {
+  if (!x.has_primitive()) return false;
+  auto* t = dynamic_cast<const Transpose*>(&x.primitive());
+  if (!t) return false;
+  const std::vector<int>& ax = t->axes();
+  const int n = static_cast<int>(ax.size());
+  if (n < 2 || ax[n - 2] != n - 1 || ax[n - 1] != n - 2) return false;
+  for (int i = 0; i < n - 2; ++i)
+    if (ax[i] != i) return false;
+  return true;
+}
+
+// The gradient of an operand that is a transposed view (x @ W.T: nn.Linear's weight) is
+// computed transposed, (cot^T conj(a))^T, so that the Transpose's own vjp hands back a
+// row-contiguous gradient in the parameter's layout (PyTorch's gradient layout contract):
+// optimizers, fused updates and all-reduces then read it without a copy. Same products.
 array matmul_vjp(const array& a, const array& b, const array& cot, int arg, float alpha,
                  const Stream& s) {
   auto mH = [&](const array& x) { return conj_if_complex(mT(x, s), s); };
+  if (arg == 1 && is_transposed_matrix(b))
+    return scaled(mT(matmul(mT(cot, s), conj_if_complex(a, s), s), s), alpha, s);
+  if (arg == 0 && is_transposed_matrix(a))
+    return scaled(mT(matmul(conj_if_complex(b, s), mT(cot, s), s), s), alpha, s);
   return scaled(arg == 0 ? matmul(cot, mH(b), s) : matmul(mH(a), cot, s), alpha, s);
 }
 

@@ -331,6 +331,51 @@ TEST(MatmulTransforms, VjpIsTheProductWithTheOtherOperandTransposed) {
   }
 }
 
+// nn.Linear's x @ W.T and addmm(bias, x, W.T): the gradient of W comes back row-contiguous
+// (W's layout), and so does a's for W.T @ x; the values are the plain products'.
+TEST(MatmulTransforms, GradientsOfTransposedViewsHaveTheParametersLayout) {
+  for (Dtype t : {float32, float64}) {
+    array x = rand({5, 4}, t), w = rand({3, 4}, t), bias = rand({3}, t), cot = rand({5, 3}, t);
+    auto f = [](const std::vector<array>& in) {
+      return std::vector<array>{matmul(in[0], transpose(in[1])),
+                                addmm(in[2], in[0], transpose(in[1]), 0.5f, 1.0f)};
+    };
+    auto grads = vjp(f, {x, w, bias}, {cot, cot}).second;
+    eval(grads);
+    EXPECT_TRUE(grads[1].flags().row_contiguous) << t;
+    // dW = 1.5 cot^T x and dx = 1.5 cot W (both products).
+    auto ref = ref_product(transpose(cot), x, nullptr, 1.5);
+    test::expect_allclose(grads[1], {3, 4}, ref.values, product_tolerance(t));
+    auto rx = ref_product(cot, w, nullptr, 1.5);
+    test::expect_allclose(grads[0], {5, 4}, rx.values, product_tolerance(t));
+
+    // The first operand transposed: W.T @ y with W (6, 3): dW = y cot^T.
+    array w2 = rand({6, 3}, t), y = rand({6, 2}, t), cot2 = rand({3, 2}, t);
+    auto g = vjp(
+                 [](const std::vector<array>& in) {
+                   return std::vector<array>{matmul(transpose(in[0]), in[1])};
+                 },
+                 {w2, y}, {cot2})
+                 .second;
+    eval(g);
+    EXPECT_TRUE(g[0].flags().row_contiguous) << t;
+    auto r2 = ref_product(y, transpose(cot2));
+    test::expect_allclose(g[0], {6, 3}, r2.values, product_tolerance(t));
+  }
+  // complex64 takes conjugates (MLX's convention): the same gradients as through a copy of W.T.
+  array x = astype(rand({5, 4}), complex64) * array(std::complex<float>(0.5f, -1.0f));
+  array w = astype(rand({3, 4}), complex64) * array(std::complex<float>(1.0f, 2.0f));
+  array cot = astype(rand({5, 3}), complex64);
+  auto through_view = vjp([](const std::vector<array>& in) {
+    return std::vector<array>{matmul(in[0], transpose(in[1]))};
+  }, {x, w}, {cot}).second;
+  auto through_copy = vjp([](const std::vector<array>& in) {
+    return std::vector<array>{matmul(in[0], copy(transpose(in[1])))};
+  }, {x, w}, {cot}).second;
+  for (int i = 0; i < 2; ++i)
+    EXPECT_TRUE(allclose(through_view[i], through_copy[i], 1e-5, 1e-6).item<bool>()) << i;
+}
+
 TEST(MatmulTransforms, JvpIsTheProductRule) {
   array a = rand({4, 6}), b = rand({6, 3}), ta = rand({4, 6}), tb = rand({6, 3});
   array out = matmul(a, b);
