@@ -5,7 +5,7 @@ from __future__ import annotations
 import collections.abc
 import kiln.core
 import typing
-__all__: list[str] = ['CustomKernel', 'KernelCompileError', 'cross_entropy', 'cuda_kernel', 'fused_rms_silu', 'layer_norm', 'metal_kernel', 'precompiled_cuda_kernel', 'rms_norm', 'rope', 'scaled_dot_product_attention']
+__all__: list[str] = ['CustomKernel', 'KernelCompileError', 'cross_entropy', 'cuda_kernel', 'fused_rms_silu', 'global_norm', 'layer_norm', 'metal_kernel', 'precompiled_cuda_kernel', 'rms_norm', 'rope', 'scaled_dot_product_attention']
 class KernelCompileError(RuntimeError):
     pass
 class CustomKernel:
@@ -133,6 +133,25 @@ def fused_rms_silu(x: kiln.core.array, weight: kiln.core.array | None, eps: typi
 
     Returns:
         array: The activated array, of the promoted dtype of ``x`` and ``weight``.
+    """
+def global_norm(arrays: collections.abc.Sequence[kiln.core.array], *, stream: None | kiln.core.Stream | kiln.core.Device = None) -> kiln.core.array:
+    """
+    The global L2 norm of several arrays (a kiln addition to MLX's API).
+
+    ``sqrt(sum(sum(square(x)) for x in arrays))``, as if the arrays were flattened and
+    concatenated: the norm ``optimizers.clip_grad_norm`` clips by (optax's and TensorFlow's
+    ``global_norm``). One pass over the arrays: on the GPU one kernel reads all of them, instead
+    of a square and a reduction per array. Accumulated in float64 on both devices.
+
+    Args:
+        arrays (list[array]): Floating arrays of any shapes (empty ones add nothing).
+
+    Returns:
+        array: A 0-d float32 array (float64 when an input is float64). Differentiable: the
+        gradient for each array is ``x / norm``.
+
+    Raises:
+        ValueError: an array is not floating.
     """
 def layer_norm(x: kiln.core.array, weight: kiln.core.array | None, bias: kiln.core.array | None, eps: typing.SupportsFloat | typing.SupportsIndex, *, stream: None | kiln.core.Stream | kiln.core.Device = None) -> kiln.core.array:
     """
