@@ -41,8 +41,7 @@ array global_norm(const std::vector<array>& arrays, StreamOrDevice s_) {
   }
   const Stream s = to_stream(s_);
   if (arrays.empty()) return astype(array(0.0f), out, s);
-  return array(Shape{}, out, std::make_shared<GlobalNorm>(s, global_norm_fallback(s, out)),
-               arrays);
+  return array(Shape{}, out, std::make_shared<GlobalNorm>(s, global_norm_fallback(s, out)), arrays);
 }
 
 }  // namespace kiln::fast

@@ -86,8 +86,7 @@ TEST_F(Compile, GroupMembersTakeEveryLayout) {
       random_array({20}, float32));
   add(random_array({5, 6}, float32), broadcast_to(random_array({6}, float32), {5, 6}),
       random_array({5, 6}, float32));
-  add(random_array({4096}, float32), random_array({4096}, float32),
-      random_array({4096}, float32));
+  add(random_array({4096}, float32), random_array({4096}, float32), random_array({4096}, float32));
   auto c = compile(update_all)(x);
   auto e = update_all(x);
   EXPECT_EQ(count_prefix(graph_primitives(c), "CompiledGroup"), 1u);

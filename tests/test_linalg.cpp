@@ -366,12 +366,18 @@ TEST(MatmulTransforms, GradientsOfTransposedViewsHaveTheParametersLayout) {
   array x = astype(rand({5, 4}), complex64) * array(std::complex<float>(0.5f, -1.0f));
   array w = astype(rand({3, 4}), complex64) * array(std::complex<float>(1.0f, 2.0f));
   array cot = astype(rand({5, 3}), complex64);
-  auto through_view = vjp([](const std::vector<array>& in) {
-    return std::vector<array>{matmul(in[0], transpose(in[1]))};
-  }, {x, w}, {cot}).second;
-  auto through_copy = vjp([](const std::vector<array>& in) {
-    return std::vector<array>{matmul(in[0], copy(transpose(in[1])))};
-  }, {x, w}, {cot}).second;
+  auto through_view = vjp(
+                          [](const std::vector<array>& in) {
+                            return std::vector<array>{matmul(in[0], transpose(in[1]))};
+                          },
+                          {x, w}, {cot})
+                          .second;
+  auto through_copy = vjp(
+                          [](const std::vector<array>& in) {
+                            return std::vector<array>{matmul(in[0], copy(transpose(in[1])))};
+                          },
+                          {x, w}, {cot})
+                          .second;
   for (int i = 0; i < 2; ++i)
     EXPECT_TRUE(allclose(through_view[i], through_copy[i], 1e-5, 1e-6).item<bool>()) << i;
 }

@@ -477,9 +477,9 @@ void CompiledGroup::eval_cpu(const std::vector<array>& inputs, std::vector<array
   const std::span<const array> in(inputs);
   const std::span<array> out(outputs);
   for (size_t m = 0; m < members().size(); ++m) {
-    members()[m]->eval_cpu_on(in.subspan(input_offset(m), input_offset(m + 1) - input_offset(m)),
-                              out.subspan(output_offset(m),
-                                          output_offset(m + 1) - output_offset(m)));
+    members()[m]->eval_cpu_on(
+        in.subspan(input_offset(m), input_offset(m + 1) - input_offset(m)),
+        out.subspan(output_offset(m), output_offset(m + 1) - output_offset(m)));
   }
 }
 

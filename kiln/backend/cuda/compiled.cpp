@@ -128,8 +128,7 @@ bool load(GpuState& state, const char* node, int context, const std::vector<std:
   std::lock_guard lk(state.mu);
   if (!state.failed) {
     try {
-      const auto& m =
-          gpu::get_module(context, state.module_name, [&] { return state.source; });
+      const auto& m = gpu::get_module(context, state.module_name, [&] { return state.source; });
       for (size_t k = 0; k < names.size(); ++k) fns[k] = m.function(names[k]);
     } catch (const std::exception& e) {
       state.failed = true;
@@ -151,8 +150,8 @@ std::shared_ptr<GpuState> new_state(const char* node, Make make) {
     st->source = make();
     st->module_name = st->source.name;
     if (detail::compile_debug())
-      std::fprintf(stderr, "[kiln compile] GPU kernel %s (%s):\n%s", node,
-                   st->module_name.c_str(), st->source.source.c_str());
+      std::fprintf(stderr, "[kiln compile] GPU kernel %s (%s):\n%s", node, st->module_name.c_str(),
+                   st->source.source.c_str());
   } catch (const std::exception& e) {
     st->failed = true;
     st->error = e.what();
@@ -310,9 +309,8 @@ void CompiledGroup::eval_gpu(const std::vector<array>& inputs, std::vector<array
     }
     allocate_outputs(t, in, out, shape, s);
     const bool vec = vector_aligned(t, in, out, scalar);
-    const int64_t seg_blocks =
-        (n + gpu::kFusedBlock * (vec ? vw : gpu::kFusedWork) - 1) /
-        (gpu::kFusedBlock * (vec ? vw : gpu::kFusedWork));
+    const int64_t seg_blocks = (n + gpu::kFusedBlock * (vec ? vw : gpu::kFusedWork) - 1) /
+                               (gpu::kFusedBlock * (vec ? vw : gpu::kFusedWork));
     if (count == capacity || blocks + seg_blocks > kMax32) launch();
     char* seg = table.data() + count * seg_bytes;
     for (size_t i = 0; i < in.size(); ++i) {

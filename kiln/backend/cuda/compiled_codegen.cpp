@@ -369,7 +369,8 @@ std::string source_of(const FusedTape& t, const std::string& label) {
   for (int i : read) os << "  const " << in_type(i) << "* in" << i << ";\n";
   for (size_t o = 0; o < t.outputs.size(); ++o) os << "  " << out_type(o) << "* out" << o << ";\n";
   os << "  int n;\n  int first_block;\n  unsigned int scalar;\n  int vec;\n};\n"
-     << "struct Segments {\n  Segment s[" << gpu::fused_group_capacity(t) << "];\n  int count;\n};\n\n"
+     << "struct Segments {\n  Segment s[" << gpu::fused_group_capacity(t)
+     << "];\n  int count;\n};\n\n"
      << "template <int N>\n__global__ void group(const __grid_constant__ Segments g) {\n"
      << "  const int b = static_cast<int>(blockIdx.x);\n"
      << "  int lo = 0, hi = g.count - 1;\n"

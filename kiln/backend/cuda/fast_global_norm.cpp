@@ -66,8 +66,8 @@ void GlobalNorm::eval_gpu(const std::vector<array>& inputs, std::vector<array>& 
     if (in.size() == 0) continue;
     const bool dense = in.flags().contiguous && in.data_size() == in.size();
     const CUdeviceptr p = dense ? gpu::device_address(in) : gpu::fast::dense_address(in, s);
-    segs.push_back({p, static_cast<int64_t>(in.size()), static_cast<int32_t>(blocks),
-                    dtype_code(in.dtype())});
+    segs.push_back(
+        {p, static_cast<int64_t>(in.size()), static_cast<int32_t>(blocks), dtype_code(in.dtype())});
     blocks += chunks(in);
     ends.push_back(blocks);
     if (blocks > std::numeric_limits<int32_t>::max()) {

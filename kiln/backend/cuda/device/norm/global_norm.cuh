@@ -70,13 +70,16 @@ __device__ inline double chunk_squares<double>(const double* p, long long lo, lo
   return acc;
 }
 
-__global__ void __launch_bounds__(kBlock) partials(const __grid_constant__ Segments g,
-                                                   double* __restrict__ out, int out_offset) {
+__global__ void __launch_bounds__(kBlock)
+    partials(const __grid_constant__ Segments g, double* __restrict__ out, int out_offset) {
   const int b = static_cast<int>(blockIdx.x);
   int lo = 0, hi = g.count - 1;
   while (lo < hi) {
     const int mid = (lo + hi + 1) >> 1;
-    if (g.s[mid].first_block <= b) lo = mid; else hi = mid - 1;
+    if (g.s[mid].first_block <= b)
+      lo = mid;
+    else
+      hi = mid - 1;
   }
   const Segment& sg = g.s[lo];
   const int size = sg.dtype == 3 ? 8 : sg.dtype == 0 ? 4 : 2;
@@ -103,8 +106,8 @@ __global__ void __launch_bounds__(kBlock) partials(const __grid_constant__ Segme
 }
 
 template <typename Out>
-__global__ void __launch_bounds__(kBlock) finish(const double* __restrict__ partial, int n,
-                                                 Out* __restrict__ out) {
+__global__ void __launch_bounds__(kBlock)
+    finish(const double* __restrict__ partial, int n, Out* __restrict__ out) {
   double acc = 0;
   for (int i = threadIdx.x; i < n; i += kBlock) acc += partial[i];
   acc = block_sum(acc);
