@@ -667,6 +667,20 @@ def test_compiled_function_inside_is_exported(path, rng):
     assert_same(f(x), [fn(x)])
 
 
+def test_compiled_group_and_global_norm_are_exported(path, rng):
+    # Two independent updates of one code become a CompiledGroup; global_norm is a fused node.
+    cf = mx.compile(lambda a, b: [mx.exp(a) * 2 + 1, mx.exp(b) * 2 + 1])
+
+    def fn(x, y):
+        u, v = cf(x, y)
+        return u, v, mx.fast.global_norm([u, v])
+
+    mx.export_function(path, fn, rand(rng, 6), rand(rng, 2, 3))
+    f = mx.import_function(path)
+    x, y = rand(rng, 6), rand(rng, 2, 3)
+    assert_same(f(x, y), list(fn(x, y)))
+
+
 def test_exported_gradient_function(path, rng):
     w = rand(rng, 8)
 
