@@ -667,27 +667,20 @@ void CompiledGraph::eval_cpu(const std::vector<array>& inputs, std::vector<array
 std::vector<array> CompiledGraph::jvp(const std::vector<array>& primals,
                                       const std::vector<array>& tangents,
                                       const std::vector<int>& argnums) {
-  std::vector<array> all;
-  for (const auto& p : primals) all.push_back(zeros_like(p));
-  for (size_t i = 0; i < argnums.size(); ++i) all[argnums[i]] = tangents[i];
-  return kiln::jvp([this](const std::vector<array>& x) { return unfused(x); }, primals, all).second;
+  return detail::unfused_jvp([this](const auto& x) { return unfused(x); }, primals, tangents,
+                             argnums, stream());
 }
 
 std::vector<array> CompiledGraph::vjp(const std::vector<array>& primals,
                                       const std::vector<array>& cotangents,
                                       const std::vector<int>& argnums, const std::vector<array>&) {
-  auto grads =
-      kiln::vjp([this](const std::vector<array>& x) { return unfused(x); }, primals, cotangents)
-          .second;
-  std::vector<array> out;
-  for (int a : argnums) out.push_back(grads[a]);
-  return out;
+  return detail::unfused_vjp([this](const auto& x) { return unfused(x); }, primals, cotangents,
+                             argnums);
 }
 
 std::pair<std::vector<array>, std::vector<int>> CompiledGraph::vmap(
     const std::vector<array>& inputs, const std::vector<int>& axes) {
-  auto outs = kiln::vmap([this](const std::vector<array>& x) { return unfused(x); }, axes)(inputs);
-  return {outs, std::vector<int>(outs.size(), 0)};
+  return detail::unfused_vmap([this](const auto& x) { return unfused(x); }, inputs, axes);
 }
 
 }  // namespace kiln

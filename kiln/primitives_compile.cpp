@@ -241,30 +241,50 @@ std::vector<array> Compiled::run_unfused(const std::vector<array>& inputs, const
   return outs;
 }
 
-std::vector<array> Compiled::jvp(const std::vector<array>& primals,
-                                 const std::vector<array>& tangents,
-                                 const std::vector<int>& argnums) {
+// ---------------------------------------------------------------- transforms of nodes that
+// stand for other ops (Compiled, CompiledGroup, CompiledGraph): those ops' transforms.
+
+std::vector<array> detail::unfused_jvp(const ArrayFn& unfused, const std::vector<array>& primals,
+                                       const std::vector<array>& tangents,
+                                       const std::vector<int>& argnums, const Stream& s) {
   std::vector<array> all;
-  for (const auto& p : primals) all.push_back(detail::zeros_view(p.shape(), p.dtype(), stream()));
+  for (const auto& p : primals) all.push_back(detail::zeros_view(p.shape(), p.dtype(), s));
   for (size_t i = 0; i < argnums.size(); ++i) all[argnums[i]] = tangents[i];
-  return kiln::jvp([this](const std::vector<array>& x) { return unfused(x); }, primals, all).second;
+  return kiln::jvp(unfused, primals, all).second;
 }
 
-std::vector<array> Compiled::vjp(const std::vector<array>& primals,
-                                 const std::vector<array>& cotangents,
-                                 const std::vector<int>& argnums, const std::vector<array>&) {
-  auto grads =
-      kiln::vjp([this](const std::vector<array>& x) { return unfused(x); }, primals, cotangents)
-          .second;
+std::vector<array> detail::unfused_vjp(const ArrayFn& unfused, const std::vector<array>& primals,
+                                       const std::vector<array>& cotangents,
+                                       const std::vector<int>& argnums) {
+  auto grads = kiln::vjp(unfused, primals, cotangents).second;
   std::vector<array> out;
   for (int a : argnums) out.push_back(grads[a]);
   return out;
 }
 
+std::pair<std::vector<array>, std::vector<int>> detail::unfused_vmap(
+    const ArrayFn& unfused, const std::vector<array>& inputs, const std::vector<int>& axes) {
+  auto outs = kiln::vmap(unfused, axes)(inputs);
+  return {outs, std::vector<int>(outs.size(), 0)};
+}
+
+std::vector<array> Compiled::jvp(const std::vector<array>& primals,
+                                 const std::vector<array>& tangents,
+                                 const std::vector<int>& argnums) {
+  return detail::unfused_jvp([this](const auto& x) { return unfused(x); }, primals, tangents,
+                             argnums, stream());
+}
+
+std::vector<array> Compiled::vjp(const std::vector<array>& primals,
+                                 const std::vector<array>& cotangents,
+                                 const std::vector<int>& argnums, const std::vector<array>&) {
+  return detail::unfused_vjp([this](const auto& x) { return unfused(x); }, primals, cotangents,
+                             argnums);
+}
+
 std::pair<std::vector<array>, std::vector<int>> Compiled::vmap(const std::vector<array>& inputs,
                                                                const std::vector<int>& axes) {
-  auto outs = kiln::vmap([this](const std::vector<array>& x) { return unfused(x); }, axes)(inputs);
-  return {outs, std::vector<int>(outs.size(), 0)};
+  return detail::unfused_vmap([this](const auto& x) { return unfused(x); }, inputs, axes);
 }
 
 // ---------------------------------------------------------------- CompiledGroup
@@ -324,27 +344,20 @@ std::vector<array> CompiledGroup::unfused(const std::vector<array>& inputs) cons
 std::vector<array> CompiledGroup::jvp(const std::vector<array>& primals,
                                       const std::vector<array>& tangents,
                                       const std::vector<int>& argnums) {
-  std::vector<array> all;
-  for (const auto& p : primals) all.push_back(detail::zeros_view(p.shape(), p.dtype(), stream()));
-  for (size_t i = 0; i < argnums.size(); ++i) all[argnums[i]] = tangents[i];
-  return kiln::jvp([this](const std::vector<array>& x) { return unfused(x); }, primals, all).second;
+  return detail::unfused_jvp([this](const auto& x) { return unfused(x); }, primals, tangents,
+                             argnums, stream());
 }
 
 std::vector<array> CompiledGroup::vjp(const std::vector<array>& primals,
                                       const std::vector<array>& cotangents,
                                       const std::vector<int>& argnums, const std::vector<array>&) {
-  auto grads =
-      kiln::vjp([this](const std::vector<array>& x) { return unfused(x); }, primals, cotangents)
-          .second;
-  std::vector<array> out;
-  for (int a : argnums) out.push_back(grads[a]);
-  return out;
+  return detail::unfused_vjp([this](const auto& x) { return unfused(x); }, primals, cotangents,
+                             argnums);
 }
 
 std::pair<std::vector<array>, std::vector<int>> CompiledGroup::vmap(
     const std::vector<array>& inputs, const std::vector<int>& axes) {
-  auto outs = kiln::vmap([this](const std::vector<array>& x) { return unfused(x); }, axes)(inputs);
-  return {outs, std::vector<int>(outs.size(), 0)};
+  return detail::unfused_vmap([this](const auto& x) { return unfused(x); }, inputs, axes);
 }
 
 // ---------------------------------------------------------------- helpers

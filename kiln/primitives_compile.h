@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kiln/primitive.h"
+#include "kiln/transforms.h"
 
 namespace kiln {
 
@@ -267,6 +268,18 @@ bool is_fusable_elementwise(const Primitive& p);
 std::string fused_functor(const Primitive& p);
 /** KILN_DEBUG_COMPILE is set (not "" or "0"): print generated kernels and compiled graphs. */
 bool compile_debug();
+/** jvp, vjp and vmap of a node that stands for the ops `unfused` applies to its inputs
+ * (Compiled, CompiledGroup, CompiledGraph): the transforms of those ops; vmap maps every
+ * output on axis 0. */
+std::vector<array> unfused_jvp(const ArrayFn& unfused, const std::vector<array>& primals,
+                               const std::vector<array>& tangents, const std::vector<int>& argnums,
+                               const Stream& s);
+std::vector<array> unfused_vjp(const ArrayFn& unfused, const std::vector<array>& primals,
+                               const std::vector<array>& cotangents,
+                               const std::vector<int>& argnums);
+std::pair<std::vector<array>, std::vector<int>> unfused_vmap(const ArrayFn& unfused,
+                                                             const std::vector<array>& inputs,
+                                                             const std::vector<int>& axes);
 }  // namespace detail
 
 }  // namespace kiln
