@@ -140,8 +140,9 @@ def global_norm(arrays: collections.abc.Sequence[kiln.core.array], *, stream: No
 
     ``sqrt(sum(sum(square(x)) for x in arrays))``, as if the arrays were flattened and
     concatenated: the norm ``optimizers.clip_grad_norm`` clips by (optax's and TensorFlow's
-    ``global_norm``). One pass over the arrays: on the GPU one kernel reads all of them, instead
-    of a square and a reduction per array. Accumulated in float64 on both devices.
+    ``global_norm``). One pass over the arrays: on the GPU a launch per 160 arrays and one to
+    finish, instead of a square and a reduction per array. Accumulated in float64 on both
+    devices.
 
     Args:
         arrays (list[array]): Floating arrays of any shapes (empty ones add nothing).
