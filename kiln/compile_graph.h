@@ -73,8 +73,8 @@ void make_shapeless(Graph& g);
 /** Connected elementwise nodes replaced by Compiled nodes (compile_fuse.cpp). */
 void fuse(Graph& g);
 
-/** Independent Compiled nodes running the same code on one stream replaced by a
- * CompiledGroup node each (compile_group.cpp); the nodes are sorted again. */
+/** Compiled nodes running the same code on one stream whose values no node reads (they only
+ * leave the function) replaced by one CompiledGroup node each (compile_group.cpp). */
 void group_horizontally(Graph& g);
 
 }  // namespace kiln::compile_ir

@@ -132,11 +132,11 @@ class Compiled : public Primitive {
 };
 
 /**
- * Independent Compiled nodes that run the same code (equal code_key) on arrays of different
- * shapes, evaluated together: on the GPU one launch covers every member whose reads are
- * row-contiguous (a table of their pointers and sizes; XLA's horizontal fusion, PyTorch's
- * multi-tensor apply), so an optimizer's per-parameter update is a few launches instead of
- * one per parameter. Inputs and outputs are the members' in order. Each member computes
+ * Compiled nodes that run the same code (equal code_key) on arrays of different shapes and
+ * whose values only leave the function (compile_group.cpp), evaluated together: on the GPU
+ * one launch covers every member whose reads are row-contiguous (a table of their pointers
+ * and sizes; XLA's horizontal fusion, PyTorch's multi-tensor apply), so an optimizer's
+ * per-parameter update is a few launches instead of one per parameter. Inputs and outputs are the members' in order. Each member computes
  * exactly what it computes alone; transforms apply to the members.
  */
 class CompiledGroup : public Primitive {
