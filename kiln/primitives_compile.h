@@ -136,8 +136,9 @@ class Compiled : public Primitive {
  * whose values only leave the function (compile_group.cpp), evaluated together: on the GPU
  * one launch covers every member whose reads are row-contiguous (a table of their pointers
  * and sizes; XLA's horizontal fusion, PyTorch's multi-tensor apply), so an optimizer's
- * per-parameter update is a few launches instead of one per parameter. Inputs and outputs are the members' in order. Each member computes
- * exactly what it computes alone; transforms apply to the members.
+ * per-parameter update is a few launches instead of one per parameter. Inputs and outputs
+ * are the members' in order. Each member computes exactly what it computes alone;
+ * transforms apply to the members.
  */
 class CompiledGroup : public Primitive {
  public:

@@ -20,10 +20,6 @@ array scaled(const array& x, float factor, const Stream& s) {
   return factor == 1.0f ? x : multiply(x, array(factor, x.dtype()), s);
 }
 
-// Cotangents of a and b for out = alpha * (a @ b): cot @ b^H and a^H @ cot (the conjugate
-// transposes for complex64, MLX's convention, docs/transforms.md). The primitive's inputs
-// have equal batch axes, so the products have exactly their shapes; the Broadcast nodes
-// the op inserted sum over broadcast batch axes in their own vjp.
 // Whether `x` is a view of another array with its last two axes swapped (W.T).
 bool is_transposed_matrix(const array& x) {
   if (!x.has_primitive()) return false;
@@ -37,6 +33,11 @@ bool is_transposed_matrix(const array& x) {
   return true;
 }
 
+// Cotangents of a and b for out = alpha * (a @ b): cot @ b^H and a^H @ cot (the conjugate
+// transposes for complex64, MLX's convention, docs/transforms.md). The primitive's inputs
+// have equal batch axes, so the products have exactly their shapes; the Broadcast nodes
+// the op inserted sum over broadcast batch axes in their own vjp.
+//
 // The gradient of an operand that is a transposed view (x @ W.T: nn.Linear's weight) is
 // computed transposed, (cot^T conj(a))^T, so that the Transpose's own vjp hands back a
 // row-contiguous gradient in the parameter's layout (PyTorch's gradient layout contract):

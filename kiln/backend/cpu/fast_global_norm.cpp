@@ -1,6 +1,8 @@
 // eval_cpu of global_norm: each array's squares summed in double over fixed chunks on the
 // threads, the chunks' sums added in order (the result does not depend on the thread count).
+#include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "kiln/backend/cpu/fast_common.h"
@@ -14,41 +16,28 @@ namespace {
 
 constexpr size_t kChunk = 1 << 16;
 
+// Half types and float widen through float (exact); double is read as it is.
+template <typename T>
+double widen(T v) {
+  if constexpr (std::is_same_v<T, double>)
+    return v;
+  else
+    return static_cast<double>(static_cast<float>(v));
+}
+
 template <typename T>
 double sum_squares(const T* p, size_t n) {
   const size_t chunks = (n + kChunk - 1) / kChunk;
   std::vector<double> part(chunks, 0.0);
   cpu::parallel_for(chunks, 1, [&](size_t begin, size_t end) {
     for (size_t c = begin; c < end; ++c) {
-      double acc[4] = {0, 0, 0, 0};
+      double acc[4] = {0, 0, 0, 0};  // independent sums: no loop-carried dependence
       const size_t lo = c * kChunk, hi = std::min(n, lo + kChunk);
       size_t i = lo;
       for (; i + 4 <= hi; i += 4)
-        for (int k = 0; k < 4; ++k) {
-          const double v = static_cast<double>(static_cast<float>(p[i + k]));
-          acc[k] += v * v;
-        }
-      for (; i < hi; ++i) {
-        const double v = static_cast<double>(static_cast<float>(p[i]));
-        acc[0] += v * v;
-      }
+        for (int k = 0; k < 4; ++k) acc[k] += widen(p[i + k]) * widen(p[i + k]);
+      for (; i < hi; ++i) acc[0] += widen(p[i]) * widen(p[i]);
       part[c] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-    }
-  });
-  double total = 0;
-  for (double v : part) total += v;
-  return total;
-}
-
-template <>
-double sum_squares<double>(const double* p, size_t n) {
-  const size_t chunks = (n + kChunk - 1) / kChunk;
-  std::vector<double> part(chunks, 0.0);
-  cpu::parallel_for(chunks, 1, [&](size_t begin, size_t end) {
-    for (size_t c = begin; c < end; ++c) {
-      double acc = 0;
-      for (size_t i = c * kChunk, hi = std::min(n, i + kChunk); i < hi; ++i) acc += p[i] * p[i];
-      part[c] = acc;
     }
   });
   double total = 0;

@@ -309,8 +309,8 @@ void CompiledGroup::eval_gpu(const std::vector<array>& inputs, std::vector<array
     }
     allocate_outputs(t, in, out, shape, s);
     const bool vec = vector_aligned(t, in, out, scalar);
-    const int64_t seg_blocks = (n + gpu::kFusedBlock * (vec ? vw : gpu::kFusedWork) - 1) /
-                               (gpu::kFusedBlock * (vec ? vw : gpu::kFusedWork));
+    const int64_t block_elems = gpu::kFusedBlock * (vec ? vw : gpu::kFusedWork);
+    const int64_t seg_blocks = (n + block_elems - 1) / block_elems;
     if (count == capacity || blocks + seg_blocks > kMax32) launch();
     char* seg = table.data() + count * seg_bytes;
     for (size_t i = 0; i < in.size(); ++i) {

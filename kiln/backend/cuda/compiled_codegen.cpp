@@ -362,9 +362,9 @@ std::string source_of(const FusedTape& t, const std::string& label) {
   os << "IdxT n, unsigned int scalar) {\n  vec_block<IdxT, N>(";
   call(os);
   os << "n, scalar, static_cast<IdxT>(blockIdx.x));\n}\n\n";
-  // group: CompiledGroup's members, one segment each (gpu::FusedSegment's layout), in one
-  // launch. A block finds its segment by binary search over the segments' first blocks and
-  // runs the contig or vec body on its part of it (32-bit indices).
+  // group: CompiledGroup's members, one segment each (the layout of gpu::fused_segment_bytes), in
+  // one launch. A block finds its segment by binary search over the segments' first blocks and runs
+  // the contig or vec body on its part of it (32-bit indices).
   os << "struct Segment {\n";
   for (int i : read) os << "  const " << in_type(i) << "* in" << i << ";\n";
   for (size_t o = 0; o < t.outputs.size(); ++o) os << "  " << out_type(o) << "* out" << o << ";\n";

@@ -672,7 +672,7 @@ def clip_grad_norm(grads, max_norm):
 
     leaves = [g for _, g in tree_flatten(grads)]
     if all(isinstance(g, mx.array) and mx.issubdtype(g.dtype, mx.floating) for g in leaves):
-        # One pass over every gradient (one kernel on the GPU), accumulated in float64.
+        # One pass over every gradient (two launches on the GPU), accumulated in float64.
         total_norm = mx.fast.global_norm(leaves)
     else:
 
