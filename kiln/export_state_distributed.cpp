@@ -42,6 +42,11 @@ void ExportAccess::register_distributed(Registry& r) {
       [](StateReader& in, Stream s) {
         return std::make_shared<GroupedAllSum>(s, world_of_size(in));
       });
+  r.add<GroupedAllMean>(
+      "GroupedAllMean", [](const GroupedAllMean& p, StateWriter& w) { w.i(p.group().size()); },
+      [](StateReader& in, Stream s) {
+        return std::make_shared<GroupedAllMean>(s, world_of_size(in));
+      });
   r.add<AllGather>(
       "AllGather", [](const AllGather& p, StateWriter& w) { w.i(p.group().size()); },
       [](StateReader& in, Stream s) { return std::make_shared<AllGather>(s, world_of_size(in)); });

@@ -113,6 +113,16 @@ def profile(run_step, steps, rank):
           "largest, by the kernel after the gap:")
     for name, t in idle.most_common(8):
         print(f"  {t / steps:9.1f} x{idle_n[name] / steps:6.1f}  {name}")
+    # Memsets come from libraries (kiln's own are few): name them by their neighbours.
+    around = collections.Counter()
+    for i, (_, _, name) in enumerate(spans):
+        if "memset" in name.lower():
+            before = spans[i - 1][2][:50] if i > 0 else "-"
+            after = spans[i + 1][2][:50] if i + 1 < len(spans) else "-"
+            around[(before, after)] += 1
+    print("memsets per step, by the kernels before and after:")
+    for (before, after), k in around.most_common(6):
+        print(f"  x{k / steps:6.1f}  {before} | {after}")
 
 
 def main():

@@ -76,6 +76,15 @@ array all_sum(const array& x, std::optional<Group> group = std::nullopt, StreamO
 std::vector<array> grouped_all_sum(const std::vector<array>& xs,
                                    std::optional<Group> group = std::nullopt,
                                    StreamOrDevice s = {});
+/** The mean of each array of `xs` over the group, in one call of the backend: equal to
+ * `grouped_all_sum(xs)[i] / size` (the same result dtypes: integers and bools give
+ * float32). Floating arrays are divided inside the collective (NCCL's ncclAvg, which
+ * scales before summing for floating types, so half-precision results can differ from
+ * sum-then-divide in the last bit); others sum, then divide. Identity for a group of one
+ * (up to that dtype promotion). kiln's addition, for nn.average_gradients. */
+std::vector<array> grouped_all_mean(const std::vector<array>& xs,
+                                    std::optional<Group> group = std::nullopt,
+                                    StreamOrDevice s = {});
 /** Elementwise maximum over the group (not for complex64). */
 array all_max(const array& x, std::optional<Group> group = std::nullopt, StreamOrDevice s = {});
 /** Elementwise minimum over the group (not for complex64). */

@@ -75,11 +75,11 @@ void check_peer(const Group& group, int peer, const char* op, const char* what) 
 array all_sum(const array& x, std::optional<Group> group, StreamOrDevice s) {
   return all_reduce(x, group, s, ReduceOp::sum, "all_sum");
 }
-std::vector<array> grouped_all_sum(const std::vector<array>& xs, std::optional<Group> group_,
-                                   StreamOrDevice s) {
-  auto group = to_group(group_);
-  if (group.size() == 1 || xs.empty()) return xs;
-  Stream st = comm_stream(group, s, "grouped_all_sum");
+namespace {
+
+// The GroupedAllSum (or, with `mean`, GroupedAllMean) node over `xs`, all on stream `st`.
+std::vector<array> grouped_node(const std::vector<array>& xs, const Group& group, const Stream& st,
+                                bool mean) {
   std::vector<array> ins;
   std::vector<Shape> shapes;
   std::vector<Dtype> dtypes;
@@ -90,11 +90,40 @@ std::vector<array> grouped_all_sum(const std::vector<array>& xs, std::optional<G
     shapes.push_back(in.shape());
     dtypes.push_back(in.dtype());
   }
-  auto outs = array::make_arrays(std::move(shapes), dtypes,
-                                 std::make_shared<GroupedAllSum>(st, group), std::move(ins));
+  auto prim = mean ? std::make_shared<GroupedAllMean>(st, group)
+                   : std::make_shared<GroupedAllSum>(st, group);
+  auto outs = array::make_arrays(std::move(shapes), dtypes, std::move(prim), std::move(ins));
   for (size_t i = 0; i < xs.size(); ++i) {
     if (outs[i].dtype() != xs[i].dtype()) outs[i] = astype(outs[i], xs[i].dtype(), st);
   }
+  return outs;
+}
+
+}  // namespace
+
+std::vector<array> grouped_all_sum(const std::vector<array>& xs, std::optional<Group> group_,
+                                   StreamOrDevice s) {
+  auto group = to_group(group_);
+  if (group.size() == 1 || xs.empty()) return xs;
+  return grouped_node(xs, group, comm_stream(group, s, "grouped_all_sum"), false);
+}
+
+std::vector<array> grouped_all_mean(const std::vector<array>& xs, std::optional<Group> group_,
+                                    StreamOrDevice s) {
+  auto group = to_group(group_);
+  if (xs.empty()) return xs;
+  Stream st = group.size() == 1 ? to_stream(s) : comm_stream(group, s, "grouped_all_mean");
+  // Floating arrays average inside the collective; the others sum, then divide (as `s / n`).
+  std::vector<array> inexact, other;
+  for (const auto& x : xs) (is_inexact(x.dtype()) ? inexact : other).push_back(x);
+  if (group.size() > 1 && !inexact.empty()) inexact = grouped_node(inexact, group, st, true);
+  if (!other.empty()) {
+    if (group.size() > 1) other = grouped_node(other, group, st, false);
+    for (auto& o : other) o = divide(o, array(static_cast<float>(group.size())), st);
+  }
+  std::vector<array> outs;
+  size_t a = 0, b = 0;
+  for (const auto& x : xs) outs.push_back(is_inexact(x.dtype()) ? inexact[a++] : other[b++]);
   return outs;
 }
 

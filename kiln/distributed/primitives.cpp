@@ -18,6 +18,19 @@ array reduce_like(const array& x, const Group& g, ReduceOp op, const Stream& s) 
                                : all_min(x, g, s);
 }
 
+// One tangent per primal: zero for the inputs outside argnums.
+std::vector<array> every_tangent(const std::vector<array>& primals,
+                                 const std::vector<array>& tangents,
+                                 const std::vector<int>& argnums, const Stream& s) {
+  std::vector<array> full;
+  for (size_t i = 0; i < primals.size(); ++i) {
+    auto at = std::find(argnums.begin(), argnums.end(), static_cast<int>(i));
+    full.push_back(at == argnums.end() ? zeros_like(primals[i], s)
+                                       : tangents[at - argnums.begin()]);
+  }
+  return full;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- AllReduce
@@ -68,21 +81,15 @@ std::vector<Shape> GroupedAllSum::output_shapes(const std::vector<array>& inputs
 }
 
 bool GroupedAllSum::is_equivalent(const Primitive& other) const {
-  auto* o = dynamic_cast<const GroupedAllSum*>(&other);
-  return o && o->group().impl() == group().impl();
+  auto* o = dynamic_cast<const GroupedAllSum*>(&other);  // a GroupedAllMean is one too
+  return o && o->mean() == mean() && o->group().impl() == group().impl();
 }
 
 std::vector<array> GroupedAllSum::jvp(const std::vector<array>& primals,
                                       const std::vector<array>& tangents,
                                       const std::vector<int>& argnums) {
-  // Output i's tangent is the sum of input i's; inputs outside argnums have none (zero).
-  std::vector<array> full;
-  for (size_t i = 0; i < primals.size(); ++i) {
-    auto at = std::find(argnums.begin(), argnums.end(), static_cast<int>(i));
-    full.push_back(at == argnums.end() ? zeros_like(primals[i], stream())
-                                       : tangents[at - argnums.begin()]);
-  }
-  return grouped_all_sum(full, group(), stream());
+  // Output i's tangent is the sum of input i's.
+  return grouped_all_sum(every_tangent(primals, tangents, argnums, stream()), group(), stream());
 }
 
 std::vector<array> GroupedAllSum::vjp(const std::vector<array>&,
@@ -96,6 +103,31 @@ std::vector<array> GroupedAllSum::vjp(const std::vector<array>&,
 std::pair<std::vector<array>, std::vector<int>> GroupedAllSum::vmap(
     const std::vector<array>& inputs, const std::vector<int>& axes) {
   return {grouped_all_sum(inputs, group(), stream()), axes};  // elementwise: axes stay
+}
+
+// ---------------------------------------------------------------- GroupedAllMean
+
+std::vector<array> GroupedAllMean::jvp(const std::vector<array>& primals,
+                                       const std::vector<array>& tangents,
+                                       const std::vector<int>& argnums) {
+  return grouped_all_mean(every_tangent(primals, tangents, argnums, stream()), group(), stream());
+}
+
+std::vector<array> GroupedAllMean::vjp(const std::vector<array>&,
+                                       const std::vector<array>& cotangents,
+                                       const std::vector<int>& argnums, const std::vector<array>&) {
+  std::vector<array> grads;
+  const double n = group().size();
+  for (int a : argnums) {
+    const array& c = cotangents[a];
+    grads.push_back(divide(c, array(n, c.dtype()), stream()));
+  }
+  return grads;
+}
+
+std::pair<std::vector<array>, std::vector<int>> GroupedAllMean::vmap(
+    const std::vector<array>& inputs, const std::vector<int>& axes) {
+  return {grouped_all_mean(inputs, group(), stream()), axes};
 }
 
 // ---------------------------------------------------------------- AllGather

@@ -54,9 +54,23 @@ class GroupedAllSum : public Primitive {
   std::vector<Shape> output_shapes(const std::vector<array>& inputs) override;
   bool is_equivalent(const Primitive& other) const override;
   const Group& group() const { return group_; }
+  /** Whether the sums are divided by the group's size (GroupedAllMean). */
+  virtual bool mean() const { return false; }
 
  private:
   Group group_;
+};
+
+/** grouped_all_mean of floating inputs: each sum divided by the group's size inside the
+ * collective (NCCL's ncclAvg; after MPI's sum on the CPU). vjp: the cotangents divided by
+ * the size (each rank differentiates its own copy, as all_sum's vjp). */
+class GroupedAllMean : public GroupedAllSum {
+ public:
+  using GroupedAllSum::GroupedAllSum;
+  KILN_PRIMITIVE_GRADS()
+  KILN_PRIMITIVE_VMAP()
+  KILN_PRIMITIVE_NAME(GroupedAllMean)
+  bool mean() const override { return true; }
 };
 
 /** all_gather along axis 0; vjp: this rank's slice of the cotangent. */

@@ -120,6 +120,24 @@ void init_distributed(py::module_& parent) {
     Returns:
       list[array]: The sums, in the order of ``arrays``.
   )doc");
+  m.def("grouped_all_mean", &dist::grouped_all_mean, py::arg("arrays"), py::pos_only(),
+        py::kw_only(), group, stream,
+        R"doc(
+    The mean of each array over the group, in one call of the backend: equal to
+    ``[s / group.size() for s in grouped_all_sum(arrays)]``, with the same result dtypes
+    (integer and bool arrays give float32). Floating arrays are divided inside the
+    collective (NCCL's ``ncclAvg``: one launch and no separate divide per array); NCCL
+    scales before it sums, so half-precision results can differ from sum-then-divide in
+    the last bit. A kiln addition to MLX's API, used by ``nn.average_gradients``.
+
+    Args:
+      arrays (list[array]): The arrays (any shapes and dtypes).
+      group (Group): The group of processes. Default: the global group.
+      stream (Stream, optional): Stream or device: a GPU stream uses NCCL, a CPU stream MPI.
+
+    Returns:
+      list[array]: The means, in the order of ``arrays``.
+  )doc");
   m.def("all_max", &dist::all_max, py::arg("x"), py::pos_only(), py::kw_only(), group, stream,
         R"doc(
     All reduce max: the elementwise maximum of ``x`` over the group (not for complex64).

@@ -156,6 +156,25 @@ def check_reductions(g):
             ref = np.sum([a.astype(wide) for a in xs], axis=0)
         expect(out, wrap(ref, d), f"grouped_all_sum {d} {sh}")
     assert dist.grouped_all_sum([], group=g) == []
+    # grouped_all_mean: the sums divided by n, with the dtypes of `sum / n` (integers and
+    # bools give float32); half types round once more (NCCL scales before it sums).
+    ins = [as_mx(xs[r], d) for (d, _), xs in zip(cases, every)]
+    means = dist.grouped_all_mean(ins, group=g)
+    assert len(means) == len(cases)
+    for (d, sh), xs, x, out in zip(cases, every, ins, means):
+        want_dtype = (x / n).dtype
+        assert out.dtype == want_dtype and out.shape == sh, (d, sh, out.dtype, out.shape)
+        wide = np.complex128 if d == mx.complex64 else np.float64
+        if d == mx.bool_:  # a bool sum is a logical or
+            ref = np.any(xs, axis=0) / n
+        elif np.issubdtype(NP[d], np.integer):  # integer sums wrap, then divide
+            ref = wrap(np.sum([a.astype(np.int64) for a in xs], axis=0), d) / n
+        else:
+            ref = np.sum([a.astype(wide) for a in xs], axis=0) / n
+        tol = {mx.bfloat16: 1e-2, mx.float16: 2e-3}.get(d, 1e-6)
+        got = to_np(out).astype(np.complex128)
+        assert np.allclose(got, ref, rtol=tol, atol=tol), f"grouped_all_mean {d} {sh}: {got} {ref}"
+    assert dist.grouped_all_mean([], group=g) == []
     # Non-contiguous and broadcast inputs.
     xs = [rank_data(q, (6, 8), mx.float32, 1) for q in range(n)]
     x = mx.array(xs[r])
@@ -308,6 +327,24 @@ def check_transforms(g):
     c0, c1 = f(x)
     expect(c0, 2 * np.sum(xs, axis=0) + 1, "compile grouped_all_sum 0")
     expect(c1, np.sum(xs, axis=0) + 1, "compile grouped_all_sum 1")
+    # grouped_all_mean: cotangents divided by n; tangents averaged; vmap and compile.
+    ga, gb = mx.grad(
+        lambda a, b: sum((o * c).sum() for o, c in zip(dist.grouped_all_mean([a, b], group=g), (w, w2))),
+        argnums=(0, 1),
+    )(x, x[0])
+    expect(ga, np.array(w) / n, "grad grouped_all_mean 0")
+    expect(gb, np.array(w2) / n, "grad grouped_all_mean 1")
+    _, (t0,) = mx.jvp(lambda a: dist.grouped_all_mean([a], group=g), [x], [mx.array(ts[r])])
+    expect(t0, np.mean(ts, axis=0), "jvp grouped_all_mean")
+    (vb,) = mx.vmap(lambda a: dist.grouped_all_mean([a], group=g), in_axes=1)(mx.array(xs[r]))
+    expect(vb, np.mean(xs, axis=0).T, "vmap grouped_all_mean")
+    f = mx.compile(lambda a: [o + 1 for o in dist.grouped_all_mean([a * 2, a], group=g)])
+    c0, c1 = f(x)
+    expect(c0, 2 * np.mean(xs, axis=0) + 1, "compile grouped_all_mean 0")
+    expect(c1, np.mean(xs, axis=0) + 1, "compile grouped_all_mean 1")
+    # A sum and a mean of the same array stay two nodes through compile's merging.
+    f = mx.compile(lambda a: dist.grouped_all_sum([a], group=g)[0] - dist.grouped_all_mean([a], group=g)[0])
+    expect(f(x), np.sum(xs, axis=0) - np.mean(xs, axis=0), "compile sum and mean")
     # all_gather: this rank's rows of the cotangent.
     wg = rank_data(0, (3 * n, 4), mx.float32, 11)
     gx = mx.grad(lambda a: (dist.all_gather(a, group=g) * mx.array(wg)).sum())(x)

@@ -99,6 +99,13 @@ def test_single_process_collectives_are_identities():
     np.testing.assert_array_equal(np.array(dist.all_gather(mx.array(2.0))), 2.0)
     g = mx.grad(lambda a: dist.all_sum(a).sum())(x)
     np.testing.assert_array_equal(np.array(g), np.ones((3, 4), np.float32))
+    # The mean of one: floating arrays unchanged, integers as `x / 1` (float32).
+    i = mx.array(current_rng().integers(-9, 9, (5,)).astype(np.int32))
+    m, mi = dist.grouped_all_mean([x, i])
+    np.testing.assert_array_equal(np.array(m), np.array(x))
+    assert mi.dtype == mx.float32
+    np.testing.assert_array_equal(np.array(mi), np.array(i).astype(np.float32))
+    assert dist.grouped_all_mean([]) == []
 
 
 def test_single_process_errors():

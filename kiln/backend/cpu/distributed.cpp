@@ -2,9 +2,11 @@
 // gathers first compare every rank's shape and dtype (one small MPI_Allgather), so a
 // mismatch raises the same error on every rank instead of corrupting memory or hanging;
 // KILN_DISTRIBUTED_CHECK=0 skips it.
+#include <complex>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <type_traits>
 
 #include "kiln/distributed/primitives.h"
 #include "kiln/utils.h"
@@ -40,6 +42,21 @@ void reduce_one(detail::MpiComm& c, const char* name, const array& in, array& ou
   c.all_reduce(in.data<void>(), out.data<void>(), in.size(), in.dtype(), op);
 }
 
+// Divides a floating array in place by n, as the divide op would (half types through float).
+void divide_in_place(array& out, int n) {
+  dispatch_dtype(out.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, float16_t> || std::is_same_v<T, bfloat16_t>) {
+      T* p = out.data<T>();
+      for (size_t i = 0; i < out.size(); ++i) p[i] = T(static_cast<float>(p[i]) / n);
+    } else if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, complex64_t>) {
+      T* p = out.data<T>();
+      for (size_t i = 0; i < out.size(); ++i)
+        p[i] = p[i] / static_cast<decltype(std::real(T{}))>(n);
+    }
+  });
+}
+
 }  // namespace
 
 void AllReduce::eval_cpu(const std::vector<array>& inputs, array& out) {
@@ -50,9 +67,11 @@ void AllReduce::eval_cpu(const std::vector<array>& inputs, array& out) {
 }
 
 void GroupedAllSum::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
-  auto& c = mpi(group(), "grouped_all_sum");
+  const char* name = mean() ? "grouped_all_mean" : "grouped_all_sum";
+  auto& c = mpi(group(), name);
   for (size_t i = 0; i < inputs.size(); ++i) {
-    reduce_one(c, "grouped_all_sum", inputs[i], outputs[i], detail::ReduceOp::sum);
+    reduce_one(c, name, inputs[i], outputs[i], detail::ReduceOp::sum);
+    if (mean()) divide_in_place(outputs[i], group().size());
   }
 }
 

@@ -41,7 +41,7 @@ enum NcclType {
   kFloat64 = 8,
   kBfloat16 = 9
 };
-enum NcclOp { kSum = 0, kProd = 1, kMax = 2, kMin = 3 };
+enum NcclOp { kSum = 0, kProd = 1, kMax = 2, kMin = 3, kAvg = 4 };  // kAvg: NCCL 2.10+
 
 struct Nccl {
   NcclResult (*GetVersion)(int*) = nullptr;
@@ -84,10 +84,11 @@ const Nccl& lib() {
 #define KILN_NCCL_FN(name) n->name = reinterpret_cast<decltype(n->name)>(sym("nccl" #name));
     KILN_NCCL_FN(GetVersion)
     KILN_NCCL_FN(GetUniqueId)
-    KILN_NCCL_FN(CommInitRank) KILN_NCCL_FN(CommCount) KILN_NCCL_FN(CommUserRank)
-        KILN_NCCL_FN(CommDestroy) KILN_NCCL_FN(AllReduce) KILN_NCCL_FN(GroupStart)
-            KILN_NCCL_FN(GroupEnd) KILN_NCCL_FN(AllGather) KILN_NCCL_FN(ReduceScatter)
-                KILN_NCCL_FN(Send) KILN_NCCL_FN(Recv) KILN_NCCL_FN(GetErrorString)
+    KILN_NCCL_FN(CommInitRank)
+    KILN_NCCL_FN(CommCount) KILN_NCCL_FN(CommUserRank) KILN_NCCL_FN(CommDestroy)
+        KILN_NCCL_FN(AllReduce) KILN_NCCL_FN(GroupStart) KILN_NCCL_FN(GroupEnd)
+            KILN_NCCL_FN(AllGather) KILN_NCCL_FN(ReduceScatter) KILN_NCCL_FN(Send)
+                KILN_NCCL_FN(Recv) KILN_NCCL_FN(GetErrorString)
 #undef KILN_NCCL_FN
         // Optional (newer NCCL): split and the last error's text.
         n->CommSplit = reinterpret_cast<decltype(n->CommSplit)>(dlsym(h, "ncclCommSplit"));
@@ -246,7 +247,7 @@ void AllReduce::eval_gpu(const std::vector<array>& inputs, array& out) {
 }
 
 void GroupedAllSum::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
-  const char* name = "grouped_all_sum";
+  const char* name = mean() ? "grouped_all_mean" : "grouped_all_sum";
   auto& s = gpu::device_stream(stream());
   auto& c = nccl(group(), name, s);
   // Everything that can throw comes before the group opens.
@@ -255,7 +256,8 @@ void GroupedAllSum::eval_gpu(const std::vector<array>& inputs, std::vector<array
   for (size_t i = 0; i < inputs.size(); ++i) {
     size_t mult = 1;
     types[i] = nccl_type(inputs[i].dtype(), name, mult);
-    ops[i] = inputs[i].dtype() == bool_ ? kMax : kSum;  // bool: logical or
+    // bool: logical or. The mean (floating inputs only) is NCCL's: it scales before the sum.
+    ops[i] = mean() ? kAvg : inputs[i].dtype() == bool_ ? kMax : kSum;
     counts[i] = outputs[i].size() * mult;
     outputs[i].set_data(gpu::new_device_storage(outputs[i].nbytes(), s));
   }

@@ -8,7 +8,7 @@ from __future__ import annotations
 import collections.abc
 import kiln.core
 import typing
-__all__: list[str] = ['Group', 'all_gather', 'all_max', 'all_min', 'all_sum', 'grouped_all_sum', 'init', 'is_available', 'recv', 'recv_like', 'send', 'sum_scatter']
+__all__: list[str] = ['Group', 'all_gather', 'all_max', 'all_min', 'all_sum', 'grouped_all_mean', 'grouped_all_sum', 'init', 'is_available', 'recv', 'recv_like', 'send', 'sum_scatter']
 class Group:
     """
     A group of processes that communicate. Obtained from :func:`init` or :meth:`split`.
@@ -91,6 +91,23 @@ def all_sum(x: kiln.core.array, /, *, group: Group | None = None, stream: None |
 
     Returns:
       array: The sum of all ``x`` arrays.
+    """
+def grouped_all_mean(arrays: collections.abc.Sequence[kiln.core.array], /, *, group: Group | None = None, stream: None | kiln.core.Stream | kiln.core.Device = None) -> list[kiln.core.array]:
+    """
+    The mean of each array over the group, in one call of the backend: equal to
+    ``[s / group.size() for s in grouped_all_sum(arrays)]``, with the same result dtypes
+    (integer and bool arrays give float32). Floating arrays are divided inside the
+    collective (NCCL's ``ncclAvg``: one launch and no separate divide per array); NCCL
+    scales before it sums, so half-precision results can differ from sum-then-divide in
+    the last bit. A kiln addition to MLX's API, used by ``nn.average_gradients``.
+
+    Args:
+      arrays (list[array]): The arrays (any shapes and dtypes).
+      group (Group): The group of processes. Default: the global group.
+      stream (Stream, optional): Stream or device: a GPU stream uses NCCL, a CPU stream MPI.
+
+    Returns:
+      list[array]: The means, in the order of ``arrays``.
     """
 def grouped_all_sum(arrays: collections.abc.Sequence[kiln.core.array], /, *, group: Group | None = None, stream: None | kiln.core.Stream | kiln.core.Device = None) -> list[kiln.core.array]:
     """

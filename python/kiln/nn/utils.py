@@ -74,9 +74,9 @@ def average_gradients(
     """The average of `gradients` over the processes of a distributed `group` (all of them
     by default): each gradient's sum over the group, divided by the group's size.
 
-    The sums go in batches of about `all_reduce_size` bytes of consecutive gradients (one
-    per array when it is 0 or less), each batch one ``mx.distributed.grouped_all_sum`` (with
-    NCCL a single launch, with no copy into a joint buffer). On `communication_stream` (e.g.
+    The averages go in batches of about `all_reduce_size` bytes of consecutive gradients
+    (one per array when it is 0 or less), each batch one ``mx.distributed.grouped_all_mean``
+    (with NCCL a single launch that also divides, with no copy into a joint buffer). On `communication_stream` (e.g.
     ``mx.new_stream(mx.gpu)``) the batches are summed beside the rest of the computation:
     those of the last layers while the backward pass computes the first layers' gradients.
 
@@ -99,8 +99,8 @@ def average_gradients(
         batches = _group_by_size([g.nbytes for _, g in flat], all_reduce_size)
     averaged = []
     for indices in batches:
-        sums = distributed.grouped_all_sum(
+        means = distributed.grouped_all_mean(
             [flat[i][1] for i in indices], group=group, stream=communication_stream
         )
-        averaged += [(flat[i][0], s / n) for i, s in zip(indices, sums)]
+        averaged += [(flat[i][0], m) for i, m in zip(indices, means)]
     return tree_unflatten(averaged)
