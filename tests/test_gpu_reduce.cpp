@@ -669,6 +669,16 @@ TEST(GpuIndexing, OutOfRangeIndicesRaiseTheCpusErrorFromHostAndDevice) {
       }
     }
   }
+  // Host rows and device columns: the device's flags are armed for the second operand
+  // although the first needed none, so its bad index (9 of 4) is still found.
+  array cols = add(array({0, 9, 1}), array(0), kGpu);
+  cols.eval();
+  ASSERT_FALSE(cols.storage().has_host());
+  EXPECT_THROW(gather(a, {array({0, 1, 2}), cols}, {0, 1}, {1, 1}, kGpu).eval(),
+               std::out_of_range);
+  array good = add(array({0, 3, 1}), array(0), kGpu);
+  expect_same(gather(a, {array({0, 1, 2}), good}, {0, 1}, {1, 1}, kGpu),
+              gather(a, {array({0, 1, 2}), array({0, 3, 1})}, {0, 1}, {1, 1}, kCpu));
   // The stream and the other arrays stay usable.
   expect_gpu_matches_cpu([&](Device dev) { return take(a, array({1, -1}), 0, dev); });
 }

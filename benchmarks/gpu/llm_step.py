@@ -49,6 +49,11 @@ def parse_args():
         action="store_true",
         help="sum the gradients on the compute stream (after the whole backward pass)",
     )
+    ap.add_argument(
+        "--sum-then-divide",
+        action="store_true",
+        help="average the gradients as before grouped_all_mean: a sum, then a divide each",
+    )
     return ap.parse_args()
 
 
@@ -129,6 +134,12 @@ def main():
     args = parse_args()
     mx.set_default_device(mx.cpu if args.cpu else mx.gpu)
     group = mx.distributed.init()
+    if args.sum_then_divide:
+        dist = mx.distributed
+        grouped_sum = dist.grouped_all_sum
+        dist.grouped_all_mean = lambda xs, group=None, stream=None: [
+            s / group.size() for s in grouped_sum(xs, group=group, stream=stream)
+        ]
     rank, world = group.rank(), group.size()
     preset = C.preset(args.config)
     tc = dataclasses.replace(preset.train, batch_size=args.batch)

@@ -257,7 +257,6 @@ class IndexDecoder {
   IndexDecoder(gpu::DeviceStream& s, size_t operands) : s_(s), count_(operands) {
     if (operands == 0) return;
     bad_ = gpu::scratch(operands * sizeof(uint64_t), s);
-    KILN_CU(cuMemsetD8Async, bad_, 0xFF, operands * sizeof(uint64_t), s.handle());
   }
 
   /** offsets[n] (+)= wrap(idx[n]) * info.stride for each position n (row-major over idx);
@@ -270,7 +269,14 @@ class IndexDecoder {
       throw std::invalid_argument("[indexing] Index arrays must have an integer dtype.");
     }
     Operand op{k, idx, info, idx.storage().has_host(), {}};
-    if (op.on_host) op.host_error = check_on_host(idx, info);
+    if (op.on_host) {
+      op.host_error = check_on_host(idx, info);
+    } else if (!flags_set_) {
+      // Only indices without a host copy are checked on the device: arm the flags once
+      // (most indices, such as token ids, come from the host and need no memset).
+      KILN_CU(cuMemsetD8Async, bad_, 0xFF, count_ * sizeof(uint64_t), s_.handle());
+      flags_set_ = true;
+    }
     auto [shape, strides] = collapse_contiguous_dims<1>(idx.shape(), {idx.strides()});
     const int64_t last = info.size - std::max<int64_t>(info.slice, 1);
     CUfunction f =
@@ -332,6 +338,7 @@ class IndexDecoder {
   gpu::DeviceStream& s_;
   size_t count_;
   CUdeviceptr bad_ = 0;
+  bool flags_set_ = false;  // bad_ holds ~0 per operand once an operand needs the device check
   std::vector<Operand> operands_;
 };
 
