@@ -304,7 +304,10 @@ def train(
 
     bar = _progress(tc.steps, start, disable=rank != 0) if progress else None
     tokens_per_step = tc.batch_size * tc.seq_len
-    timed_tokens, timed_seconds = 0, 0.0
+    # Throughput is wall time less evaluation, checkpoints and the compiling first step(s).
+    # Timing each step alone would miss the waits that flush() and evaluation drain (with two
+    # steps in flight, a step's GPU time is waited for by whatever reads its results next).
+    timed_tokens, excluded = 0, 0.0
     pending = []  # (step, loss, norm, lr) arrays not yet read back
     t_run = time.perf_counter()
     last_val = None
@@ -342,19 +345,22 @@ def train(
         else:
             mx.eval(loss, norm, model.parameters(), optimizer.state)
         dt = time.perf_counter() - tic
-        if step > start + pipelined:  # the first step compiles (and its wait, pipelined)
+        if step > start + pipelined:
             timed_tokens += tokens_per_step
-            timed_seconds += dt
+        else:  # the first step compiles (and its wait, pipelined)
+            excluded += dt
         pending.append((step, loss, norm, lr_at(step, tc)))
         done = step + 1
         is_eval = done % tc.eval_every == 0 or done == tc.steps
         if done % log_every == 0 or is_eval or done == tc.steps:
             flush()
-            rate = timed_tokens / timed_seconds if timed_seconds else float("nan")
+            rate = _rate(timed_tokens, time.perf_counter() - t_run - excluded)
             log_rows[-1]["tokens_per_s"] = f"{rate:.1f}"
             log_rows[-1]["elapsed_s"] = f"{time.perf_counter() - t_run:.1f}"
             if is_eval:
+                tic = time.perf_counter()
                 last_val = evaluate(model, val, group)
+                excluded += time.perf_counter() - tic
                 result.val_losses[done] = last_val
                 log_rows[-1]["val_loss"] = f"{last_val:.4f}"
             if not math.isfinite(log_rows[-1]["loss"]):
@@ -370,13 +376,15 @@ def train(
             bar.update(1)
         if rank == 0 and (done % tc.checkpoint_every == 0 or done == tc.steps):
             flush()
+            tic = time.perf_counter()
             save_checkpoint(checkpoint_dir(out_dir, done), model, optimizer, done, meta)
             _write_log(log_path, log_rows)
+            excluded += time.perf_counter() - tic
     flush()
     if bar is not None:
         bar.close()
     result.seconds = time.perf_counter() - t_run
-    result.tokens_per_s = timed_tokens / timed_seconds if timed_seconds else float("nan")
+    result.tokens_per_s = _rate(timed_tokens, result.seconds - excluded)
     result.model = model
     if rank == 0:
         _write_log(log_path, log_rows)
@@ -410,6 +418,10 @@ def train(
             )
         )
     return result
+
+
+def _rate(tokens, seconds):
+    return tokens / seconds if tokens and seconds > 0 else float("nan")
 
 
 def _write_log(path: Path, rows):
