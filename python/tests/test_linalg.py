@@ -550,3 +550,13 @@ def test_pinv_of_empty_matrices(shape):
     got = mx.linalg.pinv(mx.array(a))
     assert got.shape == np.linalg.pinv(a).shape
     assert got.dtype == mx.float32
+
+
+def test_matrix_norm_at_the_top_level_is_linalg_norm(rng):
+    # MLX 0.32 binds linalg.norm a second time as mlx.core.matrix_norm.
+    assert mx.matrix_norm is mx.linalg.norm
+    a = rng.standard_normal((3, 4)).astype(np.float32)
+    np.testing.assert_allclose(np.array(mx.matrix_norm(mx.array(a))), np.linalg.norm(a), rtol=1e-6)
+    np.testing.assert_allclose(
+        np.array(mx.matrix_norm(mx.array(a), "nuc")), np.linalg.norm(a, "nuc"), rtol=1e-5
+    )

@@ -30,3 +30,6 @@ if hasattr(_core, "distributed"):
 # Function export and import (kiln/export.h).
 from kiln.core._export import FunctionExporter, export_function, exporter  # noqa: E402,F401
 from kiln.core._export import import_function  # noqa: E402,F401
+
+# MLX 0.32 exposes linalg.norm at the top level too, as `matrix_norm` (the same function).
+matrix_norm = linalg.norm  # noqa: F821
