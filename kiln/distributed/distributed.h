@@ -76,7 +76,8 @@ array all_sum(const array& x, std::optional<Group> group = std::nullopt, StreamO
 std::vector<array> grouped_all_sum(const std::vector<array>& xs,
                                    std::optional<Group> group = std::nullopt,
                                    StreamOrDevice s = {});
-/** The mean of each array of `xs` over the group, in one call of the backend: equal to
+/** The mean of each array of `xs` over the group, in one call of the backend (two when
+ * floating arrays and others mix): equal to
  * `grouped_all_sum(xs)[i] / size` (the same result dtypes: integers and bools give
  * float32). Floating arrays are divided inside the collective (NCCL's ncclAvg, which
  * scales before summing for floating types, so half-precision results can differ from

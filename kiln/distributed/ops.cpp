@@ -75,6 +75,7 @@ void check_peer(const Group& group, int peer, const char* op, const char* what) 
 array all_sum(const array& x, std::optional<Group> group, StreamOrDevice s) {
   return all_reduce(x, group, s, ReduceOp::sum, "all_sum");
 }
+
 namespace {
 
 // The GroupedAllSum (or, with `mean`, GroupedAllMean) node over `xs`, all on stream `st`.
